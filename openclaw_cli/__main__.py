@@ -1,0 +1,3 @@
+from openclaw_cli.cli.main import run
+
+run()

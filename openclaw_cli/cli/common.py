@@ -1,0 +1,102 @@
+"""What every command shares: the resolved home/agent, lazy settings, output and error helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+from openclaw_cli.errors import InvalidInput, OpenclawError
+from openclaw_cli.paths import Home, validate_name
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+
+JSON_HELP = "Print one JSON document on stdout and nothing else there."
+
+
+@dataclass
+class AppState:
+    home: Home
+    agent: str
+    verbose: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    _settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """Loaded on first use: pydantic-settings costs ~0.2 s to import, which `session list` must not pay."""
+        if self._settings is None:
+            from openclaw_cli.config import load_settings
+
+            self._settings = load_settings(self.home.config_file, self.env)
+        return self._settings
+
+
+_state: AppState | None = None
+
+
+def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
+    global _state
+    root = home if home is not None else Path.home() / ".openclaw"
+    validate_name(agent, "agent id")
+    _state = AppState(home=Home(root.expanduser()), agent=agent, verbose=verbose, env=dict(os.environ))
+    return _state
+
+
+def state() -> AppState:
+    if _state is None:  # commands always run after the root callback
+        raise RuntimeError("CLI state used before the root callback ran")
+    return _state
+
+
+def is_verbose() -> bool:
+    return _state is not None and _state.verbose
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def emit_json_line(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
+    error = OpenclawError(message, hint)
+    error.exit_code = code
+    raise error
+
+
+def read_text_arg(text: str) -> str:
+    """TEXT arguments: `-` means standard input, which must be valid UTF-8."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"standard input is not valid UTF-8 (byte {exc.start})", hint="convert it with iconv first"
+        ) from exc
+
+
+def echo(message: str = "") -> None:
+    typer.echo(message)
+
+
+def warn(message: str) -> None:
+    typer.echo(f"openclaw: warning: {message}", err=True)
+
+
+def report_error(error: OpenclawError) -> None:
+    line = f"openclaw: error: {error.message}"
+    if error.hint:
+        line += f" ({error.hint})"
+    typer.echo(line, err=True)

@@ -1,0 +1,71 @@
+"""`openclaw config`: read and change openclaw.json."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from openclaw_cli.cli import common
+
+app = typer.Typer(
+    help="Read and change openclaw.json (JSON5). Environment variables OPENCLAW_SECTION__KEY override it.",
+    no_args_is_help=True,
+    epilog="Examples:\n\n  openclaw config get session.dmScope\n\n  openclaw config set session.reset.atHour 5\n\n"
+    "  OPENCLAW_SESSION__FSYNC=always openclaw config show --json",
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+
+
+@app.command("path")
+def path_cmd(as_json: JsonOpt = False) -> None:
+    """Print where the config file lives (it may not exist yet)."""
+    target = common.state().home.config_file
+    if as_json:
+        common.emit_json({"path": str(target), "exists": target.exists()})
+    else:
+        common.echo(str(target))
+
+
+@app.command("show")
+def show_cmd(as_json: JsonOpt = False) -> None:
+    """Print the effective settings: defaults, then the file, then OPENCLAW_* variables."""
+    from openclaw_cli.config import dumps, settings_as_dict
+
+    values = settings_as_dict(common.state().settings)
+    if as_json:
+        common.emit_json(values)
+    else:
+        common.echo(dumps(values))
+
+
+@app.command("get")
+def get_cmd(key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.dmScope.")], as_json: JsonOpt = False) -> None:
+    """Print one effective setting."""
+    from openclaw_cli.config import dumps, get_key
+
+    value = get_key(common.state().settings, key)
+    if as_json:
+        common.emit_json({"key": key, "value": value})
+    elif isinstance(value, str):
+        common.echo(value)
+    else:
+        common.echo(dumps(value))
+
+
+@app.command("set")
+def set_cmd(
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.reset.atHour.")],
+    value: Annotated[str, typer.Argument(help="Value: JSON5 (5, true, null, [..], {..}) or a plain string.")],
+) -> None:
+    """Set one key in openclaw.json; the whole file is validated before it is replaced atomically.
+
+    Comments in the file are not kept: it is rewritten as plain JSON.
+    """
+    from openclaw_cli.config import parse_value, set_key
+
+    st = common.state()
+    st.home.ensure_root()
+    set_key(st.home.config_file, key, parse_value(value), st.env)
+    common.echo(f"{key} = {value}")

@@ -1,0 +1,87 @@
+"""The `openclaw` root command: global options and the command groups."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from openclaw_cli import __version__
+from openclaw_cli.cli import common
+from openclaw_cli.cli.config_cmd import app as config_app
+from openclaw_cli.errors import OpenclawError
+
+app = typer.Typer(
+    name="openclaw",
+    help="A personal AI assistant's memory: sessions (short-term) and long-term memory, on your machine.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json",
+)
+app.add_typer(config_app, name="config")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"openclaw {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", envvar="OPENCLAW_HOME", help="State directory (default ~/.openclaw).", show_default=False),
+    ] = None,
+    agent: Annotated[str, typer.Option("--agent", envvar="OPENCLAW_AGENT", help="Agent id.")] = "main",
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show tracebacks and debug detail.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """openclaw: sessions and long-term memory for a personal AI assistant."""
+    common.set_state(home, agent, verbose)
+
+
+def run() -> None:
+    """Console entry point: runs the app and turns domain errors into one line and an exit code."""
+    try:
+        app(prog_name="openclaw", standalone_mode=False)
+    except OpenclawError as error:
+        common.report_error(error)
+        sys.exit(error.exit_code)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        typer.echo("openclaw: aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        typer.echo("openclaw: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(141)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        _usage_or_internal(exc)
+    sys.exit(0)
+
+
+def _usage_or_internal(exc: Exception) -> None:
+    # Typer vendors click, so its exceptions are recognised by shape rather than by class.
+    exit_code = getattr(exc, "exit_code", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(2)
+    if isinstance(exit_code, int) and hasattr(exc, "format_message"):
+        ctx = getattr(exc, "ctx", None)
+        where = f"`{ctx.command_path} --help`" if ctx is not None else "`openclaw --help`"
+        typer.echo(f"openclaw: error: {exc.format_message()} (see {where})", err=True)
+        sys.exit(exit_code)
+    if common.is_verbose():
+        raise exc
+    typer.echo(f"openclaw: internal error: {type(exc).__name__}: {exc} (rerun with --verbose for details)", err=True)
+    sys.exit(70)

@@ -1,0 +1,231 @@
+"""Settings: `openclaw.json` (JSON5) overlaid with `OPENCLAW_*` environment variables.
+
+The environment is passed in as a mapping; this module never reads `os.environ` itself.
+Keys are camelCase in the file (`session.dmScope`); environment variables use `__` between levels
+and are case-insensitive (`OPENCLAW_SESSION__DMSCOPE=per-peer`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+
+from openclaw_cli.errors import ConfigError
+from openclaw_cli.fsutil import atomic_write_json
+
+ENV_PREFIX = "OPENCLAW_"
+# Variables that configure the CLI itself rather than a settings key.
+CLI_ENV_VARS = frozenset({"OPENCLAW_HOME", "OPENCLAW_AGENT"})
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class ResetSettings(_Section):
+    at_hour: int | None = Field(4, ge=0, le=23, description="daily reset hour, local time; null disables")
+    idle_minutes: int | None = Field(None, ge=1, description="reset after this much idle time; null disables")
+
+
+class ContextSettings(_Section):
+    summary_threshold: int = Field(30, ge=2)
+
+
+class SessionSettings(_Section):
+    dm_scope: Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"] = "main"
+    identity_links: dict[str, list[str]] = Field(default_factory=dict)
+    fsync: Literal["always", "interval", "never"] = "interval"
+    fsync_interval_ms: int = Field(1000, ge=1)
+    dormant_minutes: int = Field(60, ge=1, description="idle time after which an active session is dormant")
+    reset: ResetSettings = Field(default_factory=ResetSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["local", "onnx", "litellm"] = "local"
+    model: str | None = None
+    path: str | None = None
+    api_base: str | None = None
+    dimensions: int | None = Field(None, ge=1)
+    batch_size: int = Field(100, ge=1, le=2048)
+    max_retries: int = Field(5, ge=0, le=20)
+    pooling: Literal["mean", "cls"] = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    threads: int = Field(2, ge=1, le=64)
+
+
+class RerankSettings(_Section):
+    provider: Literal["none", "onnx", "litellm"] = "none"
+    model: str | None = None
+    path: str | None = None
+    api_base: str | None = None
+    top_n: int = Field(20, ge=1, le=200)
+
+
+class SearchSettings(_Section):
+    bm25_weight: float = Field(1.0, ge=0)
+    vector_weight: float = Field(1.0, ge=0)
+    rrf_k: int = Field(60, ge=1)
+    candidates: int = Field(50, ge=1, le=1000)
+    unknown_token_threshold: float = Field(0.3, ge=0, le=1)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+
+
+class MemorySettings(_Section):
+    share_user_memory: bool = False
+    max_text_chars: int = Field(16000, ge=100)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """The stock environment source, fed from an explicit mapping instead of os.environ."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._given_env = {k: v for k, v in env.items() if k.upper() not in CLI_ENV_VARS}
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {key.lower(): value for key, value in self._given_env.items()}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        case_sensitive=False,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+    )
+
+    session: SessionSettings = Field(default_factory=SessionSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+
+
+def _settings_class(env: Mapping[str, str]) -> type[Settings]:
+    class _Bound(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            return (_MappingEnvSource(settings_cls, env), init_settings)
+
+    return _Bound
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The raw contents of openclaw.json; {} when it does not exist."""
+    import json5
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})", hint="fix or remove the file") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json5.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: invalid JSON5: {exc}", hint="fix the syntax; nothing was changed") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be an object, not {type(data).__name__}")
+    return data
+
+
+def _describe(exc: ValidationError, path: Path, *, from_env: bool) -> ConfigError:
+    first = exc.errors()[0]
+    key = ".".join(to_camel(str(part)) for part in first["loc"])
+    where = f"{path} or {ENV_PREFIX}* environment" if from_env else str(path)
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return ConfigError(
+        f"{where}: key '{key}': {first['msg']}{more}",
+        hint="fix the value with `openclaw config set KEY VALUE` or edit the file; nothing was changed",
+    )
+
+
+def validate_settings(data: dict[str, Any], env: Mapping[str, str], path: Path) -> Settings:
+    try:
+        return _settings_class(env)(**data)
+    except ValidationError as exc:
+        has_env = any(k.upper().startswith(ENV_PREFIX) and k.upper() not in CLI_ENV_VARS for k in env)
+        raise _describe(exc, path, from_env=has_env) from exc
+
+
+def load_settings(path: Path, env: Mapping[str, str]) -> Settings:
+    """Settings from `path` (JSON5, may be absent) with `env` overrides applied."""
+    return validate_settings(read_config_file(path), env, path)
+
+
+def settings_as_dict(settings: Settings) -> dict[str, Any]:
+    return settings.model_dump(by_alias=True, mode="json")
+
+
+def get_key(settings: Settings, key: str) -> Any:
+    """The value at a dotted camelCase key, e.g. `session.reset.atHour`."""
+    node: Any = settings_as_dict(settings)
+    for part in _split_key(key):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(f"unknown config key '{key}'", hint="see `openclaw config show` for the keys")
+        node = node[part]
+    return node
+
+
+def parse_value(text: str) -> Any:
+    """A value from the command line: JSON5 if it parses (numbers, true, null, objects), else the string."""
+    import json5
+
+    try:
+        return json5.loads(text)
+    except ValueError:
+        return text
+
+
+def set_key(path: Path, key: str, value: Any, env: Mapping[str, str]) -> Settings:
+    """Set `key` in the config file, validating the result before anything is written."""
+    parts = _split_key(key)
+    defaults = settings_as_dict(Settings.model_construct())
+    node_defaults: Any = defaults
+    for part in parts:
+        if not isinstance(node_defaults, dict) or part not in node_defaults:
+            raise ConfigError(f"unknown config key '{key}'", hint="see `openclaw config show` for the keys")
+        node_defaults = node_defaults[part]
+    data = read_config_file(path)
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+    settings = validate_settings(data, {}, path)
+    atomic_write_json(path, data)
+    return settings
+
+
+def _split_key(key: str) -> list[str]:
+    parts = [p for p in key.split(".")]
+    if not key or any(not p for p in parts):
+        raise ConfigError(f"invalid config key '{key}'", hint="use a dotted key such as session.dmScope")
+    return [to_camel(p) if "_" in p else p for p in parts]
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)

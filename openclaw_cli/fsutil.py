@@ -1,0 +1,69 @@
+"""File-system primitives: private directories, atomic replacement, durable appends."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` and any missing parents with mode 0700; tighten `path` if it already exists."""
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=DIR_MODE, exist_ok=True)
+        os.chmod(directory, DIR_MODE)
+    if (path.stat().st_mode & 0o777) != DIR_MODE:
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside `path` durable."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so a reader sees the old or the new content, never a mix."""
+    ensure_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def atomic_write_json(path: Path, value: Any, *, durable: bool = True) -> None:
+    text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def create_private_file(path: Path) -> None:
+    """Create an empty 0600 file if it does not exist."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE)
+    os.close(fd)

@@ -1,0 +1,72 @@
+"""The on-disk layout of an openclaw home, and validation of every name that becomes a path."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from openclaw_cli.errors import InvalidInput
+from openclaw_cli.fsutil import ensure_private_dir
+
+MAX_NAME_LENGTH = 128
+SHARED_AGENT = "_shared"
+CONFIG_FILENAME = "openclaw.json"
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def validate_name(value: str, what: str = "name") -> str:
+    """Return `value` if it is safe as one path component, else raise InvalidInput.
+
+    Safe means: 1..128 characters of letters, digits, `_`, `.`, `-`, not starting with `.` or `-`,
+    so no `/`, no `..`, no NUL and nothing hidden.
+    """
+    if not value:
+        raise InvalidInput(f"{what} is empty", hint=f"give a {what} of letters, digits, '_', '.' or '-'")
+    if len(value) > MAX_NAME_LENGTH:
+        raise InvalidInput(f"{what} is longer than {MAX_NAME_LENGTH} characters")
+    if "\x00" in value or "/" in value or "\\" in value or ".." in value or not _NAME_RE.match(value):
+        raise InvalidInput(
+            f"invalid {what} {value!r}",
+            hint="use letters, digits, '_', '.' and '-' only (no '/', '..' or NUL)",
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Home:
+    """Paths inside $OPENCLAW_HOME. Creating directories is explicit (`ensure_*`)."""
+
+    root: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / CONFIG_FILENAME
+
+    def agent_dir(self, agent_id: str) -> Path:
+        if agent_id != SHARED_AGENT:
+            validate_name(agent_id, "agent id")
+        return self.root / "agents" / agent_id
+
+    def sessions_dir(self, agent_id: str) -> Path:
+        return self.agent_dir(agent_id) / "sessions"
+
+    def session_dir(self, agent_id: str, session_id: str) -> Path:
+        return self.sessions_dir(agent_id) / validate_name(session_id, "session id")
+
+    def memory_dir(self, agent_id: str) -> Path:
+        return self.agent_dir(agent_id) / "memory"
+
+    def memory_db(self, agent_id: str) -> Path:
+        return self.memory_dir(agent_id) / "memory.sqlite"
+
+    def workspace_dir(self, agent_id: str) -> Path:
+        return self.agent_dir(agent_id) / "workspace"
+
+    def ensure_root(self) -> Path:
+        return ensure_private_dir(self.root)
+
+    def ensure(self, path: Path) -> Path:
+        """Create `path` as a private directory, and every level between it and the root."""
+        self.ensure_root()
+        return ensure_private_dir(path)

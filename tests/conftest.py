@@ -1,0 +1,75 @@
+"""Shared fixtures: a fresh home per test and a helper that runs the real `openclaw` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def json_lines(self) -> list[Any]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def base_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCLAW_")}
+    env["OPENCLAW_HOME"] = str(home)
+    env["PYTHONIOENCODING"] = "utf-8"
+    env.pop("COLUMNS", None)
+    return env
+
+
+def run_cli(
+    home: Path,
+    *args: str,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Result:
+    """Run `python -m openclaw_cli ARGS` as a real process with OPENCLAW_HOME=home."""
+    full_env = base_env(home)
+    if env:
+        full_env.update(env)
+    data = input.encode("utf-8") if isinstance(input, str) else input
+    proc = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", *args],
+        input=data,
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty openclaw home (not yet created on disk)."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def cli(home: Path):  # type: ignore[no-untyped-def]
+    """`cli("session", "list", "--json")` runs the real CLI against this test's home."""
+
+    def _run(*args: str, **kwargs: Any) -> Result:
+        return run_cli(home, *args, **kwargs)
+
+    return _run
