@@ -11,6 +11,8 @@ import typer
 from openclaw_cli import __version__
 from openclaw_cli.cli import common
 from openclaw_cli.cli.config_cmd import app as config_app
+from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
+from openclaw_cli.cli.doctor import doctor_cmd
 from openclaw_cli.errors import OpenclawError
 
 app = typer.Typer(
@@ -23,6 +25,7 @@ app = typer.Typer(
     epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json",
 )
 app.add_typer(config_app, name="config")
+app.command("doctor", epilog=DOCTOR_EPILOG)(doctor_cmd)
 
 
 def _version(value: bool) -> None:

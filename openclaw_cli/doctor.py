@@ -1,0 +1,163 @@
+"""`openclaw doctor`: health checks over one home and agent, each problem a Finding with a fix hint.
+
+The checks never print and never read the environment: the caller passes the home, the agent,
+the environment mapping (for OPENCLAW_* config overrides) and whether to repair what can be repaired.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from openclaw_cli.errors import OpenclawError
+from openclaw_cli.findings import Finding
+from openclaw_cli.fsutil import DIR_MODE, FILE_MODE
+from openclaw_cli.paths import Home
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+
+PERMISSIONS = "home.permissions"
+CONFIG = "config"
+MEMORY = "memory"
+_MEMORY_CHECK_MODULE = "openclaw_cli.memory.check"
+
+
+def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> list[Finding]:
+    """Every check, in order: permissions, config, sessions, memory (when that check is installed)."""
+    findings = check_permissions(home, fix)
+    settings, config_findings = check_config(home, env)
+    findings += config_findings
+    findings += _check_sessions(home, agent, fix)
+    findings += _check_memory(home, agent, settings, fix)
+    return findings
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    """True when an error is left that `--fix` did not repair (warnings do not count)."""
+    return any(f.severity == "error" and not f.fixed for f in findings)
+
+
+# --- permissions -----------------------------------------------------------------------------------
+
+
+def check_permissions(home: Home, fix: bool) -> list[Finding]:
+    """The root and every directory under it must be 0700, every regular file 0600.
+
+    Symbolic links are neither followed nor changed: chmod on a link would alter its target,
+    which may lie outside the home.
+    """
+    root = home.root
+    if not root.exists():
+        return [Finding(PERMISSIONS, "ok", f"{root} does not exist yet (nothing stored)", path=str(root))]
+    if not root.is_dir():
+        return [
+            Finding(
+                PERMISSIONS,
+                "error",
+                f"{root} is not a directory",
+                hint="move the file away or point OPENCLAW_HOME / --home at a directory",
+                path=str(root),
+            )
+        ]
+    findings: list[Finding] = []
+    counted = 0
+    for path, expected in _private_entries(root):
+        counted += 1
+        problem = _mode_problem(path, expected, fix)
+        if problem is not None:
+            findings.append(problem)
+    if not findings:
+        message = f"{counted} entries under {root} are private (0700/0600)"
+        findings.append(Finding(PERMISSIONS, "ok", message, path=str(root)))
+    return findings
+
+
+def _private_entries(root: Path) -> Iterator[tuple[Path, int]]:
+    """(path, expected mode) for the root, each directory and each regular file below it, sorted."""
+    yield root, DIR_MODE
+    for current, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        base = Path(current)
+        for name in sorted(filenames):
+            path = base / name
+            if stat.S_ISREG(path.lstat().st_mode):
+                yield path, FILE_MODE
+        for name in dirnames:
+            path = base / name
+            if not path.is_symlink():
+                yield path, DIR_MODE
+
+
+def _mode_problem(path: Path, expected: int, fix: bool) -> Finding | None:
+    try:
+        actual = stat.S_IMODE(path.lstat().st_mode)
+    except FileNotFoundError:  # removed while we walked: nothing to check
+        return None
+    if actual == expected:
+        return None
+    kind = "directory" if expected == DIR_MODE else "file"
+    message = f"{kind} has mode {actual:04o}, expected {expected:04o}"
+    hint = f"run `openclaw doctor --fix` or `chmod {expected:o} {path}`"
+    if not fix:
+        return Finding(PERMISSIONS, "error", message, hint=hint, path=str(path))
+    try:
+        os.chmod(path, expected)
+    except OSError as exc:
+        return Finding(
+            PERMISSIONS,
+            "error",
+            f"{message}; chmod failed: {exc.strerror}",
+            hint="check who owns the file (`ls -l`) and fix it as that user",
+            path=str(path),
+        )
+    return Finding(PERMISSIONS, "error", f"{message}; changed to {expected:04o}", path=str(path), fixed=True)
+
+
+# --- config ----------------------------------------------------------------------------------------
+
+
+def check_config(home: Home, env: Mapping[str, str]) -> tuple[Settings | None, list[Finding]]:
+    """Parse and validate openclaw.json with the OPENCLAW_* overrides; the settings when they are valid."""
+    from openclaw_cli.config import load_settings
+
+    path = home.config_file
+    try:
+        settings = load_settings(path, env)
+    except OpenclawError as error:
+        return None, [Finding(CONFIG, "error", error.message, hint=error.hint, path=str(path))]
+    message = f"{path} is valid" if path.exists() else f"{path} does not exist: defaults are in use"
+    return settings, [Finding(CONFIG, "ok", message, path=str(path))]
+
+
+# --- sessions and memory (checks owned by those packages) ------------------------------------------
+
+
+def _check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
+    from openclaw_cli.sessions.check import check_sessions
+
+    return list(check_sessions(home, agent, fix))
+
+
+def _check_memory(home: Home, agent: str, settings: Settings | None, fix: bool) -> list[Finding]:
+    # The memory check is optional: it exists only once the memory package provides it.
+    if importlib.util.find_spec("openclaw_cli.memory") is None:
+        return []
+    if importlib.util.find_spec(_MEMORY_CHECK_MODULE) is None:
+        return []
+    if settings is None:
+        return [
+            Finding(
+                MEMORY,
+                "warning",
+                "memory not checked: the configuration is invalid",
+                hint="fix the config error above, then run `openclaw doctor` again",
+            )
+        ]
+    from openclaw_cli.memory.check import check_memory  # type: ignore[import-not-found,unused-ignore]
+
+    return list(check_memory(home, agent, settings, fix))
