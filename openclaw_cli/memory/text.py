@@ -1,0 +1,239 @@
+"""Text analysis for keyword search: script detection, terms for the FTS5 index and for queries,
+safe FTS5 MATCH expressions, and the normalisation used for exact deduplication.
+
+Design: we do the linguistic work in Python and hand FTS5 a plain space-separated string of terms.
+Every term we emit is a run of Unicode letters/digits, so FTS5's unicode61 tokenizer sees exactly our
+terms (it only folds diacritics further, identically on both sides). Index and query go through the
+same `_analyse` pipeline, which is what guarantees that they produce matching terms.
+
+- Latin and other spaced scripts: NFKC + casefold, words by a Unicode-aware regex, English Snowball
+  stemming of Latin-letter words. Identifiers (PR #342, @alice_dev, v2.3.1, user-id_42, a@b.com,
+  config.json) emit their parts AND the parts joined into one term, so "alice dev", "alice_dev" and
+  "@alice_dev" all meet, and the joined term ranks the exact identifier first. Letter+digit words
+  (pr342, k8s) also emit their letter and digit runs, so "PR342" meets "PR #342".
+- Han text: jieba search-mode words, plus every Han character and every adjacent pair of Han characters
+  on the index side. Why: jieba's segmentation depends on context, so a word in a query is not always a
+  word in the record (the query 小明 against a record with 王小明, which jieba keeps whole; an unknown
+  name segmented one way alone and another way in a sentence). The query side emits jieba words and, for
+  Han words longer than two characters, their pairs; since the index holds every pair and every single
+  character, a record that contains a query's Han word as a substring is always found, while whole-word
+  matches still score higher in BM25 (they match more terms).
+- Stopwords are kept in the index (BM25 already gives them almost no weight) and dropped from queries,
+  unless the query has nothing else: "the who" must still find "The Who".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any, Literal
+
+from openclaw_cli.memory.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS
+
+FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+
+MAX_QUERY_TERMS = 64
+MAX_TERM_CHARS = 64  # longer words (hashes, base64 blobs) are cut; identically on both sides
+
+Language = Literal["zh", "en", "mixed", "other"]
+
+_HAN_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_HAN_CHAR = re.compile(f"[{_HAN_CLASS}]")
+_HAN_RUN = re.compile(f"([{_HAN_CLASS}]+)")
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+# A chunk is letters/digits joined by identifier punctuation: v2.3.1, user-id_42, a@b.com, main.py.
+_CHUNK = re.compile(r"[^\W_]+(?:[._\-@/:+#]+[^\W_]+)*")
+_ALNUM_RUN = re.compile(r"[^\W_]+")
+_LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
+_APOSTROPHE_IN_WORD = re.compile(r"(?<=[^\W_])['\u2019](?=[^\W_])")
+_ASCII_WORD = re.compile(r"[a-z]+")
+_WHITESPACE = re.compile(r"\s+")
+_SPACE_NEXT_TO_HAN = re.compile(f"\\s+(?=[{_HAN_CLASS}])|(?<=[{_HAN_CLASS}])\\s+")
+
+
+# --------------------------------------------------------------------------- script detection
+
+
+def has_han(text: str) -> bool:
+    """True when the text contains at least one Han (Chinese) character."""
+    return _HAN_CHAR.search(text) is not None
+
+
+def detect_language(text: str) -> Language:
+    """Classify by script: Han only -> zh, Latin letters only -> en, both -> mixed, neither -> other."""
+    folded = unicodedata.normalize("NFKC", text)
+    han = has_han(folded)
+    latin = _LATIN_LETTER.search(folded) is not None
+    if han and latin:
+        return "mixed"
+    if han:
+        return "zh"
+    if latin:
+        return "en"
+    return "other"
+
+
+# --------------------------------------------------------------------------- terms
+
+
+def index_terms(text: str) -> str:
+    """The space-separated term string to store in the FTS5 column for a record's text."""
+    return " ".join(term for term, _ in _analyse(text, for_query=False))
+
+
+def query_terms(text: str) -> list[str]:
+    """The normalised, de-duplicated terms of a query, in order; stopwords dropped unless that empties it."""
+    analysed = list(_analyse(text, for_query=True))
+    content = [term for term, is_stop in analysed if not is_stop]
+    chosen = content if content else [term for term, _ in analysed]
+    return _dedupe(chosen)[:MAX_QUERY_TERMS]
+
+
+def fts_match(terms: Sequence[str]) -> str | None:
+    """A MATCH expression that is always valid FTS5: each term a quoted string, joined with OR.
+
+    Inside double quotes FTS5 treats everything (*, -, :, ^, NEAR, AND, parentheses) as text, so only
+    the quote itself needs escaping (doubled). NUL would end the SQL string early, and other control
+    characters and lone surrogates are never useful, so they are removed; terms left empty are skipped.
+    """
+    cleaned = _dedupe(term for term in (_strip_unsafe(t) for t in terms) if term)
+    if not cleaned:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in cleaned[:MAX_QUERY_TERMS])
+
+
+def _strip_unsafe(term: str) -> str:
+    kept = "".join(ch for ch in term if unicodedata.category(ch) not in ("Cc", "Cs", "Cn"))
+    return kept.strip()
+
+
+def _dedupe(terms: Iterator[str] | Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(terms))
+
+
+def _analyse(text: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    """Yield (term, is_stopword) in text order; Han runs go to jieba, everything else to the word path."""
+    folded = _fold(text)
+    for index, segment in enumerate(_HAN_RUN.split(folded)):
+        if index % 2:  # odd positions are the captured Han runs
+            yield from _han_terms(segment, for_query=for_query)
+        elif segment:
+            yield from _word_terms(segment)
+
+
+def _fold(text: str) -> str:
+    """NFKC (full-width -> ASCII, compatibility ideographs -> unified) and casefold."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+# --------------------------------------------------------------------------- Latin and other spaced scripts
+
+
+def _word_terms(segment: str) -> Iterator[tuple[str, bool]]:
+    segment = _APOSTROPHE_IN_WORD.sub("", segment)
+    for chunk in _CHUNK.finditer(segment):
+        parts = _ALNUM_RUN.findall(chunk.group())
+        for part in parts:
+            yield from _part_terms(part)
+        if len(parts) > 1:
+            yield _cap("".join(_strip_diacritics(p) for p in parts)), False
+
+
+def _part_terms(part: str) -> Iterator[tuple[str, bool]]:
+    word = _strip_diacritics(part)
+    is_stop = word in ENGLISH_STOPWORDS
+    yield _stem_if_latin(word), is_stop
+    pieces = _LETTERS_OR_DIGITS.findall(word)
+    if len(pieces) > 1:  # pr342 -> pr, 342; k8s -> 8 (single letters are noise)
+        for piece in pieces:
+            if piece.isdigit() or len(piece) > 1:
+                yield _stem_if_latin(piece), False
+
+
+def _strip_diacritics(word: str) -> str:
+    """naïve -> naive, for Latin words only (other scripts' marks are part of the letter)."""
+    word = _cap(word)
+    if word.isascii():
+        return word
+    stripped = "".join(ch for ch in unicodedata.normalize("NFD", word) if unicodedata.category(ch) != "Mn")
+    stripped = unicodedata.normalize("NFC", stripped)
+    return stripped if stripped.isascii() else word
+
+
+def _cap(word: str) -> str:
+    return word[:MAX_TERM_CHARS]
+
+
+def _stem_if_latin(word: str) -> str:
+    if _ASCII_WORD.fullmatch(word):
+        return _stem(word)
+    return word
+
+
+@lru_cache(maxsize=20_000)
+def _stem(word: str) -> str:
+    return _english_stemmer()(word)
+
+
+@lru_cache(maxsize=1)
+def _english_stemmer() -> Callable[[str], str]:
+    import snowballstemmer  # small and pure Python, but only search needs it
+
+    stemmer: Any = snowballstemmer.stemmer("english")
+    return stemmer.stemWord  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- Han
+
+
+def _han_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    words = [word for word in _jieba().cut_for_search(run) if word.strip()]
+    for word in words:
+        yield word, word in CHINESE_STOPWORDS
+        if for_query and len(word) > 2:
+            yield from ((pair, False) for pair in _pairs(word))
+    if not for_query:
+        known = set(words)
+        yield from ((ch, False) for ch in run if ch not in known)
+        yield from ((pair, False) for pair in _pairs(run) if pair not in known)
+
+
+def _pairs(run: str) -> list[str]:
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    """Import and initialise jieba on first Han text; its dictionary load costs ~0.6 s and it logs
+    "Building prefix dict..." to stderr at DEBUG level, which core code must not let through."""
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+# --------------------------------------------------------------------------- exact dedup
+
+
+def normalise_l0(text: str) -> str:
+    """NFKC, casefold, punctuation to spaces, whitespace collapsed, no spaces next to Han characters.
+
+    Punctuation becomes a space rather than nothing so "tea,coffee" equals "tea, coffee"; spaces next to
+    Han are dropped because Chinese does not use them ("用 Go 写" equals "用Go写").
+    """
+    folded = _fold(text)
+    no_punct = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
+    collapsed = _WHITESPACE.sub(" ", no_punct).strip()
+    return _SPACE_NEXT_TO_HAN.sub("", collapsed)
+
+
+def l0_hash(text: str) -> str:
+    """sha256 hex digest of normalise_l0(text): equal for texts that differ only in case, spacing or
+    punctuation."""
+    return hashlib.sha256(normalise_l0(text).encode("utf-8")).hexdigest()
