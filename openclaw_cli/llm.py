@@ -1,0 +1,230 @@
+"""The one gateway to remote models (embeddings, rerankers, chat) through litellm.
+
+No other module imports litellm. It is imported lazily (it takes seconds) and configured so that it
+never phones home, never sends telemetry and never prints to stdout, which belongs to `--json` output.
+Retries are ours, not litellm's or the OpenAI client's, so that their count and backoff follow settings.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, TypeVar
+
+from openclaw_cli.errors import OpenclawError
+
+T = TypeVar("T")
+
+# Longest single wait between retries, whatever the attempt count.
+MAX_BACKOFF_SECONDS = 30.0
+DEFAULT_TIMEOUT_SECONDS = 60.0
+
+_setup_lock = threading.Lock()
+_litellm: ModuleType | None = None
+
+
+class ModelUnavailable(OpenclawError):
+    """A remote model could not answer (after retries, or with an error retrying cannot fix)."""
+
+
+def _client() -> ModuleType:
+    """litellm, imported once and silenced."""
+    global _litellm
+    with _setup_lock:
+        if _litellm is None:
+            # litellm fetches a model price list from GitHub at import time unless told otherwise; the
+            # variable is only read by litellm, so setting it here changes nothing else.
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            os.environ.setdefault("LITELLM_TELEMETRY", "False")
+            import litellm
+
+            litellm.telemetry = False
+            litellm.suppress_debug_info = True
+            litellm.set_verbose = False
+            litellm.turn_off_message_logging = True
+            litellm.drop_params = True
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+            _litellm = litellm
+        return _litellm
+
+
+def _is_retryable(exc: Exception) -> bool:
+    """Rate limits, server errors, timeouts and dropped connections may pass; bad requests or keys won't."""
+    import litellm
+
+    retryable = (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.APIConnectionError,
+        litellm.Timeout,
+    )
+    if isinstance(exc, retryable):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    text = str(getattr(exc, "message", None) or exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    if len(first) > 200:
+        first = first[:197] + "..."
+    return f"HTTP {status}: {first}" if isinstance(status, int) else f"{type(exc).__name__}: {first}"
+
+
+def with_retries(
+    call: Callable[[], T],
+    what: str,
+    *,
+    max_retries: int,
+    base_delay: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """call(), retried with exponential backoff and jitter on transient errors; then ModelUnavailable."""
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if isinstance(exc, OpenclawError):
+                raise
+            retryable = _is_retryable(exc)
+            if not retryable or attempt >= max_retries:
+                tries = f" after {attempt + 1} attempts" if retryable else ""
+                raise ModelUnavailable(f"{what} failed{tries} ({_describe(exc)})") from exc
+            delay = min(MAX_BACKOFF_SECONDS, base_delay * (2**attempt))
+            sleep(delay * random.uniform(0.8, 1.2))
+            attempt += 1
+
+
+def embed(
+    model: str,
+    texts: Sequence[str],
+    api_base: str | None = None,
+    dimensions: int | None = None,
+    *,
+    batch_size: int = 100,
+    max_retries: int = 5,
+    base_delay: float = 0.5,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+) -> list[list[float]]:
+    """One embedding per text, in order. Requests carry at most `batch_size` texts each."""
+    litellm = _client()
+    vectors: list[list[float]] = []
+    for start in range(0, len(texts), batch_size):
+        batch = list(texts[start : start + batch_size])
+        kwargs: dict[str, Any] = {"model": model, "input": batch, "timeout": timeout, "max_retries": 0}
+        if api_base:
+            kwargs["api_base"] = api_base
+        if api_key:
+            kwargs["api_key"] = api_key
+        if dimensions:
+            kwargs["dimensions"] = dimensions
+        response = with_retries(
+            functools.partial(litellm.embedding, **kwargs),
+            f"embedding with {model}",
+            max_retries=max_retries,
+            base_delay=base_delay,
+        )
+        vectors.extend(_embedding_rows(response, len(batch), model))
+    return vectors
+
+
+def _embedding_rows(response: Any, expected: int, model: str) -> list[list[float]]:
+    items = list(response.data)
+    if len(items) != expected:
+        raise ModelUnavailable(f"embedding with {model} returned {len(items)} vectors for {expected} texts")
+
+    def field(item: Any, name: str) -> Any:
+        return item[name] if isinstance(item, dict) else getattr(item, name)
+
+    # The API may answer out of order; `index` says which input each vector belongs to.
+    items.sort(key=lambda item: field(item, "index"))
+    return [list(field(item, "embedding")) for item in items]
+
+
+def rerank(
+    model: str,
+    query: str,
+    documents: Sequence[str],
+    api_base: str | None = None,
+    top_n: int | None = None,
+    *,
+    max_retries: int = 2,
+    base_delay: float = 0.5,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+) -> list[tuple[int, float]]:
+    """(document index, relevance score) pairs, best first, from a Cohere/Jina-style rerank endpoint."""
+    if not documents:
+        return []
+    litellm = _client()
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": top_n or len(documents),
+        "timeout": timeout,
+    }
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    response = with_retries(
+        lambda: litellm.rerank(**kwargs),
+        f"rerank with {model}",
+        max_retries=max_retries,
+        base_delay=base_delay,
+    )
+    results = response.results or []
+    pairs = [(int(r["index"]), float(r["relevance_score"])) for r in results]
+    if any(not 0 <= index < len(documents) for index, _ in pairs):
+        raise ModelUnavailable(f"rerank with {model} returned an index beyond its {len(documents)} documents")
+    return sorted(pairs, key=lambda pair: pair[1], reverse=True)
+
+
+def complete(
+    model: str,
+    messages: Sequence[dict[str, Any]],
+    api_base: str | None = None,
+    *,
+    max_retries: int = 2,
+    base_delay: float = 0.5,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    **options: Any,
+) -> str:
+    """The assistant text of one chat completion (options such as temperature pass through to litellm)."""
+    litellm = _client()
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": list(messages),
+        "timeout": timeout,
+        "max_retries": 0,
+        **options,
+    }
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    response = with_retries(
+        lambda: litellm.completion(**kwargs),
+        f"completion with {model}",
+        max_retries=max_retries,
+        base_delay=base_delay,
+    )
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError) as exc:
+        raise ModelUnavailable(f"completion with {model} returned no message") from exc
+    return content or ""

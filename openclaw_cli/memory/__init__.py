@@ -1,0 +1,1 @@
+"""Long-term memory: records, embeddings, hybrid search."""

