@@ -106,7 +106,7 @@ def fts_match(terms: Sequence[str]) -> str | None:
 
 
 def _strip_unsafe(term: str) -> str:
-    kept = "".join(ch for ch in term if unicodedata.category(ch) not in ("Cc", "Cs", "Cn"))
+    kept = "".join(ch for ch in term if unicodedata.category(ch) not in ("Cc", "Cs"))
     return kept.strip()
 
 

@@ -1,0 +1,340 @@
+"""Text analysis against a REAL FTS5 table: terms written with index_terms must be found by query_terms,
+and no user text may ever break a MATCH expression."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import apsw
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from openclaw_cli.memory.text import (
+    FTS_TOKENIZE,
+    MAX_QUERY_TERMS,
+    detect_language,
+    fts_match,
+    has_han,
+    index_terms,
+    l0_hash,
+    normalise_l0,
+    query_terms,
+)
+
+
+class Index:
+    """A real in-memory FTS5 table holding index_terms() of each record, searched via fts_match()."""
+
+    def __init__(self) -> None:
+        self.conn = apsw.Connection(":memory:")
+        self.conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{FTS_TOKENIZE}')")
+
+    def add(self, *texts: str) -> None:
+        for text in texts:
+            self.conn.execute("INSERT INTO t(rowid, body) VALUES ((SELECT count(*) + 1 FROM t), ?)",
+                              (index_terms(text),))
+
+    def clear(self) -> None:
+        self.conn.execute("DELETE FROM t")
+
+    def match(self, expression: str | None) -> list[int]:
+        if expression is None:
+            return []
+        rows = self.conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (expression,))
+        return [row[0] for row in rows]
+
+    def search(self, query: str) -> list[int]:
+        return self.match(fts_match(query_terms(query)))
+
+
+@pytest.fixture
+def index() -> Iterator[Index]:
+    idx = Index()
+    yield idx
+    idx.conn.close()
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text())
+def test_any_text_gives_a_valid_match_expression(index: Index, text: str) -> None:
+    index.add("some record")
+    expression = fts_match(query_terms(text))
+    assert expression is None or isinstance(index.match(expression), list)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(), max_size=80))
+def test_any_raw_terms_give_a_valid_match_expression(index: Index, terms: list[str]) -> None:
+    index.add("some record")
+    expression = fts_match(terms)
+    if expression is None:
+        assert all(not re.sub(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\s]", "", t) for t in terms)
+    else:
+        assert expression.count('" OR "') < MAX_QUERY_TERMS
+        assert isinstance(index.match(expression), list)
+
+
+_mixed_words = st.text(
+    alphabet=st.sampled_from(list("abcdeXYZ019_-.@#'é ") + list("我喜欢喝咖啡杭州部署小明的了，。!") + ["😀"]),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.text(), _mixed_words))
+def test_a_record_is_found_by_each_of_its_words(index: Index, text: str) -> None:
+    index.clear()
+    index.add(text)
+    for word in text.split():
+        terms = query_terms(word)
+        if terms:
+            assert index.search(word) == [1], (word, terms, index_terms(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_query_terms_are_capped_and_unique(text: str) -> None:
+    terms = query_terms(text * 3)
+    assert len(terms) <= MAX_QUERY_TERMS
+    assert len(terms) == len(set(terms))
+    assert all(term and term.strip() == term for term in terms)
+
+
+# --------------------------------------------------------------------------- FTS special syntax
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', '""', 'say "hi', '*', 'deploy*', '-', '-deploy', ':', 'body:deploy', 'col:', '^', '^deploy',
+     'NEAR', 'NEAR(a b)', 'NEAR/2', 'AND', 'OR', 'NOT', 'a AND', 'OR b', 'NOT deploy', '(', ')', '(deploy',
+     '((()))', '+', '{body}: x', 'a\x00b', '\x01\x02\x1f\x7f', '😀🔥', '👨‍👩‍👧', '\u200b', '\ud800'],
+)
+def test_fts_special_syntax_never_breaks_a_query(index: Index, query: str) -> None:
+    index.add("deploy the service to production", "a b")
+    expression = fts_match(query_terms(query))
+    assert expression is None or isinstance(index.match(expression), list)
+    raw = fts_match([query])  # a caller passing raw user text as a term is safe too
+    assert raw is None or isinstance(index.match(raw), list)
+
+
+def test_fts_operators_are_searched_as_words(index: Index) -> None:
+    index.add("the NEAR field test", "nothing here")
+    assert index.search("near") == [1]
+    assert index.search("NEAR(field test)") == [1]
+
+
+def test_quotes_inside_terms_are_doubled() -> None:
+    assert fts_match(['say "hi"', "x"]) == '"say ""hi""" OR "x"'
+
+
+def test_very_long_input_is_capped(index: Index) -> None:
+    text = " ".join(f"word{i}" for i in range(5000))
+    index.add("word3 is here")
+    terms = query_terms(text)
+    assert len(terms) == MAX_QUERY_TERMS
+    expression = fts_match(terms)
+    assert expression is not None and expression.count(" OR ") == MAX_QUERY_TERMS - 1
+    assert index.match(expression) == [1]
+    assert fts_match([f"t{i}" for i in range(1000)]).count(" OR ") == MAX_QUERY_TERMS - 1  # type: ignore[union-attr]
+
+
+def test_one_giant_word_is_cut_identically_on_both_sides(index: Index) -> None:
+    blob = "x" * 10_000
+    index.add(f"hash {blob}")
+    assert index.search(blob) == [1]
+
+
+def test_empty_and_whitespace() -> None:
+    for text in ["", " ", "\t\n  \u3000", "，。！？", "😀"]:
+        assert query_terms(text) == []
+        assert fts_match(query_terms(text)) is None
+        assert index_terms(text) == ""
+    assert fts_match([]) is None
+    assert fts_match(["", "  ", "\x00"]) is None
+
+
+# --------------------------------------------------------------------------- identifiers
+
+
+def test_pr_number_matches_with_or_without_hash(index: Index) -> None:
+    index.add("Merged PR #342 yesterday", "pr 342 needs review", "PR342 in the title", "issue 343")
+    assert sorted(index.search("PR #342")) == [1, 2, 3]
+    assert sorted(index.search("pr 342")) == [1, 2, 3]
+    assert sorted(index.search("PR342")) == [1, 2, 3]
+    assert 4 not in index.search("#342")
+
+
+def test_mentions_and_handles(index: Index) -> None:
+    index.add("ping @alice_dev about the release", "alice wrote docs", "bob_dev too")
+    hits = index.search("@alice_dev")
+    assert hits[0] == 1
+    assert index.search("alice_dev")[0] == 1
+    assert 1 in index.search("alice")
+
+
+@pytest.mark.parametrize(
+    ("record", "query"),
+    [
+        ("upgrade to v2.3.1 tomorrow", "v2.3.1"),
+        ("column user-id_42 is null", "user-id_42"),
+        ("mail alice@example.com today", "alice@example.com"),
+        ("edit config.json then restart", "config.json"),
+        ("see README.md", "readme"),
+        ("deploy to k8s", "K8S"),
+    ],
+)
+def test_identifiers_rank_the_exact_record_first(index: Index, record: str, query: str) -> None:
+    index.add("unrelated text about 2 3 1 users and configs", record)
+    assert index.search(query)[0] == 2
+
+
+def test_identifier_emits_parts_and_joined_form() -> None:
+    terms = index_terms("user-id_42").split()
+    assert {"user", "id", "42", "userid42"} <= set(terms)
+
+
+# --------------------------------------------------------------------------- stemming and stopwords
+
+
+def test_stemming_matches_inflections(index: Index) -> None:
+    index.add("we deploy on fridays", "cats are sleeping")
+    assert index.search("deployments") == [1]
+    assert index.search("deployed") == [1]
+    assert index.search("cat sleeps") == [2]
+
+
+def test_diacritics_and_full_width_fold(index: Index) -> None:
+    index.add("a naïve café", "ＨＥＬＬＯ　Ｗｏｒｌｄ")
+    assert index.search("naive cafe") == [1]
+    assert index.search("hello") == [2]
+
+
+def test_stopwords_are_dropped_from_queries() -> None:
+    assert query_terms("what is the deployment plan") == ["deploy", "plan"]
+    assert query_terms("我的咖啡") == ["咖啡"]
+
+
+def test_only_stopwords_query_keeps_them(index: Index) -> None:
+    assert query_terms("the who") == ["the", "who"]
+    index.add("The Who played live", "something else")
+    assert index.search("the who") == [1]
+    assert query_terms("的") == ["的"]
+
+
+# --------------------------------------------------------------------------- Chinese
+
+
+def test_coffee_in_a_sentence(index: Index) -> None:
+    index.add("我喜欢喝咖啡", "我喜欢喝茶")
+    assert index.search("咖啡") == [1]
+
+
+def test_city_names(index: Index) -> None:
+    index.add("我住在杭州市西湖区", "下周去北京出差")
+    assert index.search("杭州") == [1]
+    assert index.search("北京") == [2]
+    assert index.search("西湖") == [1]
+
+
+def test_part_of_a_name_jieba_keeps_whole(index: Index) -> None:
+    # jieba keeps 王小明 as one word; the index's character pairs still let 小明 find it.
+    index.add("王小明在龙井村部署了新服务", "小红喜欢猫")
+    assert index.search("小明") == [1]
+    assert index.search("部署") == [1]
+    assert index.search("猫") == [2]
+
+
+def test_whole_word_ranks_above_partial_overlap(index: Index) -> None:
+    index.add("咖啡杯放在桌上", "这家咖啡馆很安静")
+    assert index.search("咖啡馆")[0] == 2
+
+
+def test_chinese_stopwords_and_punctuation_are_not_query_terms() -> None:
+    terms = query_terms("我的，他们的！部署。")
+    assert terms == ["部署"]
+    assert "，" not in index_terms("你好，世界。")
+
+
+def test_jieba_is_silent(capfd: pytest.CaptureFixture[str]) -> None:
+    index_terms("第一次加载结巴词典")
+    captured = capfd.readouterr()
+    assert captured.out == ""
+    assert "Building prefix dict" not in captured.err
+    assert captured.err == ""
+
+
+# --------------------------------------------------------------------------- mixed Chinese-English
+
+
+def test_mixed_texts_yield_both_parts(index: Index) -> None:
+    index.add("用TypeScript写前端", "部署到k8s集群", "用Python写脚本")
+    assert index.search("typescript") == [1]
+    assert index.search("前端") == [1]
+    assert index.search("k8s") == [2]
+    assert index.search("集群") == [2]
+    assert index.search("TypeScript 前端")[0] == 1
+    assert {"typescript", "前端"} <= set(query_terms("用TypeScript写前端"))
+    assert {"部署", "k8s", "集群"} <= set(query_terms("部署到k8s集群"))
+
+
+# --------------------------------------------------------------------------- language detection
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我喜欢喝咖啡", "zh"),
+        ("I like coffee", "en"),
+        ("用TypeScript写前端", "mixed"),
+        ("Ｃｏｆｆｅｅ", "en"),
+        ("12345 !!! 😀", "other"),
+        ("Привет мир", "other"),
+        ("", "other"),
+    ],
+)
+def test_detect_language(text: str, expected: str) -> None:
+    assert detect_language(text) == expected
+
+
+def test_has_han() -> None:
+    assert has_han("abc 咖啡")
+    assert has_han("𠀀")  # CJK extension B
+    assert not has_han("abc 123 ，。")
+    assert not has_han("")
+
+
+# --------------------------------------------------------------------------- exact dedup
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("User prefers dark mode.", "user   PREFERS dark mode"),
+        ("Tea,coffee", "tea, coffee"),
+        ("用户喜欢喝咖啡。", "用户喜欢喝咖啡"),
+        ("用户喜欢喝咖啡，不喜欢茶！", "用户喜欢喝咖啡,不喜欢茶!"),
+        ("用 Go 写后端", "用Go写后端"),
+        ("ＡＢＣ　１２３", "abc 123"),
+        ("Line one\nline\ttwo", "line one line two"),
+        ("“Quoted”", '"quoted"'),
+    ],
+)
+def test_l0_hash_ignores_case_space_and_punctuation(a: str, b: str) -> None:
+    assert normalise_l0(a) == normalise_l0(b)
+    assert l0_hash(a) == l0_hash(b)
+
+
+def test_l0_hash_differs_for_different_texts() -> None:
+    texts = ["user prefers dark mode", "user prefers light mode", "用户喜欢喝咖啡", "用户讨厌喝咖啡", "v2", "v3"]
+    assert len({l0_hash(t) for t in texts}) == len(texts)
+
+
+def test_l0_hash_is_sha256_hex() -> None:
+    digest = l0_hash("hello")
+    assert re.fullmatch(r"[0-9a-f]{64}", digest)
+    assert normalise_l0("  Hello, World!  ") == "hello world"
