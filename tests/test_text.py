@@ -80,7 +80,7 @@ def test_any_raw_terms_give_a_valid_match_expression(index: Index, terms: list[s
 
 
 _mixed_words = st.text(
-    alphabet=st.sampled_from(list("abcdeXYZ019_-.@#'é ") + list("我喜欢喝咖啡杭州部署小明的了，。!") + ["😀"]),
+    alphabet=st.sampled_from([*"abcdeXYZ019_-.@#'é ", *"我喜欢喝咖啡杭州部署小明的了，。!", "😀"]),
     max_size=40,
 )
 
@@ -330,7 +330,10 @@ def test_l0_hash_ignores_case_space_and_punctuation(a: str, b: str) -> None:
 
 
 def test_l0_hash_differs_for_different_texts() -> None:
-    texts = ["user prefers dark mode", "user prefers light mode", "用户喜欢喝咖啡", "用户讨厌喝咖啡", "v2", "v3"]
+    texts = [
+        "user prefers dark mode", "user prefers light mode",
+        "用户喜欢喝咖啡", "用户讨厌喝咖啡", "v2", "v3",
+    ]
     assert len({l0_hash(t) for t in texts}) == len(texts)
 
 
