@@ -1,0 +1,227 @@
+"""Appending to one session's messages.jsonl: locked, dense idx, fast, crash-safe.
+
+Each append is one write(2) of one whole line to an O_APPEND descriptor, under the session's file lock.
+The writer remembers how far it has read the file (its size and counters), so an append only reads the
+bytes that other processes added since, never the whole file. A torn last line left by a crash is
+terminated with a newline first, so the new message never glues onto it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
+from openclaw_cli.sessions.jsonl import parse_chunk
+from openclaw_cli.sessions.locks import ProcessLock
+from openclaw_cli.sessions.tokens import count_tokens
+
+COUNTER_FIELDS = ("messageCount", "totalInputTokens", "totalOutputTokens", "lastActiveAt", "nextIdx")
+
+
+@dataclass(frozen=True)
+class Durability:
+    """session.fsync: `always` fsyncs every append, `interval` at most every interval_ms, `never` leaves it
+    to the OS. meta.json checkpoints are rewritten at most every interval_ms whatever the mode."""
+
+    mode: str = "interval"
+    interval_ms: int = 1000
+
+    @classmethod
+    def from_settings(cls, session_settings: Any) -> Durability:
+        return cls(mode=session_settings.fsync, interval_ms=session_settings.fsync_interval_ms)
+
+
+def meta_counters(messages: list[dict[str, Any]], base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """messageCount, token totals, lastActiveAt and nextIdx over `messages`, added to `base`."""
+    start = base or {}
+    counters = {
+        "messageCount": int(start.get("messageCount") or 0),
+        "totalInputTokens": int(start.get("totalInputTokens") or 0),
+        "totalOutputTokens": int(start.get("totalOutputTokens") or 0),
+        "lastActiveAt": start.get("lastActiveAt"),
+        "nextIdx": int(start.get("nextIdx") or 0),
+    }
+    for message in messages:
+        add_message(counters, message)
+    return counters
+
+
+def add_message(counters: dict[str, Any], message: dict[str, Any]) -> None:
+    tokens = message.get("tokens")
+    tokens = tokens if isinstance(tokens, int) else 0
+    counters["messageCount"] += 1
+    field = "totalOutputTokens" if message.get("role") == "assistant" else "totalInputTokens"
+    counters[field] += tokens
+    if isinstance(message.get("ts"), str):
+        counters["lastActiveAt"] = message["ts"]
+    counters["nextIdx"] = max(counters["nextIdx"], message["idx"] + 1)
+
+
+def message_tokens(content: str, extra: dict[str, Any]) -> int:
+    tokens = count_tokens(content)
+    if extra.get("toolCalls"):
+        tokens += count_tokens(json.dumps(extra["toolCalls"], ensure_ascii=False))
+    return tokens
+
+
+class SessionWriter:
+    """The in-process append state of one session. Use through SessionStore."""
+
+    def __init__(self, directory: Path, lock: ProcessLock, durability: Durability) -> None:
+        self.directory = directory
+        self.messages_path = directory / "messages.jsonl"
+        self.meta_path = directory / "meta.json"
+        self.lock = lock
+        self.durability = durability
+        self._fd: int | None = None
+        self._counters: dict[str, Any] | None = None
+        self._size = 0
+        self._ends_with_newline = True
+        self._last_meta_write = time.monotonic()
+        self._last_fsync = time.monotonic()
+        self._meta_dirty = False
+        self._unsynced = False
+
+    # -- under the lock -----------------------------------------------------------------------------
+
+    def _descriptor(self) -> int:
+        if self._fd is None:
+            if not self.meta_path.exists():
+                raise NotFound(f"no session at {self.directory}", hint="see `openclaw session list`")
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+            self._fd = os.open(self.messages_path, flags, FILE_MODE)
+        return self._fd
+
+    def _load_checkpoint(self, fd: int, size: int) -> None:
+        from openclaw_cli.sessions.store import read_meta_file
+
+        try:
+            meta = read_meta_file(self.meta_path)
+        except StoreError:
+            meta = {}
+        offset = meta.get("messagesBytes")
+        if isinstance(offset, int) and 0 <= offset <= size:
+            self._counters = meta_counters([], base=meta)
+            self._size = offset
+            self._ends_with_newline = offset == 0 or os.pread(fd, 1, offset - 1) == b"\n"
+        else:
+            self._reset()
+
+    def _reset(self) -> None:
+        self._counters = meta_counters([])
+        self._size = 0
+        self._ends_with_newline = True
+
+    def _catch_up(self) -> int:
+        """Bring the counters up to the current end of the file; returns the descriptor."""
+        fd = self._descriptor()
+        size = os.fstat(fd).st_size
+        if self._counters is None:
+            self._load_checkpoint(fd, size)
+        if size < self._size:  # the file was truncated or replaced behind our back: start over
+            self._reset()
+        if size > self._size:
+            data = os.pread(fd, size - self._size, self._size)
+            result = parse_chunk(data)
+            assert self._counters is not None
+            for message in result.messages:
+                add_message(self._counters, message)
+            self._ends_with_newline = data.endswith(b"\n")
+            self._size = size
+            self._meta_dirty = True
+        return fd
+
+    def _write_meta(self, changes: dict[str, Any] | None = None) -> dict[str, Any]:
+        from openclaw_cli.sessions.store import read_meta_file
+
+        try:
+            meta = read_meta_file(self.meta_path)  # fresh: another process may have changed the status
+        except StoreError:
+            meta = {}
+        assert self._counters is not None
+        meta.update(self._counters)
+        meta.update(changes or {})
+        meta["messagesBytes"] = self._size
+        atomic_write_json(self.meta_path, meta, durable=self.durability.mode != "never")
+        self._last_meta_write = time.monotonic()
+        self._meta_dirty = False
+        return meta
+
+    def _sync(self, fd: int, force: bool = False) -> None:
+        mode = self.durability.mode
+        now = time.monotonic()
+        due = (now - self._last_fsync) * 1000 >= self.durability.interval_ms
+        if mode == "always" or (mode == "interval" and (due or force)):
+            os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
+            self._last_fsync = now
+            self._unsynced = False
+        else:
+            self._unsynced = mode != "never"
+
+    # -- public -------------------------------------------------------------------------------------
+
+    def append(self, role: str, content: str, ts: str, extra: dict[str, Any]) -> dict[str, Any]:
+        tokens = message_tokens(content, extra)  # outside the lock: it is the slowest step
+        with self.lock.hold():
+            fd = self._catch_up()
+            assert self._counters is not None
+            record: dict[str, Any] = {
+                "idx": self._counters["nextIdx"],
+                "role": role,
+                "content": content,
+                "ts": ts,
+                "tokens": tokens,
+                **extra,
+            }
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            if not self._ends_with_newline:
+                line = b"\n" + line
+            _write_all(fd, line)
+            self._size += len(line)
+            self._ends_with_newline = True
+            add_message(self._counters, record)
+            self._meta_dirty = True
+            self._sync(fd)
+            if (time.monotonic() - self._last_meta_write) * 1000 >= self.durability.interval_ms:
+                self._write_meta()
+        return record
+
+    def counters(self) -> dict[str, Any]:
+        """messageCount, token totals, lastActiveAt and nextIdx as of now (reads only new bytes)."""
+        with self.lock.hold():
+            self._catch_up()
+            assert self._counters is not None
+            return dict(self._counters)
+
+    def update_meta(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Rewrite meta.json now with `changes` applied (status, summaryCheckpoint, ...)."""
+        with self.lock.hold():
+            self._catch_up()
+            return self._write_meta(changes)
+
+    def close(self, flush: bool = True) -> None:
+        with self.lock.hold():
+            if self._fd is None:
+                return
+            if flush and self.meta_path.exists():
+                fd = self._catch_up()
+                if self._unsynced:
+                    self._sync(fd, force=True)
+                if self._meta_dirty:
+                    self._write_meta()
+            os.close(self._fd)
+            self._fd = None
+            self._counters = None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
