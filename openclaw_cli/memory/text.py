@@ -41,8 +41,6 @@ MAX_TERM_CHARS = 64  # longer words (hashes, base64 blobs) are cut; identically 
 Language = Literal["zh", "en", "mixed", "other"]
 
 _HAN_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_HAN_CHAR = re.compile(f"[{_HAN_CLASS}]")
-_HAN_RUN = re.compile(f"([{_HAN_CLASS}]+)")
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
 # A chunk is letters/digits joined by identifier punctuation: v2.3.1, user-id_42, a@b.com, main.py.
 _CHUNK = re.compile(r"[^\W_]+(?:[._\-@/:+#]+[^\W_]+)*")
@@ -51,7 +49,17 @@ _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
 _APOSTROPHE_IN_WORD = re.compile(r"(?<=[^\W_])['\u2019](?=[^\W_])")
 _ASCII_WORD = re.compile(r"[a-z]+")
 _WHITESPACE = re.compile(r"\s+")
-_SPACE_NEXT_TO_HAN = re.compile(f"\\s+(?=[{_HAN_CLASS}])|(?<=[{_HAN_CLASS}])\\s+")
+
+
+@lru_cache(maxsize=1)
+def _han_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(one Han char, a captured Han run, whitespace touching Han), compiled on first use: the astral
+    ranges make each take milliseconds, which would otherwise be paid by every CLI start that imports us."""
+    return (
+        re.compile(f"[{_HAN_CLASS}]"),
+        re.compile(f"([{_HAN_CLASS}]+)"),
+        re.compile(f"\\s+(?=[{_HAN_CLASS}])|(?<=[{_HAN_CLASS}])\\s+"),
+    )
 
 
 # --------------------------------------------------------------------------- script detection
@@ -59,7 +67,7 @@ _SPACE_NEXT_TO_HAN = re.compile(f"\\s+(?=[{_HAN_CLASS}])|(?<=[{_HAN_CLASS}])\\s+
 
 def has_han(text: str) -> bool:
     """True when the text contains at least one Han (Chinese) character."""
-    return _HAN_CHAR.search(text) is not None
+    return _han_patterns()[0].search(text) is not None
 
 
 def detect_language(text: str) -> Language:
@@ -117,7 +125,7 @@ def _dedupe(terms: Iterator[str] | Sequence[str]) -> list[str]:
 def _analyse(text: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
     """Yield (term, is_stopword) in text order; Han runs go to jieba, everything else to the word path."""
     folded = _fold(text)
-    for index, segment in enumerate(_HAN_RUN.split(folded)):
+    for index, segment in enumerate(_han_patterns()[1].split(folded)):
         if index % 2:  # odd positions are the captured Han runs
             yield from _han_terms(segment, for_query=for_query)
         elif segment:
@@ -230,7 +238,7 @@ def normalise_l0(text: str) -> str:
     folded = _fold(text)
     no_punct = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
     collapsed = _WHITESPACE.sub(" ", no_punct).strip()
-    return _SPACE_NEXT_TO_HAN.sub("", collapsed)
+    return _han_patterns()[2].sub("", collapsed)
 
 
 def l0_hash(text: str) -> str:
