@@ -4,6 +4,8 @@ and no user text may ever break a MATCH expression."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import apsw
@@ -260,12 +262,22 @@ def test_chinese_stopwords_and_punctuation_are_not_query_terms() -> None:
     assert "，" not in index_terms("你好，世界。")
 
 
-def test_jieba_is_silent(capfd: pytest.CaptureFixture[str]) -> None:
-    index_terms("第一次加载结巴词典")
-    captured = capfd.readouterr()
-    assert captured.out == ""
-    assert "Building prefix dict" not in captured.err
-    assert captured.err == ""
+def test_jieba_loads_lazily_and_silently() -> None:
+    """A fresh process: importing the module loads neither jieba nor the stemmer, and the first Chinese
+    text loads jieba without its "Building prefix dict..." chatter on stderr."""
+    script = (
+        "import sys\n"
+        "from openclaw_cli.memory.text import index_terms\n"
+        "assert 'jieba' not in sys.modules and 'snowballstemmer' not in sys.modules\n"
+        "index_terms('plain english')\n"
+        "assert 'jieba' not in sys.modules\n"
+        "print(index_terms('我喜欢喝咖啡'))\n"
+        "assert 'jieba' in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "咖啡" in proc.stdout.split()
 
 
 # --------------------------------------------------------------------------- mixed Chinese-English
