@@ -1,0 +1,333 @@
+"""`openclaw memory`: add, find, inspect and maintain long-term memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from openclaw_cli.cli import common
+from openclaw_cli.cli.progress import progress_bar
+from openclaw_cli.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from openclaw_cli.memory.records import MemoryRecord
+    from openclaw_cli.memory.service import MemoryService
+
+app = typer.Typer(
+    help="Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search.",
+    no_args_is_help=True,
+    epilog="Examples:\n\n  openclaw memory add 'prefers dark mode in every editor' --category preference\n\n"
+    "  openclaw memory search 'which colour scheme does he like' --explain\n\n  openclaw memory status --json",
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
+CategoryOpt = Annotated[
+    str | None,
+    typer.Option("--category", "-c", help="profile, preference, event, case, lesson, insight or note."),
+]
+
+
+@contextmanager
+def _service(*, warm: bool = False) -> Iterator[MemoryService]:
+    from openclaw_cli.memory.service import MemoryService
+
+    st = common.state()
+    service = MemoryService(st.home, st.agent, st.settings.memory, warm=warm)
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def _read_lines(source: str) -> list[str]:
+    if source == "-":
+        return common.read_text_arg("-").splitlines()
+    path = Path(source)
+    try:
+        return path.read_bytes().decode("utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"no such file: {source}") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
+
+
+def _record_line(record: MemoryRecord) -> str:
+    user = f" user={record.user_id}" if record.user_id else ""
+    return f"{record.id}  [{record.category}, {record.created_at:%Y-%m-%d}{user}]  {record.l0}"
+
+
+@app.command("add")
+def add_cmd(
+    text: Annotated[str | None, typer.Argument(help="The memory (one line, L0); '-' reads stdin.")] = None,
+    category: Annotated[str, typer.Option("--category", "-c", help="Category.")] = "note",
+    scope: Annotated[str, typer.Option("--scope", help="user or agent.")] = "user",
+    user: UserOpt = None,
+    l1: Annotated[str | None, typer.Option("--l1", help="Detail (L1).")] = None,
+    l2: Annotated[str | None, typer.Option("--l2", help="Verbatim source (L2).")] = None,
+    record_id: Annotated[str | None, typer.Option("--id", help="Use this id instead of a new one.")] = None,
+    batch: Annotated[
+        str | None, typer.Option("--batch", help="JSON Lines file of records ('-' = stdin); see the man page.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store a memory, or many with --batch.
+
+    --batch reads one JSON object per line: {"text", "category", "scope", "userId", "l1", "l2", "id",
+    "createdAt", "source"}. The whole input is validated first: a malformed line (named by its number)
+    stores nothing. Lines whose id already exists are skipped, so a rerun is safe.
+    """
+    from openclaw_cli.memory.service import NewMemory
+
+    if (text is None) == (batch is None):
+        raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
+    with _service() as service:
+        if batch is not None:
+            _add_batch(service, batch, as_json)
+            return
+        assert text is not None
+        item = NewMemory(common.read_text_arg(text), category, scope, user, l1, l2, record_id)
+        record, report = service.add(item)
+    if report.warning:
+        common.warn(report.warning)
+    if as_json:
+        common.emit_json({**record.public_dict(), "vectorStatus": "pending" if report.pending_vectors else "ready"})
+    else:
+        common.echo(f"added {record.id}")
+
+
+def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
+    from openclaw_cli.memory.batch import parse_add_lines
+
+    label = "stdin" if source == "-" else source
+    items = parse_add_lines(_read_lines(source), label)
+    records = []
+    for number, item in items:
+        try:
+            records.append(service.build_record(item))
+        except InvalidInput as exc:
+            raise InvalidInput(f"{label} line {number}: {exc.message}", hint="nothing was stored") from exc
+    with progress_bar("embedding and storing", len(records)) as advance:
+        report = service.add_many(records, progress=advance)
+    if report.warning:
+        common.warn(report.warning)
+    summary = {"added": len(report.ids), "skipped": len(report.skipped), "pendingVectors": report.pending_vectors}
+    if as_json:
+        common.emit_json({**summary, "ids": report.ids, "skippedIds": report.skipped})
+    else:
+        common.echo(f"added {summary['added']}, skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending")
+
+
+@app.command("get")
+def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
+    """Show one memory with all its fields (L0, L1, L2, FSRS state)."""
+    with _service() as service:
+        record = service.get(record_id)
+    if as_json:
+        common.emit_json(record.public_dict())
+        return
+    common.echo(_record_line(record))
+    for name, value in (("L1", record.l1), ("L2", record.l2)):
+        if value:
+            common.echo(f"  {name}: {value}")
+    fs = record.fsrs
+    common.echo(f"  scope={record.scope} language={record.language} vector={record.vector_status} "
+                f"stability={fs.stability and round(fs.stability, 2)} reps={fs.reps}")  # fmt: skip
+
+
+@app.command("list")
+def list_cmd(
+    user: UserOpt = None,
+    category: CategoryOpt = None,
+    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N records.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories, oldest first, with optional filters."""
+    with _service() as service:
+        records = service.list(user_id=user, category=category, scope=scope, limit=limit)
+    if as_json:
+        common.emit_json([r.public_dict() for r in records])
+        return
+    for record in records:
+        common.echo(_record_line(record))
+
+
+def _render_search(result: Any, request: Any, as_json: bool) -> None:
+    if as_json:
+        common.emit_json(result.to_dict(request))
+        return
+    for warning in result.warnings:
+        common.warn(warning)
+    if not result.hits:
+        common.echo("no matches")
+    for hit in result.hits:
+        d = hit.to_dict(request.explain)
+        common.echo(f"{d['score']:.4f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
+        if request.explain:
+            e = d["explain"]
+            common.echo(f"        bm25 rank={e['bm25Rank']} score={e['bm25Score']}  vector rank={e['vectorRank']} "
+                        f"sim={e['vectorScore']}  fused={e['fused']}  R={e['retrievability']}")  # fmt: skip
+    if request.explain:
+        timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
+        common.echo(f"terms: {' '.join(result.terms)}  vector weight: {result.vector_weight}  ({timing})")
+
+
+@app.command("search")
+def search_cmd(
+    query: Annotated[str | None, typer.Argument(help="What to look for; '-' reads stdin.")] = None,
+    k: Annotated[int, typer.Option("-k", "--top", help="Number of results.")] = 10,
+    user: UserOpt = None,
+    category: Annotated[list[str] | None, typer.Option("--category", "-c", help="Only these categories.")] = None,
+    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or vector.")] = "hybrid",
+    explain: Annotated[bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")] = False,
+    record_hit: Annotated[bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")] = False,
+    batch: Annotated[str | None, typer.Option("--batch", help="JSON Lines of {query, k, userId, category} ('-' = stdin).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid search: BM25 and vectors fused by weighted RRF, times FSRS retrievability.
+
+    Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the model once.
+    """
+    from openclaw_cli.memory.search import SearchRequest
+
+    if mode not in ("hybrid", "bm25", "vector"):
+        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector")
+    if (query is None) == (batch is None):
+        raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
+    defaults = SearchRequest(query="", k=k, user_id=user, scopes=(scope,) if scope else (),
+                             categories=tuple(category or ()), mode=mode, explain=explain)  # type: ignore[arg-type]  # fmt: skip
+    if batch is not None:
+        _search_batch(batch, defaults, record_hit)
+        return
+    assert query is not None
+    request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
+    with _service() as service:
+        result = service.search(request)
+        if record_hit:
+            service.record_hits([hit.record.id for hit in result.hits])
+    _render_search(result, request, as_json)
+
+
+def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
+    from openclaw_cli.memory.batch import parse_search_line
+
+    label = "stdin" if source == "-" else source
+    lines = _read_lines(source)
+    with _service(warm=True) as service:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            request = parse_search_line(line, number, defaults, label)
+            try:
+                result = service.search(request)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{label} line {number}: {exc.message}") from exc
+            if record_hit:
+                service.record_hits([hit.record.id for hit in result.hits])
+            common.emit_json_line(result.to_dict(request))
+
+
+@app.command("delete")
+def delete_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
+    """Remove a memory from every index at once (its old value stays in `memory history`)."""
+    with _service() as service:
+        record = service.delete(record_id)
+    if as_json:
+        common.emit_json({"deleted": record.id})
+    else:
+        common.echo(f"deleted {record.id}")
+
+
+@app.command("purge")
+def purge_cmd(
+    user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove every memory of one user, with its history, and compact the file (right to be forgotten)."""
+    if not yes:
+        raise InvalidInput(f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm")
+    with _service() as service:
+        count = service.purge_user(user)
+    if as_json:
+        common.emit_json({"user": user, "purged": count})
+    else:
+        common.echo(f"purged {count} memories of {user}")
+
+
+@app.command("history")
+def history_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
+    """Every add, update, merge and delete of one memory, with old and new values."""
+    with _service() as service:
+        entries = service.history(record_id)
+    if as_json:
+        common.emit_json(entries)
+        return
+    for entry in entries:
+        value = entry["new"] or entry["old"] or {}
+        common.echo(f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}")
+
+
+@app.command("status")
+def status_cmd(as_json: JsonOpt = False) -> None:
+    """Counts by scope and category, embedder identity, pending vectors, index health and file sizes."""
+    with _service() as service:
+        status = service.status()
+    if as_json:
+        common.emit_json(status)
+        return
+    configured = status["configuredEmbedder"]
+    common.echo(f"agent {status['agent']}; configured embedder: {configured and configured['model']}")
+    if not status["databases"]:
+        common.echo("no memory database yet")
+    for db in status["databases"]:
+        common.echo(f"{db['path']}: {db['records']} memories, {db['pendingVectors']} vectors pending")
+        for scope, cats in db["byScope"].items():
+            common.echo(f"  {scope}: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+        common.echo(f"  embedder: {db['embedder']}")
+        common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
+        common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
+
+
+@app.command("index")
+def index_cmd(
+    check_only: Annotated[bool, typer.Option("--check", help="Only verify; exit 1 if something is wrong.")] = False,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-embed everything and swap the new index in.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify and repair the keyword and vector indexes (for cron: `openclaw memory index --check`)."""
+    if check_only and rebuild:
+        raise typer.BadParameter("--check and --rebuild exclude each other")
+    with _service() as service:
+        if check_only:
+            reports = [r.to_dict() for r in service.check_indexes()]
+            ok = all(r["ok"] for r in reports)
+            if as_json:
+                common.emit_json({"ok": ok, "databases": reports})
+            else:
+                for r in reports:
+                    common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))
+            if not ok:
+                raise typer.Exit(1)
+            return
+        total = service.live_count() if rebuild else service.pending_count()
+        with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
+            done = service.rebuild_indexes(advance) if rebuild else service.repair_indexes(advance)
+    outcome = [r.to_dict() for r in done]
+    if as_json:
+        common.emit_json({"rebuilt" if rebuild else "repaired": outcome})
+        return
+    for r in outcome:
+        if r.get("warning"):
+            common.warn(r["warning"])
+        common.echo(", ".join(f"{k} {v}" for k, v in r.items() if k != "warning"))
+    if not outcome:
+        common.echo("no memory database yet")
+
+

@@ -1,0 +1,194 @@
+"""The one way to open a memory database: apsw, sqlite-vec, WAL, named migrations.
+
+The records table is the source of truth; `records_fts` and the vec0 table named in `meta.vector_table` are
+derived indexes (see index.py). Every write goes through `write_txn`, which takes the write lock up front
+(BEGIN IMMEDIATE) so concurrent writers wait on the busy timeout instead of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import StoreError
+from openclaw_cli.fsutil import create_private_file, ensure_private_dir
+
+if TYPE_CHECKING:
+    import apsw
+
+BUSY_TIMEOUT_MS = 30_000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_CATEGORY_CHECK = "category IN ('profile','preference','event','case','lesson','insight','note')"
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        f"""
+        CREATE TABLE records (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            scope TEXT NOT NULL CHECK (scope IN ('user','agent')),
+            user_id TEXT,
+            agent_id TEXT NOT NULL,
+            category TEXT NOT NULL CHECK ({_CATEGORY_CHECK}),
+            l0 TEXT NOT NULL,
+            l1 TEXT,
+            l2 TEXT,
+            language TEXT NOT NULL,
+            l0_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            source TEXT,
+            fsrs_stability REAL,
+            fsrs_difficulty REAL,
+            fsrs_last_review TEXT,
+            fsrs_next_review TEXT,
+            fsrs_reps INTEGER NOT NULL DEFAULT 0,
+            fsrs_lapses INTEGER NOT NULL DEFAULT 0,
+            deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0,1)),
+            vector_status TEXT NOT NULL DEFAULT 'pending' CHECK (vector_status IN ('ready','pending'))
+        );
+        CREATE INDEX records_by_user ON records(user_id, scope, category) WHERE deleted = 0;
+        CREATE INDEX records_by_hash ON records(l0_hash) WHERE deleted = 0;
+        CREATE INDEX records_pending ON records(vector_status) WHERE vector_status = 'pending';
+        CREATE VIRTUAL TABLE records_fts USING fts5(l0, l1, tokenize = '{{tokenize}}');
+        INSERT INTO records_fts(records_fts, rank) VALUES ('secure-delete', 1);
+        CREATE TABLE embedding_cache (
+            content_hash TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (content_hash, embedder)
+        ) WITHOUT ROWID;
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE history (
+            seq INTEGER PRIMARY KEY,
+            record_id TEXT NOT NULL,
+            user_id TEXT,
+            action TEXT NOT NULL CHECK (action IN ('add','update','merge','delete','purge')),
+            old_value TEXT,
+            new_value TEXT,
+            at TEXT NOT NULL,
+            reason TEXT
+        );
+        CREATE INDEX history_by_record ON history(record_id, seq);
+        """,
+    ),
+]
+
+
+def _load_vec(conn: apsw.Connection) -> None:
+    import sqlite_vec
+
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.enable_load_extension(False)
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
+    with path.open("rb") as handle:
+        head = handle.read(len(SQLITE_MAGIC))
+    if head and head != SQLITE_MAGIC:
+        raise StoreError(
+            f"{path} is not a SQLite database",
+            hint="move it aside (it was left as it was) and run the command again to start a new one",
+        )
+
+
+def open_db(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.Connection:
+    """Open (and if needed create and migrate) the memory database at `path`."""
+    import apsw
+
+    exists = path.exists()
+    if not exists and not create:
+        raise StoreError(f"no memory database at {path}", hint="add a memory first with `openclaw memory add`")
+    if exists:
+        _check_header(path)
+    else:
+        ensure_private_dir(path.parent)
+        create_private_file(path)
+    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    try:
+        conn = apsw.Connection(str(path), flags=flags)
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        _load_vec(conn)
+        _configure(conn, readonly=readonly)
+        if not readonly:
+            migrate(conn)
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        raise StoreError(
+            f"{path} is damaged ({exc.__class__.__name__.removesuffix('Error').lower()})",
+            hint="restore it from a backup or move it aside; it was left as it was",
+        ) from exc
+    return conn
+
+
+def _configure(conn: apsw.Connection, *, readonly: bool) -> None:
+    cursor = conn.cursor()
+    if not readonly:
+        cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.execute("PRAGMA secure_delete = ON")
+    cursor.execute("PRAGMA temp_store = MEMORY")
+
+
+def applied_migrations(conn: apsw.Connection) -> list[str]:
+    cursor = conn.cursor()
+    cursor.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    return [row[0] for row in cursor.execute("SELECT name FROM schema_migrations ORDER BY name")]
+
+
+def migrate(conn: apsw.Connection) -> list[str]:
+    """Apply the migrations this database has not seen yet; returns their names."""
+    from openclaw_cli.memory.text import FTS_TOKENIZE
+
+    done = set(applied_migrations(conn))
+    pending = [(name, sql) for name, sql in MIGRATIONS if name not in done]
+    applied: list[str] = []
+    for name, sql in pending:
+        with write_txn(conn):
+            if name in set(applied_migrations(conn)):  # another process got there first
+                continue
+            conn.execute(sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''")))
+            conn.execute(
+                "INSERT INTO schema_migrations(name, applied_at) VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
+                (name,),
+            )
+            applied.append(name)
+    return applied
+
+
+@contextmanager
+def write_txn(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """A write transaction that holds the write lock from the start; rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def get_meta(conn: apsw.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: apsw.Connection, key: str, value: Any) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, str(value)),
+    )
+
+
+def schema(conn: apsw.Connection) -> list[tuple[str, str, str]]:
+    """(type, name, sql) of every schema object, for tests and `memory status`."""
+    return [
+        (str(t), str(n), str(s))
+        for t, n, s in conn.execute("SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
+    ]

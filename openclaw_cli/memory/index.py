@@ -1,0 +1,273 @@
+"""Keeping the derived indexes honest: check, incremental repair, and a full rebuild swapped in atomically.
+
+`records` is the truth. `records_fts` must hold exactly the live records; the current vec0 table must
+hold a vector for every live record whose vector is `ready`, made by the embedder named in `meta`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.memory import vectors
+from openclaw_cli.memory.db import write_txn
+from openclaw_cli.memory.text import index_terms
+
+if TYPE_CHECKING:
+    from openclaw_cli.memory.embed import Embedder, EmbedderIdentity
+    from openclaw_cli.memory.store import MemoryStore
+
+Progress = Callable[[int], None]
+CHUNK = 256
+
+
+@dataclass
+class IndexCheck:
+    path: str
+    records: int = 0
+    tombstones: int = 0
+    fts_rows: int = 0
+    fts_missing: int = 0
+    fts_orphans: int = 0
+    vector_table: str | None = None
+    vector_rows: int = 0
+    vectors_missing: int = 0
+    vectors_pending: int = 0
+    vector_orphans: int = 0
+    stale_tables: list[str] = field(default_factory=list)
+    stored_embedder: dict[str, Any] | None = None
+    configured_embedder: dict[str, Any] | None = None
+    embedder_mismatch: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not (
+            self.fts_missing or self.fts_orphans or self.vectors_missing or self.vector_orphans
+            or self.stale_tables or self.embedder_mismatch or self.vectors_pending
+        )  # fmt: skip
+
+    def problems(self) -> list[str]:
+        named = [
+            (self.fts_missing, "live records missing from the keyword index"),
+            (self.fts_orphans, "keyword-index rows without a live record"),
+            (self.vectors_missing, "records marked ready without a vector"),
+            (self.vectors_pending, "records whose vector is pending"),
+            (self.vector_orphans, "vectors without a live record"),
+            (len(self.stale_tables), "left-over vector tables from an interrupted rebuild"),
+        ]
+        out = [f"{count} {what}" for count, what in named if count]
+        if self.embedder_mismatch:
+            out.append(
+                f"embedder changed ({_label(self.stored_embedder)} in the index, {_label(self.configured_embedder)} "
+                "configured): a re-embed is needed"
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok, "problems": self.problems()}
+
+
+def _label(identity: dict[str, Any] | None) -> str:
+    return "none" if identity is None else f"{identity['provider']}:{identity['model']} ({identity['dimensions']}d)"
+
+
+def _count(store: MemoryStore, sql: str) -> int:
+    return int(store.conn.execute(sql).fetchone()[0])
+
+
+def check(store: MemoryStore, configured: EmbedderIdentity | None) -> IndexCheck:
+    live = "SELECT rowid FROM records WHERE deleted = 0"
+    report = IndexCheck(path=str(store.path))
+    report.records = _count(store, "SELECT count(*) FROM records WHERE deleted = 0")
+    report.tombstones = _count(store, "SELECT count(*) FROM records WHERE deleted = 1")
+    report.fts_rows = _count(store, "SELECT count(*) FROM records_fts")
+    report.fts_missing = _count(store, f"SELECT count(*) FROM ({live}) WHERE rowid NOT IN (SELECT rowid FROM records_fts)")
+    report.fts_orphans = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
+    table = vectors.current_table(store.conn)
+    report.vector_table = table
+    report.stale_tables = _stale_tables(store, table)
+    report.vectors_pending = _count(store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'")
+    if table is not None:
+        report.vector_rows = _count(store, f"SELECT count(*) FROM {table}")
+        report.vectors_missing = _count(
+            store,
+            f"SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'ready' "
+            f"AND rowid NOT IN (SELECT rowid FROM {table})",
+        )
+        report.vector_orphans = _count(store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})")
+    report.stored_embedder = vectors.stored_identity(store.conn)
+    report.configured_embedder = None if configured is None else configured.to_dict()
+    report.embedder_mismatch = (
+        report.stored_embedder is not None
+        and report.configured_embedder is not None
+        and report.stored_embedder != report.configured_embedder
+    )
+    return report
+
+
+def _stale_tables(store: MemoryStore, current: str | None) -> list[str]:
+    names = [
+        str(r[0])
+        for r in store.conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'vec_[0-9]*' AND sql LIKE '%vec0%'"
+        )
+    ]
+    return sorted(n for n in names if n != current)
+
+
+@dataclass
+class RepairReport:
+    fts_added: int = 0
+    fts_removed: int = 0
+    vectors_added: int = 0
+    vectors_removed: int = 0
+    tombstones_purged: int = 0
+    stale_tables_dropped: int = 0
+    still_pending: int = 0
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def repair(store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, progress: Progress | None = None) -> RepairReport:
+    """Bring the indexes in line with the records, touching only what is wrong."""
+    report = RepairReport()
+    conn = store.conn
+    table = vectors.current_table(conn)
+    with write_txn(conn):
+        for name in _stale_tables(store, table):
+            conn.execute(f"DROP TABLE {name}")
+            report.stale_tables_dropped += 1
+        live = "SELECT rowid FROM records WHERE deleted = 0"
+        report.fts_removed = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
+        conn.execute(f"DELETE FROM records_fts WHERE rowid NOT IN ({live})")
+        missing = list(conn.execute(f"SELECT rowid, l0, l1 FROM records WHERE deleted = 0 AND rowid NOT IN (SELECT rowid FROM records_fts)"))
+        for rowid, l0, l1 in missing:
+            conn.execute("INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)", (rowid, index_terms(l0), index_terms(l1 or "")))
+        report.fts_added = len(missing)
+        if table is not None:
+            report.vectors_removed = _count(store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})")
+            conn.execute(f"DELETE FROM {table} WHERE rowid NOT IN ({live})")
+            conn.execute(
+                f"UPDATE records SET vector_status = 'pending' WHERE deleted = 0 AND vector_status = 'ready' "
+                f"AND rowid NOT IN (SELECT rowid FROM {table})"
+            )
+        report.tombstones_purged = _count(store, "SELECT count(*) FROM records WHERE deleted = 1")
+        conn.execute("DELETE FROM records WHERE deleted = 1")
+        vectors.bump_generation(conn)
+    _fill_pending(store, embedder_factory, report, progress)
+    report.still_pending = _count(store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'")
+    return report
+
+
+def pending_count(store: MemoryStore) -> int:
+    return _count(store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'")
+
+
+def _fill_pending(
+    store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, report: RepairReport, progress: Progress | None
+) -> None:
+    from openclaw_cli.memory.embed import EmbeddingUnavailable
+
+    if embedder_factory is None or pending_count(store) == 0:
+        return
+    embedder = embedder_factory()
+    if not vectors.identity_matches(store.conn, embedder.identity):
+        report.warning = "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
+        return
+    last = 0
+    while True:
+        rows = list(
+            store.conn.execute(
+                "SELECT rowid, l0, scope, user_id, category FROM records WHERE deleted = 0 "
+                "AND vector_status = 'pending' AND rowid > ? ORDER BY rowid LIMIT ?",
+                (last, CHUNK),
+            )
+        )
+        if not rows:
+            return
+        last = int(rows[-1][0])
+        try:
+            found = store.embed_cached(embedder, [r[1] for r in rows])
+        except EmbeddingUnavailable as exc:
+            report.warning = f"{exc.message}; the remaining vectors stay pending"
+            return
+        with write_txn(store.conn):
+            table = vectors.ensure_table(store.conn, embedder.identity)
+            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):
+                vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
+                store.conn.execute("UPDATE records SET vector_status = 'ready' WHERE rowid = ?", (rowid,))
+            vectors.bump_generation(store.conn)
+        report.vectors_added += len(rows)
+        if progress is not None:
+            progress(len(rows))
+
+
+@dataclass
+class RebuildReport:
+    records: int = 0
+    vector_table: str = ""
+    embedder: dict[str, Any] = field(default_factory=dict)
+    fts_rows: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = None) -> RebuildReport:
+    """Re-embed every live record into a new vec0 table and swap it in with one commit.
+
+    The old table keeps serving searches until the swap; if anything fails half-way the new table is
+    dropped and nothing else has changed.
+    """
+    conn = store.conn
+    with write_txn(conn):
+        new_table = vectors.create_table(conn, embedder.identity.dimensions)
+    try:
+        done = _fill_table(store, embedder, new_table, progress)
+        with write_txn(conn):
+            old = vectors.current_table(conn)
+            conn.execute(
+                f"UPDATE records SET vector_status = CASE WHEN rowid IN (SELECT rowid FROM {new_table}) "
+                "THEN 'ready' ELSE 'pending' END WHERE deleted = 0"
+            )
+            vectors.set_current(conn, new_table, embedder.identity)
+            if old is not None:
+                conn.execute(f"DROP TABLE {old}")
+            conn.execute("DELETE FROM records_fts")
+            rows = list(conn.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0"))
+            for rowid, l0, l1 in rows:
+                conn.execute("INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)", (rowid, index_terms(l0), index_terms(l1 or "")))
+    except BaseException:
+        with write_txn(conn):
+            conn.execute(f"DROP TABLE IF EXISTS {new_table}")
+        raise
+    return RebuildReport(records=done, vector_table=new_table, embedder=embedder.identity.to_dict(), fts_rows=len(rows))
+
+
+def _fill_table(store: MemoryStore, embedder: Embedder, table: str, progress: Progress | None) -> int:
+    last, done = 0, 0
+    while True:
+        rows = list(
+            store.conn.execute(
+                "SELECT rowid, l0, scope, user_id, category FROM records WHERE deleted = 0 AND rowid > ? "
+                "ORDER BY rowid LIMIT ?",
+                (last, CHUNK),
+            )
+        )
+        if not rows:
+            return done
+        last = int(rows[-1][0])
+        found = store.embed_cached(embedder, [r[1] for r in rows])
+        with write_txn(store.conn):
+            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):
+                vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
+        done += len(rows)
+        if progress is not None:
+            progress(len(rows))
+
+
+def total_live(store: MemoryStore) -> int:
+    return _count(store, "SELECT count(*) FROM records WHERE deleted = 0")

@@ -1,0 +1,128 @@
+"""The long-term memory record (seed 000 §3) and the limits that apply to its fields."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from openclaw_cli.errors import InvalidInput
+
+Category = Literal["profile", "preference", "event", "case", "lesson", "insight", "note"]
+CATEGORIES: tuple[str, ...] = ("profile", "preference", "event", "case", "lesson", "insight", "note")
+Scope = Literal["user", "agent"]
+SCOPES: tuple[str, ...] = ("user", "agent")
+DEFAULT_USER = "default"
+MAX_ID_LENGTH = 128
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+
+class FsrsState(BaseModel):
+    """Spaced-repetition state, as the `fsrs` package defines it (difficulty on its 1-10 scale)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    stability: float | None = None
+    difficulty: float | None = None
+    last_review: datetime | None = Field(None, alias="lastReview")
+    next_review: datetime | None = Field(None, alias="nextReview")
+    reps: int = 0
+    lapses: int = 0
+
+
+class MemoryRecord(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str
+    scope: Scope = "user"
+    user_id: str | None = Field(None, alias="userId")
+    agent_id: str = Field(alias="agentId")
+    category: Category = "note"
+    l0: str
+    l1: str | None = None
+    l2: str | None = None
+    language: str = "other"
+    l0_hash: str = Field("", alias="l0Hash")
+    created_at: datetime = Field(alias="createdAt")
+    updated_at: datetime = Field(alias="updatedAt")
+    source: dict[str, Any] | None = None
+    fsrs: FsrsState = Field(default_factory=FsrsState)
+    deleted: bool = False
+    vector_status: Literal["ready", "pending"] = Field("pending", alias="vectorStatus")
+
+    def public_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def new_record_id() -> str:
+    """`mem-` + a UUIDv7: time-ordered, so ids sort by creation."""
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    hexed = f"{value:032x}"
+    return f"mem-{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:]}"
+
+
+def validate_record_id(value: str) -> str:
+    if not value or len(value) > MAX_ID_LENGTH or not _ID_RE.match(value) or ".." in value:
+        raise InvalidInput(
+            f"invalid memory id {value!r}",
+            hint="ids hold letters, digits, '_', '.', ':' and '-' (at most 128, starting with a letter or digit)",
+        )
+    return value
+
+
+def validate_category(value: str) -> str:
+    if value not in CATEGORIES:
+        raise InvalidInput(f"unknown category {value!r}", hint=f"use one of: {', '.join(CATEGORIES)}")
+    return value
+
+
+def validate_scope(value: str) -> str:
+    if value not in SCOPES:
+        raise InvalidInput(f"unknown scope {value!r}", hint="use 'user' or 'agent'")
+    return value
+
+
+def validate_user(value: str) -> str:
+    if not value or len(value) > MAX_ID_LENGTH or "\x00" in value or not value.strip():
+        raise InvalidInput(f"invalid user id {value!r}", hint="give a non-empty id of at most 128 characters")
+    return value
+
+
+def check_text(field: str, text: str | None, limit: int, *, required: bool = False) -> str | None:
+    """Strip `text` and enforce the documented size limit (characters) before anything is stored."""
+    if text is None:
+        if required:
+            raise InvalidInput(f"{field} is required")
+        return None
+    stripped = text.strip()
+    if "\x00" in stripped:
+        raise InvalidInput(f"{field} contains a NUL character")
+    if required and not stripped:
+        raise InvalidInput(f"{field} is empty", hint="give the memory's text")
+    if len(stripped) > limit:
+        raise InvalidInput(
+            f"{field} is {len(stripped)} characters, over the limit of {limit}",
+            hint="shorten it, or raise memory.maxTextChars",
+        )
+    return stripped or None

@@ -1,0 +1,247 @@
+"""The memory operations the CLI (and later the agent and gateway) call: one object per agent.
+
+It knows where each scope lives (the agent's database, or the shared one for user memory when
+`memory.shareUserMemory` is on), opens databases lazily, and builds the embedder only when needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import NotFound
+from openclaw_cli.memory.records import (
+    DEFAULT_USER,
+    MemoryRecord,
+    check_text,
+    new_record_id,
+    utc_now,
+    validate_category,
+    validate_record_id,
+    validate_scope,
+    validate_user,
+)
+from openclaw_cli.memory.search import HybridSearcher, SearchRequest, SearchResult
+from openclaw_cli.memory.store import MemoryStore, WriteReport, new_record
+from openclaw_cli.paths import SHARED_AGENT, Home
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.memory.embed import Embedder
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """What a caller gives to add a memory; everything else is derived."""
+
+    l0: str
+    category: str = "note"
+    scope: str = "user"
+    user_id: str | None = None
+    l1: str | None = None
+    l2: str | None = None
+    record_id: str | None = None
+    created_at: datetime | None = None
+    source: dict[str, Any] | None = None
+
+
+class MemoryService:
+    def __init__(self, home: Home, agent_id: str, settings: MemorySettings, *, warm: bool = False) -> None:
+        self.home = home
+        self.agent_id = agent_id
+        self.settings = settings
+        self.warm = warm
+        self._stores: dict[Path, MemoryStore] = {}
+        self._searchers: dict[Path, HybridSearcher] = {}
+
+    # ------------------------------------------------------------------ plumbing
+
+    def db_path(self, scope: str) -> Path:
+        if scope == "user" and self.settings.share_user_memory:
+            return self.home.memory_db(SHARED_AGENT)
+        return self.home.memory_db(self.agent_id)
+
+    def db_paths(self) -> list[Path]:
+        """Every database this agent reads, shared first (shared memories win ties)."""
+        paths = [self.db_path("user"), self.db_path("agent")]
+        return list(dict.fromkeys(paths))
+
+    def embedder(self) -> Embedder:
+        from openclaw_cli.memory.embed import create_embedder
+
+        return create_embedder(self.settings.embedding)
+
+    def store(self, path: Path, *, create: bool = True) -> MemoryStore:
+        if path not in self._stores:
+            self.home.ensure_root()
+            self._stores[path] = MemoryStore.open(path, self.embedder, create=create)
+        return self._stores[path]
+
+    def existing_stores(self) -> Iterator[MemoryStore]:
+        for path in self.db_paths():
+            if path.exists():
+                yield self.store(path)
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            with suppress(Exception):
+                store.close()
+        self._stores.clear()
+        self._searchers.clear()
+
+    # ------------------------------------------------------------------ writes
+
+    def build_record(self, item: NewMemory) -> MemoryRecord:
+        limit = self.settings.max_text_chars
+        l0 = check_text("text", item.l0, limit, required=True)
+        assert l0 is not None
+        scope = validate_scope(item.scope)
+        user = validate_user(item.user_id) if item.user_id is not None else (DEFAULT_USER if scope == "user" else None)
+        return new_record(
+            record_id=validate_record_id(item.record_id) if item.record_id else new_record_id(),
+            l0=l0,
+            agent_id=self.agent_id,
+            scope=scope,
+            user_id=user,
+            category=validate_category(item.category),
+            l1=check_text("l1", item.l1, limit),
+            l2=check_text("l2", item.l2, limit),
+            created_at=item.created_at,
+            source=item.source,
+        )
+
+    def add(self, item: NewMemory) -> tuple[MemoryRecord, WriteReport]:
+        record = self.build_record(item)
+        return record, self.store(self.db_path(record.scope)).add_one(record)
+
+    def add_many(self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None) -> WriteReport:
+        """Store already-validated records, grouped by database; existing ids are skipped."""
+        total = WriteReport()
+        by_path: dict[Path, list[MemoryRecord]] = {}
+        for record in records:
+            by_path.setdefault(self.db_path(record.scope), []).append(record)
+        for path, group in by_path.items():
+            report = self.store(path).add(group, progress=progress)
+            total.ids += report.ids
+            total.skipped += report.skipped
+            total.pending_vectors += report.pending_vectors
+            total.warning = total.warning or report.warning
+        return total
+
+    def delete(self, record_id: str) -> MemoryRecord:
+        return self._locate(record_id).delete(record_id)
+
+    def purge_user(self, user_id: str) -> int:
+        validate_user(user_id)
+        return sum(store.purge_user(user_id) for store in self.existing_stores())
+
+    def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> None:
+        moment = now or utc_now()
+        for record_id in record_ids:
+            self._locate(record_id).record_hits([record_id], moment)
+
+    # ------------------------------------------------------------------ reads
+
+    def _locate(self, record_id: str) -> MemoryStore:
+        for store in self.existing_stores():
+            if store.exists(record_id):
+                return store
+        raise NotFound(f"no memory with id {record_id!r}", hint="list ids with `openclaw memory list`")
+
+    def get(self, record_id: str) -> MemoryRecord:
+        return self._locate(record_id).get(record_id)
+
+    def history(self, record_id: str) -> list[dict[str, Any]]:
+        return self._locate(record_id).history(record_id)
+
+    def list(self, **filters: Any) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        for store in self.existing_stores():
+            out.extend(store.list(**filters))
+        return out
+
+    def searcher(self, store: MemoryStore) -> HybridSearcher:
+        if store.path not in self._searchers:
+            search = self.settings.search
+            reranker = None
+            if search.rerank.provider != "none":
+                from openclaw_cli.memory.rerank import create_reranker
+
+                reranker = create_reranker(search.rerank)
+            embedder = None
+            if store.conn.execute("SELECT 1 FROM meta WHERE key = 'vector_table'").fetchone() is not None:
+                embedder = self.embedder()
+            self._searchers[store.path] = HybridSearcher(
+                store, search, embedder, reranker, warm=self.warm
+            )
+        return self._searchers[store.path]
+
+    def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
+        from openclaw_cli.memory.search import validate_request
+
+        validate_request(request)
+        moment = now or utc_now()
+        results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
+        if not results:
+            return SearchResult(hits=[], warnings=["no memories stored yet"])
+        if len(results) == 1:
+            return results[0]
+        merged = results[0]
+        seen = {hit.record.id for hit in merged.hits}
+        for other in results[1:]:
+            merged.hits += [hit for hit in other.hits if hit.record.id not in seen]
+            merged.warnings += other.warnings
+            for stage, value in other.timings_ms.items():
+                merged.timings_ms[stage] = merged.timings_ms.get(stage, 0.0) + value
+        merged.hits.sort(key=lambda hit: -hit.candidate.score)
+        merged.hits = merged.hits[: request.k]
+        return merged
+
+    # ------------------------------------------------------------------ maintenance
+
+    def configured_identity(self) -> Any:
+        from openclaw_cli.memory.embed import expected_identity
+
+        return expected_identity(self.settings.embedding)
+
+    def check_indexes(self) -> list[Any]:
+        from openclaw_cli.memory.index import check
+
+        configured = self.configured_identity()
+        return [check(store, configured) for store in self.existing_stores()]
+
+    def repair_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
+        from openclaw_cli.memory.index import repair
+
+        return [repair(store, self.embedder, progress) for store in self.existing_stores()]
+
+    def rebuild_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
+        from openclaw_cli.memory.index import rebuild
+
+        embedder = self.embedder()
+        return [rebuild(store, embedder, progress) for store in self.existing_stores()]
+
+    def live_count(self) -> int:
+        from openclaw_cli.memory.index import total_live
+
+        return sum(total_live(store) for store in self.existing_stores())
+
+    def pending_count(self) -> int:
+        from openclaw_cli.memory.index import pending_count
+
+        return sum(pending_count(store) for store in self.existing_stores())
+
+    def status(self) -> dict[str, Any]:
+        from openclaw_cli.memory.status import database_status
+
+        configured = self.configured_identity()
+        return {
+            "agent": self.agent_id,
+            "shareUserMemory": self.settings.share_user_memory,
+            "configuredEmbedder": None if configured is None else configured.to_dict(),
+            "databases": [database_status(store, configured) for store in self.existing_stores()],
+        }

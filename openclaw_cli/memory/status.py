@@ -1,0 +1,40 @@
+"""`memory status`: what one database holds and how healthy its indexes are."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.memory import vectors
+from openclaw_cli.memory.index import check
+
+if TYPE_CHECKING:
+    from openclaw_cli.memory.embed import EmbedderIdentity
+    from openclaw_cli.memory.store import MemoryStore
+
+
+def database_status(store: MemoryStore, configured: EmbedderIdentity | None) -> dict[str, Any]:
+    conn = store.conn
+    counts: dict[str, dict[str, int]] = {}
+    for scope, category, count in conn.execute(
+        "SELECT scope, category, count(*) FROM records WHERE deleted = 0 GROUP BY scope, category ORDER BY 1, 2"
+    ):
+        counts.setdefault(str(scope), {})[str(category)] = int(count)
+    health = check(store, configured)
+    files = {}
+    for suffix in ("", "-wal", "-shm"):
+        path = store.path.with_name(store.path.name + suffix)
+        if path.exists():
+            files[path.name] = path.stat().st_size
+    migrations = [str(r[0]) for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
+    return {
+        "path": str(store.path),
+        "records": health.records,
+        "byScope": counts,
+        "tombstones": health.tombstones,
+        "pendingVectors": health.vectors_pending,
+        "embedder": vectors.stored_identity(conn),
+        "vectorTable": health.vector_table,
+        "index": {"ok": health.ok, "problems": health.problems()},
+        "files": files,
+        "migrations": migrations,
+    }

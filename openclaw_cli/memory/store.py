@@ -1,0 +1,377 @@
+"""One memory database: records, their derived FTS and vector rows, and the history of every change.
+
+Records are written in one transaction together with their FTS row and (when the embedder is available
+and matches the one the database was built with) their vector; otherwise the vector is marked pending and
+`memory index` fills it later. Nothing is lost when the embedder fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import Conflict, InvalidInput, NotFound
+from openclaw_cli.memory import vectors
+from openclaw_cli.memory.db import open_db, write_txn
+from openclaw_cli.memory.forgetting import initial_state
+from openclaw_cli.memory.records import FsrsState, MemoryRecord, iso, parse_iso, utc_now
+from openclaw_cli.memory.text import index_terms
+
+if TYPE_CHECKING:
+    import apsw
+    import numpy as np
+
+    from openclaw_cli.memory.embed import Embedder
+
+EmbedderFactory = Callable[[], "Embedder"]
+Progress = Callable[[int], None]
+
+RECORD_COLUMNS = (
+    "rowid, id, scope, user_id, agent_id, category, l0, l1, l2, language, l0_hash, created_at, updated_at, "
+    "source, fsrs_stability, fsrs_difficulty, fsrs_last_review, fsrs_next_review, fsrs_reps, fsrs_lapses, "
+    "deleted, vector_status"
+)
+
+
+@dataclass
+class WriteReport:
+    """What a write did: ids stored, how many vectors are pending, and why."""
+
+    ids: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    pending_vectors: int = 0
+    warning: str | None = None
+
+
+def row_to_record(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[1],
+        scope=row[2],
+        userId=row[3],
+        agentId=row[4],
+        category=row[5],
+        l0=row[6],
+        l1=row[7],
+        l2=row[8],
+        language=row[9],
+        l0Hash=row[10],
+        createdAt=parse_iso(row[11]),
+        updatedAt=parse_iso(row[12]),
+        source=json.loads(row[13]) if row[13] else None,
+        fsrs=FsrsState(
+            stability=row[14],
+            difficulty=row[15],
+            lastReview=parse_iso(row[16]),
+            nextReview=parse_iso(row[17]),
+            reps=row[18],
+            lapses=row[19],
+        ),
+        deleted=bool(row[20]),
+        vectorStatus=row[21],
+    )
+
+
+def passage_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embedder_key(identity_dict: dict[str, Any]) -> str:
+    return f"{identity_dict['provider']}:{identity_dict['model']}:{identity_dict['dimensions']}"
+
+
+class MemoryStore:
+    """A memory database file. Open with `MemoryStore.open(path, embedder_factory)`."""
+
+    def __init__(self, conn: apsw.Connection, path: Path, embedder_factory: EmbedderFactory | None) -> None:
+        self.conn = conn
+        self.path = path
+        self._embedder_factory = embedder_factory
+        self.matrix: vectors.VectorMatrix | None = None
+
+    @classmethod
+    def open(
+        cls, path: Path, embedder_factory: EmbedderFactory | None = None, *, create: bool = True
+    ) -> MemoryStore:
+        return cls(open_db(path, create=create), path, embedder_factory)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def embedder(self) -> Embedder:
+        if self._embedder_factory is None:
+            raise InvalidInput("no embedder configured for this operation")
+        return self._embedder_factory()
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord:
+        row = self.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
+        if row is None or (row[20] and not include_deleted):
+            raise NotFound(f"no memory with id {record_id!r}", hint="list ids with `openclaw memory list`")
+        return row_to_record(row)
+
+    def exists(self, record_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM records WHERE id = ?", (record_id,)).fetchone() is not None
+
+    def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
+        wanted = list(rowids)
+        found: dict[int, MemoryRecord] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            for row in self.conn.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE rowid IN ({marks}) AND deleted = 0", chunk
+            ):
+                found[int(row[0])] = row_to_record(row)
+        return found
+
+    def list(
+        self,
+        *,
+        user_id: str | None = None,
+        scope: str | None = None,
+        category: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        clauses, params = ["deleted = 0"], []
+        for column, value in (("user_id", user_id), ("scope", scope), ("category", category)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid"
+        sql += " LIMIT ? OFFSET ?"
+        params.extend([limit if limit is not None else -1, offset])
+        return [row_to_record(row) for row in self.conn.execute(sql, params)]
+
+    def history(self, record_id: str) -> list[dict[str, Any]]:
+        rows = list(
+            self.conn.execute(
+                "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = ? ORDER BY seq",
+                (record_id,),
+            )
+        )
+        if not rows and not self.exists(record_id):
+            raise NotFound(f"no memory with id {record_id!r}", hint="list ids with `openclaw memory list`")
+        return [
+            {
+                "seq": seq,
+                "action": action,
+                "old": json.loads(old) if old else None,
+                "new": json.loads(new) if new else None,
+                "at": at,
+                "reason": reason,
+            }
+            for seq, action, old, new, at, reason in rows
+        ]
+
+    # ------------------------------------------------------------------ writes
+
+    def add(self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256) -> WriteReport:
+        """Store `records` (ids must be new; an existing id is skipped when `skip_existing`)."""
+        report = WriteReport()
+        for start in range(0, len(records), chunk):
+            batch = list(records[start : start + chunk])
+            vectors_for, warning = self._embed_new(batch)
+            report.warning = report.warning or warning
+            with write_txn(self.conn):
+                for record, vector in zip(batch, vectors_for, strict=True):
+                    if self.exists(record.id):
+                        report.skipped.append(record.id)
+                        continue
+                    self._insert(record, vector)
+                    report.ids.append(record.id)
+                    report.pending_vectors += vector is None
+            if progress is not None:
+                progress(len(batch))
+        return report
+
+    def add_one(self, record: MemoryRecord) -> WriteReport:
+        if self.exists(record.id):
+            raise Conflict(f"a memory with id {record.id!r} already exists", hint="choose another --id")
+        return self.add([record])
+
+    def _embed_new(self, batch: Sequence[MemoryRecord]) -> tuple[list[np.ndarray | None], str | None]:
+        """Vectors for the records, or None each where the embedder is unavailable or mismatched."""
+        from openclaw_cli.memory.embed import EmbeddingUnavailable
+
+        if self._embedder_factory is None:
+            return [None] * len(batch), None
+        try:
+            embedder = self.embedder()
+            if not vectors.identity_matches(self.conn, embedder.identity):
+                return [None] * len(batch), "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
+            return list(self.embed_cached(embedder, [r.l0 for r in batch])), None
+        except EmbeddingUnavailable as exc:
+            return [None] * len(batch), f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+
+    def embed_cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+        """Passage vectors, taken from the embedding cache where present and added to it otherwise."""
+        import numpy as np
+
+        key = embedder_key(embedder.identity.to_dict())
+        hashes = [passage_hash(t) for t in texts]
+        cached: dict[str, np.ndarray] = {}
+        for digest in set(hashes):
+            row = self.conn.execute(
+                "SELECT vector FROM embedding_cache WHERE content_hash = ? AND embedder = ?", (digest, key)
+            ).fetchone()
+            if row is not None:
+                cached[digest] = np.frombuffer(row[0], dtype=np.float32)
+        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in cached}.items())
+        if missing:
+            fresh = embedder.embed_passages([t for _, t in missing])
+            with write_txn(self.conn):
+                for (digest, _), vector in zip(missing, fresh, strict=True):
+                    cached[digest] = np.asarray(vector, dtype=np.float32)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO embedding_cache(content_hash, embedder, vector) VALUES (?, ?, ?)",
+                        (digest, key, cached[digest].tobytes()),
+                    )
+        return [cached[h] for h in hashes]
+
+    def _insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        fs = record.fsrs
+        self.conn.execute(
+            f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            (
+                record.id, record.scope, record.user_id, record.agent_id, record.category,
+                record.l0, record.l1, record.l2, record.language, record.l0_hash,
+                iso(record.created_at), iso(record.updated_at),
+                json.dumps(record.source, ensure_ascii=False) if record.source else None,
+                fs.stability, fs.difficulty, iso(fs.last_review), iso(fs.next_review), fs.reps, fs.lapses,
+                "pending" if vector is None else "ready",
+            ),
+        )  # fmt: skip
+        rowid = self.conn.last_insert_rowid()
+        self.conn.execute(
+            "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
+            (rowid, index_terms(record.l0), index_terms(record.l1 or "")),
+        )
+        if vector is not None:
+            table = vectors.ensure_table(self.conn, self.embedder().identity)
+            vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
+            vectors.bump_generation(self.conn)
+        self._log(record.id, record.user_id, "add", None, record.public_dict())
+
+    def _log(self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None) -> None:
+        self.conn.execute(
+            "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record_id,
+                user_id,
+                action,
+                None if old is None else json.dumps(old, ensure_ascii=False),
+                None if new is None else json.dumps(new, ensure_ascii=False),
+                iso(utc_now()),
+                reason,
+            ),
+        )
+
+    def delete(self, record_id: str) -> MemoryRecord:
+        """Remove a record from every index at once; the row stays as a tombstone until `memory index`."""
+        with write_txn(self.conn):
+            record = self.get(record_id)
+            rowid = self._rowid(record_id)
+            self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
+            vectors.delete(self.conn, vectors.current_table(self.conn), [rowid])
+            vectors.bump_generation(self.conn)
+            self.conn.execute("UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid))
+            self._log(record_id, record.user_id, "delete", record.public_dict(), None)
+        return record
+
+    def purge_user(self, user_id: str) -> int:
+        """Remove every memory of `user_id` and their history, then VACUUM so the text is gone from the file."""
+        with write_txn(self.conn):
+            rowids = [int(r[0]) for r in self.conn.execute("SELECT rowid FROM records WHERE user_id = ?", (user_id,))]
+            for rowid in rowids:
+                self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
+            vectors.delete(self.conn, vectors.current_table(self.conn), rowids)
+            for rowid in rowids:
+                self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
+            self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
+            vectors.bump_generation(self.conn)
+            self._log("*", None, "purge", None, {"userId": hashlib.sha256(user_id.encode()).hexdigest()[:16], "count": len(rowids)})
+        self.compact()
+        return len(rowids)
+
+    def compact(self) -> None:
+        """Rewrite the file so deleted text does not linger in free pages or the WAL."""
+        self.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def record_hits(self, record_ids: Sequence[str], now: datetime) -> None:
+        """An agent turn retrieved these memories: each counts as a successful FSRS review."""
+        from openclaw_cli.memory.forgetting import review
+
+        with write_txn(self.conn):
+            for record_id in record_ids:
+                state = review(self.get(record_id).fsrs, now)
+                self.conn.execute(
+                    "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
+                    "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
+                    (state.stability, state.difficulty, iso(state.last_review), iso(state.next_review),
+                     state.reps, state.lapses, record_id),
+                )  # fmt: skip
+
+    def _rowid(self, record_id: str) -> int:
+        row = self.conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no memory with id {record_id!r}")
+        return int(row[0])
+
+    def vector_matrix(self) -> vectors.VectorMatrix:
+        """The in-memory copy of the vectors, loaded on first use and refreshed after writes."""
+        if self.matrix is None:
+            self.matrix = vectors.VectorMatrix()
+        self.matrix.refresh(self.conn)
+        return self.matrix
+
+
+def _vector_meta(record: MemoryRecord) -> tuple[str, str, str]:
+    return record.scope, record.user_id or "", record.category
+
+
+def new_record(
+    *,
+    record_id: str,
+    l0: str,
+    agent_id: str,
+    scope: str,
+    user_id: str | None,
+    category: str,
+    l1: str | None = None,
+    l2: str | None = None,
+    created_at: datetime | None = None,
+    source: dict[str, Any] | None = None,
+    fsrs: FsrsState | None = None,
+) -> MemoryRecord:
+    """A record with its derived fields (language, L0 hash, FSRS start state) filled in."""
+    from openclaw_cli.memory.text import detect_language, l0_hash
+
+    now = utc_now()
+    created = created_at or now
+    return MemoryRecord(
+        id=record_id,
+        scope=scope,  # type: ignore[arg-type]
+        userId=user_id,
+        agentId=agent_id,
+        category=category,  # type: ignore[arg-type]
+        l0=l0,
+        l1=l1,
+        l2=l2,
+        language=detect_language(l0 + " " + (l1 or "")),
+        l0Hash=l0_hash(l0),
+        createdAt=created,
+        updatedAt=now,
+        source=source,
+        fsrs=fsrs or initial_state(created),
+    )
