@@ -51,7 +51,11 @@ def parse_index(data: bytes, path: Path) -> dict[str, Any]:
         raise StoreError(f"{path}: damaged session index (unexpected shape)", hint=_DOCTOR_HINT)
     value.setdefault("archived", {})
     if "generation" not in value or list(value)[:2] != ["version", "generation"]:
-        value = {"version": value.get("version", INDEX_VERSION), "generation": value.get("generation", 0), **value}
+        value = {
+            "version": value.get("version", INDEX_VERSION),
+            "generation": value.get("generation", 0),
+            **value,
+        }
     for key, entry in value["sessions"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("sessionId"), str):
             raise StoreError(f"{path}: damaged session index (entry {key!r})", hint=_DOCTOR_HINT)

@@ -87,7 +87,12 @@ class Transition:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sessionKey": self.session_key, "sessionId": self.session_id, "change": self.change, "reason": self.reason}
+        return {
+            "sessionKey": self.session_key,
+            "sessionId": self.session_id,
+            "change": self.change,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -142,7 +147,13 @@ class SessionManager:
                 elif entry.get("status") != "active":
                     self.store.set_status(session_id, "active", now)
             message = self.store.append(
-                session_id, role, content, now, sender=sender, tool_calls=tool_calls, tool_call_id=tool_call_id
+                session_id,
+                role,
+                content,
+                now,
+                sender=sender,
+                tool_calls=tool_calls,
+                tool_call_id=tool_call_id,
             )
         return AppendResult(message, session_id, text, reason is not None, reason, previous)
 
@@ -167,7 +178,9 @@ class SessionManager:
         with self.store.key_lock(text).hold():
             previous = self.store.current_session_id(text)
             if previous is None:
-                raise NotFound(f"no session for key {text}", hint=f"start one with `openclaw session new {text}`")
+                raise NotFound(
+                    f"no session for key {text}", hint=f"start one with `openclaw session new {text}`"
+                )
             session_id = self._replace(text, previous, now)
             return self.store.read_meta(session_id), previous
 
