@@ -22,8 +22,8 @@ from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.locks import is_held_elsewhere
 from openclaw_cli.sessions.store import (
     LOCKS_DIRNAME,
-    META_FILENAME,
     MESSAGES_FILENAME,
+    META_FILENAME,
     new_meta,
     read_meta_file,
 )
