@@ -334,6 +334,9 @@ def test_has_han() -> None:
         ("ＡＢＣ　１２３", "abc 123"),
         ("Line one\nline\ttwo", "line one line two"),
         ("“Quoted”", '"quoted"'),
+        ("zero\u200bwidth\u00a0space", "zerowidth space"),
+        ("bell\x07here", "bell here"),
+        ("lone\ud800surrogate", "lonesurrogate"),
     ],
 )
 def test_l0_hash_ignores_case_space_and_punctuation(a: str, b: str) -> None:

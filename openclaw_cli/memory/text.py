@@ -230,15 +230,23 @@ def _jieba() -> Any:
 
 
 def normalise_l0(text: str) -> str:
-    """NFKC, casefold, punctuation to spaces, whitespace collapsed, no spaces next to Han characters.
+    """NFKC, casefold, punctuation and control characters to spaces, invisible format characters
+    removed, whitespace collapsed, no spaces next to Han characters.
 
     Punctuation becomes a space rather than nothing so "tea,coffee" equals "tea, coffee"; spaces next to
     Han are dropped because Chinese does not use them ("用 Go 写" equals "用Go写").
     """
-    folded = _fold(text)
-    no_punct = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
+    no_punct = "".join(_l0_char(ch) for ch in _fold(text))
     collapsed = _WHITESPACE.sub(" ", no_punct).strip()
     return _han_patterns()[2].sub("", collapsed)
+
+
+def _l0_char(ch: str) -> str:
+    category = unicodedata.category(ch)
+    if category.startswith("P") or category == "Cc":
+        return " "
+    # Zero-width spaces/joiners are invisible; a lone surrogate (possible in JSON input) cannot be encoded.
+    return "" if category in ("Cf", "Cs") else ch
 
 
 def l0_hash(text: str) -> str:
