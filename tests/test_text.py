@@ -356,3 +356,9 @@ def test_l0_hash_is_sha256_hex() -> None:
     digest = l0_hash("hello")
     assert re.fullmatch(r"[0-9a-f]{64}", digest)
     assert normalise_l0("  Hello, World!  ") == "hello world"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_l0_hash_never_raises_and_ignores_surrounding_space(text: str) -> None:
+    assert l0_hash(text) == l0_hash(f" \t{text}\n ")
