@@ -14,6 +14,7 @@ from openclaw_cli.cli.config_cmd import app as config_app
 from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
 from openclaw_cli.cli.doctor import doctor_cmd
 from openclaw_cli.cli.memory import app as memory_app
+from openclaw_cli.cli.session import app as session_app
 from openclaw_cli.errors import OpenclawError
 
 app = typer.Typer(
@@ -26,6 +27,7 @@ app = typer.Typer(
     epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json",
 )
 app.add_typer(config_app, name="config")
+app.add_typer(session_app, name="session")
 app.add_typer(memory_app, name="memory")
 app.command("doctor", epilog=DOCTOR_EPILOG)(doctor_cmd)
 

@@ -30,7 +30,7 @@ from openclaw_cli.paths import Home, validate_name
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id
 from openclaw_cli.sessions.jsonl import ReadResult, parse_chunk, read_messages
-from openclaw_cli.sessions.keys import SessionKey, build_key, canonical_key, looks_like_key
+from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
 from openclaw_cli.sessions.locks import ProcessLock, forget_lock, lock_for
 from openclaw_cli.sessions.writer import Durability, SessionWriter, meta_counters
 
@@ -185,7 +185,9 @@ class SessionStore:
     def resolve(self, key_or_id: str) -> str:
         """The session id named by a key (its current session) or by an id; NotFound otherwise."""
         if looks_like_key(key_or_id):
-            key = canonical_key(key_or_id)
+            parsed = parse_key(key_or_id)
+            self.check_key_agent(parsed)
+            key = build_key(parsed)
             found = self.current_session_id(key)
             if found is None:
                 raise NotFound(f"no session for key {key}", hint="see `openclaw session list`")

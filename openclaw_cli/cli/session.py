@@ -1,0 +1,279 @@
+"""`openclaw session`: inspect and change sessions (short-term memory). Thin: the work is in sessions/."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from openclaw_cli.cli import common
+
+if TYPE_CHECKING:
+    from openclaw_cli.sessions.lifecycle import SessionManager
+    from openclaw_cli.sessions.store import SessionStore
+
+app = typer.Typer(
+    help="Sessions: one conversation's history per session key (short-term memory).",
+    no_args_is_help=True,
+    epilog="Examples:\n\n  openclaw session list --status active\n\n"
+    "  openclaw session append agent:main:main --role user 'hello'\n\n"
+    "  openclaw session show agent:main:main --tail 20",
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+Target = Annotated[
+    str, typer.Argument(help="A session key (agent:main:...) or a session id (s-...).", show_default=False)
+]
+KeyArg = Annotated[str, typer.Argument(help="A session key, e.g. agent:main:main.", show_default=False)]
+
+
+def _epilog(*lines: str) -> str:
+    return "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines)
+
+
+def _now() -> datetime:
+    return datetime.now().astimezone()  # local time: the daily reset hour is local
+
+
+def _store(with_settings: bool = False) -> SessionStore:
+    from openclaw_cli.sessions.store import Durability, SessionStore
+
+    st = common.state()
+    durability = Durability.from_settings(st.settings.session) if with_settings else Durability()
+    return SessionStore(st.home, st.agent, durability)
+
+
+def _manager() -> SessionManager:
+    from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
+
+    return SessionManager(
+        _store(with_settings=True), ResetPolicy.from_settings(common.state().settings.session)
+    )
+
+
+@app.command(
+    "list", epilog=_epilog("openclaw session list", "openclaw session list --status archived --json")
+)
+def list_cmd(
+    status: Annotated[str | None, typer.Option("--status", help="Only active, dormant or archived.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the sessions of the agent, most recently updated first (reads sessions.json only)."""
+    from openclaw_cli.sessions.index import STATUSES, list_sessions
+
+    if status is not None and status not in STATUSES:
+        common.fail(f"unknown status {status!r}", hint=f"use one of {', '.join(STATUSES)}", code=2)
+    st = common.state()
+    rows = list_sessions(st.home.sessions_dir(st.agent), status)
+    if as_json:
+        common.emit_json(rows)
+        return
+    if not rows:
+        common.echo("no sessions")
+        return
+    for row in rows:
+        common.echo(
+            f"{row['sessionId']}  {row['status']:<8}  {row['updatedAt'] or '-':<24}  {row['sessionKey']}"
+        )
+
+
+def _warn_problems(problems: list[Any], path: Any) -> None:
+    for problem in problems:
+        common.warn(problem.describe(path))
+
+
+@app.command(
+    "show",
+    epilog=_epilog(
+        "openclaw session show agent:main:main --tail 10", "openclaw session show s-0190... --json"
+    ),
+)
+def show_cmd(
+    target: Target,
+    tail: Annotated[int | None, typer.Option("--tail", min=0, help="Only the last N messages.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a session's metadata and messages. Damaged lines are skipped and reported on stderr."""
+    store = _store()
+    view = store.read_session(store.resolve(target))
+    messages = view.messages[-tail:] if tail else ([] if tail == 0 else view.messages)
+    _warn_problems(view.problems, view.path)
+    if as_json:
+        common.emit_json(
+            {"meta": view.meta, "messages": messages, "problems": [p.to_dict() for p in view.problems]}
+        )
+        return
+    meta = view.meta
+    common.echo(f"{meta['sessionId']}  {meta.get('status')}  {meta.get('sessionKey')}")
+    common.echo(f"created {meta.get('createdAt')}  last active {meta.get('lastActiveAt')}")
+    common.echo(f"messages {meta['messageCount']}  tokens in/out {meta['totalInputTokens']}/{meta['totalOutputTokens']}")
+    for message in messages:
+        who = f" ({message['sender']})" if message.get("sender") else ""
+        common.echo(f"[{message['idx']}] {message['role']}{who}: {message.get('content', '')}")
+
+
+@app.command(
+    "append",
+    epilog=_epilog(
+        "openclaw session append agent:main:main --role user 'remember that I like tea'",
+        "echo 'hi' | openclaw session append agent:main:telegram:default:group:42 --role user --sender 123 -",
+    ),
+)
+def append_cmd(
+    key: KeyArg,
+    text: Annotated[
+        str, typer.Argument(help="The message text; - reads standard input.", show_default=False)
+    ],
+    role: Annotated[str, typer.Option("--role", help="user, assistant, system or tool.")] = "user",
+    sender: Annotated[str | None, typer.Option("--sender", help="Who spoke, in group chats.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Append one message to the key's session (a stale session is reset first; the message is kept)."""
+    content = common.read_text_arg(text)
+    result = _manager().append(key, role, content, _now(), sender=sender)
+    if as_json:
+        common.emit_json(result.to_dict())
+        return
+    if result.new_session:
+        why = f" ({result.reason})" if result.reason else ""
+        common.echo(f"started a new session {result.session_id}{why}")
+    common.echo(f"appended message {result.message['idx']} to {result.session_id}")
+
+
+@app.command("new", epilog=_epilog("openclaw session new agent:main:main"))
+def new_cmd(key: KeyArg, as_json: JsonOpt = False) -> None:
+    """Start a new session for a key; its current session (if any) is archived."""
+    meta, previous = _manager().new(key, _now())
+    _report_new(meta, previous, as_json)
+
+
+@app.command("reset", epilog=_epilog("openclaw session reset agent:main:telegram:default:direct:123"))
+def reset_cmd(key: KeyArg, as_json: JsonOpt = False) -> None:
+    """Archive the key's current session and start a new one (the key must have a session)."""
+    meta, previous = _manager().reset(key, _now())
+    _report_new(meta, previous, as_json)
+
+
+def _report_new(meta: dict[str, Any], previous: str | None, as_json: bool) -> None:
+    if as_json:
+        common.emit_json({"session": meta, "previousSessionId": previous})
+        return
+    if previous:
+        common.echo(f"archived {previous}")
+    common.echo(f"started a new session {meta['sessionId']} for {meta['sessionKey']}")
+
+
+@app.command(
+    "archive",
+    epilog=_epilog("openclaw session archive agent:main:main", "openclaw session archive s-0190..."),
+)
+def archive_cmd(target: Target, as_json: JsonOpt = False) -> None:
+    """Archive a session: it takes no more messages; the next message to its key starts a new one."""
+    meta = _manager().archive(target, _now())
+    if as_json:
+        common.emit_json(meta)
+    else:
+        common.echo(f"archived {meta['sessionId']}")
+
+
+@app.command("delete", epilog=_epilog("openclaw session delete s-0190... --yes"))
+def delete_cmd(
+    target: Target,
+    yes: Annotated[bool, typer.Option("--yes", help="Really delete (required).")] = False,
+) -> None:
+    """Delete a session and its messages for good (this cannot be undone)."""
+    if not yes:
+        common.fail(
+            "refusing to delete without --yes", hint="add --yes; consider `openclaw session archive` instead"
+        )
+    session_id = _manager().delete(target)
+    common.echo(f"deleted {session_id}")
+
+
+@app.command("export", epilog=_epilog("openclaw session export agent:main:main > chat.jsonl"))
+def export_cmd(target: Target) -> None:
+    """Print a session as JSON Lines: one meta line, then one line per message."""
+    store = _store()
+    view = store.read_session(store.resolve(target))
+    _warn_problems(view.problems, view.path)
+    common.emit_json_line({"type": "meta", **view.meta})
+    for message in view.messages:
+        common.emit_json_line({"type": "message", **message})
+
+
+@app.command(
+    "key",
+    epilog=_epilog(
+        "openclaw session key --channel telegram --account default --peer 123",
+        "openclaw session key --channel discord --account bot1 --peer 9 --group 555 --json",
+    ),
+)
+def key_cmd(
+    channel: Annotated[str, typer.Option("--channel", help="e.g. telegram, discord.", show_default=False)],
+    account: Annotated[str, typer.Option("--account", help="The bot account on that channel.")] = "default",
+    peer: Annotated[str, typer.Option("--peer", help="The sender's id.", show_default=False)] = "",
+    group: Annotated[str | None, typer.Option("--group", help="The group id, for group chats.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the session key a message gets under the configured session.dmScope and identityLinks."""
+    from openclaw_cli.sessions.keys import build_key, dm_key, group_key
+
+    st = common.state()
+    if group is not None:
+        key = group_key(st.agent, channel, account, group)
+    else:
+        if not peer:
+            common.fail("--peer is required for a direct message", code=2)
+        settings = st.settings.session
+        key = dm_key(
+            st.agent,
+            channel,
+            account,
+            peer,
+            dm_scope=settings.dm_scope,
+            identity_links=settings.identity_links,
+        )
+    text = build_key(key)
+    if as_json:
+        common.emit_json({"sessionKey": text, "kind": key.kind, "dmScope": st.settings.session.dm_scope})
+    else:
+        common.echo(text)
+
+
+@app.command("sweep", epilog=_epilog("openclaw session sweep", "*/15 * * * * openclaw session sweep --json"))
+def sweep_cmd(as_json: JsonOpt = False) -> None:
+    """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed."""
+    changes = _manager().sweep(_now())
+    if as_json:
+        common.emit_json([change.to_dict() for change in changes])
+        return
+    for change in changes:
+        common.echo(f"{change.session_id} {change.change} ({change.reason})  {change.session_key}")
+    common.echo(f"{len(changes)} session(s) changed")
+
+
+@app.command("context", epilog=_epilog("openclaw session context agent:main:main --budget 4000 --json"))
+def context_cmd(
+    target: Target,
+    budget: Annotated[
+        int, typer.Option("--budget", min=0, help="Token budget for the history.", show_default=False)
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show what a model would be sent: the summary and the newest messages within the token budget."""
+    from openclaw_cli.sessions.context import session_context
+
+    store = _store()
+    result = session_context(store, target, budget)
+    _warn_problems(result.problems, store.session_dir(store.resolve(target)) / "messages.jsonl")
+    if as_json:
+        common.emit_json(result.to_dict())
+        return
+    if result.summary:
+        common.echo(f"[summary] {result.summary}")
+    for message in result.messages:
+        common.echo(f"[{message['idx']}] {message['role']}: {message.get('content', '')}")
+    common.echo(
+        f"{result.tokens}/{result.budget} tokens, {len(result.messages)} message(s), {result.dropped} dropped"
+    )
