@@ -107,7 +107,8 @@ def show_cmd(
     meta = view.meta
     common.echo(f"{meta['sessionId']}  {meta.get('status')}  {meta.get('sessionKey')}")
     common.echo(f"created {meta.get('createdAt')}  last active {meta.get('lastActiveAt')}")
-    common.echo(f"messages {meta['messageCount']}  tokens in/out {meta['totalInputTokens']}/{meta['totalOutputTokens']}")
+    tokens = f"{meta['totalInputTokens']}/{meta['totalOutputTokens']}"
+    common.echo(f"messages {meta['messageCount']}  tokens in/out {tokens}")
     for message in messages:
         who = f" ({message['sender']})" if message.get("sender") else ""
         common.echo(f"[{message['idx']}] {message['role']}{who}: {message.get('content', '')}")
