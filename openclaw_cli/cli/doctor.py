@@ -37,7 +37,9 @@ def doctor_cmd(fix: FixOpt = False, as_json: JsonOpt = False) -> None:
     else:
         _render(findings, failed, fix)
     if failed:
-        raise typer.Exit(1)
+        # SystemExit rather than typer.Exit: with standalone_mode=False click turns typer.Exit into a
+        # return value, which cli.main.run() does not pass on as the exit status.
+        raise SystemExit(1)
 
 
 def _render(findings: list[Finding], failed: bool, fix: bool) -> None:
@@ -48,7 +50,9 @@ def _render(findings: list[Finding], failed: bool, fix: bool) -> None:
     for finding in findings:
         label = "fixed" if finding.fixed else finding.severity
         style = "green" if finding.fixed else _STYLE[finding.severity]
-        where = f" {escape(finding.path)}:" if finding.path and finding.severity != "ok" else ""
+        # Say where, unless the message already does.
+        shown = finding.path and finding.severity != "ok" and finding.path not in finding.message
+        where = f" {escape(finding.path)}:" if shown and finding.path else ""
         console.print(f"[{style}]{label:<7}[/] {escape(finding.check)}{where} {escape(finding.message)}")
         if finding.hint and not finding.fixed:
             console.print(f"        [dim]fix:[/] {escape(finding.hint)}")
