@@ -279,3 +279,16 @@ def test_run_checks_reports_and_fixes_through_the_core_api(tmp_path: Path) -> No
 def test_has_errors_ignores_warnings_and_fixed_errors() -> None:
     assert not has_errors([Finding("x", "warning", "w"), Finding("x", "error", "e", fixed=True)])
     assert has_errors([Finding("x", "ok", "fine"), Finding("x", "error", "e")])
+
+
+# --- memory (checked by openclaw_cli.memory.check, run through doctor) ---------------------------
+
+
+def test_memory_database_is_checked_when_config_is_valid(cli, home: Path) -> None:
+    added = cli("memory", "add", "I like green tea", "--json")
+    assert added.returncode == 0, added.stderr
+    result, report = _doctor_json(cli)
+    assert result.returncode == 0, report
+    memory = [f for f in report["findings"] if f["check"].startswith("memory")]
+    assert memory and all(f["severity"] == "ok" for f in memory)
+    assert any(f["path"] == str(home / "agents" / "main" / "memory" / "memory.sqlite") for f in memory)
