@@ -1,0 +1,67 @@
+"""Start-up stays light: the CLI's common paths import none of the heavy libraries.
+
+Checked with `python -X importtime -m openclaw_cli ...`, which lists every module the real process imports.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, base_env
+
+HEAVY = ("litellm", "onnxruntime", "numpy", "jieba", "pydantic_settings")
+
+
+def _imported_modules(home: Path, *args: str) -> tuple[int, set[str]]:
+    """Exit status and every module imported by `openclaw ARGS` run as a real process."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", *args],
+        capture_output=True,
+        text=True,
+        env=base_env(home),
+        cwd=ROOT,
+        timeout=60,
+    )
+    modules = set()
+    for line in proc.stderr.splitlines():
+        # "import time:   self [us] | cumulative | imported package", nested imports indented.
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name and name != "imported package":
+                modules.add(name)
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, modules
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--version",), ("--help",), ("session", "list"), ("session", "list", "--json")],
+    ids=["version", "help", "session-list", "session-list-json"],
+)
+def test_common_commands_import_nothing_heavy(home: Path, args: tuple[str, ...]) -> None:
+    status, modules = _imported_modules(home, *args)
+    assert status == 0
+    assert "openclaw_cli.cli.main" in modules  # the measurement saw the real CLI start
+    assert _heavy(modules) == [], f"`openclaw {' '.join(args)}` imports {_heavy(modules)}"
+
+
+def test_session_list_on_an_existing_session_imports_nothing_heavy(cli, home: Path) -> None:
+    assert cli("session", "append", "agent:main:main", "--role", "user", "hi").returncode == 0
+    status, modules = _imported_modules(home, "session", "list", "--json")
+    assert status == 0
+    assert _heavy(modules) == []
+
+
+def test_the_measurement_detects_a_heavy_import(home: Path) -> None:
+    # `config show` needs pydantic-settings, so the same parsing must find it there.
+    status, modules = _imported_modules(home, "config", "show", "--json")
+    assert status == 0
+    assert "pydantic_settings" in _heavy(modules)
