@@ -24,6 +24,8 @@ T = TypeVar("T")
 # Longest single wait between retries, whatever the attempt count.
 MAX_BACKOFF_SECONDS = 30.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
+# Both litellm's own retry loop and the OpenAI client's must be off, or one failure becomes many requests.
+_NO_RETRIES: dict[str, Any] = {"num_retries": 0, "max_retries": 0}
 
 _setup_lock = threading.Lock()
 _litellm: ModuleType | None = None
@@ -49,6 +51,10 @@ def _client() -> ModuleType:
             litellm.set_verbose = False
             litellm.turn_off_message_logging = True
             litellm.drop_params = True
+            # litellm turns max_retries=0 into this default (`max_retries or DEFAULT_MAX_RETRIES`) for
+            # OpenAI-style clients; our own loop does the retrying.
+            litellm.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]  # declared Final, but read at call time
+            litellm.num_retries = None
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai"):
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             _litellm = litellm
@@ -123,7 +129,7 @@ def embed(
     vectors: list[list[float]] = []
     for start in range(0, len(texts), batch_size):
         batch = list(texts[start : start + batch_size])
-        kwargs: dict[str, Any] = {"model": model, "input": batch, "timeout": timeout, "max_retries": 0}
+        kwargs: dict[str, Any] = {"model": model, "input": batch, "timeout": timeout, **_NO_RETRIES}
         if api_base:
             kwargs["api_base"] = api_base
         if api_key:
@@ -175,6 +181,7 @@ def rerank(
         "documents": list(documents),
         "top_n": top_n or len(documents),
         "timeout": timeout,
+        **_NO_RETRIES,
     }
     if api_base:
         kwargs["api_base"] = api_base
@@ -210,7 +217,7 @@ def complete(
         "model": model,
         "messages": list(messages),
         "timeout": timeout,
-        "max_retries": 0,
+        **_NO_RETRIES,
         **options,
     }
     if api_base:
