@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "config doctor" ;;
+        "commands:openclaw") echo "config doctor memory session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw config") echo "get path set show" ;;
@@ -14,6 +14,39 @@ _openclaw_words() {
         "options:openclaw config set") echo "-h --help" ;;
         "options:openclaw config show") echo "--json -h --help" ;;
         "options:openclaw doctor") echo "--fix --json -h --help" ;;
+        "commands:openclaw memory") echo "add delete get history index list purge search status" ;;
+        "options:openclaw memory") echo "-h --help" ;;
+        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
+        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
+        "options:openclaw memory delete") echo "--json -h --help" ;;
+        "options:openclaw memory get") echo "--json -h --help" ;;
+        "options:openclaw memory history") echo "--json -h --help" ;;
+        "options:openclaw memory index") echo "--check --rebuild --json -h --help" ;;
+        "options:openclaw memory list") echo "-u --user -c --category --scope -n --limit --json -h --help" ;;
+        "valued:openclaw memory list") echo "-u --user -c --category --scope -n --limit" ;;
+        "options:openclaw memory purge") echo "-u --user --yes --json -h --help" ;;
+        "valued:openclaw memory purge") echo "-u --user" ;;
+        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --record-hit --batch --json -h --help" ;;
+        "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
+        "options:openclaw memory status") echo "--json -h --help" ;;
+        "commands:openclaw session") echo "append archive context delete export key list new reset show sweep" ;;
+        "options:openclaw session") echo "-h --help" ;;
+        "options:openclaw session append") echo "--role --sender --json -h --help" ;;
+        "valued:openclaw session append") echo "--role --sender" ;;
+        "options:openclaw session archive") echo "--json -h --help" ;;
+        "options:openclaw session context") echo "--budget --json -h --help" ;;
+        "valued:openclaw session context") echo "--budget" ;;
+        "options:openclaw session delete") echo "--yes -h --help" ;;
+        "options:openclaw session export") echo "-h --help" ;;
+        "options:openclaw session key") echo "--channel --account --peer --group --json -h --help" ;;
+        "valued:openclaw session key") echo "--channel --account --peer --group" ;;
+        "options:openclaw session list") echo "--status --json -h --help" ;;
+        "valued:openclaw session list") echo "--status" ;;
+        "options:openclaw session new") echo "--json -h --help" ;;
+        "options:openclaw session reset") echo "--json -h --help" ;;
+        "options:openclaw session show") echo "--tail --json -h --help" ;;
+        "valued:openclaw session show") echo "--tail" ;;
+        "options:openclaw session sweep") echo "--json -h --help" ;;
     esac
 }
 

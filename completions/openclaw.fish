@@ -4,9 +4,13 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' config doctor
+            printf '%s\n' config doctor memory session
         case 'openclaw config'
             printf '%s\n' get path set show
+        case 'openclaw memory'
+            printf '%s\n' add delete get history index list purge search status
+        case 'openclaw session'
+            printf '%s\n' append archive context delete export key list new reset show sweep
     end
 end
 
@@ -14,6 +18,24 @@ function __openclaw_valued --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
             printf '%s\n' '--home' '--agent'
+        case 'openclaw memory add'
+            printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '--batch'
+        case 'openclaw memory list'
+            printf '%s\n' '-u' '--user' '-c' '--category' '--scope' '-n' '--limit'
+        case 'openclaw memory purge'
+            printf '%s\n' '-u' '--user'
+        case 'openclaw memory search'
+            printf '%s\n' '-k' '--top' '-u' '--user' '-c' '--category' '--scope' '--mode' '--batch'
+        case 'openclaw session append'
+            printf '%s\n' '--role' '--sender'
+        case 'openclaw session context'
+            printf '%s\n' '--budget'
+        case 'openclaw session key'
+            printf '%s\n' '--channel' '--account' '--peer' '--group'
+        case 'openclaw session list'
+            printf '%s\n' '--status'
+        case 'openclaw session show'
+            printf '%s\n' '--tail'
     end
 end
 
@@ -45,6 +67,8 @@ end
 complete -c openclaw -f
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a config -d 'Read and change openclaw.json (JSON5)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a doctor -d 'Check permissions, openclaw.json, sessions and memory; exit 1 if an error remains'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l home -r -F -d 'State directory (default ~/.openclaw).'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l agent -x -d 'Agent id.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s v -l verbose -d 'Show tracebacks and debug detail.'
@@ -67,3 +91,109 @@ complete -c openclaw -n "__openclaw_at 'openclaw config show'" -s h -l help -d '
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -l fix -d 'Repair what can be repaired (e.g. file permissions).'
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a add -d 'Store a memory, or many with --batch'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a delete -d 'Remove a memory from every index at once (its old value stays in `memory history`)'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a get -d 'Show one memory with all its fields (L0, L1, L2, FSRS state)'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a history -d 'Every add, update, merge and delete of one memory, with old and new values'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Verify and repair the keyword and vector indexes (for cron: `openclaw memory index --check`)'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a list -d 'List memories, oldest first, with optional filters'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a purge -d 'Remove every memory of one user, with its history, and compact the file (right to be forgotten)'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a search -d 'Hybrid search: BM25 and vectors fused by weighted RRF, times FSRS retrievability'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a status -d 'Counts by scope and category, embedder identity, pending vectors, index health and file sizes'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s c -l category -x -d 'Category.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l scope -x -d 'user or agent.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s u -l user -x -d 'User id the memory belongs to / filter.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l l1 -x -d 'Detail (L1).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l l2 -x -d 'Verbatim source (L2).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l id -x -d 'Use this id instead of a new one.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l batch -x -d 'JSON Lines file of records (\'-\' = stdin); see the man page.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory get'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory get'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory get'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory history'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory history'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory history'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory index'" -l check -d 'Only verify; exit 1 if something is wrong.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory index'" -l rebuild -d 'Re-embed everything and swap the new index in.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory index'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory index'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -s u -l user -x -d 'User id the memory belongs to / filter.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -s c -l category -x -d 'profile, preference, event, case, lesson, insight or note.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -l scope -x -d 'user or agent.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -s n -l limit -x -d 'At most N records.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -s u -l user -x -d 'The user whose memories are removed.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l yes -d 'Confirm: this cannot be undone.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s k -l top -x -d 'Number of results.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s u -l user -x -d 'User id the memory belongs to / filter.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s c -l category -x -d 'Only these categories.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l scope -x -d 'user or agent.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l mode -x -d 'hybrid, bm25 or vector.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l explain -d 'Show each stage\'s ranks, scores and timings.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l record-hit -d 'Count the results as recalled (FSRS review).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l batch -x -d 'JSON Lines of {query, k, userId, category} (\'-\' = stdin).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory status'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory status'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a append -d 'Append one message to the key\'s session (a stale session is reset first; the message is kept)'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a archive -d 'Archive a session: it takes no more messages; the next message to its key starts a new one'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a context -d 'Show what a model would be sent: the summary and the newest messages within the token budget'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a delete -d 'Delete a session and its messages for good (this cannot be undone)'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a export -d 'Print a session as JSON Lines: one meta line, then one line per message'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a key -d 'Print the session key a message gets under the configured session.dmScope and identityLinks'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a list -d 'List the sessions of the agent, most recently updated first (reads sessions.json only)'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a new -d 'Start a new session for a key; its current session (if any) is archived'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a reset -d 'Archive the key\'s current session and start a new one (the key must have a session)'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a show -d 'Show a session\'s metadata and messages'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a sweep -d 'Apply daily/idle resets and dormancy to every session now (for cron); reports what changed'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session append'" -l role -x -d 'user, assistant, system or tool.'
+complete -c openclaw -n "__openclaw_at 'openclaw session append'" -l sender -x -d 'Who spoke, in group chats.'
+complete -c openclaw -n "__openclaw_at 'openclaw session append'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session append'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session append'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session archive'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session archive'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session archive'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l budget -x -d 'Token budget for the history.'
+complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session context'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session context'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session delete'" -l yes -d 'Really delete (required).'
+complete -c openclaw -n "__openclaw_at 'openclaw session delete'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session delete'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session export'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session export'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session key'" -l channel -x -d 'e.g. telegram, discord.'
+complete -c openclaw -n "__openclaw_at 'openclaw session key'" -l account -x -d 'The bot account on that channel.'
+complete -c openclaw -n "__openclaw_at 'openclaw session key'" -l peer -x -d 'The sender\'s id.'
+complete -c openclaw -n "__openclaw_at 'openclaw session key'" -l group -x -d 'The group id, for group chats.'
+complete -c openclaw -n "__openclaw_at 'openclaw session key'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session key'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session list'" -l status -x -d 'Only active, dormant or archived.'
+complete -c openclaw -n "__openclaw_at 'openclaw session list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session new'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session new'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session new'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session reset'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session reset'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session reset'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session show'" -l tail -x -d 'Only the last N messages.'
+complete -c openclaw -n "__openclaw_at 'openclaw session show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session show'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session show'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -s h -l help -d 'Show this message and exit.'
