@@ -96,8 +96,19 @@ def test_new_reset_archive_sweep_and_context(cli) -> None:  # type: ignore[no-un
 def test_bad_role_and_help_examples(cli) -> None:  # type: ignore[no-untyped-def]
     bad = cli("session", "append", KEY, "--role", "robot", "x")
     assert bad.returncode == 1 and "unknown role" in bad.stderr
-    for command in ("list", "show", "append", "new", "reset", "archive", "delete", "export", "key", "sweep",
-                    "context"):
+    for command in (
+        "list",
+        "show",
+        "append",
+        "new",
+        "reset",
+        "archive",
+        "delete",
+        "export",
+        "key",
+        "sweep",
+        "context",
+    ):
         shown = cli("session", command, "--help")
         assert shown.returncode == 0 and "Examples" in shown.stdout, command
 
@@ -109,11 +120,14 @@ def test_list_does_not_load_heavy_modules(home: Path) -> None:
     code = (
         "import sys\nfrom openclaw_cli.cli.main import app\n"
         "try:\n    app(['session', 'list', '--json'], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('pydantic_settings', 'filelock', 'tiktoken', 'litellm') if m in sys.modules),"
-        " file=sys.stderr)"
+        "heavy = ('pydantic_settings', 'filelock', 'tiktoken', 'litellm')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={"OPENCLAW_HOME": str(home), "PATH": ""}
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"OPENCLAW_HOME": str(home), "PATH": ""},
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]"

@@ -85,8 +85,17 @@ def test_unknown_dm_scope_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["agent:main", "agent::main", "agent:main:other", "user:main:main", "agent:main:t:direct:a/b",
-     "agent:ma\x00in:main", "agent:main:t:a:direct:", "agent:main:t:a:chat:1", "agent:main:t:a:direct:x y"],
+    [
+        "agent:main",
+        "agent::main",
+        "agent:main:other",
+        "user:main:main",
+        "agent:main:t:direct:a/b",
+        "agent:ma\x00in:main",
+        "agent:main:t:a:direct:",
+        "agent:main:t:a:chat:1",
+        "agent:main:t:a:direct:x y",
+    ],
 )
 def test_malformed_keys_are_refused(bad: str) -> None:
     with pytest.raises(InvalidInput):

@@ -20,8 +20,12 @@ def manager(home: Path, **policy: object) -> SessionManager:
 
 
 def test_daily_boundary_is_the_last_reset_hour_in_local_time() -> None:
-    assert daily_boundary(datetime(2026, 3, 2, 3, 59, tzinfo=LOCAL), 4) == datetime(2026, 3, 1, 4, tzinfo=LOCAL)
-    assert daily_boundary(datetime(2026, 3, 2, 4, 0, tzinfo=LOCAL), 4) == datetime(2026, 3, 2, 4, tzinfo=LOCAL)
+    assert daily_boundary(datetime(2026, 3, 2, 3, 59, tzinfo=LOCAL), 4) == datetime(
+        2026, 3, 1, 4, tzinfo=LOCAL
+    )
+    assert daily_boundary(datetime(2026, 3, 2, 4, 0, tzinfo=LOCAL), 4) == datetime(
+        2026, 3, 2, 4, tzinfo=LOCAL
+    )
 
 
 def test_daily_reset_starts_a_new_session_holding_the_triggering_message(home: Path) -> None:

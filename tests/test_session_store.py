@@ -67,9 +67,23 @@ def test_layout_fields_and_permissions(home: Path) -> None:
     assert is_session_id(session_id)
     assert sorted(p.name for p in directory.iterdir()) == ["context.json", "messages.jsonl", "meta.json"]
     meta = json.loads((directory / "meta.json").read_text())
-    for field in ("sessionId", "sessionKey", "agentId", "channel", "chatId", "userId", "createdAt", "lastActiveAt",
-                  "messageCount", "totalInputTokens", "totalOutputTokens", "totalCost", "status", "model",
-                  "summaryCheckpoint"):
+    for field in (
+        "sessionId",
+        "sessionKey",
+        "agentId",
+        "channel",
+        "chatId",
+        "userId",
+        "createdAt",
+        "lastActiveAt",
+        "messageCount",
+        "totalInputTokens",
+        "totalOutputTokens",
+        "totalCost",
+        "status",
+        "model",
+        "summaryCheckpoint",
+    ):
         assert field in meta
     assert meta["messageCount"] == 1 and meta["status"] == "active"
     line = json.loads((directory / "messages.jsonl").read_text().splitlines()[0])
@@ -157,7 +171,9 @@ def test_truncated_meta_and_index_are_rebuilt_without_deleting(home: Path) -> No
     rows = {row["sessionId"]: row for row in rebuilt_rows(rebuilt)}
     assert set(rows) == {session_id, other}
     assert rows[other]["sessionKey"] == "agent:main:telegram:direct:7"
-    assert [m["content"] for m in rebuilt.read_messages(session_id).messages] == [f"message {i}" for i in range(3)]
+    assert [m["content"] for m in rebuilt.read_messages(session_id).messages] == [
+        f"message {i}" for i in range(3)
+    ]
     assert [f.severity for f in check_sessions(Home(home), "main", fix=False)] == ["ok"]
 
 
