@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openclaw_cli.config import EmbeddingSettings
 from openclaw_cli.errors import ConfigError, OpenclawError, StoreError
 
 if TYPE_CHECKING:
     import numpy as np
     from onnxruntime import InferenceSession
     from tokenizers import Encoding, Tokenizer
+
+    from openclaw_cli.config import EmbeddingSettings
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 LOCAL_DIMENSIONS = 384

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from openclaw_cli.config import RerankSettings
 from openclaw_cli.errors import ConfigError, OpenclawError
 from openclaw_cli.memory.embed import feed_for, load_session, load_tokenizer, model_dir_files, pad_encodings
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from openclaw_cli.config import RerankSettings
 
 # Cross-encoders read query and document together; 512 word pieces is the usual BERT-family limit.
 PAIR_MAX_TOKENS = 512
