@@ -36,7 +36,11 @@ _DETAILS = [
     "according to the notes from the kickoff call with the vendor and the finance team",
     "which matters for scheduling anything before ten o'clock",
 ]
-_CHINESE = ["用户喜欢在早上喝黑咖啡，不加糖。", "周四下午三点的会议改到了线上。", "上线前先在数据库副本上跑迁移。"]
+_CHINESE = [
+    "用户喜欢在早上喝黑咖啡，不加糖。",
+    "周四下午三点的会议改到了线上。",
+    "上线前先在数据库副本上跑迁移。",
+]
 
 
 def realistic_passages(count: int, seed: int = 7) -> list[str]:
