@@ -133,7 +133,7 @@ def test_every_command_has_a_man_page_with_its_options() -> None:
         assert text.startswith('.\\" Generated') and "\n.SH NAME\n" in text
         for param in command.params:  # type: ignore[attr-defined]
             for opt in getattr(param, "opts", []):
-                if opt.startswith("--") and not param.hidden:
+                if opt.startswith("--") and not getattr(param, "hidden", False):
                     assert opt.replace("-", "\\-") in text, (page.name, opt)
         for name, sub in getattr(command, "commands", {}).items():
             pending.append(([*path, name], sub))
