@@ -85,12 +85,19 @@ def _private_entries(root: Path) -> Iterator[tuple[Path, int]]:
         base = Path(current)
         for name in sorted(filenames):
             path = base / name
-            if stat.S_ISREG(path.lstat().st_mode):
+            if _is_regular_file(path):
                 yield path, FILE_MODE
         for name in dirnames:
             path = base / name
             if not path.is_symlink():
                 yield path, DIR_MODE
+
+
+def _is_regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:  # removed while we walked (e.g. a temp file renamed into place)
+        return False
 
 
 def _mode_problem(path: Path, expected: int, fix: bool) -> Finding | None:
