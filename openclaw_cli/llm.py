@@ -125,6 +125,8 @@ def embed(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
 ) -> list[list[float]]:
     """One embedding per text, in order. Requests carry at most `batch_size` texts each."""
+    if not texts:
+        return []
     litellm = _client()
     vectors: list[list[float]] = []
     for start in range(0, len(texts), batch_size):

@@ -67,6 +67,8 @@ def overlap_score(query: str, document: str) -> float:
 class FakeOpenAI:
     dimensions: int = 64
     default_reply: str = "ok"
+    # When set, /rerank answers with at most this many results whatever top_n asks (as some APIs do).
+    rerank_limit: int | None = None
     requests: list[Recorded] = field(default_factory=list)
     _replies: deque[str] = field(default_factory=deque)
     _failures: deque[int] = field(default_factory=deque)
@@ -118,7 +120,7 @@ class FakeOpenAI:
         if route.endswith("/chat/completions"):
             return 200, self._chat(body)
         if route.endswith("/rerank"):
-            return 200, _rerank(body)
+            return 200, _rerank(body, self.rerank_limit)
         return 404, _error(404, f"no route {path}")
 
     def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +153,7 @@ class FakeOpenAI:
         }
 
 
-def _rerank(body: dict[str, Any]) -> dict[str, Any]:
+def _rerank(body: dict[str, Any], limit: int | None) -> dict[str, Any]:
     documents = [d if isinstance(d, str) else str(d.get("text", "")) for d in body.get("documents", [])]
     query = str(body.get("query", ""))
     scored = sorted(
@@ -159,7 +161,7 @@ def _rerank(body: dict[str, Any]) -> dict[str, Any]:
         key=lambda r: r["relevance_score"],
         reverse=True,
     )
-    top_n = int(body.get("top_n") or len(scored))
+    top_n = min(int(body.get("top_n") or len(scored)), limit if limit is not None else len(scored))
     return {"id": "rerank-fake", "results": scored[:top_n], "meta": {"billed_units": {"search_units": 1}}}
 
 

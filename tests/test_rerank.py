@@ -233,3 +233,13 @@ def test_litellm_reranker_with_no_documents_makes_no_request(fake_openai: FakeOp
     )
     assert LiteLLMReranker(settings).rerank("coffee", []) == []
     assert fake_openai.requests == []
+
+
+def test_litellm_reranker_ranks_documents_the_api_left_out_below_all_others(fake_openai: FakeOpenAI) -> None:
+    fake_openai.rerank_limit = 2
+    settings = RerankSettings(
+        provider="litellm", model="cohere/rerank-english-v3.0", api_base=fake_openai.url
+    )
+    scores = LiteLLMReranker(settings).rerank("coffee order", DOCUMENTS)
+    assert scores[1] == pytest.approx(1.0) and scores[3] == pytest.approx(0.5)
+    assert scores[0] == scores[2] == pytest.approx(-0.5)

@@ -364,6 +364,8 @@ def create_embedder(settings: EmbeddingSettings) -> Embedder:
 
 
 def _build(settings: EmbeddingSettings) -> Embedder:
+    # The packaged model runs as it was trained (mean pooling, no prefixes); pooling and prefixes are
+    # options for other ONNX exports (e.g. e5 wants "query: " / "passage: ", bge wants CLS pooling).
     if settings.provider == "local":
         _check_local(settings)
         model, tokenizer = local_model_files()
