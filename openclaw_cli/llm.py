@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +27,8 @@ MAX_BACKOFF_SECONDS = 30.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
 # Both litellm's own retry loop and the OpenAI client's must be off, or one failure becomes many requests.
 _NO_RETRIES: dict[str, Any] = {"num_retries": 0, "max_retries": 0}
+
+_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?")
 
 _setup_lock = threading.Lock()
 _litellm: ModuleType | None = None
@@ -82,6 +85,8 @@ def _describe(exc: Exception) -> str:
     status = getattr(exc, "status_code", None)
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
+    # litellm prefixes its class names twice ("litellm.RateLimitError: RateLimitError: ..."): noise.
+    first = _LITELLM_PREFIX.sub("", first)
     if len(first) > 200:
         first = first[:197] + "..."
     return f"HTTP {status}: {first}" if isinstance(status, int) else f"{type(exc).__name__}: {first}"

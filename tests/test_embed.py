@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -334,3 +336,25 @@ def test_complete_retries_a_rate_limit(fake_openai: FakeOpenAI) -> None:
     messages = [{"role": "user", "content": "hi"}]
     reply = llm.complete("openai/gpt-4o-mini", messages, fake_openai.url, base_delay=0.001)
     assert reply == "after retry" and len(fake_openai.requests) == 2
+
+
+def test_litellm_prints_nothing_on_stdout_even_when_a_call_fails(fake_openai: FakeOpenAI) -> None:
+    # stdout belongs to --json output: litellm must stay silent there, in success and in failure.
+    fake_openai.fail_next(1, status=401)
+    script = (
+        "import sys\n"
+        "from openclaw_cli import llm\n"
+        "try:\n"
+        "    llm.embed('openai/text-embedding-3-small', ['a'], sys.argv[1], max_retries=0)\n"
+        "except llm.ModelUnavailable as exc:\n"
+        "    print(exc.message, file=sys.stderr)\n"
+        "llm.embed('openai/text-embedding-3-small', ['a'], sys.argv[1])\n"
+        "llm.complete('openai/gpt-4o-mini', [{'role': 'user', 'content': 'hi'}], sys.argv[1])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, fake_openai.url], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert "HTTP 401" in proc.stderr
+    assert len(fake_openai.requests) == 3
