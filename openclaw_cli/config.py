@@ -75,6 +75,7 @@ class SearchSettings(_Section):
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(50, ge=1, le=1000)
     unknown_token_threshold: float = Field(0.3, ge=0, le=1)
+    min_vector_score: float = Field(0.0, ge=-1, le=1, description="vector hits below this cosine are ignored")
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
 
