@@ -111,9 +111,7 @@ def _node(command: Any, ctx: Any, path: list[str]) -> Node:
 
 def _opt(param: Any) -> Opt:
     takes_value = not (param.is_flag or getattr(param, "count", False))
-    descriptor = getattr(param, "type_descriptor", None)
-    raw_choices = getattr(descriptor, "choices", None) if descriptor is not None else None
-    choices = [_choice_str(c) for c in raw_choices] if raw_choices else None
+    choices, is_path = _value_type(param)
     metavar = "{" + "|".join(choices) + "}" if choices else param.metavar or param.name.upper()
     envvar = param.envvar if isinstance(param.envvar, str) else None
     return Opt(
@@ -122,9 +120,27 @@ def _opt(param: Any) -> Opt:
         takes_value=takes_value,
         metavar=metavar,
         choices=choices,
-        is_path=bool(descriptor is not None and (descriptor.is_path or descriptor.is_file)),
+        is_path=is_path,
         envvar=envvar,
     )
+
+
+def _value_type(param: Any) -> tuple[list[str] | None, bool]:
+    """(allowed values, is it a path) for an option's value.
+
+    Typer releases describe the value differently: a `type_descriptor` in newer ones, a click
+    ParamType (`Choice` with `.choices`, `Path`/`File`) in older ones. Both are read.
+    """
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        raw = getattr(descriptor, "choices", None)
+        is_path = bool(getattr(descriptor, "is_path", False) or getattr(descriptor, "is_file", False))
+    else:
+        value_type = getattr(param, "type", None)
+        raw = getattr(value_type, "choices", None)
+        kinds = {cls.__name__ for cls in type(value_type).__mro__}
+        is_path = bool(kinds & {"Path", "File", "TyperPath"})
+    return ([_choice_str(c) for c in raw] if raw else None), is_path
 
 
 def _sorted_names(names: list[str]) -> list[str]:
