@@ -211,6 +211,7 @@ class HybridSearcher:
         else:
             hits = vectors.knn(self.store.conn, table, query.vector, pool, where)
         clock.lap("vector")
+        hits = [(rowid, score) for rowid, score in hits if score >= self.settings.min_vector_score]
         result.vector_weight = weight
         return hits, weight
 

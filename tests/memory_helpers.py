@@ -1,0 +1,30 @@
+"""Helpers for memory tests: services over real database files with chosen embedders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from openclaw_cli.config import Settings
+from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.paths import Home
+
+
+def settings_with(**memory: Any) -> Settings:
+    return Settings(memory=memory)
+
+
+def api_settings(url: str, **embedding: Any) -> Settings:
+    """Embeddings through litellm against the fake server on loopback."""
+    config = {"provider": "litellm", "model": "openai/text-embedding-3-small", "apiBase": url,
+              "dimensions": 64, "maxRetries": 0, **embedding}  # fmt: skip
+    return Settings(memory={"embedding": config})
+
+
+def service_for(home: Path, settings: Settings | None = None, **kwargs: Any) -> MemoryService:
+    return MemoryService(Home(home), "main", (settings or Settings()).memory, **kwargs)
+
+
+def add(service: MemoryService, text: str, **fields: Any) -> str:
+    record, _ = service.add(NewMemory(l0=text, **fields))
+    return record.id

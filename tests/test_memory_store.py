@@ -1,0 +1,238 @@
+"""The memory database: exact schema, writes through every index, deletes, purge, history, FSRS hits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import apsw
+import pytest
+
+from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.memory import vectors
+from openclaw_cli.memory.db import open_db
+from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.service import NewMemory
+from tests.memory_helpers import add, service_for, settings_with
+
+EXPECTED_OBJECTS = {
+    ("table", "records"),
+    ("index", "records_by_user"),
+    ("index", "records_by_hash"),
+    ("index", "records_pending"),
+    ("table", "records_fts"),
+    ("table", "records_fts_config"),
+    ("table", "records_fts_content"),
+    ("table", "records_fts_data"),
+    ("table", "records_fts_docsize"),
+    ("table", "records_fts_idx"),
+    ("table", "embedding_cache"),
+    ("table", "meta"),
+    ("table", "history"),
+    ("index", "history_by_record"),
+    ("table", "schema_migrations"),
+}
+RECORD_COLUMNS = [
+    "rowid", "id", "scope", "user_id", "agent_id", "category", "l0", "l1", "l2", "language", "l0_hash",
+    "created_at", "updated_at", "source", "fsrs_stability", "fsrs_difficulty", "fsrs_last_review",
+    "fsrs_next_review", "fsrs_reps", "fsrs_lapses", "deleted", "vector_status",
+]  # fmt: skip
+
+
+def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
+    conn = open_db(tmp_path / "m.sqlite")
+    objects = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")}
+    assert objects == EXPECTED_OBJECTS
+    assert [r[1] for r in conn.execute("PRAGMA table_info(records)")] == RECORD_COLUMNS
+    assert [r[1] for r in conn.execute("PRAGMA table_info(history)")] == [
+        "seq", "record_id", "user_id", "action", "old_value", "new_value", "at", "reason"]  # fmt: skip
+    assert [r[1] for r in conn.execute("PRAGMA table_info(embedding_cache)")] == ["content_hash", "embedder", "vector"]
+    fts_sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'records_fts'").fetchone()[0]
+    assert "fts5(l0, l1, tokenize = 'unicode61 remove_diacritics 2')" in fts_sql
+    assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == ["0001_initial"]
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("SELECT v FROM records_fts_config WHERE k = 'secure-delete'").fetchone()[0] == 1
+    assert (tmp_path / "m.sqlite").stat().st_mode & 0o777 == 0o600
+
+
+def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
+    open_db(tmp_path / "m.sqlite").close()
+    conn = open_db(tmp_path / "m.sqlite")
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+
+
+def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    rid = add(service, "prefers dark mode in every editor", category="preference", l1="said so twice")
+    store = service.store(service.db_path("user"))
+    rowid = store.conn.execute("SELECT rowid FROM records WHERE id = ?", (rid,)).fetchone()[0]
+    assert store.conn.execute("SELECT count(*) FROM records_fts WHERE rowid = ?", (rowid,)).fetchone()[0] == 1
+    table = vectors.current_table(store.conn)
+    assert table is not None
+    assert store.conn.execute(f"SELECT count(*) FROM {table} WHERE rowid = ?", (rowid,)).fetchone()[0] == 1
+    record = service.get(rid)
+    assert record.vector_status == "ready" and record.l1 == "said so twice" and record.language == "en"
+    assert record.fsrs.stability is not None and record.user_id == "default"
+    assert [h["action"] for h in service.history(rid)] == ["add"]
+    assert vectors.stored_identity(store.conn) == {"provider": "local", "model": "all-MiniLM-L6-v2-int8", "dimensions": 384}
+    service.close()
+
+
+def test_memory_directory_and_file_are_private(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    add(service, "a private fact")
+    path = service.db_path("user")
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert path.stat().st_mode & 0o777 == 0o600
+    service.close()
+
+
+def test_explicit_id_conflict_and_invalid_id(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    add(service, "first", record_id="m-1")
+    with pytest.raises(Conflict):
+        add(service, "second", record_id="m-1")
+    with pytest.raises(InvalidInput):
+        add(service, "third", record_id="../etc/passwd")
+    service.close()
+
+
+def test_text_over_limit_is_refused_and_nothing_stored(tmp_path: Path) -> None:
+    service = service_for(tmp_path, settings_with(maxTextChars=100))
+    with pytest.raises(InvalidInput, match="over the limit of 100"):
+        add(service, "x" * 101)
+    assert service.list() == []
+    service.close()
+
+
+def test_delete_removes_from_every_index_and_keeps_history(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    rid = add(service, "the staging database lives on db-stage-03")
+    keep = add(service, "another memory about databases")
+    service.delete(rid)
+    with pytest.raises(NotFound):
+        service.get(rid)
+    hits = service.search(SearchRequest("db-stage-03 staging database")).hits
+    assert rid not in [h.record.id for h in hits] and keep in [h.record.id for h in hits]
+    store = service.store(service.db_path("user"))
+    table = vectors.current_table(store.conn)
+    assert store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+    history = service.history(rid)
+    assert [h["action"] for h in history] == ["add", "delete"]
+    assert history[1]["old"]["l0"] == "the staging database lives on db-stage-03"
+    with pytest.raises(NotFound):
+        service.delete("mem-does-not-exist")
+    service.close()
+
+
+def test_purge_removes_the_text_from_the_database_file(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    marker = "zanzibarquokka"
+    add(service, f"alice's secret word is {marker}", user_id="alice")
+    add(service, f"alice mentioned {marker} again", user_id="alice", l1=f"detail {marker}")
+    bob = add(service, "bob likes tea", user_id="bob")
+    assert service.purge_user("alice") == 2
+    assert [r.id for r in service.list()] == [bob]
+    path = service.db_path("user")
+    service.close()
+    for suffix in ("", "-wal"):
+        file = path.with_name(path.name + suffix)
+        if file.exists():
+            assert marker.encode() not in file.read_bytes()
+
+
+def test_search_is_read_only_and_record_hits_review(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    rid = add(service, "likes hiking in the mountains")
+    before = service.get(rid).fsrs
+    service.search(SearchRequest("hiking"))
+    assert service.get(rid).fsrs == before
+    service.record_hits([rid], datetime.now(UTC) + timedelta(days=3))
+    after = service.get(rid).fsrs
+    assert after.reps == before.reps + 1 and after.stability > before.stability
+    service.close()
+
+
+def test_retrievability_sinks_forgotten_memories_without_deleting(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    old = add(service, "uses vim keybindings", created_at=datetime.now(UTC) - timedelta(days=400))
+    new = add(service, "uses vim keybindings everywhere")
+    hits = service.search(SearchRequest("vim keybindings", explain=True)).hits
+    ids = [h.record.id for h in hits]
+    assert ids.index(new) < ids.index(old)
+    assert hits[ids.index(old)].candidate.retrievability < 0.7
+    service.close()
+
+
+def test_keyword_only_hit_is_kept_and_filters_apply(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    zh = add(service, "我喜欢喝咖啡，不喜欢茶", category="preference", user_id="lin")
+    add(service, "coffee every morning", category="preference", user_id="sam")
+    ev = add(service, "去杭州出差三天", category="event", user_id="lin")
+    hits = service.search(SearchRequest("咖啡", user_id="lin", explain=True)).hits
+    assert hits[0].record.id == zh and hits[0].candidate.bm25_rank == 1
+    only_events = service.search(SearchRequest("杭州 咖啡", user_id="lin", categories=("event",))).hits
+    assert [h.record.id for h in only_events] == [ev]
+    assert service.search(SearchRequest("coffee", user_id="nobody")).hits == []
+    service.close()
+
+
+def test_warm_matrix_and_vec0_return_the_same_neighbours(tmp_path: Path) -> None:
+    cold = service_for(tmp_path)
+    for text in ["dark mode in the editor", "light theme at night", "tea with milk", "rust borrow checker",
+                 "deploys on friday", "kubernetes cluster upgrade", "birthday in march", "prefers tabs"]:  # fmt: skip
+        add(cold, text)
+    request = SearchRequest("what colour scheme does the IDE use", mode="vector", k=5)
+    cold_ids = [h.record.id for h in cold.search(request).hits]
+    warm = service_for(tmp_path, warm=True)
+    assert [h.record.id for h in warm.search(request).hits] == cold_ids
+    add(warm, "solarized dark colour scheme in the IDE")
+    assert warm.search(request).hits[0].record.l0 == "solarized dark colour scheme in the IDE"
+    cold.close()
+    warm.close()
+
+
+@pytest.mark.parametrize("content", [b"this is not a database at all, just text\n", b""])
+def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "memory.sqlite"
+    path.write_bytes(content or b"\x00" * 64)
+    before = path.read_bytes()
+    with pytest.raises(StoreError):
+        open_db(path)
+    assert path.read_bytes() == before
+
+
+def test_a_corrupt_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite"
+    open_db(path).close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    with pytest.raises(StoreError):
+        open_db(path)
+    assert path.read_bytes() == before
+
+
+def test_shared_user_memory_goes_to_the_shared_database(tmp_path: Path) -> None:
+    service = service_for(tmp_path, settings_with(shareUserMemory=True))
+    user_id = add(service, "shared preference: tea", category="preference")
+    agent_id = add(service, "agent lesson: check the logs first", category="lesson", scope="agent")
+    assert service.db_path("user") == tmp_path / "agents" / "_shared" / "memory" / "memory.sqlite"
+    assert service.db_path("agent") == tmp_path / "agents" / "main" / "memory" / "memory.sqlite"
+    ids = {h.record.id for h in service.search(SearchRequest("tea logs lesson preference")).hits}
+    assert {user_id, agent_id} <= ids
+    service.close()
+
+
+def test_store_survives_a_rolled_back_write(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    keep = add(service, "kept memory")
+    store = service.store(service.db_path("user"))
+    bad = service.build_record(NewMemory(l0="will fail"))
+    with pytest.raises(apsw.ConstraintError):
+        store.add([bad.model_copy(update={"category": "bogus"})])
+    assert [r.id for r in service.list()] == [keep]
+    service.close()
