@@ -34,12 +34,17 @@ def build_service(home_dir: Path) -> MemoryService:
     records = [
         service.build_record(
             NewMemory(
-                l0=m["l0"], category=m["category"], scope=m["scope"], user_id=m["userId"],
-                l1=m.get("l1") or None, record_id=m["id"], created_at=CREATED,
+                l0=m["l0"],
+                category=m["category"],
+                scope=m["scope"],
+                user_id=m["userId"],
+                l1=m.get("l1") or None,
+                record_id=m["id"],
+                created_at=CREATED,
             )
         )
         for m in load_jsonl("memories.jsonl")
-    ]  # fmt: skip
+    ]
     service.add_many(records)
     return service
 
@@ -52,8 +57,12 @@ class Metrics:
     queries: int
 
     def as_dict(self) -> dict[str, float]:
-        return {"recall@5": round(self.recall_at_5, 4), "recall@10": round(self.recall_at_10, 4),
-                "mrr": round(self.mrr, 4), "queries": self.queries}  # fmt: skip
+        return {
+            "recall@5": round(self.recall_at_5, 4),
+            "recall@10": round(self.recall_at_10, 4),
+            "mrr": round(self.mrr, 4),
+            "queries": self.queries,
+        }
 
 
 def evaluate(

@@ -21,12 +21,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         service = build_service(Path(tmp))
         results = []
-        grid = itertools.product((0.5, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (0.2, 0.3, 0.5), (0.0, 0.15, 0.25), (20, 50))
+        grid = itertools.product(
+            (0.5, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (0.2, 0.3, 0.5), (0.0, 0.15, 0.25), (20, 50)
+        )
         for bm25_w, vec_w, unk, min_sim, cand in grid:
-            settings = SearchSettings(bm25Weight=bm25_w, vectorWeight=vec_w, unknownTokenThreshold=unk,
-                                      minVectorScore=min_sim, candidates=cand)  # fmt: skip
+            settings = SearchSettings(
+                bm25Weight=bm25_w,
+                vectorWeight=vec_w,
+                unknownTokenThreshold=unk,
+                minVectorScore=min_sim,
+                candidates=cand,
+            )
             metrics = evaluate(service, settings, "hybrid")
-            results.append((metrics.mrr, metrics.recall_at_10, metrics.recall_at_5, bm25_w, vec_w, unk, min_sim, cand))
+            results.append(
+                (metrics.mrr, metrics.recall_at_10, metrics.recall_at_5, bm25_w, vec_w, unk, min_sim, cand)
+            )
         results.sort(reverse=True)
         print("mrr  r@10  r@5  bm25w vecw unk minsim cand")
         for row in results[:15]:

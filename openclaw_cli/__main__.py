@@ -1,3 +1,3 @@
-from openclaw_cli.cli.main import run
+from openclaw_cli.entry import main
 
-run()
+main()

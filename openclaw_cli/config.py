@@ -144,7 +144,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = json5.loads(text)
     except ValueError as exc:
-        raise ConfigError(f"{path}: invalid JSON5: {exc}", hint="fix the syntax; nothing was changed") from exc
+        raise ConfigError(
+            f"{path}: invalid JSON5: {exc}", hint="fix the syntax; nothing was changed"
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be an object, not {type(data).__name__}")
     return data

@@ -56,7 +56,9 @@ def run_cli(
         timeout=timeout,
         cwd=ROOT,
     )
-    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+    return Result(
+        proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    )
 
 
 @pytest.fixture

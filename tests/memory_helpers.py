@@ -16,8 +16,14 @@ def settings_with(**memory: Any) -> Settings:
 
 def api_settings(url: str, **embedding: Any) -> Settings:
     """Embeddings through litellm against the fake server on loopback."""
-    config = {"provider": "litellm", "model": "openai/text-embedding-3-small", "apiBase": url,
-              "dimensions": 64, "maxRetries": 0, **embedding}  # fmt: skip
+    config = {
+        "provider": "litellm",
+        "model": "openai/text-embedding-3-small",
+        "apiBase": url,
+        "dimensions": 64,
+        "maxRetries": 0,
+        **embedding,
+    }
     return Settings(memory={"embedding": config})
 
 

@@ -31,10 +31,43 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 # Function words only: a paraphrase may share these with its answer without giving BM25 anything to match.
 STOPWORDS = {
-    "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had", "has", "he",
-    "him", "his", "how", "in", "is", "it", "of", "on", "or", "the", "to", "was", "were", "what", "when",
-    "where", "which", "who", "why", "with",
-}  # fmt: skip
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "did",
+    "do",
+    "does",
+    "for",
+    "from",
+    "had",
+    "has",
+    "he",
+    "him",
+    "his",
+    "how",
+    "in",
+    "is",
+    "it",
+    "of",
+    "on",
+    "or",
+    "the",
+    "to",
+    "was",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "why",
+    "with",
+}
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

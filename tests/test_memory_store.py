@@ -33,20 +33,53 @@ EXPECTED_OBJECTS = {
     ("table", "schema_migrations"),
 }
 RECORD_COLUMNS = [
-    "rowid", "id", "scope", "user_id", "agent_id", "category", "l0", "l1", "l2", "language", "l0_hash",
-    "created_at", "updated_at", "source", "fsrs_stability", "fsrs_difficulty", "fsrs_last_review",
-    "fsrs_next_review", "fsrs_reps", "fsrs_lapses", "deleted", "vector_status",
-]  # fmt: skip
+    "rowid",
+    "id",
+    "scope",
+    "user_id",
+    "agent_id",
+    "category",
+    "l0",
+    "l1",
+    "l2",
+    "language",
+    "l0_hash",
+    "created_at",
+    "updated_at",
+    "source",
+    "fsrs_stability",
+    "fsrs_difficulty",
+    "fsrs_last_review",
+    "fsrs_next_review",
+    "fsrs_reps",
+    "fsrs_lapses",
+    "deleted",
+    "vector_status",
+]
 
 
 def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
     conn = open_db(tmp_path / "m.sqlite")
-    objects = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")}
+    objects = {
+        (t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")
+    }
     assert objects == EXPECTED_OBJECTS
     assert [r[1] for r in conn.execute("PRAGMA table_info(records)")] == RECORD_COLUMNS
     assert [r[1] for r in conn.execute("PRAGMA table_info(history)")] == [
-        "seq", "record_id", "user_id", "action", "old_value", "new_value", "at", "reason"]  # fmt: skip
-    assert [r[1] for r in conn.execute("PRAGMA table_info(embedding_cache)")] == ["content_hash", "embedder", "vector"]
+        "seq",
+        "record_id",
+        "user_id",
+        "action",
+        "old_value",
+        "new_value",
+        "at",
+        "reason",
+    ]
+    assert [r[1] for r in conn.execute("PRAGMA table_info(embedding_cache)")] == [
+        "content_hash",
+        "embedder",
+        "vector",
+    ]
     fts_sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'records_fts'").fetchone()[0]
     assert "fts5(l0, l1, tokenize = 'unicode61 remove_diacritics 2')" in fts_sql
     assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == ["0001_initial"]
@@ -76,7 +109,11 @@ def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:
     assert record.vector_status == "ready" and record.l1 == "said so twice" and record.language == "en"
     assert record.fsrs.stability is not None and record.user_id == "default"
     assert [h["action"] for h in service.history(rid)] == ["add"]
-    assert vectors.stored_identity(store.conn) == {"provider": "local", "model": "all-MiniLM-L6-v2-int8", "dimensions": 384}
+    assert vectors.stored_identity(store.conn) == {
+        "provider": "local",
+        "model": "all-MiniLM-L6-v2-int8",
+        "dimensions": 384,
+    }
     service.close()
 
 
@@ -181,8 +218,16 @@ def test_keyword_only_hit_is_kept_and_filters_apply(tmp_path: Path) -> None:
 
 def test_warm_matrix_and_vec0_return_the_same_neighbours(tmp_path: Path) -> None:
     cold = service_for(tmp_path)
-    for text in ["dark mode in the editor", "light theme at night", "tea with milk", "rust borrow checker",
-                 "deploys on friday", "kubernetes cluster upgrade", "birthday in march", "prefers tabs"]:  # fmt: skip
+    for text in [
+        "dark mode in the editor",
+        "light theme at night",
+        "tea with milk",
+        "rust borrow checker",
+        "deploys on friday",
+        "kubernetes cluster upgrade",
+        "birthday in march",
+        "prefers tabs",
+    ]:
         add(cold, text)
     request = SearchRequest("what colour scheme does the IDE use", mode="vector", k=5)
     cold_ids = [h.record.id for h in cold.search(request).hits]

@@ -35,8 +35,9 @@ class Index:
 
     def add(self, *texts: str) -> None:
         for text in texts:
-            self.conn.execute("INSERT INTO t(rowid, body) VALUES ((SELECT count(*) + 1 FROM t), ?)",
-                              (index_terms(text),))
+            self.conn.execute(
+                "INSERT INTO t(rowid, body) VALUES ((SELECT count(*) + 1 FROM t), ?)", (index_terms(text),)
+            )
 
     def clear(self) -> None:
         self.conn.execute("DELETE FROM t")
@@ -112,9 +113,41 @@ def test_query_terms_are_capped_and_unique(text: str) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"', '""', 'say "hi', '*', 'deploy*', '-', '-deploy', ':', 'body:deploy', 'col:', '^', '^deploy',
-     'NEAR', 'NEAR(a b)', 'NEAR/2', 'AND', 'OR', 'NOT', 'a AND', 'OR b', 'NOT deploy', '(', ')', '(deploy',
-     '((()))', '+', '{body}: x', 'a\x00b', '\x01\x02\x1f\x7f', '😀🔥', '👨‍👩‍👧', '\u200b', '\ud800'],
+    [
+        '"',
+        '""',
+        'say "hi',
+        "*",
+        "deploy*",
+        "-",
+        "-deploy",
+        ":",
+        "body:deploy",
+        "col:",
+        "^",
+        "^deploy",
+        "NEAR",
+        "NEAR(a b)",
+        "NEAR/2",
+        "AND",
+        "OR",
+        "NOT",
+        "a AND",
+        "OR b",
+        "NOT deploy",
+        "(",
+        ")",
+        "(deploy",
+        "((()))",
+        "+",
+        "{body}: x",
+        "a\x00b",
+        "\x01\x02\x1f\x7f",
+        "😀🔥",
+        "👨‍👩‍👧",
+        "\u200b",
+        "\ud800",
+    ],
 )
 def test_fts_special_syntax_never_breaks_a_query(index: Index, query: str) -> None:
     index.add("deploy the service to production", "a b")
@@ -346,8 +379,12 @@ def test_l0_hash_ignores_case_space_and_punctuation(a: str, b: str) -> None:
 
 def test_l0_hash_differs_for_different_texts() -> None:
     texts = [
-        "user prefers dark mode", "user prefers light mode",
-        "用户喜欢喝咖啡", "用户讨厌喝咖啡", "v2", "v3",
+        "user prefers dark mode",
+        "user prefers light mode",
+        "用户喜欢喝咖啡",
+        "用户讨厌喝咖啡",
+        "v2",
+        "v3",
     ]
     assert len({l0_hash(t) for t in texts}) == len(texts)
 

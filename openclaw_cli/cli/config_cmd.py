@@ -18,7 +18,7 @@ app = typer.Typer(
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 
 
-@app.command("path")
+@app.command("path", epilog="Examples:\n\n  openclaw config path\n\n  openclaw config path --json")
 def path_cmd(as_json: JsonOpt = False) -> None:
     """Print where the config file lives (it may not exist yet)."""
     target = common.state().home.config_file
@@ -28,7 +28,10 @@ def path_cmd(as_json: JsonOpt = False) -> None:
         common.echo(str(target))
 
 
-@app.command("show")
+@app.command(
+    "show",
+    epilog="Examples:\n\n  openclaw config show\n\n  OPENCLAW_SESSION__DMSCOPE=per-peer openclaw config show --json",
+)
 def show_cmd(as_json: JsonOpt = False) -> None:
     """Print the effective settings: defaults, then the file, then OPENCLAW_* variables."""
     from openclaw_cli.config import dumps, settings_as_dict
@@ -40,8 +43,13 @@ def show_cmd(as_json: JsonOpt = False) -> None:
         common.echo(dumps(values))
 
 
-@app.command("get")
-def get_cmd(key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.dmScope.")], as_json: JsonOpt = False) -> None:
+@app.command(
+    "get",
+    epilog="Examples:\n\n  openclaw config get session.dmScope\n\n  openclaw config get memory.search --json",
+)
+def get_cmd(
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.dmScope.")], as_json: JsonOpt = False
+) -> None:
     """Print one effective setting."""
     from openclaw_cli.config import dumps, get_key
 
@@ -54,7 +62,10 @@ def get_cmd(key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.dm
         common.echo(dumps(value))
 
 
-@app.command("set")
+@app.command(
+    "set",
+    epilog="Examples:\n\n  openclaw config set session.dmScope per-channel-peer\n\n  openclaw config set session.reset.idleMinutes 120",
+)
 def set_cmd(
     key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.reset.atHour.")],
     value: Annotated[str, typer.Argument(help="Value: JSON5 (5, true, null, [..], {..}) or a plain string.")],

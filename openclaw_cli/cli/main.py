@@ -42,10 +42,17 @@ def _version(value: bool) -> None:
 def root(
     home: Annotated[
         Path | None,
-        typer.Option("--home", envvar="OPENCLAW_HOME", help="State directory (default ~/.openclaw).", show_default=False),
+        typer.Option(
+            "--home",
+            envvar="OPENCLAW_HOME",
+            help="State directory (default ~/.openclaw).",
+            show_default=False,
+        ),
     ] = None,
     agent: Annotated[str, typer.Option("--agent", envvar="OPENCLAW_AGENT", help="Agent id.")] = "main",
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show tracebacks and debug detail.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Show tracebacks and debug detail.")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -57,7 +64,7 @@ def root(
 def run() -> None:
     """Console entry point: runs the app and turns domain errors into one line and an exit code."""
     try:
-        app(prog_name="openclaw", standalone_mode=False)
+        code = app(prog_name="openclaw", standalone_mode=False)
     except OpenclawError as error:
         common.report_error(error)
         sys.exit(error.exit_code)
@@ -74,7 +81,8 @@ def run() -> None:
         sys.exit(141)
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         _usage_or_internal(exc)
-    sys.exit(0)
+    # Without standalone mode, click returns a command's `typer.Exit(code)` instead of exiting.
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _usage_or_internal(exc: Exception) -> None:
@@ -88,7 +96,16 @@ def _usage_or_internal(exc: Exception) -> None:
         where = f"`{ctx.command_path} --help`" if ctx is not None else "`openclaw --help`"
         typer.echo(f"openclaw: error: {exc.format_message()} (see {where})", err=True)
         sys.exit(exit_code)
+    if type(exc).__module__ == "apsw" and type(exc).__name__ in ("CorruptError", "NotADBError"):
+        # Damage found after the database opened (a page read mid-query): the file is left as it is.
+        typer.echo(
+            f"openclaw: error: a memory database is damaged ({exc}); restore it from a backup "
+            "(`openclaw doctor` names the file)",
+            err=True,
+        )
+        sys.exit(1)
     if common.is_verbose():
         raise exc
-    typer.echo(f"openclaw: internal error: {type(exc).__name__}: {exc} (rerun with --verbose for details)", err=True)
+    name = type(exc).__name__
+    typer.echo(f"openclaw: internal error: {name}: {exc} (rerun with --verbose for details)", err=True)
     sys.exit(70)

@@ -24,6 +24,16 @@ app = typer.Typer(
     "  openclaw memory search 'which colour scheme does he like' --explain\n\n  openclaw memory status --json",
 )
 
+SEARCH_EXAMPLES = """Examples:
+
+  openclaw memory search 'which colour scheme does he like' --explain
+
+  openclaw memory search 咖啡 -k 3 --user lin --json
+
+  openclaw memory search -- -leading-dash
+
+  printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
+"""
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
 CategoryOpt = Annotated[
@@ -61,7 +71,15 @@ def _record_line(record: MemoryRecord) -> str:
     return f"{record.id}  [{record.category}, {record.created_at:%Y-%m-%d}{user}]  {record.l0}"
 
 
-@app.command("add")
+@app.command(
+    "add",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory add 'prefers dark mode in every editor' -c preference\n\n  "
+        "echo '我喜欢喝咖啡' | openclaw memory add - -c preference --user lin\n\n  "
+        "openclaw memory add --batch memories.jsonl --json"
+    ),
+)
 def add_cmd(
     text: Annotated[str | None, typer.Argument(help="The memory (one line, L0); '-' reads stdin.")] = None,
     category: Annotated[str, typer.Option("--category", "-c", help="Category.")] = "note",
@@ -71,7 +89,8 @@ def add_cmd(
     l2: Annotated[str | None, typer.Option("--l2", help="Verbatim source (L2).")] = None,
     record_id: Annotated[str | None, typer.Option("--id", help="Use this id instead of a new one.")] = None,
     batch: Annotated[
-        str | None, typer.Option("--batch", help="JSON Lines file of records ('-' = stdin); see the man page.")
+        str | None,
+        typer.Option("--batch", help="JSON Lines file of records ('-' = stdin); see the man page."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -95,7 +114,9 @@ def add_cmd(
     if report.warning:
         common.warn(report.warning)
     if as_json:
-        common.emit_json({**record.public_dict(), "vectorStatus": "pending" if report.pending_vectors else "ready"})
+        common.emit_json(
+            {**record.public_dict(), "vectorStatus": "pending" if report.pending_vectors else "ready"}
+        )
     else:
         common.echo(f"added {record.id}")
 
@@ -115,14 +136,27 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
         report = service.add_many(records, progress=advance)
     if report.warning:
         common.warn(report.warning)
-    summary = {"added": len(report.ids), "skipped": len(report.skipped), "pendingVectors": report.pending_vectors}
+    summary = {
+        "added": len(report.ids),
+        "skipped": len(report.skipped),
+        "pendingVectors": report.pending_vectors,
+    }
     if as_json:
         common.emit_json({**summary, "ids": report.ids, "skippedIds": report.skipped})
     else:
-        common.echo(f"added {summary['added']}, skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending")
+        common.echo(
+            f"added {summary['added']}, skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
+        )
 
 
-@app.command("get")
+@app.command(
+    "get",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory get mem-0193...\n\n  "
+        "openclaw memory get mem-0193... --json | jq .fsrs"
+    ),
+)
 def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
     """Show one memory with all its fields (L0, L1, L2, FSRS state)."""
     with _service() as service:
@@ -135,11 +169,20 @@ def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_jso
         if value:
             common.echo(f"  {name}: {value}")
     fs = record.fsrs
-    common.echo(f"  scope={record.scope} language={record.language} vector={record.vector_status} "
-                f"stability={fs.stability and round(fs.stability, 2)} reps={fs.reps}")  # fmt: skip
+    common.echo(
+        f"  scope={record.scope} language={record.language} vector={record.vector_status} "
+        f"stability={fs.stability and round(fs.stability, 2)} reps={fs.reps}"
+    )
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory list -c preference\n\n  "
+        "openclaw memory list --user lin --limit 20 --json"
+    ),
+)
 def list_cmd(
     user: UserOpt = None,
     category: CategoryOpt = None,
@@ -170,24 +213,34 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
         common.echo(f"{d['score']:.4f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
         if request.explain:
             e = d["explain"]
-            common.echo(f"        bm25 rank={e['bm25Rank']} score={e['bm25Score']}  vector rank={e['vectorRank']} "
-                        f"sim={e['vectorScore']}  fused={e['fused']}  R={e['retrievability']}")  # fmt: skip
+            common.echo(
+                f"        bm25 rank={e['bm25Rank']} score={e['bm25Score']}  vector rank={e['vectorRank']} "
+                f"sim={e['vectorScore']}  fused={e['fused']}  R={e['retrievability']}"
+            )
     if request.explain:
         timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
         common.echo(f"terms: {' '.join(result.terms)}  vector weight: {result.vector_weight}  ({timing})")
 
 
-@app.command("search")
+@app.command("search", epilog=SEARCH_EXAMPLES)
 def search_cmd(
     query: Annotated[str | None, typer.Argument(help="What to look for; '-' reads stdin.")] = None,
     k: Annotated[int, typer.Option("-k", "--top", help="Number of results.")] = 10,
     user: UserOpt = None,
-    category: Annotated[list[str] | None, typer.Option("--category", "-c", help="Only these categories.")] = None,
+    category: Annotated[
+        list[str] | None, typer.Option("--category", "-c", help="Only these categories.")
+    ] = None,
     scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or vector.")] = "hybrid",
-    explain: Annotated[bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")] = False,
-    record_hit: Annotated[bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")] = False,
-    batch: Annotated[str | None, typer.Option("--batch", help="JSON Lines of {query, k, userId, category} ('-' = stdin).")] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
+    ] = False,
+    record_hit: Annotated[
+        bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")
+    ] = False,
+    batch: Annotated[
+        str | None, typer.Option("--batch", help="JSON Lines of {query, k, userId, category} ('-' = stdin).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search: BM25 and vectors fused by weighted RRF, times FSRS retrievability.
@@ -200,8 +253,15 @@ def search_cmd(
         raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector")
     if (query is None) == (batch is None):
         raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
-    defaults = SearchRequest(query="", k=k, user_id=user, scopes=(scope,) if scope else (),
-                             categories=tuple(category or ()), mode=mode, explain=explain)  # type: ignore[arg-type]  # fmt: skip
+    defaults = SearchRequest(
+        query="",
+        k=k,
+        user_id=user,
+        scopes=(scope,) if scope else (),
+        categories=tuple(category or ()),
+        mode=mode,
+        explain=explain,
+    )  # type: ignore[arg-type]
     if batch is not None:
         _search_batch(batch, defaults, record_hit)
         return
@@ -233,8 +293,10 @@ def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
             common.emit_json_line(result.to_dict(request))
 
 
-@app.command("delete")
-def delete_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
+@app.command("delete", epilog="Examples:\n\n  openclaw memory delete mem-0193...")
+def delete_cmd(
+    record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
+) -> None:
     """Remove a memory from every index at once (its old value stays in `memory history`)."""
     with _service() as service:
         record = service.delete(record_id)
@@ -244,7 +306,7 @@ def delete_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_
         common.echo(f"deleted {record.id}")
 
 
-@app.command("purge")
+@app.command("purge", epilog="Examples:\n\n  openclaw memory purge --user alice --yes")
 def purge_cmd(
     user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
     yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
@@ -252,7 +314,9 @@ def purge_cmd(
 ) -> None:
     """Remove every memory of one user, with its history, and compact the file (right to be forgotten)."""
     if not yes:
-        raise InvalidInput(f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm")
+        raise InvalidInput(
+            f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm"
+        )
     with _service() as service:
         count = service.purge_user(user)
     if as_json:
@@ -261,8 +325,10 @@ def purge_cmd(
         common.echo(f"purged {count} memories of {user}")
 
 
-@app.command("history")
-def history_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
+@app.command("history", epilog="Examples:\n\n  openclaw memory history mem-0193... --json")
+def history_cmd(
+    record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
+) -> None:
     """Every add, update, merge and delete of one memory, with old and new values."""
     with _service() as service:
         entries = service.history(record_id)
@@ -274,7 +340,14 @@ def history_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as
         common.echo(f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}")
 
 
-@app.command("status")
+@app.command(
+    "status",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory status\n\n  "
+        "openclaw memory status --json | jq '.databases[0].pendingVectors'"
+    ),
+)
 def status_cmd(as_json: JsonOpt = False) -> None:
     """Counts by scope and category, embedder identity, pending vectors, index health and file sizes."""
     with _service() as service:
@@ -295,10 +368,22 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
 
 
-@app.command("index")
+@app.command(
+    "index",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory index --check   # cron: exit 1 when something is wrong\n\n  "
+        "openclaw memory index            # fill pending vectors, drop orphans and tombstones\n\n  "
+        "openclaw memory index --rebuild  # re-embed after changing memory.embedding"
+    ),
+)
 def index_cmd(
-    check_only: Annotated[bool, typer.Option("--check", help="Only verify; exit 1 if something is wrong.")] = False,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-embed everything and swap the new index in.")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Only verify; exit 1 if something is wrong.")
+    ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Re-embed everything and swap the new index in.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify and repair the keyword and vector indexes (for cron: `openclaw memory index --check`)."""
@@ -329,5 +414,3 @@ def index_cmd(
         common.echo(", ".join(f"{k} {v}" for k, v in r.items() if k != "warning"))
     if not outcome:
         common.echo("no memory database yet")
-
-

@@ -24,7 +24,9 @@ def _object(line: str, number: int, source: str) -> dict[str, Any]:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{source} line {number}: not valid JSON ({exc.msg})", hint="nothing was stored") from exc
+        raise InvalidInput(
+            f"{source} line {number}: not valid JSON ({exc.msg})", hint="nothing was stored"
+        ) from exc
     if not isinstance(value, dict):
         raise InvalidInput(f"{source} line {number}: expected a JSON object, got {type(value).__name__}")
     return value
@@ -48,11 +50,15 @@ def parse_add_lines(text_lines: Iterable[str], source: str = "input") -> list[tu
         obj = _object(line, number, source)
         unknown = set(obj) - ADD_FIELDS
         if unknown:
-            raise InvalidInput(f"{source} line {number}: unknown field(s) {', '.join(sorted(unknown))}",
-                               hint=f"allowed: {', '.join(sorted(ADD_FIELDS))}")  # fmt: skip
+            raise InvalidInput(
+                f"{source} line {number}: unknown field(s) {', '.join(sorted(unknown))}",
+                hint=f"allowed: {', '.join(sorted(ADD_FIELDS))}",
+            )
         text = obj.get("text", obj.get("l0"))
         if not isinstance(text, str):
-            raise InvalidInput(f"{source} line {number}: needs a 'text' (or 'l0') string", hint="nothing was stored")
+            raise InvalidInput(
+                f"{source} line {number}: needs a 'text' (or 'l0') string", hint="nothing was stored"
+            )
         created = _str(obj.get("createdAt"), "createdAt", number, source)
         try:
             created_at = parse_iso(created) if created else None
@@ -80,7 +86,9 @@ def parse_add_lines(text_lines: Iterable[str], source: str = "input") -> list[tu
     return items
 
 
-def parse_search_line(line: str, number: int, defaults: SearchRequest, source: str = "input") -> SearchRequest:
+def parse_search_line(
+    line: str, number: int, defaults: SearchRequest, source: str = "input"
+) -> SearchRequest:
     obj = _object(line, number, source)
     unknown = set(obj) - SEARCH_FIELDS
     if unknown:

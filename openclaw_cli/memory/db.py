@@ -115,7 +115,9 @@ def open_db(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.
 
     exists = path.exists()
     if not exists and not create:
-        raise StoreError(f"no memory database at {path}", hint="add a memory first with `openclaw memory add`")
+        raise StoreError(
+            f"no memory database at {path}", hint="add a memory first with `openclaw memory add`"
+        )
     if exists:
         _check_header(path)
     else:
@@ -149,7 +151,9 @@ def _configure(conn: apsw.Connection, *, readonly: bool) -> None:
 
 def applied_migrations(conn: apsw.Connection) -> list[str]:
     cursor = conn.cursor()
-    cursor.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    cursor.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
     return [row[0] for row in cursor.execute("SELECT name FROM schema_migrations ORDER BY name")]
 
 
@@ -201,5 +205,7 @@ def schema(conn: apsw.Connection) -> list[tuple[str, str, str]]:
     """(type, name, sql) of every schema object, for tests and `memory status`."""
     return [
         (str(t), str(n), str(s))
-        for t, n, s in conn.execute("SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
+        for t, n, s in conn.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name"
+        )
     ]

@@ -43,9 +43,14 @@ class IndexCheck:
     @property
     def ok(self) -> bool:
         return not (
-            self.fts_missing or self.fts_orphans or self.vectors_missing or self.vector_orphans
-            or self.stale_tables or self.embedder_mismatch or self.vectors_pending
-        )  # fmt: skip
+            self.fts_missing
+            or self.fts_orphans
+            or self.vectors_missing
+            or self.vector_orphans
+            or self.stale_tables
+            or self.embedder_mismatch
+            or self.vectors_pending
+        )
 
     def problems(self) -> list[str]:
         named = [
@@ -69,7 +74,11 @@ class IndexCheck:
 
 
 def _label(identity: dict[str, Any] | None) -> str:
-    return "none" if identity is None else f"{identity['provider']}:{identity['model']} ({identity['dimensions']}d)"
+    return (
+        "none"
+        if identity is None
+        else f"{identity['provider']}:{identity['model']} ({identity['dimensions']}d)"
+    )
 
 
 def _count(store: MemoryStore, sql: str) -> int:
@@ -82,12 +91,16 @@ def check(store: MemoryStore, configured: EmbedderIdentity | None) -> IndexCheck
     report.records = _count(store, "SELECT count(*) FROM records WHERE deleted = 0")
     report.tombstones = _count(store, "SELECT count(*) FROM records WHERE deleted = 1")
     report.fts_rows = _count(store, "SELECT count(*) FROM records_fts")
-    report.fts_missing = _count(store, f"SELECT count(*) FROM ({live}) WHERE rowid NOT IN (SELECT rowid FROM records_fts)")
+    report.fts_missing = _count(
+        store, f"SELECT count(*) FROM ({live}) WHERE rowid NOT IN (SELECT rowid FROM records_fts)"
+    )
     report.fts_orphans = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
     table = vectors.current_table(store.conn)
     report.vector_table = table
     report.stale_tables = _stale_tables(store, table)
-    report.vectors_pending = _count(store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'")
+    report.vectors_pending = _count(
+        store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
+    )
     if table is not None:
         report.vector_rows = _count(store, f"SELECT count(*) FROM {table}")
         report.vectors_missing = _count(
@@ -131,7 +144,9 @@ class RepairReport:
         return asdict(self)
 
 
-def repair(store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, progress: Progress | None = None) -> RepairReport:
+def repair(
+    store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, progress: Progress | None = None
+) -> RepairReport:
     """Bring the indexes in line with the records, touching only what is wrong."""
     report = RepairReport()
     conn = store.conn
@@ -143,12 +158,21 @@ def repair(store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, 
         live = "SELECT rowid FROM records WHERE deleted = 0"
         report.fts_removed = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
         conn.execute(f"DELETE FROM records_fts WHERE rowid NOT IN ({live})")
-        missing = list(conn.execute(f"SELECT rowid, l0, l1 FROM records WHERE deleted = 0 AND rowid NOT IN (SELECT rowid FROM records_fts)"))
+        missing = list(
+            conn.execute(
+                "SELECT rowid, l0, l1 FROM records WHERE deleted = 0 AND rowid NOT IN (SELECT rowid FROM records_fts)"
+            )
+        )
         for rowid, l0, l1 in missing:
-            conn.execute("INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)", (rowid, index_terms(l0), index_terms(l1 or "")))
+            conn.execute(
+                "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
+                (rowid, index_terms(l0), index_terms(l1 or "")),
+            )
         report.fts_added = len(missing)
         if table is not None:
-            report.vectors_removed = _count(store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})")
+            report.vectors_removed = _count(
+                store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})"
+            )
             conn.execute(f"DELETE FROM {table} WHERE rowid NOT IN ({live})")
             conn.execute(
                 f"UPDATE records SET vector_status = 'pending' WHERE deleted = 0 AND vector_status = 'ready' "
@@ -158,7 +182,9 @@ def repair(store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, 
         conn.execute("DELETE FROM records WHERE deleted = 1")
         vectors.bump_generation(conn)
     _fill_pending(store, embedder_factory, report, progress)
-    report.still_pending = _count(store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'")
+    report.still_pending = _count(
+        store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
+    )
     return report
 
 
@@ -167,7 +193,10 @@ def pending_count(store: MemoryStore) -> int:
 
 
 def _fill_pending(
-    store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, report: RepairReport, progress: Progress | None
+    store: MemoryStore,
+    embedder_factory: Callable[[], Embedder] | None,
+    report: RepairReport,
+    progress: Progress | None,
 ) -> None:
     from openclaw_cli.memory.embed import EmbeddingUnavailable
 
@@ -175,7 +204,9 @@ def _fill_pending(
         return
     embedder = embedder_factory()
     if not vectors.identity_matches(store.conn, embedder.identity):
-        report.warning = "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
+        report.warning = (
+            "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
+        )
         return
     last = 0
     while True:
@@ -239,12 +270,17 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
             conn.execute("DELETE FROM records_fts")
             rows = list(conn.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0"))
             for rowid, l0, l1 in rows:
-                conn.execute("INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)", (rowid, index_terms(l0), index_terms(l1 or "")))
+                conn.execute(
+                    "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
+                    (rowid, index_terms(l0), index_terms(l1 or "")),
+                )
     except BaseException:
         with write_txn(conn):
             conn.execute(f"DROP TABLE IF EXISTS {new_table}")
         raise
-    return RebuildReport(records=done, vector_table=new_table, embedder=embedder.identity.to_dict(), fts_rows=len(rows))
+    return RebuildReport(
+        records=done, vector_table=new_table, embedder=embedder.identity.to_dict(), fts_rows=len(rows)
+    )
 
 
 def _fill_table(store: MemoryStore, embedder: Embedder, table: str, progress: Progress | None) -> int:

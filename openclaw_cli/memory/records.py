@@ -63,7 +63,11 @@ def utc_now() -> datetime:
 
 
 def iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (
+        None
+        if moment is None
+        else moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
 
 
 def parse_iso(text: str | None) -> datetime | None:

@@ -99,7 +99,11 @@ class SearchResult:
             "mode": request.mode,
             "results": [hit.to_dict(request.explain) for hit in self.hits],
             "timingsMs": {key: round(value, 3) for key, value in self.timings_ms.items()},
-            "analysis": {"terms": self.terms, "vectorWeight": self.vector_weight, "unknownShare": self.unknown_share},
+            "analysis": {
+                "terms": self.terms,
+                "vectorWeight": self.vector_weight,
+                "unknownShare": self.unknown_share,
+            },
             "warnings": self.warnings,
         }
 
@@ -122,7 +126,9 @@ def validate_request(request: SearchRequest) -> None:
     if not request.query or not request.query.strip():
         raise InvalidInput("the query is empty", hint="give some words to search for")
     if len(request.query) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"the query is {len(request.query)} characters, over the limit of {MAX_QUERY_CHARS}")
+        raise InvalidInput(
+            f"the query is {len(request.query)} characters, over the limit of {MAX_QUERY_CHARS}"
+        )
     if "\x00" in request.query:
         raise InvalidInput("the query contains a NUL character")
     if not 1 <= request.k <= MAX_K:
@@ -181,15 +187,27 @@ class HybridSearcher:
         if expression is None:
             return []
         clause, params = where.sql()
-        clause = clause.replace("user_id", "r.user_id").replace("scope", "r.scope").replace("category", "r.category")
+        clause = (
+            clause.replace("user_id", "r.user_id")
+            .replace("scope", "r.scope")
+            .replace("category", "r.category")
+        )
         sql = (
             "SELECT f.rowid, bm25(records_fts, 1.0, 0.4) AS s FROM records_fts f JOIN records r ON r.rowid = f.rowid "
             f"WHERE records_fts MATCH ? AND r.deleted = 0{clause} ORDER BY s LIMIT ?"
         )
-        return [(int(rowid), -float(score)) for rowid, score in self.store.conn.execute(sql, (expression, *params, pool))]
+        return [
+            (int(rowid), -float(score))
+            for rowid, score in self.store.conn.execute(sql, (expression, *params, pool))
+        ]
 
     def _vectors(
-        self, request: SearchRequest, where: vectors.VectorFilter, pool: int, result: SearchResult, clock: _Clock
+        self,
+        request: SearchRequest,
+        where: vectors.VectorFilter,
+        pool: int,
+        result: SearchResult,
+        clock: _Clock,
     ) -> tuple[list[tuple[int, float]], float]:
         if request.mode == "bm25" or self.embedder is None:
             return [], 0.0
@@ -244,7 +262,9 @@ class HybridSearcher:
         # with no weight at all (a vector hit while the vector weight is 0) carries no evidence and goes.
         return sorted((c for c in by_row.values() if c.fused > 0), key=lambda c: (-c.fused, c.rowid))
 
-    def _rerank(self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord]) -> list[Candidate]:
+    def _rerank(
+        self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord]
+    ) -> list[Candidate]:
         assert self.reranker is not None
         top = merged[: self.settings.rerank.top_n]
         scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])

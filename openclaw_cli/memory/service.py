@@ -100,7 +100,11 @@ class MemoryService:
         l0 = check_text("text", item.l0, limit, required=True)
         assert l0 is not None
         scope = validate_scope(item.scope)
-        user = validate_user(item.user_id) if item.user_id is not None else (DEFAULT_USER if scope == "user" else None)
+        user = (
+            validate_user(item.user_id)
+            if item.user_id is not None
+            else (DEFAULT_USER if scope == "user" else None)
+        )
         return new_record(
             record_id=validate_record_id(item.record_id) if item.record_id else new_record_id(),
             l0=l0,
@@ -118,7 +122,9 @@ class MemoryService:
         record = self.build_record(item)
         return record, self.store(self.db_path(record.scope)).add_one(record)
 
-    def add_many(self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None) -> WriteReport:
+    def add_many(
+        self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None
+    ) -> WriteReport:
         """Store already-validated records, grouped by database; existing ids are skipped."""
         total = WriteReport()
         by_path: dict[Path, list[MemoryRecord]] = {}
@@ -175,9 +181,7 @@ class MemoryService:
             embedder = None
             if store.conn.execute("SELECT 1 FROM meta WHERE key = 'vector_table'").fetchone() is not None:
                 embedder = self.embedder()
-            self._searchers[store.path] = HybridSearcher(
-                store, search, embedder, reranker, warm=self.warm
-            )
+            self._searchers[store.path] = HybridSearcher(store, search, embedder, reranker, warm=self.warm)
         return self._searchers[store.path]
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:

@@ -172,7 +172,9 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ writes
 
-    def add(self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256) -> WriteReport:
+    def add(
+        self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
+    ) -> WriteReport:
         """Store `records` (ids must be new; an existing id is skipped when `skip_existing`)."""
         report = WriteReport()
         for start in range(0, len(records), chunk):
@@ -205,10 +207,14 @@ class MemoryStore:
         try:
             embedder = self.embedder()
             if not vectors.identity_matches(self.conn, embedder.identity):
-                return [None] * len(batch), "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
+                return [None] * len(
+                    batch
+                ), "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
             return list(self.embed_cached(embedder, [r.l0 for r in batch])), None
         except EmbeddingUnavailable as exc:
-            return [None] * len(batch), f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+            return [None] * len(
+                batch
+            ), f"{exc.message}; vectors are pending, run `openclaw memory index` later"
 
     def embed_cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
         """Passage vectors, taken from the embedding cache where present and added to it otherwise."""
@@ -241,14 +247,28 @@ class MemoryStore:
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
             (
-                record.id, record.scope, record.user_id, record.agent_id, record.category,
-                record.l0, record.l1, record.l2, record.language, record.l0_hash,
-                iso(record.created_at), iso(record.updated_at),
+                record.id,
+                record.scope,
+                record.user_id,
+                record.agent_id,
+                record.category,
+                record.l0,
+                record.l1,
+                record.l2,
+                record.language,
+                record.l0_hash,
+                iso(record.created_at),
+                iso(record.updated_at),
                 json.dumps(record.source, ensure_ascii=False) if record.source else None,
-                fs.stability, fs.difficulty, iso(fs.last_review), iso(fs.next_review), fs.reps, fs.lapses,
+                fs.stability,
+                fs.difficulty,
+                iso(fs.last_review),
+                iso(fs.next_review),
+                fs.reps,
+                fs.lapses,
                 "pending" if vector is None else "ready",
             ),
-        )  # fmt: skip
+        )
         rowid = self.conn.last_insert_rowid()
         self.conn.execute(
             "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
@@ -260,7 +280,9 @@ class MemoryStore:
             vectors.bump_generation(self.conn)
         self._log(record.id, record.user_id, "add", None, record.public_dict())
 
-    def _log(self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None) -> None:
+    def _log(
+        self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
+    ) -> None:
         self.conn.execute(
             "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -282,14 +304,19 @@ class MemoryStore:
             self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
             vectors.delete(self.conn, vectors.current_table(self.conn), [rowid])
             vectors.bump_generation(self.conn)
-            self.conn.execute("UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid))
+            self.conn.execute(
+                "UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid)
+            )
             self._log(record_id, record.user_id, "delete", record.public_dict(), None)
         return record
 
     def purge_user(self, user_id: str) -> int:
         """Remove every memory of `user_id` and their history, then VACUUM so the text is gone from the file."""
         with write_txn(self.conn):
-            rowids = [int(r[0]) for r in self.conn.execute("SELECT rowid FROM records WHERE user_id = ?", (user_id,))]
+            rowids = [
+                int(r[0])
+                for r in self.conn.execute("SELECT rowid FROM records WHERE user_id = ?", (user_id,))
+            ]
             for rowid in rowids:
                 self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
             vectors.delete(self.conn, vectors.current_table(self.conn), rowids)
@@ -297,7 +324,13 @@ class MemoryStore:
                 self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
             vectors.bump_generation(self.conn)
-            self._log("*", None, "purge", None, {"userId": hashlib.sha256(user_id.encode()).hexdigest()[:16], "count": len(rowids)})
+            self._log(
+                "*",
+                None,
+                "purge",
+                None,
+                {"userId": hashlib.sha256(user_id.encode()).hexdigest()[:16], "count": len(rowids)},
+            )
         self.compact()
         return len(rowids)
 
@@ -318,9 +351,16 @@ class MemoryStore:
                 self.conn.execute(
                     "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
                     "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
-                    (state.stability, state.difficulty, iso(state.last_review), iso(state.next_review),
-                     state.reps, state.lapses, record_id),
-                )  # fmt: skip
+                    (
+                        state.stability,
+                        state.difficulty,
+                        iso(state.last_review),
+                        iso(state.next_review),
+                        state.reps,
+                        state.lapses,
+                        record_id,
+                    ),
+                )
 
     def _rowid(self, record_id: str) -> int:
         row = self.conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()

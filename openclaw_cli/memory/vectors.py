@@ -77,7 +77,10 @@ def generation(conn: apsw.Connection) -> int:
 
 def create_table(conn: apsw.Connection, dimensions: int) -> str:
     """Create a new, empty vec0 table and return its name (not yet the current one)."""
-    existing = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_schema WHERE name LIKE 'vec\\_%' ESCAPE '\\'")}
+    existing = {
+        str(r[0])
+        for r in conn.execute("SELECT name FROM sqlite_schema WHERE name LIKE 'vec\\_%' ESCAPE '\\'")
+    }
     number = 1
     while f"vec_{number}" in existing:
         number += 1
@@ -99,13 +102,17 @@ def ensure_table(conn: apsw.Connection, identity: EmbedderIdentity) -> str:
 
 
 def set_current(conn: apsw.Connection, table: str, identity: EmbedderIdentity) -> None:
-    for key, value in zip(IDENTITY_KEYS, (identity.provider, identity.model, identity.dimensions), strict=True):
+    for key, value in zip(
+        IDENTITY_KEYS, (identity.provider, identity.model, identity.dimensions), strict=True
+    ):
         set_meta(conn, key, value)
     set_meta(conn, TABLE_KEY, table)
     bump_generation(conn)
 
 
-def upsert(conn: apsw.Connection, table: str, rowid: int, vector: np.ndarray, meta: tuple[str, str, str]) -> None:
+def upsert(
+    conn: apsw.Connection, table: str, rowid: int, vector: np.ndarray, meta: tuple[str, str, str]
+) -> None:
     scope, user_id, category = meta
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
     conn.execute(
@@ -147,14 +154,21 @@ class VectorMatrix:
         table, gen = current_table(conn), generation(conn)
         if table == self.table and gen == self.generation:
             return
-        rows = [] if table is None else list(conn.execute(f"SELECT rowid, embedding, scope, user_id, category FROM {table}"))
+        rows = (
+            []
+            if table is None
+            else list(conn.execute(f"SELECT rowid, embedding, scope, user_id, category FROM {table}"))
+        )
         self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
         if rows:
-            self._matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            self._matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+                len(rows), -1
+            )
         else:
             self._matrix = np.zeros((0, 1), dtype=np.float32)
         self._meta = {
-            name: np.array([r[i] for r in rows], dtype=object) for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
+            name: np.array([r[i] for r in rows], dtype=object)
+            for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
         }
         self.table, self.generation = table, gen
 

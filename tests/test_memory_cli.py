@@ -1,0 +1,220 @@
+"""`openclaw memory` through the real process: happy paths, JSON shapes and every listed bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, base_env
+
+
+def _db(home: Path) -> Path:
+    return home / "agents" / "main" / "memory" / "memory.sqlite"
+
+
+def test_add_get_list_search_history_json(cli) -> None:  # type: ignore[no-untyped-def]
+    added = cli("memory", "add", "prefers dark mode in every editor", "-c", "preference", "--json")
+    assert added.returncode == 0, added.stderr
+    rid = added.json()["id"]
+    assert cli("memory", "get", rid, "--json").json()["l0"] == "prefers dark mode in every editor"
+    listed = cli("memory", "list", "--json").json()
+    assert [r["id"] for r in listed] == [rid]
+    found = cli("memory", "search", "dark editor theme", "--explain", "--json")
+    assert found.returncode == 0, found.stderr
+    doc = found.json()
+    first = doc["results"][0]
+    assert first["id"] == rid and {"id", "score", "category", "l0", "createdAt", "explain"} <= set(first)
+    assert {"bm25Rank", "bm25Score", "vectorRank", "vectorScore"} <= set(first["explain"])
+    assert {"analyse", "bm25", "embed", "vector", "total"} <= set(doc["timingsMs"])
+    history = cli("memory", "history", rid, "--json").json()
+    assert [h["action"] for h in history] == ["add"]
+    assert found.stderr == ""
+
+
+def test_text_from_stdin(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("memory", "add", "-", "--json", input="我喜欢喝咖啡\n")
+    assert result.returncode == 0, result.stderr
+    assert result.json()["l0"] == "我喜欢喝咖啡"
+    hits = cli("memory", "search", "咖啡", "--json").json()["results"]
+    assert hits[0]["l0"] == "我喜欢喝咖啡"
+
+
+def test_status_and_index_check(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "one", "-c", "event")
+    cli("memory", "add", "two", "-c", "lesson", "--scope", "agent")
+    status = cli("memory", "status", "--json").json()
+    db = status["databases"][0]
+    assert db["byScope"] == {"agent": {"lesson": 1}, "user": {"event": 1}}
+    assert db["embedder"]["dimensions"] == 384 and db["pendingVectors"] == 0 and db["index"]["ok"]
+    assert db["files"]["memory.sqlite"] > 0
+    check = cli("memory", "index", "--check", "--json")
+    assert check.returncode == 0 and check.json()["ok"] is True
+
+
+def test_empty_query_is_a_clear_error(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "something")
+    for query in ("", "   ", "\t\n"):
+        result = cli("memory", "search", query)
+        assert result.returncode == 1
+        assert result.stderr.strip() == "openclaw: error: the query is empty (give some words to search for)"
+
+
+def test_text_over_the_limit_stores_nothing(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("memory", "add", "x" * 16001)
+    assert result.returncode == 1 and "over the limit of 16000" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert cli("memory", "list", "--json").json() == []
+
+
+def test_invalid_utf8_on_stdin(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("memory", "add", "-", input=b"caf\xe9 au lait\n")
+    assert result.returncode == 1 and "not valid UTF-8" in result.stderr
+    assert cli("memory", "list", "--json").json() == []
+
+
+def test_unknown_id(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "exists")
+    for command in ("get", "delete", "history"):
+        result = cli("memory", command, "mem-nope")
+        assert result.returncode == 1, command
+        assert "no memory with id 'mem-nope'" in result.stderr
+
+
+def test_batch_add_with_a_malformed_line_stores_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lines = [
+        '{"text": "first", "category": "event"}',
+        '{"text": "second"}',
+        '{"text": "third", oops}',
+        '{"text": "4"}',
+    ]
+    result = cli("memory", "add", "--batch", "-", input="\n".join(lines) + "\n")
+    assert result.returncode == 1
+    assert "stdin line 3: not valid JSON" in result.stderr
+    assert cli("memory", "list", "--json").json() == []
+    bad_category = tmp_path / "in.jsonl"
+    bad_category.write_text('{"text": "ok"}\n{"text": "x", "category": "bogus"}\n')
+    result = cli("memory", "add", "--batch", str(bad_category))
+    assert result.returncode == 1 and "line 2: unknown category 'bogus'" in result.stderr
+
+
+def test_batch_add_is_idempotent_by_id(cli) -> None:  # type: ignore[no-untyped-def]
+    lines = "\n".join(
+        json.dumps({"id": f"m-{i}", "text": f"memory number {i}", "userId": "u1"}) for i in range(30)
+    )
+    first = cli("memory", "add", "--batch", "-", "--json", input=lines)
+    assert first.returncode == 0, first.stderr
+    assert first.json()["added"] == 30
+    again = cli("memory", "add", "--batch", "-", "--json", input=lines)
+    assert again.json() == {**again.json(), "added": 0, "skipped": 30}
+    assert len(cli("memory", "list", "--user", "u1", "--json").json()) == 30
+
+
+def test_search_batch_answers_in_order_and_names_a_bad_line(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "likes green tea")
+    cli("memory", "add", "我喜欢喝咖啡")
+    queries = ['{"query": "green tea", "k": 1}', '{"query": "咖啡", "k": 1}', "not json", '{"query": "x"}']
+    result = cli("memory", "search", "--batch", "-", input="\n".join(queries))
+    assert result.returncode == 1 and "stdin line 3" in result.stderr
+    answers = result.json_lines()
+    assert [a["results"][0]["l0"] for a in answers] == ["likes green tea", "我喜欢喝咖啡"]
+
+
+def test_fts_syntax_in_queries_never_breaks(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "Submitted PR #342 fixing the login bug (NEAR the deadline)")
+    for query in [
+        '"unbalanced',
+        "PR*",
+        "login-",
+        "title:bug",
+        "NEAR(a b)",
+        "AND OR NOT",
+        "(((",
+        "🙂🙂",
+        "a^b",
+    ]:
+        result = cli("memory", "search", query, "--json")
+        assert result.returncode == 0, (query, result.stderr)
+        json.loads(result.stdout)
+
+
+def test_not_sqlite_and_corrupt_database_are_reported_and_left_alone(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    path = _db(home)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"hello, I am a text file\n")
+    result = cli("memory", "search", "anything")
+    assert result.returncode == 1 and "is not a SQLite database" in result.stderr
+    assert path.read_bytes() == b"hello, I am a text file\n"
+    path.unlink()
+    cli("memory", "add", "a memory")
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\x13" * (4096 - 100)  # page 1: the schema table
+    path.write_bytes(bytes(data))
+    for wal in (path.with_name("memory.sqlite-wal"), path.with_name("memory.sqlite-shm")):
+        wal.unlink(missing_ok=True)
+    before = path.read_bytes()
+    result = cli("memory", "list")
+    assert result.returncode == 1 and "damaged" in result.stderr and "Traceback" not in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_two_processes_adding_at_once_lose_nothing(home: Path) -> None:
+    env = base_env(home)
+    batches = []
+    for writer in ("a", "b"):
+        lines = "\n".join(
+            json.dumps({"id": f"{writer}-{i}", "text": f"writer {writer} memory {i}"}) for i in range(40)
+        )
+        batches.append(lines)
+    singles = [
+        subprocess.Popen(
+            [sys.executable, "-m", "openclaw_cli", "memory", "add", f"single {i}"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(3)
+    ]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "openclaw_cli", "memory", "add", "--batch", "-"],
+            env=env,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in batches
+    ]
+    for proc, lines in zip(procs, batches, strict=True):
+        assert proc.stdin is not None
+        proc.stdin.write(lines.encode())
+        proc.stdin.close()
+    for proc in procs + singles:
+        proc.wait(timeout=300)
+        assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+    listed = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", "memory", "list", "--json"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
+    assert len(json.loads(listed.stdout)) == 83
+
+
+def test_purge_requires_yes(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "x", "--user", "alice")
+    refused = cli("memory", "purge", "--user", "alice")
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    done = cli("memory", "purge", "--user", "alice", "--yes", "--json")
+    assert done.json() == {"user": "alice", "purged": 1}
+
+
+def test_a_query_starting_with_a_dash_goes_after_double_dash(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "fixed the login bug")
+    result = cli("memory", "search", "--json", "--", "-login")
+    assert result.returncode == 0, result.stderr
+    assert result.json()["results"][0]["l0"] == "fixed the login bug"
