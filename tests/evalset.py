@@ -81,3 +81,58 @@ def evaluate(
         rr += next((1.0 / rank for rank, rid in enumerate(ids, start=1) if rid in expected), 0.0)
     n = len(items)
     return Metrics(r5 / n, r10 / n, rr / n, n)
+
+
+GRID: dict[str, tuple[Any, ...]] = {
+    "bm25Weight": (0.5, 1.0, 1.5, 2.0, 3.0),
+    "vectorWeight": (0.5, 1.0, 1.5, 2.0),
+    "unknownTokenThreshold": (0.1, 0.3, 0.5, 1.0),
+    "minVectorScore": (0.0, 0.1, 0.2, 0.3),
+    "candidates": (20, 50, 100),
+}
+
+
+def sweep(
+    service: MemoryService, grid: dict[str, tuple[Any, ...]] = GRID
+) -> list[tuple[Metrics, dict[str, Any]]]:
+    """Metrics of the hybrid fusion for every combination in `grid`, best first (MRR, then recall).
+
+    Each query's BM25 and vector candidates are computed once at the largest pool; each combination then
+    re-runs only the fusion, through the same `HybridSearcher` methods search uses. RRF k stays at 60.
+    """
+    import itertools
+
+    from openclaw_cli.memory import vectors
+    from openclaw_cli.memory.text import query_terms
+
+    store = next(iter(service.existing_stores()))
+    embedder = service.embedder()
+    pool = max(grid.get("candidates", (50,)))
+    prepared = []
+    probe = HybridSearcher(store, SearchSettings(), embedder, warm=True)
+    for item in load_jsonl("queries.jsonl"):
+        where = vectors.VectorFilter(item["userId"])
+        embedded = embedder.embed_query(item["query"])
+        bm25 = probe._bm25(query_terms(item["query"]), where, pool)
+        vec = store.vector_matrix().knn(embedded.vector, pool, where)
+        prepared.append((set(item["expected"]), bm25, vec, embedded.unknown_share))
+    ids = {int(r): str(i) for r, i in store.conn.execute("SELECT rowid, id FROM records")}
+    results = []
+    for combo in itertools.product(*grid.values()):
+        values = dict(zip(grid, combo, strict=True))
+        settings = SearchSettings(**values)
+        searcher = HybridSearcher(store, settings, embedder)
+        r5 = r10 = rr = 0.0
+        for expected, bm25, vec, unknown in prepared:
+            kept = [(r, s) for r, s in vec[: settings.candidates] if s >= settings.min_vector_score]
+            fused = searcher._fuse(
+                bm25[: settings.candidates], kept, searcher.vector_weight(unknown), "hybrid"
+            )
+            top = [ids[c.rowid] for c in fused[:10]]
+            r5 += len(expected & set(top[:5])) / len(expected)
+            r10 += len(expected & set(top)) / len(expected)
+            rr += next((1 / n for n, rid in enumerate(top, 1) if rid in expected), 0.0)
+        n = len(prepared)
+        results.append((Metrics(r5 / n, r10 / n, rr / n, n), values))
+    results.sort(key=lambda row: (row[0].mrr, row[0].recall_at_10, row[0].recall_at_5), reverse=True)
+    return results
