@@ -140,7 +140,7 @@ def test_text_over_limit_is_refused_and_nothing_stored(tmp_path: Path) -> None:
     service = service_for(tmp_path, settings_with(maxTextChars=100))
     with pytest.raises(InvalidInput, match="over the limit of 100"):
         add(service, "x" * 101)
-    assert service.list() == []
+    assert service.list_records() == []
     service.close()
 
 
@@ -171,7 +171,7 @@ def test_purge_removes_the_text_from_the_database_file(tmp_path: Path) -> None:
     add(service, f"alice mentioned {marker} again", user_id="alice", l1=f"detail {marker}")
     bob = add(service, "bob likes tea", user_id="bob")
     assert service.purge_user("alice") == 2
-    assert [r.id for r in service.list()] == [bob]
+    assert [r.id for r in service.list_records()] == [bob]
     path = service.db_path("user")
     service.close()
     for suffix in ("", "-wal"):
@@ -279,5 +279,5 @@ def test_store_survives_a_rolled_back_write(tmp_path: Path) -> None:
     bad = service.build_record(NewMemory(l0="will fail"))
     with pytest.raises(apsw.ConstraintError):
         store.add([bad.model_copy(update={"category": "bogus"})])
-    assert [r.id for r in service.list()] == [keep]
+    assert [r.id for r in service.list_records()] == [keep]
     service.close()

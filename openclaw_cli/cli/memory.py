@@ -43,11 +43,11 @@ CategoryOpt = Annotated[
 
 
 @contextmanager
-def _service(*, warm: bool = False) -> Iterator[MemoryService]:
+def _service(*, warm: bool = False, one_shot: bool = False) -> Iterator[MemoryService]:
     from openclaw_cli.memory.service import MemoryService
 
     st = common.state()
-    service = MemoryService(st.home, st.agent, st.settings.memory, warm=warm)
+    service = MemoryService(st.home, st.agent, st.settings.memory, warm=warm, one_shot=one_shot)
     try:
         yield service
     finally:
@@ -192,7 +192,7 @@ def list_cmd(
 ) -> None:
     """List memories, oldest first, with optional filters."""
     with _service() as service:
-        records = service.list(user_id=user, category=category, scope=scope, limit=limit)
+        records = service.list_records(user_id=user, category=category, scope=scope, limit=limit)
     if as_json:
         common.emit_json([r.public_dict() for r in records])
         return
@@ -259,7 +259,7 @@ def search_cmd(
         user_id=user,
         scopes=(scope,) if scope else (),
         categories=tuple(category or ()),
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]  # checked above
         explain=explain,
     )  # type: ignore[arg-type]
     if batch is not None:
@@ -267,7 +267,7 @@ def search_cmd(
         return
     assert query is not None
     request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
-    with _service() as service:
+    with _service(one_shot=True) as service:
         result = service.search(request)
         if record_hit:
             service.record_hits([hit.record.id for hit in result.hits])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.findings import Finding
+from openclaw_cli.findings import Finding, Severity
 from openclaw_cli.paths import Home
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
                 if report.embedder_mismatch
                 else "run `openclaw memory index` (or `openclaw doctor --fix`)"
             )
-            severity = (
+            severity: Severity = (
                 "warning" if fixed or (report.vectors_pending and len(report.problems()) == 1) else "error"
             )
             findings.append(

@@ -29,9 +29,12 @@ def _scheduler() -> fsrs.Scheduler:
 def _to_card(state: FsrsState) -> fsrs.Card:
     import fsrs
 
+    # An explicit card_id: without one, fsrs.Card sleeps a millisecond to make its timestamp id unique,
+    # which would cost 1 ms per candidate in every search.
     if state.stability is None or state.last_review is None:
-        return fsrs.Card()
+        return fsrs.Card(card_id=0)
     return fsrs.Card(
+        card_id=0,
         state=fsrs.State.Review,
         stability=state.stability,
         difficulty=state.difficulty,

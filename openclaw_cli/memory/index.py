@@ -82,7 +82,8 @@ def _label(identity: dict[str, Any] | None) -> str:
 
 
 def _count(store: MemoryStore, sql: str) -> int:
-    return int(store.conn.execute(sql).fetchone()[0])
+    row = store.conn.execute(sql).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def check(store: MemoryStore, configured: EmbedderIdentity | None) -> IndexCheck:
@@ -227,7 +228,7 @@ def _fill_pending(
             return
         with write_txn(store.conn):
             table = vectors.ensure_table(store.conn, embedder.identity)
-            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):
+            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):  # type: ignore[var-annotated]
                 vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
                 store.conn.execute("UPDATE records SET vector_status = 'ready' WHERE rowid = ?", (rowid,))
             vectors.bump_generation(store.conn)
@@ -298,7 +299,7 @@ def _fill_table(store: MemoryStore, embedder: Embedder, table: str, progress: Pr
         last = int(rows[-1][0])
         found = store.embed_cached(embedder, [r[1] for r in rows])
         with write_txn(store.conn):
-            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):
+            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):  # type: ignore[var-annotated]
                 vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
         done += len(rows)
         if progress is not None:

@@ -50,11 +50,22 @@ class NewMemory:
 
 
 class MemoryService:
-    def __init__(self, home: Home, agent_id: str, settings: MemorySettings, *, warm: bool = False) -> None:
+    def __init__(
+        self,
+        home: Home,
+        agent_id: str,
+        settings: MemorySettings,
+        *,
+        warm: bool = False,
+        one_shot: bool = False,
+    ) -> None:
+        """`warm`: keep vectors in memory for repeated searches. `one_shot`: this process runs one search
+        and exits, so the model is loaded for a fast start rather than fast repeated runs."""
         self.home = home
         self.agent_id = agent_id
         self.settings = settings
         self.warm = warm
+        self.one_shot = one_shot
         self._stores: dict[Path, MemoryStore] = {}
         self._searchers: dict[Path, HybridSearcher] = {}
 
@@ -73,7 +84,7 @@ class MemoryService:
     def embedder(self) -> Embedder:
         from openclaw_cli.memory.embed import create_embedder
 
-        return create_embedder(self.settings.embedding)
+        return create_embedder(self.settings.embedding, one_shot=self.one_shot)
 
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:
@@ -164,10 +175,10 @@ class MemoryService:
     def history(self, record_id: str) -> list[dict[str, Any]]:
         return self._locate(record_id).history(record_id)
 
-    def list(self, **filters: Any) -> list[MemoryRecord]:
+    def list_records(self, **filters: Any) -> list[MemoryRecord]:
         out: list[MemoryRecord] = []
         for store in self.existing_stores():
-            out.extend(store.list(**filters))
+            out.extend(store.list_records(**filters))
         return out
 
     def searcher(self, store: MemoryStore) -> HybridSearcher:

@@ -49,30 +49,34 @@ class WriteReport:
 
 
 def row_to_record(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row[1],
-        scope=row[2],
-        userId=row[3],
-        agentId=row[4],
-        category=row[5],
-        l0=row[6],
-        l1=row[7],
-        l2=row[8],
-        language=row[9],
-        l0Hash=row[10],
-        createdAt=parse_iso(row[11]),
-        updatedAt=parse_iso(row[12]),
-        source=json.loads(row[13]) if row[13] else None,
-        fsrs=FsrsState(
-            stability=row[14],
-            difficulty=row[15],
-            lastReview=parse_iso(row[16]),
-            nextReview=parse_iso(row[17]),
-            reps=row[18],
-            lapses=row[19],
-        ),
-        deleted=bool(row[20]),
-        vectorStatus=row[21],
+    return MemoryRecord.model_validate(
+        {
+            "id": row[1],
+            "scope": row[2],
+            "userId": row[3],
+            "agentId": row[4],
+            "category": row[5],
+            "l0": row[6],
+            "l1": row[7],
+            "l2": row[8],
+            "language": row[9],
+            "l0Hash": row[10],
+            "createdAt": parse_iso(row[11]),
+            "updatedAt": parse_iso(row[12]),
+            "source": json.loads(row[13]) if row[13] else None,
+            "fsrs": FsrsState.model_validate(
+                {
+                    "stability": row[14],
+                    "difficulty": row[15],
+                    "lastReview": parse_iso(row[16]),
+                    "nextReview": parse_iso(row[17]),
+                    "reps": row[18],
+                    "lapses": row[19],
+                }
+            ),
+            "deleted": bool(row[20]),
+            "vectorStatus": row[21],
+        }
     )
 
 
@@ -130,7 +134,7 @@ class MemoryStore:
                 found[int(row[0])] = row_to_record(row)
         return found
 
-    def list(
+    def list_records(
         self,
         *,
         user_id: str | None = None,
@@ -139,7 +143,8 @@ class MemoryStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[MemoryRecord]:
-        clauses, params = ["deleted = 0"], []
+        clauses: list[str] = ["deleted = 0"]
+        params: list[Any] = []
         for column, value in (("user_id", user_id), ("scope", scope), ("category", category)):
             if value is not None:
                 clauses.append(f"{column} = ?")
@@ -198,7 +203,7 @@ class MemoryStore:
             raise Conflict(f"a memory with id {record.id!r} already exists", hint="choose another --id")
         return self.add([record])
 
-    def _embed_new(self, batch: Sequence[MemoryRecord]) -> tuple[list[np.ndarray | None], str | None]:
+    def _embed_new(self, batch: Sequence[MemoryRecord]) -> tuple[list[Any], str | None]:
         """Vectors for the records, or None each where the embedder is unavailable or mismatched."""
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
@@ -222,7 +227,7 @@ class MemoryStore:
 
         key = embedder_key(embedder.identity.to_dict())
         hashes = [passage_hash(t) for t in texts]
-        cached: dict[str, np.ndarray] = {}
+        cached: dict[str, Any] = {}
         for digest in set(hashes):
             row = self.conn.execute(
                 "SELECT vector FROM embedding_cache WHERE content_hash = ? AND embedder = ?", (digest, key)
@@ -399,19 +404,21 @@ def new_record(
 
     now = utc_now()
     created = created_at or now
-    return MemoryRecord(
-        id=record_id,
-        scope=scope,  # type: ignore[arg-type]
-        userId=user_id,
-        agentId=agent_id,
-        category=category,  # type: ignore[arg-type]
-        l0=l0,
-        l1=l1,
-        l2=l2,
-        language=detect_language(l0 + " " + (l1 or "")),
-        l0Hash=l0_hash(l0),
-        createdAt=created,
-        updatedAt=now,
-        source=source,
-        fsrs=fsrs or initial_state(created),
+    return MemoryRecord.model_validate(
+        {
+            "id": record_id,
+            "scope": scope,
+            "userId": user_id,
+            "agentId": agent_id,
+            "category": category,
+            "l0": l0,
+            "l1": l1,
+            "l2": l2,
+            "language": detect_language(l0 + " " + (l1 or "")),
+            "l0Hash": l0_hash(l0),
+            "createdAt": created,
+            "updatedAt": now,
+            "source": source,
+            "fsrs": fsrs or initial_state(created),
+        }
     )

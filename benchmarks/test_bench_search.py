@@ -1,0 +1,160 @@
+"""Search speed: warm in-process hybrid search at 10k and 100k memories, cold whole-process search at 10k,
+and bulk loading with the local model.
+
+Run: python -m pytest benchmarks/test_bench_search.py --benchmark-only -s
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchmarks import synth
+from openclaw_cli.config import Settings
+from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.paths import Home
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = [
+    "which deploy broke the payments ledger",
+    "coffee preferences in the morning",
+    "PR #4242 review comments",
+    "what does he think about dark mode editors",
+    "postgres connection pool timeout lesson",
+    "daughter birthday party plans",
+    "kubernetes cluster upgrade failed",
+    "favourite programming language for scripts",
+]
+
+
+@pytest.fixture(scope="module")
+def home_10k(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("m10k")
+    synth.build(home, 10_000).close()
+    return home
+
+
+@pytest.fixture(scope="module")
+def home_100k(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("m100k")
+    synth.build(home, 100_000).close()
+    return home
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p95_ms": round(ordered[int(len(ordered) * 0.95) - 1] * 1000, 2),
+    }
+
+
+def _warm(benchmark: Any, home: Path, label: str) -> None:
+    service = MemoryService(Home(home), "main", Settings().memory, warm=True)
+    requests = [SearchRequest(query=q, k=10) for q in QUERIES]
+    for request in requests:  # load the model and the vector matrix
+        service.search(request)
+    samples: list[float] = []
+
+    def one_round() -> None:
+        for request in requests:
+            started = time.perf_counter()
+            service.search(request)
+            samples.append(time.perf_counter() - started)
+
+    benchmark.pedantic(one_round, rounds=25, iterations=1)
+    stats = _percentiles(samples)
+    benchmark.extra_info.update(stats)
+    print(f"\nwarm hybrid search at {label}: {stats} over {len(samples)} queries")
+    service.close()
+
+
+def test_warm_search_10k(benchmark: Any, home_10k: Path) -> None:
+    _warm(benchmark, home_10k, "10k")
+
+
+def test_warm_search_100k(benchmark: Any, home_100k: Path) -> None:
+    _warm(benchmark, home_100k, "100k")
+
+
+def test_vector_recall_against_exact_search(benchmark: Any, home_100k: Path) -> None:
+    """The warm path's neighbours against an exact numpy scan of the same vectors (recall@10)."""
+    service = MemoryService(Home(home_100k), "main", Settings().memory, warm=True)
+    store = service.store(service.db_path("user"))
+    matrix = store.vector_matrix()
+    table = store.conn.execute("SELECT value FROM meta WHERE key = 'vector_table'").fetchone()[0]
+    rows = list(store.conn.execute(f"SELECT rowid, embedding FROM {table}"))
+    ids = np.array([r[0] for r in rows])
+    exact = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    embedder = service.embedder()
+    from openclaw_cli.memory.vectors import VectorFilter, knn
+
+    def measure() -> float:
+        recalls = []
+        for q in QUERIES:
+            vector = embedder.embed_query(q).vector
+            truth = set(ids[np.argsort(-(exact @ vector))[:10]].tolist())
+            warm = {r for r, _ in matrix.knn(vector, 10, VectorFilter())}
+            cold = {r for r, _ in knn(store.conn, table, vector, 10, VectorFilter())}
+            recalls += [len(truth & warm) / 10, len(truth & cold) / 10]
+        return float(np.mean(recalls))
+
+    recall = benchmark.pedantic(measure, rounds=1, iterations=1)
+    benchmark.extra_info["recall@10"] = recall
+    print(f"\nvector recall@10 against exact search at 100k: {recall}")
+    assert recall >= 0.95
+    service.close()
+
+
+def test_cold_cli_search_10k(benchmark: Any, home_10k: Path) -> None:
+    env = {"OPENCLAW_HOME": str(home_10k), "PATH": "/usr/bin:/bin"}
+    command = [
+        sys.executable,
+        "-m",
+        "openclaw_cli",
+        "memory",
+        "search",
+        "coffee preferences in the morning",
+        "--json",
+    ]
+    timings: list[float] = []
+
+    def run() -> None:
+        started = time.perf_counter()
+        out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, check=True)
+        timings.append(time.perf_counter() - started)
+        assert json.loads(out.stdout)["results"]
+
+    run()  # the first run builds jieba/pyc caches, as any first use would
+    benchmark.pedantic(run, rounds=7, iterations=1)
+    stats = _percentiles(timings[1:])
+    benchmark.extra_info.update(stats)
+    print(f"\ncold `openclaw memory search` at 10k: {stats}")
+
+
+def test_bulk_load_local_embeddings(benchmark: Any, tmp_path: Path) -> None:
+    bodies = synth.texts(2000, seed=11)
+    rounds: list[float] = []
+
+    def load() -> None:
+        home = tmp_path / f"bulk{len(rounds)}"
+        service = MemoryService(Home(home), "main", Settings().memory)
+        records = [service.build_record(NewMemory(l0=t)) for t in bodies]
+        started = time.perf_counter()
+        service.add_many(records)
+        rounds.append(len(bodies) / (time.perf_counter() - started))
+        service.close()
+
+    MemoryService(Home(tmp_path / "warmup"), "main", Settings().memory).embedder().embed_passages(["warm up"])
+    benchmark.pedantic(load, rounds=2, iterations=1)
+    benchmark.extra_info["records_per_s"] = round(max(rounds), 1)
+    print(f"\nbulk load with local embeddings: {[round(r) for r in rounds]} records/s")
