@@ -32,12 +32,27 @@ def _vocabulary() -> list[str]:
     return sorted(w for w in words if w.isascii() and w.isalpha() and len(w) > 2)
 
 
+def _zipf_vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
+    """The eval set's words among made-up ones, in a random frequency order.
+
+    Real text follows Zipf's law over tens of thousands of words; drawing every word uniformly from the
+    eval set's ~600 would make each query term match ~2% of all memories, which no real memory store
+    sees, and would measure an artificially huge BM25 result set.
+    """
+    syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "ve", "zu", "an", "or", "el", "is", "um"]
+    made_up = {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(size)}
+    words = _vocabulary() + sorted(made_up)
+    rng.shuffle(words)
+    return words
+
+
 def texts(count: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    vocab = _vocabulary()
+    vocab = _zipf_vocabulary(rng)
+    weights = [1.0 / rank for rank in range(1, len(vocab) + 1)]
     out = []
     for i in range(count):
-        words = rng.sample(vocab, rng.randint(7, 14))
+        words = rng.choices(vocab, weights=weights, k=rng.randint(7, 14))
         if i % 10 == 0:
             words.append(f"PR #{rng.randint(1, 99999)}")
         out.append(" ".join(words) + f" ({i})")
