@@ -63,6 +63,11 @@ class Home:
     def workspace_dir(self, agent_id: str) -> Path:
         return self.agent_dir(agent_id) / "workspace"
 
+    @property
+    def model_cache_dir(self) -> Path:
+        """Derived model files (the int8-compute conversion of the packaged embedding model)."""
+        return self.root / "cache" / "models"
+
     def ensure_root(self) -> Path:
         return ensure_private_dir(self.root)
 

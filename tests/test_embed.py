@@ -55,6 +55,13 @@ def local() -> OnnxEmbedder:
     return embedder
 
 
+@pytest.fixture(scope="module")
+def float_reference() -> OnnxEmbedder:
+    """The packaged model computed as shipped (float32 arithmetic, batched): the reference vectors."""
+    model, tokenizer = local_model_files()
+    return OnnxEmbedder("local", LOCAL_MODEL_NAME, model, tokenizer, threads=2)
+
+
 @pytest.fixture
 def model_dir(tmp_path: Path) -> Path:
     """An ONNX export directory built from the packaged model files."""
@@ -96,19 +103,31 @@ def test_similar_sentences_score_higher_than_unrelated(local: OnnxEmbedder) -> N
 
 
 def test_dynamic_padding_gives_the_same_vectors_as_one_by_one_and_as_padding_to_128(
-    local: OnnxEmbedder,
+    float_reference: OnnxEmbedder,
 ) -> None:
     texts = SENTENCES * 5  # > one run batch, mixed lengths, one passage truncated at 128 tokens
-    batched = local.embed_passages(texts)
-    one_by_one = np.vstack([local.embed_passages([t]) for t in texts])
+    batched = float_reference.embed_passages(texts)
+    one_by_one = np.vstack([float_reference.embed_passages([t]) for t in texts])
     # The shipped tokenizer.json, untouched, pads every input to 128 tokens.
     shipped = Tokenizer.from_file(str(local_model_files()[1]))
     padded_128 = np.vstack(
-        [local.run(shipped.encode_batch(texts[i : i + 8])) for i in range(0, len(texts), 8)]
+        [float_reference.run(shipped.encode_batch(texts[i : i + 8])) for i in range(0, len(texts), 8)]
     )
     assert len(shipped.encode(texts[0]).ids) == 128
     assert np.abs(batched - one_by_one).max() < 1e-5
     assert np.abs(batched - padded_128).max() < 1e-5
+
+
+def test_int8_compute_vectors_do_not_depend_on_the_batch(
+    local: OnnxEmbedder, float_reference: OnnxEmbedder
+) -> None:
+    texts = SENTENCES * 3
+    batched = local.embed_passages(texts)
+    one_by_one = np.vstack([local.embed_passages([t]) for t in texts])
+    assert np.abs(batched - one_by_one).max() < 1e-6
+    assert np.abs(local.embed_query(texts[1]).vector - batched[1]).max() < 1e-6
+    cosines = (batched * float_reference.embed_passages(texts)).sum(axis=1)
+    assert cosines.min() > 0.97 and cosines.mean() > 0.985
 
 
 def test_passage_order_is_kept_although_batches_are_sorted_by_length(local: OnnxEmbedder) -> None:
@@ -153,10 +172,12 @@ def test_local_provider_rejects_other_dimensions() -> None:
 # -- ONNX export directory ----------------------------------------------------------------------------------
 
 
-def test_onnx_dir_with_mean_pooling_matches_the_packaged_model(model_dir: Path, local: OnnxEmbedder) -> None:
+def test_onnx_dir_with_mean_pooling_matches_the_packaged_model(
+    model_dir: Path, float_reference: OnnxEmbedder
+) -> None:
     embedder = create_embedder(EmbeddingSettings(provider="onnx", path=str(model_dir)))
     assert embedder.identity == EmbedderIdentity("onnx", str(model_dir.resolve()), 384)
-    assert np.abs(embedder.embed_passages(SENTENCES) - local.embed_passages(SENTENCES)).max() < 1e-5
+    assert np.abs(embedder.embed_passages(SENTENCES) - float_reference.embed_passages(SENTENCES)).max() < 1e-5
 
 
 def test_onnx_dir_cls_pooling_uses_the_first_token(model_dir: Path, local: OnnxEmbedder) -> None:
@@ -177,15 +198,15 @@ def test_onnx_dir_cls_pooling_uses_the_first_token(model_dir: Path, local: OnnxE
     assert np.abs(vectors - local.embed_passages(SENTENCES[:3])).max() > 0.01
 
 
-def test_onnx_dir_prefixes_are_prepended(model_dir: Path, local: OnnxEmbedder) -> None:
+def test_onnx_dir_prefixes_are_prepended(model_dir: Path, float_reference: OnnxEmbedder) -> None:
     settings = EmbeddingSettings(
         provider="onnx", path=str(model_dir), query_prefix="query: ", passage_prefix="passage: "
     )
     embedder = create_embedder(settings)
     query = embedder.embed_query("black coffee")
     passages = embedder.embed_passages(["black coffee"])
-    assert np.abs(query.vector - local.embed_passages(["query: black coffee"])[0]).max() < 1e-5
-    assert np.abs(passages[0] - local.embed_passages(["passage: black coffee"])[0]).max() < 1e-5
+    assert np.abs(query.vector - float_reference.embed_passages(["query: black coffee"])[0]).max() < 1e-5
+    assert np.abs(passages[0] - float_reference.embed_passages(["passage: black coffee"])[0]).max() < 1e-5
     assert np.abs(query.vector - passages[0]).max() > 1e-3
 
 

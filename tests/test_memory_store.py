@@ -76,6 +76,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
         "reason",
     ]
     assert [r[1] for r in conn.execute("PRAGMA table_info(embedding_cache)")] == [
+        "id",
         "content_hash",
         "embedder",
         "vector",

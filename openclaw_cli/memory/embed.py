@@ -7,6 +7,7 @@ that may never embed anything, and start-up time matters.
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -199,8 +200,18 @@ class OnnxEmbedder:
         passage_prefix: str = "",
         expected_dimensions: int | None = None,
         optimise: bool = True,
+        per_text: bool = False,
     ) -> None:
-        self._session = load_session(model_path, threads, optimise=optimise)
+        # per_text: run every text alone, on `threads` single-threaded sessions in parallel. Needed by
+        # dynamically quantized models, whose activation scale is taken over the whole input tensor: in a
+        # batch, a text's vector would depend on its neighbours and on padding. It is also faster here
+        # (652 vs 600 passages/s on 2 cores: no padding, no synchronisation between cores).
+        self._per_text = per_text
+        self._threads = threads
+        self._model_path = model_path
+        self._optimise = optimise
+        self._session = load_session(model_path, 1 if per_text else threads, optimise=optimise)
+        self._workers: list[InferenceSession] = [self._session]
         self._tokenizer = load_tokenizer(tokenizer_path, MAX_TOKENS)
         self._pooling = pooling
         self._query_prefix = query_prefix
@@ -224,6 +235,8 @@ class OnnxEmbedder:
         if not texts:
             return np.zeros((0, self.identity.dimensions), dtype=np.float32)
         encodings = self._tokenizer.encode_batch([self._passage_prefix + t for t in texts])
+        if self._per_text:
+            return self._run_each(encodings)
         out = np.empty((len(texts), self.identity.dimensions), dtype=np.float32)
         # Sorting by length keeps each batch's padding (wasted compute) small.
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
@@ -237,8 +250,41 @@ class OnnxEmbedder:
         vector = self.run([encoding])[0]
         return QueryEmbedding(vector=vector, unknown_share=self._unknown_share(encoding))
 
+    def _run_each(self, encodings: Sequence[Encoding]) -> np.ndarray:
+        import numpy as np
+
+        sessions = self._sessions_for(len(encodings))
+        out = np.empty((len(encodings), self.identity.dimensions), dtype=np.float32)
+
+        def work(worker: int) -> None:
+            session = sessions[worker]
+            for i in range(worker, len(encodings), len(sessions)):
+                arrays = pad_encodings([encodings[i]])
+                output = session.run(None, feed_for(session, arrays))[0]
+                out[i] = l2_normalise(self._pool(output, arrays["attention_mask"]))[0]
+
+        if len(sessions) == 1:
+            work(0)
+            return out
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(len(sessions))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return out
+
+    def _sessions_for(self, count: int) -> list[InferenceSession]:
+        """Sessions to share `count` texts; more are loaded on first need (a query needs only one)."""
+        wanted = max(1, min(self._threads, count))
+        with self._lock:
+            while len(self._workers) < wanted:
+                self._workers.append(load_session(self._model_path, 1, optimise=self._optimise))
+            return self._workers[:wanted]
+
     def run(self, encodings: Sequence[Encoding], pad_to: int | None = None) -> np.ndarray:
         """L2-normalised vectors for already tokenised texts (one model run; pad_to is for checking)."""
+        if self._per_text and pad_to is None:
+            return self._run_each(encodings)
         arrays = pad_encodings(encodings, pad_to)
         with self._lock:
             output = self._session.run(None, feed_for(self._session, arrays))[0]
@@ -358,29 +404,52 @@ _cache: dict[str, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
-def create_embedder(settings: EmbeddingSettings, *, one_shot: bool = False) -> Embedder:
+def create_embedder(
+    settings: EmbeddingSettings, *, one_shot: bool = False, cache_dir: Path | None = None
+) -> Embedder:
     """The embedder for these settings; loaded once per process and shared afterwards.
 
     `one_shot` is for a process that embeds a single query (a CLI search): local models then load
     without graph optimisation, which is faster end to end for one run (see load_session).
+    `cache_dir` holds the packaged model converted to int8 compute (quantize.py); without one, the
+    conversion goes to a directory that lives as long as the process.
     """
-    key = settings.model_dump_json() + (":one-shot" if one_shot else "")
+    key = settings.model_dump_json() + (":one-shot" if one_shot else "") + f":{cache_dir}"
     with _cache_lock:
         cached = _cache.get(key)
         if cached is None:
-            cached = _build(settings, optimise=not one_shot)
+            cached = _build(settings, optimise=not one_shot, cache_dir=cache_dir)
             _cache[key] = cached
         return cached
 
 
-def _build(settings: EmbeddingSettings, *, optimise: bool = True) -> Embedder:
+def _process_model_dir() -> Path:
+    global _process_dir
+    if _process_dir is None:
+        _process_dir = tempfile.TemporaryDirectory(prefix="openclaw-models-")
+    return Path(_process_dir.name)
+
+
+_process_dir: tempfile.TemporaryDirectory[str] | None = None
+
+
+def _build(settings: EmbeddingSettings, *, optimise: bool = True, cache_dir: Path | None = None) -> Embedder:
     # The packaged model runs as it was trained (mean pooling, no prefixes); pooling and prefixes are
     # options for other ONNX exports (e.g. e5 wants "query: " / "passage: ", bge wants CLS pooling).
     if settings.provider == "local":
         _check_local(settings)
-        model, tokenizer = local_model_files()
+        from openclaw_cli.memory.quantize import int8_compute_model
+
+        source, tokenizer = local_model_files()
+        model = int8_compute_model(source, cache_dir or _process_model_dir())
         return OnnxEmbedder(
-            "local", LOCAL_MODEL_NAME, model, tokenizer, threads=settings.threads, optimise=optimise
+            "local",
+            LOCAL_MODEL_NAME,
+            model,
+            tokenizer,
+            threads=settings.threads,
+            optimise=optimise,
+            per_text=True,
         )
     if settings.provider == "onnx":
         model, tokenizer = model_dir_files(settings.path, "memory.embedding")

@@ -84,7 +84,9 @@ class MemoryService:
     def embedder(self) -> Embedder:
         from openclaw_cli.memory.embed import create_embedder
 
-        return create_embedder(self.settings.embedding, one_shot=self.one_shot)
+        return create_embedder(
+            self.settings.embedding, one_shot=self.one_shot, cache_dir=self.home.model_cache_dir
+        )
 
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:

@@ -1,0 +1,45 @@
+"""The packaged model's int8-compute conversion: made once, cached privately, silent, clear on failure."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from openclaw_cli.errors import StoreError
+from openclaw_cli.memory.embed import local_model_files
+from openclaw_cli.memory.quantize import cached_name, int8_compute_model
+
+
+def test_conversion_is_cached_private_and_silent(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    source, _ = local_model_files()
+    cache = tmp_path / "cache" / "models"
+    first = int8_compute_model(source, cache)
+    assert first == cache / cached_name(source) and first.stat().st_size > 1_000_000
+    assert first.stat().st_mode & 0o777 == 0o600 and cache.stat().st_mode & 0o777 == 0o700
+    stamp = first.stat().st_mtime_ns
+    assert int8_compute_model(source, cache) == first
+    assert first.stat().st_mtime_ns == stamp  # reused, not converted again
+    assert [p.name for p in cache.iterdir()] == [first.name]  # no temporary files left behind
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_a_changed_source_gets_a_new_cache_entry(tmp_path: Path) -> None:
+    source, _ = local_model_files()
+    copy = tmp_path / "model.onnx"
+    copy.write_bytes(source.read_bytes())
+    before = cached_name(copy)
+    os.utime(copy, ns=(1_000_000_000, 1_000_000_000))
+    assert cached_name(copy) != before
+
+
+def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    source, _ = local_model_files()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory should be")
+    with pytest.raises(StoreError) as error:
+        int8_compute_model(source, blocked / "models")
+    assert "models" in error.value.message or "blocked" in error.value.message
+    assert blocked.read_text() == "a file where the cache directory should be"
