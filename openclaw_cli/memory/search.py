@@ -169,7 +169,7 @@ class HybridSearcher:
         records = self.store.by_rowids(c.rowid for c in merged)
         merged = [c for c in merged if c.rowid in records]
         if self.reranker is not None and merged:
-            merged = self._rerank(request.query, merged, records)
+            merged = self._rerank(request.query, merged, records, result)
             clock.lap("rerank")
         for candidate in merged:
             candidate.retrievability = retrievability(records[candidate.rowid].fsrs, now)
@@ -220,7 +220,13 @@ class HybridSearcher:
                 "until `openclaw memory index --rebuild` re-embeds it"
             )
             return [], 0.0
-        query: QueryEmbedding = self.embedder.embed_query(request.query)
+        from openclaw_cli.memory.embed import EmbeddingUnavailable
+
+        try:
+            query: QueryEmbedding = self.embedder.embed_query(request.query)
+        except EmbeddingUnavailable as exc:
+            result.warnings.append(f"{exc.message}: keyword results only")
+            return [], 0.0
         clock.lap("embed")
         result.unknown_share = round(query.unknown_share, 4)
         weight = self.vector_weight(query.unknown_share)
@@ -263,11 +269,17 @@ class HybridSearcher:
         return sorted((c for c in by_row.values() if c.fused > 0), key=lambda c: (-c.fused, c.rowid))
 
     def _rerank(
-        self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord]
+        self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord], result: SearchResult
     ) -> list[Candidate]:
+        from openclaw_cli.memory.rerank import RerankUnavailable
+
         assert self.reranker is not None
         top = merged[: self.settings.rerank.top_n]
-        scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])
+        try:
+            scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])
+        except RerankUnavailable as exc:
+            result.warnings.append(f"{exc.message}: results are in fused order")
+            return merged
         for candidate, score in zip(top, scores, strict=True):
             candidate.rerank_score = float(score)
         return sorted(top, key=lambda c: -(c.rerank_score or 0.0))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound
+from openclaw_cli.memory import vectors
 from openclaw_cli.memory.records import (
     DEFAULT_USER,
     MemoryRecord,
@@ -67,7 +68,6 @@ class MemoryService:
         self.warm = warm
         self.one_shot = one_shot
         self._stores: dict[Path, MemoryStore] = {}
-        self._searchers: dict[Path, HybridSearcher] = {}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -104,7 +104,6 @@ class MemoryService:
             with suppress(Exception):
                 store.close()
         self._stores.clear()
-        self._searchers.clear()
 
     # ------------------------------------------------------------------ writes
 
@@ -184,18 +183,18 @@ class MemoryService:
         return out
 
     def searcher(self, store: MemoryStore) -> HybridSearcher:
-        if store.path not in self._searchers:
-            search = self.settings.search
-            reranker = None
-            if search.rerank.provider != "none":
-                from openclaw_cli.memory.rerank import create_reranker
+        """A searcher for `store` as it is now: the model is only loaded once the store has vectors.
 
-                reranker = create_reranker(search.rerank)
-            embedder = None
-            if store.conn.execute("SELECT 1 FROM meta WHERE key = 'vector_table'").fetchone() is not None:
-                embedder = self.embedder()
-            self._searchers[store.path] = HybridSearcher(store, search, embedder, reranker, warm=self.warm)
-        return self._searchers[store.path]
+        Cheap to build: the embedder and reranker are cached per process by their factories.
+        """
+        search = self.settings.search
+        reranker = None
+        if search.rerank.provider != "none":
+            from openclaw_cli.memory.rerank import create_reranker
+
+            reranker = create_reranker(search.rerank)
+        embedder = self.embedder() if vectors.current_table(store.conn) is not None else None
+        return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
         from openclaw_cli.memory.search import validate_request
