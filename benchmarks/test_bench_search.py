@@ -142,19 +142,26 @@ def test_cold_cli_search_10k(benchmark: Any, home_10k: Path) -> None:
 
 
 def test_bulk_load_local_embeddings(benchmark: Any, tmp_path: Path) -> None:
-    bodies = synth.texts(2000, seed=11)
+    """Steady-state bulk loading: the model converted and loaded, jieba's dictionary loaded (one-time
+    costs of a process, ~4 s once per home and ~1 s once per process, reported by other benchmarks)."""
+    # Realistic memories: the eval set's one-line L0s (21 word pieces on average, English and Chinese),
+    # numbered so each is unique; the synthetic benchmark text runs 38 word pieces of made-up words.
+    eval_texts = [json.loads(line)["l0"] for line in synth.EVAL.read_text(encoding="utf-8").splitlines()]
+    bodies = [f"{eval_texts[i % len(eval_texts)]} (#{i})" for i in range(2000)]
+    home = Home(tmp_path)
+    warmup = MemoryService(home, "warmup", Settings().memory)
+    warmup.add(NewMemory(l0="预热 warm-up"))
+    warmup.close()
     rounds: list[float] = []
 
     def load() -> None:
-        home = tmp_path / f"bulk{len(rounds)}"
-        service = MemoryService(Home(home), "main", Settings().memory)
+        service = MemoryService(home, f"bulk{len(rounds)}", Settings().memory)
         records = [service.build_record(NewMemory(l0=t)) for t in bodies]
         started = time.perf_counter()
         service.add_many(records)
         rounds.append(len(bodies) / (time.perf_counter() - started))
         service.close()
 
-    MemoryService(Home(tmp_path / "warmup"), "main", Settings().memory).embedder().embed_passages(["warm up"])
-    benchmark.pedantic(load, rounds=2, iterations=1)
-    benchmark.extra_info["records_per_s"] = round(max(rounds), 1)
+    benchmark.pedantic(load, rounds=3, iterations=1)
+    benchmark.extra_info["records_per_s"] = round(statistics.median(rounds), 1)
     print(f"\nbulk load with local embeddings: {[round(r) for r in rounds]} records/s")

@@ -258,9 +258,16 @@ class OnnxEmbedder:
 
         def work(worker: int) -> None:
             session = sessions[worker]
+            names = [i.name for i in session.get_inputs()]  # asked once: each call crosses into C++
             for i in range(worker, len(encodings), len(sessions)):
-                arrays = pad_encodings([encodings[i]])
-                output = session.run(None, feed_for(session, arrays))[0]
+                # One unpadded text: its mask is all ones, so mean pooling is a plain mean.
+                enc = encodings[i]
+                arrays = {
+                    "input_ids": np.array([enc.ids], dtype=np.int64),
+                    "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
+                    "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
+                }
+                output = session.run(None, {name: arrays[name] for name in names})[0]
                 out[i] = l2_normalise(self._pool(output, arrays["attention_mask"]))[0]
 
         if len(sessions) == 1:

@@ -180,22 +180,35 @@ class MemoryStore:
     def add(
         self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
     ) -> WriteReport:
-        """Store `records` (ids must be new; an existing id is skipped when `skip_existing`)."""
+        """Store `records` in transactions of `chunk`; records whose id already exists are skipped.
+
+        Embedding runs one chunk ahead in a worker thread (onnxruntime releases the GIL), so the model
+        computes chunk n+1 while chunk n is analysed and written.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
         report = WriteReport()
-        for start in range(0, len(records), chunk):
-            batch = list(records[start : start + chunk])
-            vectors_for, warning = self._embed_new(batch)
-            report.warning = report.warning or warning
-            with write_txn(self.conn):
-                for record, vector in zip(batch, vectors_for, strict=True):
-                    if self.exists(record.id):
-                        report.skipped.append(record.id)
-                        continue
-                    self._insert(record, vector)
-                    report.ids.append(record.id)
-                    report.pending_vectors += vector is None
-            if progress is not None:
-                progress(len(batch))
+        batches = [list(records[i : i + chunk]) for i in range(0, len(records), chunk)]
+        embedder, report.warning = self._usable_embedder()
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
+            jobs = [_EmbeddingJob(self, embedder, batches[0], pool)] if batches else []
+            for number, batch in enumerate(batches):
+                job = jobs[number]
+                if number + 1 < len(batches):
+                    jobs.append(_EmbeddingJob(self, embedder, batches[number + 1], pool))
+                found, warning = job.result()
+                report.warning = report.warning or warning
+                with write_txn(self.conn):
+                    job.cache_fresh_vectors()
+                    for record, vector in zip(batch, found, strict=True):
+                        if self.exists(record.id):
+                            report.skipped.append(record.id)
+                            continue
+                        self._insert(record, vector)
+                        report.ids.append(record.id)
+                        report.pending_vectors += vector is None
+                if progress is not None:
+                    progress(len(batch))
         return report
 
     def add_one(self, record: MemoryRecord) -> WriteReport:
@@ -203,48 +216,61 @@ class MemoryStore:
             raise Conflict(f"a memory with id {record.id!r} already exists", hint="choose another --id")
         return self.add([record])
 
-    def _embed_new(self, batch: Sequence[MemoryRecord]) -> tuple[list[Any], str | None]:
-        """Vectors for the records, or None each where the embedder is unavailable or mismatched."""
+    def _usable_embedder(self) -> tuple[Embedder | None, str | None]:
+        """The embedder new vectors come from, or None (and why) when vectors must stay pending."""
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
         if self._embedder_factory is None:
-            return [None] * len(batch), None
+            return None, None
         try:
             embedder = self.embedder()
             if not vectors.identity_matches(self.conn, embedder.identity):
-                return [None] * len(
-                    batch
-                ), "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
-            return list(self.embed_cached(embedder, [r.l0 for r in batch])), None
+                return (
+                    None,
+                    "the configured embedder differs from the index's: run `openclaw memory index --rebuild`",
+                )
         except EmbeddingUnavailable as exc:
-            return [None] * len(
-                batch
-            ), f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+            return None, f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+        return embedder, None
 
-    def embed_cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
-        """Passage vectors, taken from the embedding cache where present and added to it otherwise."""
+    def cached_vectors(self, key: str, hashes: Iterable[str]) -> dict[str, Any]:
         import numpy as np
 
-        key = embedder_key(embedder.identity.to_dict())
-        hashes = [passage_hash(t) for t in texts]
-        cached: dict[str, Any] = {}
+        found: dict[str, Any] = {}
         for digest in set(hashes):
             row = self.conn.execute(
                 "SELECT vector FROM embedding_cache WHERE content_hash = ? AND embedder = ?", (digest, key)
             ).fetchone()
             if row is not None:
-                cached[digest] = np.frombuffer(row[0], dtype=np.float32)
-        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in cached}.items())
+                found[digest] = np.frombuffer(row[0], dtype=np.float32)
+        return found
+
+    def cache_vectors(self, key: str, fresh: dict[str, Any]) -> None:
+        """Add vectors to the embedding cache; call inside a write transaction."""
+        for digest, vector in fresh.items():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO embedding_cache(content_hash, embedder, vector) VALUES (?, ?, ?)",
+                (digest, key, vector.tobytes()),
+            )
+
+    def embed_cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+        """Passage vectors, taken from the embedding cache where present and added to it otherwise."""
+        key = embedder_key(embedder.identity.to_dict())
+        hashes = [passage_hash(t) for t in texts]
+        found = self.cached_vectors(key, hashes)
+        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
         if missing:
-            fresh = embedder.embed_passages([t for _, t in missing])
+            import numpy as np
+
+            computed = embedder.embed_passages([t for _, t in missing])
+            fresh = {
+                digest: np.asarray(v, dtype=np.float32)
+                for (digest, _), v in zip(missing, computed, strict=True)
+            }
             with write_txn(self.conn):
-                for (digest, _), vector in zip(missing, fresh, strict=True):
-                    cached[digest] = np.asarray(vector, dtype=np.float32)
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO embedding_cache(content_hash, embedder, vector) VALUES (?, ?, ?)",
-                        (digest, key, cached[digest].tobytes()),
-                    )
-        return [cached[h] for h in hashes]
+                self.cache_vectors(key, fresh)
+            found.update(fresh)
+        return [found[h] for h in hashes]
 
     def _insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
         fs = record.fsrs
@@ -379,6 +405,47 @@ class MemoryStore:
             self.matrix = vectors.VectorMatrix()
         self.matrix.refresh(self.conn)
         return self.matrix
+
+
+class _EmbeddingJob:
+    """The vectors for one chunk of new records: cache hits now, the rest computed in the background."""
+
+    def __init__(
+        self, store: MemoryStore, embedder: Embedder | None, batch: Sequence[MemoryRecord], pool: Any
+    ) -> None:
+        self.store = store
+        self.hashes = [passage_hash(r.l0) for r in batch]
+        self.key = "" if embedder is None else embedder_key(embedder.identity.to_dict())
+        self.found = {} if embedder is None else store.cached_vectors(self.key, self.hashes)
+        missing = {h: r.l0 for h, r in zip(self.hashes, batch, strict=True) if h not in self.found}
+        self.missing = sorted(missing.items())
+        self.fresh: dict[str, Any] = {}
+        self.future = None
+        if embedder is not None and self.missing:
+            self.future = pool.submit(embedder.embed_passages, [text for _, text in self.missing])
+
+    def result(self) -> tuple[list[Any], str | None]:
+        """One vector (or None: pending) per record, and a warning when the embedder failed."""
+        import numpy as np
+
+        from openclaw_cli.memory.embed import EmbeddingUnavailable
+
+        warning = None
+        if self.future is not None:
+            try:
+                computed = self.future.result()
+                self.fresh = {
+                    d: np.asarray(v, dtype=np.float32)
+                    for (d, _), v in zip(self.missing, computed, strict=True)
+                }
+            except EmbeddingUnavailable as exc:
+                warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+        vectors_by_hash = {**self.found, **self.fresh}
+        return [vectors_by_hash.get(h) for h in self.hashes], warning
+
+    def cache_fresh_vectors(self) -> None:
+        if self.fresh:
+            self.store.cache_vectors(self.key, self.fresh)
 
 
 def _vector_meta(record: MemoryRecord) -> tuple[str, str, str]:
