@@ -218,3 +218,13 @@ def test_a_query_starting_with_a_dash_goes_after_double_dash(cli) -> None:  # ty
     result = cli("memory", "search", "--json", "--", "-login")
     assert result.returncode == 0, result.stderr
     assert result.json()["results"][0]["l0"] == "fixed the login bug"
+
+
+def test_search_is_read_only_unless_record_hit(cli) -> None:  # type: ignore[no-untyped-def]
+    rid = cli("memory", "add", "likes sailing on weekends", "--json").json()["id"]
+    before = cli("memory", "get", rid, "--json").json()["fsrs"]
+    cli("memory", "search", "sailing")
+    assert cli("memory", "get", rid, "--json").json()["fsrs"] == before
+    assert cli("memory", "search", "sailing", "--record-hit").returncode == 0
+    after = cli("memory", "get", rid, "--json").json()["fsrs"]
+    assert after["reps"] == before["reps"] + 1 and after["lastReview"] >= before["lastReview"]

@@ -282,3 +282,18 @@ def test_store_survives_a_rolled_back_write(tmp_path: Path) -> None:
         store.add([bad.model_copy(update={"category": "bogus"})])
     assert [r.id for r in service.list_records()] == [keep]
     service.close()
+
+
+def test_vector_weight_drops_for_text_the_model_cannot_read(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    add(service, "我喜欢喝咖啡，不喜欢茶")
+    add(service, "prefers dark mode in every editor")
+    chinese = service.search(SearchRequest("我喜欢喝什么咖啡"))
+    english = service.search(SearchRequest("which editor theme does he like"))
+    full = service.settings.search.vector_weight
+    assert chinese.unknown_share is not None and chinese.unknown_share > 0.5
+    assert chinese.vector_weight < full * 0.5
+    assert english.unknown_share is not None and english.unknown_share < 0.1
+    assert english.vector_weight == full
+    assert chinese.hits[0].record.l0 == "我喜欢喝咖啡，不喜欢茶"
+    service.close()
