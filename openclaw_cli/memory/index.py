@@ -6,13 +6,13 @@ hold a vector for every live record whose vector is `ready`, made by the embedde
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.db import write_txn
-from openclaw_cli.memory.text import index_terms
+from openclaw_cli.memory.store import write_fts_row
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embed import Embedder, EmbedderIdentity
@@ -165,10 +165,7 @@ def repair(
             )
         )
         for rowid, l0, l1 in missing:
-            conn.execute(
-                "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
-                (rowid, index_terms(l0), index_terms(l1 or "")),
-            )
+            write_fts_row(conn, rowid, l0, l1)
         report.fts_added = len(missing)
         if table is not None:
             report.vectors_removed = _count(
@@ -209,18 +206,7 @@ def _fill_pending(
             "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
         )
         return
-    last = 0
-    while True:
-        rows = list(
-            store.conn.execute(
-                "SELECT rowid, l0, scope, user_id, category FROM records WHERE deleted = 0 "
-                "AND vector_status = 'pending' AND rowid > ? ORDER BY rowid LIMIT ?",
-                (last, CHUNK),
-            )
-        )
-        if not rows:
-            return
-        last = int(rows[-1][0])
+    for rows in _record_chunks(store, "vector_status = 'pending'"):
         try:
             found = store.embed_cached(embedder, [r[1] for r in rows])
         except EmbeddingUnavailable as exc:
@@ -228,9 +214,10 @@ def _fill_pending(
             return
         with write_txn(store.conn):
             table = vectors.ensure_table(store.conn, embedder.identity)
-            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):  # type: ignore[var-annotated]
-                vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
-                store.conn.execute("UPDATE records SET vector_status = 'ready' WHERE rowid = ?", (rowid,))
+            _upsert_rows(store, table, rows, found)
+            store.conn.executemany(
+                "UPDATE records SET vector_status = 'ready' WHERE rowid = ?", [(r[0],) for r in rows]
+            )
             vectors.bump_generation(store.conn)
         report.vectors_added += len(rows)
         if progress is not None:
@@ -271,10 +258,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
             conn.execute("DELETE FROM records_fts")
             rows = list(conn.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0"))
             for rowid, l0, l1 in rows:
-                conn.execute(
-                    "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
-                    (rowid, index_terms(l0), index_terms(l1 or "")),
-                )
+                write_fts_row(conn, rowid, l0, l1)
     except BaseException:
         with write_txn(conn):
             conn.execute(f"DROP TABLE IF EXISTS {new_table}")
@@ -285,25 +269,40 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
 
 
 def _fill_table(store: MemoryStore, embedder: Embedder, table: str, progress: Progress | None) -> int:
-    last, done = 0, 0
+    done = 0
+    for rows in _record_chunks(store, "1"):
+        found = store.embed_cached(embedder, [r[1] for r in rows])
+        with write_txn(store.conn):
+            _upsert_rows(store, table, rows, found)
+        done += len(rows)
+        if progress is not None:
+            progress(len(rows))
+    return done
+
+
+def _record_chunks(store: MemoryStore, condition: str) -> Iterator[list[Any]]:
+    """Live records matching `condition` (a constant SQL expression), CHUNK at a time, in rowid order.
+
+    Paging by rowid, not OFFSET, keeps every page cheap and tolerates the writes made between pages.
+    """
+    last = 0
     while True:
         rows = list(
             store.conn.execute(
-                "SELECT rowid, l0, scope, user_id, category FROM records WHERE deleted = 0 AND rowid > ? "
-                "ORDER BY rowid LIMIT ?",
+                "SELECT rowid, l0, scope, user_id, category FROM records "
+                f"WHERE deleted = 0 AND ({condition}) AND rowid > ? ORDER BY rowid LIMIT ?",
                 (last, CHUNK),
             )
         )
         if not rows:
-            return done
+            return
         last = int(rows[-1][0])
-        found = store.embed_cached(embedder, [r[1] for r in rows])
-        with write_txn(store.conn):
-            for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):  # type: ignore[var-annotated]
-                vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
-        done += len(rows)
-        if progress is not None:
-            progress(len(rows))
+        yield rows
+
+
+def _upsert_rows(store: MemoryStore, table: str, rows: list[Any], found: list[Any]) -> None:
+    for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):
+        vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
 
 
 def total_live(store: MemoryStore) -> int:

@@ -301,10 +301,7 @@ class MemoryStore:
             ),
         )
         rowid = self.conn.last_insert_rowid()
-        self.conn.execute(
-            "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
-            (rowid, index_terms(record.l0), index_terms(record.l1 or "")),
-        )
+        write_fts_row(self.conn, rowid, record.l0, record.l1)
         if vector is not None:
             table = vectors.ensure_table(self.conn, self.embedder().identity)
             vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
@@ -446,6 +443,14 @@ class _EmbeddingJob:
     def cache_fresh_vectors(self) -> None:
         if self.fresh:
             self.store.cache_vectors(self.key, self.fresh)
+
+
+def write_fts_row(conn: apsw.Connection, rowid: int, l0: str, l1: str | None) -> None:
+    """The keyword-index row of a record: its analysed terms, never the raw text (see text.py)."""
+    conn.execute(
+        "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
+        (rowid, index_terms(l0), index_terms(l1 or "")),
+    )
 
 
 def _vector_meta(record: MemoryRecord) -> tuple[str, str, str]:
