@@ -297,3 +297,28 @@ def test_vector_weight_drops_for_text_the_model_cannot_read(tmp_path: Path) -> N
     assert english.vector_weight == full
     assert chinese.hits[0].record.l0 == "我喜欢喝咖啡，不喜欢茶"
     service.close()
+
+
+def test_int8_scan_returns_the_exact_neighbours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The int8 prefilter (used from 20k rows) re-scores its candidates exactly: same answers as vec0."""
+    import numpy as np
+
+    monkeypatch.setattr(vectors, "INT8_SCAN_MIN_ROWS", 1)
+    monkeypatch.setattr(vectors, "RESCORE_POOL", 8)
+    service = service_for(tmp_path, warm=True)
+    texts = [
+        f"memory {n} about {topic}" for n, topic in enumerate(["tea", "rust", "deploys", "birthdays"] * 10)
+    ]
+    for n, text in enumerate(texts):
+        add(service, text, user_id="u1" if n % 2 else "u2")
+    store = service.store(service.db_path("user"))
+    matrix = store.vector_matrix()
+    assert matrix._int8 is not None
+    table = vectors.current_table(store.conn)
+    query = service.embedder().embed_query("a cup of tea").vector
+    for where in (vectors.VectorFilter(), vectors.VectorFilter(user_id="u1")):
+        warm = matrix.knn(query, 5, where)
+        cold = vectors.knn(store.conn, table, query, 5, where)
+        assert [r for r, _ in warm] == [r for r, _ in cold]
+        assert np.allclose([s for _, s in warm], [s for _, s in cold], atol=1e-5)
+    service.close()

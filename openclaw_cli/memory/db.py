@@ -134,6 +134,11 @@ def open_db(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.
         _configure(conn, readonly=readonly)
         if not readonly:
             migrate(conn)
+        # Per-term document counts, for leaving very common terms out of a query (search.py). A temp
+        # table: it lives with this connection and is not part of the stored schema.
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_vocab USING fts5vocab(main, records_fts, 'row')"
+        )
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         raise StoreError(
             f"{path} is damaged ({exc.__class__.__name__.removesuffix('Error').lower()})",
