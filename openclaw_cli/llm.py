@@ -117,6 +117,18 @@ def with_retries(
             attempt += 1
 
 
+def _request(
+    model: str, timeout: float, api_base: str | None, api_key: str | None, **fields: Any
+) -> dict[str, Any]:
+    """The keyword arguments of one litellm call; litellm's own retries are off (with_retries does them)."""
+    kwargs: dict[str, Any] = {"model": model, "timeout": timeout, **_NO_RETRIES, **fields}
+    if api_base:
+        kwargs["api_base"] = api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    return kwargs
+
+
 def embed(
     model: str,
     texts: Sequence[str],
@@ -136,11 +148,7 @@ def embed(
     vectors: list[list[float]] = []
     for start in range(0, len(texts), batch_size):
         batch = list(texts[start : start + batch_size])
-        kwargs: dict[str, Any] = {"model": model, "input": batch, "timeout": timeout, **_NO_RETRIES}
-        if api_base:
-            kwargs["api_base"] = api_base
-        if api_key:
-            kwargs["api_key"] = api_key
+        kwargs = _request(model, timeout, api_base, api_key, input=batch)
         if dimensions:
             kwargs["dimensions"] = dimensions
         response = with_retries(
@@ -182,18 +190,15 @@ def rerank(
     if not documents:
         return []
     litellm = _client()
-    kwargs: dict[str, Any] = {
-        "model": model,
-        "query": query,
-        "documents": list(documents),
-        "top_n": top_n or len(documents),
-        "timeout": timeout,
-        **_NO_RETRIES,
-    }
-    if api_base:
-        kwargs["api_base"] = api_base
-    if api_key:
-        kwargs["api_key"] = api_key
+    kwargs = _request(
+        model,
+        timeout,
+        api_base,
+        api_key,
+        query=query,
+        documents=list(documents),
+        top_n=top_n or len(documents),
+    )
     response = with_retries(
         lambda: litellm.rerank(**kwargs),
         f"rerank with {model}",
@@ -220,17 +225,7 @@ def complete(
 ) -> str:
     """The assistant text of one chat completion (options such as temperature pass through to litellm)."""
     litellm = _client()
-    kwargs: dict[str, Any] = {
-        "model": model,
-        "messages": list(messages),
-        "timeout": timeout,
-        **_NO_RETRIES,
-        **options,
-    }
-    if api_base:
-        kwargs["api_base"] = api_base
-    if api_key:
-        kwargs["api_key"] = api_key
+    kwargs = _request(model, timeout, api_base, api_key, messages=list(messages), **options)
     response = with_retries(
         lambda: litellm.completion(**kwargs),
         f"completion with {model}",
