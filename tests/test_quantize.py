@@ -43,3 +43,16 @@ def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
         int8_compute_model(source, blocked / "models")
     assert "models" in error.value.message or "blocked" in error.value.message
     assert blocked.read_text() == "a file where the cache directory should be"
+
+
+def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
+    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.memory.embed import create_embedder
+
+    source, _ = local_model_files()
+    cache = tmp_path / "models"
+    cached = int8_compute_model(source, cache)
+    cached.write_bytes(b"not an onnx model")
+    embedder = create_embedder(EmbeddingSettings(), cache_dir=cache)
+    assert embedder.embed_query("hello world").vector.shape == (384,)
+    assert cached.stat().st_size > 1_000_000

@@ -448,16 +448,24 @@ def _build(settings: EmbeddingSettings, *, optimise: bool = True, cache_dir: Pat
         from openclaw_cli.memory.quantize import int8_compute_model
 
         source, tokenizer = local_model_files()
-        model = int8_compute_model(source, cache_dir or _process_model_dir())
-        return OnnxEmbedder(
-            "local",
-            LOCAL_MODEL_NAME,
-            model,
-            tokenizer,
-            threads=settings.threads,
-            optimise=optimise,
-            per_text=True,
-        )
+        directory = cache_dir or _process_model_dir()
+        for attempt in (1, 2):
+            model = int8_compute_model(source, directory)
+            try:
+                return OnnxEmbedder(
+                    "local",
+                    LOCAL_MODEL_NAME,
+                    model,
+                    tokenizer,
+                    threads=settings.threads,
+                    optimise=optimise,
+                    per_text=True,
+                )
+            except StoreError:
+                if attempt == 2:
+                    raise
+                # A damaged cache file (the conversion itself is atomic, the disk may not be): convert again.
+                model.unlink(missing_ok=True)
     if settings.provider == "onnx":
         model, tokenizer = model_dir_files(settings.path, "memory.embedding")
         return OnnxEmbedder(
