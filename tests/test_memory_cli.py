@@ -228,3 +228,46 @@ def test_search_is_read_only_unless_record_hit(cli) -> None:  # type: ignore[no-
     assert cli("memory", "search", "sailing", "--record-hit").returncode == 0
     after = cli("memory", "get", rid, "--json").json()["fsrs"]
     assert after["reps"] == before["reps"] + 1 and after["lastReview"] >= before["lastReview"]
+
+
+def _stderr_on_a_terminal(home: Path, *args: str) -> tuple[int, str]:
+    """Run the CLI with stderr on a pseudo-terminal (as a person at a shell sees it)."""
+    import os
+    import pty
+
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openclaw_cli", *args],
+        env=base_env(home),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            data = os.read(controller, 4096)
+        except OSError:  # the terminal closes when the process exits
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(controller)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Path) -> None:
+    status, err = _stderr_on_a_terminal(home, "memory", "add", "first memory")
+    assert status == 0 and "preparing the local embedding model" in err
+    status, err = _stderr_on_a_terminal(home, "memory", "add", "second memory")
+    assert status == 0 and "preparing" not in err
+    other_home = home.parent / "other-home"
+    piped = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", "memory", "add", "in a pipe"],
+        env=base_env(other_home),
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert piped.returncode == 0 and piped.stderr == b""

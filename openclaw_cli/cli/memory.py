@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,6 +53,14 @@ def _service(*, warm: bool = False, one_shot: bool = False) -> Iterator[MemorySe
         yield service
     finally:
         service.close()
+
+
+def _announce_model_preparation(service: MemoryService) -> None:
+    """Say why the first embedding in a new home pauses, when someone is watching a terminal."""
+    if sys.stderr.isatty() and service.model_needs_preparing():
+        typer.echo(
+            "openclaw: preparing the local embedding model (once per home, a few seconds)...", err=True
+        )
 
 
 def _read_lines(source: str) -> list[str]:
@@ -105,6 +114,7 @@ def add_cmd(
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
     with _service() as service:
+        _announce_model_preparation(service)
         if batch is not None:
             _add_batch(service, batch, as_json)
             return
@@ -268,6 +278,7 @@ def search_cmd(
     assert query is not None
     request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
     with _service(one_shot=True) as service:
+        _announce_model_preparation(service)
         result = service.search(request)
         if record_hit:
             service.record_hits([hit.record.id for hit in result.hits])
@@ -280,6 +291,7 @@ def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
     label = "stdin" if source == "-" else source
     lines = _read_lines(source)
     with _service(warm=True) as service:
+        _announce_model_preparation(service)
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue

@@ -88,6 +88,16 @@ class MemoryService:
             self.settings.embedding, one_shot=self.one_shot, cache_dir=self.home.model_cache_dir
         )
 
+    def model_needs_preparing(self) -> bool:
+        """True when the next embedding will first convert the packaged model (a few seconds, once per home)."""
+        if self.settings.embedding.provider != "local":
+            return False
+        from openclaw_cli.memory.embed import local_model_files
+        from openclaw_cli.memory.quantize import cached_name
+
+        source, _ = local_model_files()
+        return not (self.home.model_cache_dir / cached_name(source)).exists()
+
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:
             self.home.ensure_root()
