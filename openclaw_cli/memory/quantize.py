@@ -19,7 +19,7 @@ from pathlib import Path
 from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import ensure_private_dir
 
-FORMAT = "dq-int8-v1"  # bump when the conversion changes, so old cached files are not reused
+FORMAT = "dq-int8-v2"  # bump when the conversion changes, so old cached files are not reused
 
 
 def cached_name(source: Path) -> str:
@@ -63,7 +63,17 @@ def _convert(source: Path, target: Path) -> None:
         # quantize_dynamic logs advice through the root logger, which would reach the CLI's stderr.
         logging.disable(logging.WARNING)
         try:
-            quantize_dynamic(str(folded), str(converted), weight_type=QuantType.QInt8, per_channel=True)
+            # reduce_range: 7-bit weights. On CPUs without VNNI, onnxruntime multiplies u8 activations by s8
+            # weights in pairs summed into int16 (vpmaddubsw), which saturates for 8-bit weights: vectors
+            # then differ by CPU (min cosine 0.968 to float on one such machine). With |w| <= 63 a pair sum
+            # is at most 2*255*63 < 32767, so the integer arithmetic is exact everywhere.
+            quantize_dynamic(
+                str(folded),
+                str(converted),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=True,
+            )
         finally:
             logging.disable(logging.NOTSET)
         os.chmod(converted, 0o600)
