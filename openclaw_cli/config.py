@@ -61,23 +61,32 @@ class EmbeddingSettings(_Section):
     threads: int = Field(2, ge=1, le=64)
 
 
+RerankLanguage = Literal["en", "zh", "mixed", "other"]
+
+
 class RerankSettings(_Section):
     provider: Literal["none", "onnx", "litellm"] = "none"
     model: str | None = None
     path: str | None = None
     api_base: str | None = None
     top_n: int = Field(20, ge=1, le=200)
+    # A cross-encoder trained on one language hurts others (an English one dragged Chinese from 13/13 to
+    # 10/13 here): it only re-scores query-memory pairs in these languages; empty means every pair.
+    languages: list[RerankLanguage] = Field(default_factory=lambda: list[RerankLanguage](["en"]))
 
 
 class SearchSettings(_Section):
-    # Defaults chosen by measurement on fixtures/eval (benchmarks/tune_search.py; tests/test_search_defaults.py
-    # fails if a combination in the sweep beats them). RRF k stays at the design's 60.
-    bm25_weight: float = Field(1.0, ge=0)
-    vector_weight: float = Field(1.5, ge=0)
-    rrf_k: int = Field(60, ge=1)
-    candidates: int = Field(20, ge=1, le=1000)
-    unknown_token_threshold: float = Field(0.3, ge=0, le=1)
-    min_vector_score: float = Field(0.1, ge=-1, le=1, description="vector hits below this cosine are ignored")
+    """Search settings. The embedder-dependent values come from the profile of the embedder that built the
+    database (memory/profiles.py, chosen by measurement on fixtures/eval); a value set here overrides it."""
+
+    candidates: int = Field(50, ge=1, le=1000, description="candidates taken from each leg")
+    relevance_floor: float | None = Field(None, ge=0, le=1, description="results below are left out")
+    cos_floor: float | None = Field(None, ge=-1, le=1, description="similarity where relevance starts")
+    cos_full: float | None = Field(None, ge=-1, le=1, description="similarity where relevance is 1")
+    lexical_weight: float | None = Field(None, ge=0, le=1)
+    semantic_weight: float | None = Field(None, ge=0, le=1)
+    english_weight: float | None = Field(None, ge=0, le=1, description="English leg of a two-model vector")
+    unknown_token_threshold: float | None = Field(None, ge=0, le=1)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
 

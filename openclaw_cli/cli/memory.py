@@ -216,20 +216,60 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
         return
     for warning in result.warnings:
         common.warn(warning)
-    if not result.hits:
+    if not result.hits and not result.warnings:
         common.echo("no matches")
     for hit in result.hits:
         d = hit.to_dict(request.explain)
-        common.echo(f"{d['score']:.4f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
+        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
         if request.explain:
-            e = d["explain"]
-            common.echo(
-                f"        bm25 rank={e['bm25Rank']} score={e['bm25Score']}  vector rank={e['vectorRank']} "
-                f"sim={e['vectorScore']}  fused={e['fused']}  R={e['retrievability']}"
-            )
+            common.echo("        " + _explain_line(d["explain"]))
     if request.explain:
-        timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
-        common.echo(f"terms: {' '.join(result.terms)}  vector weight: {result.vector_weight}  ({timing})")
+        _render_analysis(result)
+
+
+def _explain_line(e: dict[str, Any]) -> str:
+    parts = [f"relevance {e['relevance']:.2f} = keywords {e['lexical']:.2f} + meaning {e['semantic']:.2f}"]
+    if e["bm25Rank"] is not None:
+        parts.append(f"bm25 #{e['bm25Rank']} ({e['bm25Score']:.2f})")
+    if e["similarity"] is not None:
+        legs = "/".join(f"{v:.2f}" for v in e["legSimilarities"] or [])
+        parts.append(f"similarity {e['similarity']:.2f} (models {legs}, {e['language']})")
+    if e["rerankScore"] is not None:
+        parts.append(f"rerank {e['rerankScore']:.2f}")
+    parts.append(f"recall {e['retrievability']:.2f}")
+    return "; ".join(parts)
+
+
+def _render_analysis(result: Any) -> None:
+    timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
+    profile = result.profile
+    label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
+    common.echo(f"terms: {' '.join(result.terms) or '(none)'}")
+    common.echo(
+        f"profile: {label}; English-model weight {result.vector_weight}; "
+        f"floor {profile.relevance_floor if profile else '-'}; {timing}"
+    )
+
+
+def _categories(values: list[str] | None) -> tuple[str, ...]:
+    """-c a,b and -c a -c b both work; an unknown category is a usage error."""
+    from openclaw_cli.memory.records import CATEGORIES
+
+    chosen = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+    unknown = [c for c in chosen if c not in CATEGORIES]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown category {unknown[0]!r}: use {', '.join(CATEGORIES)}", param_hint="'--category'"
+        )
+    return tuple(dict.fromkeys(chosen))
+
+
+def _scopes(value: str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if value not in ("user", "agent"):
+        raise typer.BadParameter(f"unknown scope {value!r}: use user or agent", param_hint="'--scope'")
+    return (value,)
 
 
 @app.command("search", epilog=SEARCH_EXAMPLES)
@@ -238,12 +278,16 @@ def search_cmd(
     k: Annotated[int, typer.Option("-k", "--top", help="Number of results.")] = 10,
     user: UserOpt = None,
     category: Annotated[
-        list[str] | None, typer.Option("--category", "-c", help="Only these categories.")
+        list[str] | None,
+        typer.Option("--category", "-c", help="Only these categories (-c a,b or repeated)."),
     ] = None,
     scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or vector.")] = "hybrid",
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
+    ] = False,
+    all_results: Annotated[
+        bool, typer.Option("--all", help="Also show results below the relevance floor.")
     ] = False,
     record_hit: Annotated[
         bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")
@@ -253,9 +297,13 @@ def search_cmd(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Hybrid search: BM25 and vectors fused by weighted RRF, times FSRS retrievability.
+    """Hybrid search: keywords and meaning, in English, Chinese and other languages.
 
-    Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the model once.
+    Each result's score is in [0, 1]: its relevance (the share of the query's words it holds, combined
+    with how close its meaning is, calibrated per embedder) times its FSRS retrievability (how well it is
+    remembered). Results below the relevance floor (0.3 by default) are left out; --all shows them.
+    Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
+    model once.
     """
     from openclaw_cli.memory.search import SearchRequest
 
@@ -267,11 +315,12 @@ def search_cmd(
         query="",
         k=k,
         user_id=user,
-        scopes=(scope,) if scope else (),
-        categories=tuple(category or ()),
+        scopes=_scopes(scope),
+        categories=_categories(category),
         mode=mode,  # type: ignore[arg-type]  # checked above
         explain=explain,
-    )  # type: ignore[arg-type]
+        all_results=all_results,
+    )
     if batch is not None:
         _search_batch(batch, defaults, record_hit)
         return

@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 LOCAL_DIMENSIONS = 384
+# The packaged models `provider: local` offers, by name, with their vector widths. The first is the
+# default: the English and multilingual models side by side (composite.py).
+LOCAL_MODELS = {
+    "all-MiniLM-L6-v2-int8+use-m3-int8": 896,
+    LOCAL_MODEL_NAME: LOCAL_DIMENSIONS,
+    "use-m3-int8": 512,
+}
 # The length the model was trained with; longer passages are truncated (the record keeps the full text).
 MAX_TOKENS = 128
 # Rows per ONNX run: large enough to amortise the call, small enough that length-sorted batches pad little.
@@ -444,28 +451,7 @@ def _build(settings: EmbeddingSettings, *, optimise: bool = True, cache_dir: Pat
     # The packaged model runs as it was trained (mean pooling, no prefixes); pooling and prefixes are
     # options for other ONNX exports (e.g. e5 wants "query: " / "passage: ", bge wants CLS pooling).
     if settings.provider == "local":
-        _check_local(settings)
-        from openclaw_cli.memory.quantize import int8_compute_model
-
-        source, tokenizer = local_model_files()
-        directory = cache_dir or _process_model_dir()
-        for attempt in (1, 2):
-            model = int8_compute_model(source, directory)
-            try:
-                return OnnxEmbedder(
-                    "local",
-                    LOCAL_MODEL_NAME,
-                    model,
-                    tokenizer,
-                    threads=settings.threads,
-                    optimise=optimise,
-                    per_text=True,
-                )
-            except StoreError:
-                if attempt == 2:
-                    raise
-                # A damaged cache file (the conversion itself is atomic, the disk may not be): convert again.
-                model.unlink(missing_ok=True)
+        return _local_embedder(settings, optimise=optimise, cache_dir=cache_dir or _process_model_dir())
     if settings.provider == "onnx":
         model, tokenizer = model_dir_files(settings.path, "memory.embedding")
         return OnnxEmbedder(
@@ -483,11 +469,56 @@ def _build(settings: EmbeddingSettings, *, optimise: bool = True, cache_dir: Pat
     return LiteLLMEmbedder(settings)
 
 
+def _local_embedder(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> Embedder:
+    """The packaged models: MiniLM and USE-m3 side by side (the default), or either alone."""
+    from openclaw_cli.memory import profiles
+
+    model = _check_local(settings)
+    if model == profiles.USE_M3:
+        return _multilingual(settings, cache_dir)
+    english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)
+    if model == profiles.MINILM:
+        return english
+    from openclaw_cli.memory.composite import CompositeEmbedder
+
+    return CompositeEmbedder(english, _multilingual(settings, cache_dir))
+
+
+def _multilingual(settings: EmbeddingSettings, cache_dir: Path) -> Embedder:
+    from openclaw_cli.memory.use_m3 import MultilingualEmbedder
+
+    return MultilingualEmbedder(cache_dir, threads=settings.threads)
+
+
+def _minilm(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> OnnxEmbedder:
+    from openclaw_cli.memory.quantize import int8_compute_model
+
+    source, tokenizer = local_model_files()
+    for attempt in (1, 2):
+        model = int8_compute_model(source, cache_dir)
+        try:
+            return OnnxEmbedder(
+                "local",
+                LOCAL_MODEL_NAME,
+                model,
+                tokenizer,
+                threads=settings.threads,
+                optimise=optimise,
+                per_text=True,
+            )
+        except StoreError:
+            if attempt == 2:
+                raise
+            # A damaged cache file (the conversion itself is atomic, the disk may not be): convert again.
+            model.unlink(missing_ok=True)
+    raise AssertionError("unreachable")
+
+
 def expected_identity(settings: EmbeddingSettings) -> EmbedderIdentity | None:
     """The identity these settings will produce, when known without loading a model or calling an API."""
     if settings.provider == "local":
-        _check_local(settings)
-        return EmbedderIdentity("local", LOCAL_MODEL_NAME, LOCAL_DIMENSIONS)
+        model = _check_local(settings)
+        return EmbedderIdentity("local", model, LOCAL_MODELS[model])
     if settings.provider == "onnx":
         if settings.path and settings.dimensions:
             resolved = str(Path(settings.path).expanduser().resolve())
@@ -498,16 +529,23 @@ def expected_identity(settings: EmbeddingSettings) -> EmbedderIdentity | None:
     return None
 
 
-def _check_local(settings: EmbeddingSettings) -> None:
-    # The packaged model is fixed; silently ignoring a different name would store vectors under a lie.
-    if settings.model not in (None, "", LOCAL_MODEL_NAME):
+def _check_local(settings: EmbeddingSettings) -> str:
+    """The packaged model these settings name (the English + multilingual pair unless one is named).
+
+    The packaged models are fixed; silently ignoring a different name would store vectors under a lie."""
+    from openclaw_cli.memory import profiles
+
+    model = settings.model or profiles.COMPOSITE
+    if model not in LOCAL_MODELS:
         raise ConfigError(
             f"memory.embedding.model '{settings.model}' is not available with provider local "
-            f"(it only offers {LOCAL_MODEL_NAME})",
+            f"(it offers {', '.join(LOCAL_MODELS)})",
             hint="use provider onnx (with path) for another local model, or litellm for an API model",
         )
-    if settings.dimensions not in (None, LOCAL_DIMENSIONS):
+    if settings.dimensions not in (None, LOCAL_MODELS[model]):
         raise ConfigError(
-            f"memory.embedding.dimensions is {settings.dimensions}; the local model has {LOCAL_DIMENSIONS}",
+            f"memory.embedding.dimensions is {settings.dimensions}; the local model {model} has "
+            f"{LOCAL_MODELS[model]}",
             hint="unset memory.embedding.dimensions",
         )
+    return model

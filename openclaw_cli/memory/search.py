@@ -1,4 +1,12 @@
-"""Hybrid retrieval (seed 000 §4): BM25 + vectors, weighted RRF, optional rerank, × retrievability.
+"""Hybrid retrieval (seed 000 §4): keyword and vector candidates, one relevance in [0, 1], optional
+rerank, x retrievability.
+
+Rank fusion (RRF) throws the strength of the evidence away: a memory holding the one rare word of a query
+and a vaguely similar one can swap places depending on the embedder. Here each leg gives a relevance in
+[0, 1] that means the same for every query: the keyword leg the specificity-weighted share of the query's
+terms a memory holds (lexical.py), the vector leg a similarity calibrated per embedder (profiles.py,
+semantic.py). They combine as independent evidence, 1 - (1 - lexical)(1 - semantic), so strong evidence on
+either side wins and agreement ranks highest. Results below the profile's relevance floor are left out.
 
 Every stage is timed; with `explain` each result carries its ranks and scores from each stage.
 """
@@ -13,10 +21,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory import vectors
+from openclaw_cli.memory import lexical, semantic, vectors
 from openclaw_cli.memory.forgetting import retrievability
+from openclaw_cli.memory.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.records import MemoryRecord, iso
-from openclaw_cli.memory.text import fts_match, query_terms
+from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
@@ -25,9 +34,9 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store import MemoryStore
 
 MAX_QUERY_CHARS = 2000
-COMMON_TERM_SHARE = 0.05
-COMMON_TERM_MIN_DOCS = 1000
 MAX_K = 200
+# A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
+STOPWORD_WEIGHT = 0.2
 Mode = Literal["hybrid", "bm25", "vector"]
 
 
@@ -40,6 +49,7 @@ class SearchRequest:
     categories: tuple[str, ...] = ()
     mode: Mode = "hybrid"
     explain: bool = False
+    all_results: bool = False  # include results below the relevance floor
 
 
 @dataclass
@@ -49,10 +59,17 @@ class Candidate:
     bm25_score: float | None = None
     vector_rank: int | None = None
     vector_score: float | None = None
-    fused: float = 0.0
+    legs: tuple[float, ...] | None = None
+    lexical: float = 0.0
+    semantic: float = 0.0
+    relevance: float = 0.0
     rerank_score: float | None = None
     retrievability: float = 1.0
     score: float = 0.0
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 @dataclass
@@ -64,7 +81,7 @@ class SearchHit:
     def to_dict(self, explain: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.record.id,
-            "score": round(self.candidate.score, 6),
+            "score": round(self.candidate.score, 4),
             "category": self.record.category,
             "scope": self.record.scope,
             "userId": self.record.user_id,
@@ -74,13 +91,17 @@ class SearchHit:
         if explain:
             c = self.candidate
             out["explain"] = {
+                "relevance": round(c.relevance, 4),
+                "lexical": round(c.lexical, 4),
+                "semantic": round(c.semantic, 4),
                 "bm25Rank": c.bm25_rank,
-                "bm25Score": None if c.bm25_score is None else round(c.bm25_score, 4),
+                "bm25Score": _round(c.bm25_score),
                 "vectorRank": c.vector_rank,
-                "vectorScore": None if c.vector_score is None else round(c.vector_score, 4),
-                "fused": round(c.fused, 6),
-                "rerankScore": c.rerank_score,
+                "similarity": _round(c.vector_score),
+                "legSimilarities": None if c.legs is None else [round(v, 4) for v in c.legs],
+                "rerankScore": _round(c.rerank_score),
                 "retrievability": round(c.retrievability, 4),
+                "language": self.record.language,
             }
         return out
 
@@ -93,6 +114,7 @@ class SearchResult:
     vector_weight: float = 0.0
     unknown_share: float | None = None
     warnings: list[str] = field(default_factory=list)
+    profile: SearchProfile | None = None
 
     def to_dict(self, request: SearchRequest) -> dict[str, Any]:
         return {
@@ -103,8 +125,9 @@ class SearchResult:
             "timingsMs": {key: round(value, 3) for key, value in self.timings_ms.items()},
             "analysis": {
                 "terms": self.terms,
-                "vectorWeight": self.vector_weight,
+                "englishWeight": self.vector_weight,
                 "unknownShare": self.unknown_share,
+                "profile": None if self.profile is None else self.profile.to_dict(),
             },
             "warnings": self.warnings,
         }
@@ -154,29 +177,38 @@ class HybridSearcher:
         self.embedder = embedder
         self.reranker = reranker
         self.warm = warm
+        self.profile = profile_for(vectors.stored_identity(store.conn), settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
         clock = _Clock()
-        result = SearchResult(hits=[])
+        result = SearchResult(hits=[], profile=self.profile)
         result.terms = query_terms(request.query)
+        if not result.terms:
+            result.warnings.append("the query has no words or numbers to search for")
+            return result
+        self._term_weights(result.terms)
         clock.lap("analyse")
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         pool = max(self.settings.candidates, request.k)
-        bm25 = self._bm25(result.terms, where, pool) if request.mode != "vector" else []
+        by_row: dict[int, Candidate] = {}
+        if request.mode != "vector":
+            self._keyword_leg(result.terms, where, pool, by_row)
         clock.lap("bm25")
-        vec_hits, weight = self._vectors(request, where, pool, result, clock)
-        merged = self._fuse(bm25, vec_hits, weight if request.mode != "bm25" else 0.0, request.mode)
+        query = self._embed(request, result, clock)
+        if query is not None:
+            self._vector_leg(query, where, pool, by_row, clock)
+        records = self.store.by_rowids(by_row)
+        merged = [c for c in by_row.values() if c.rowid in records]
+        self._relevance(merged, records, result, request, query)
         clock.lap("fuse")
-        records = self.store.by_rowids(c.rowid for c in merged)
-        merged = [c for c in merged if c.rowid in records]
         if self.reranker is not None and merged:
             merged = self._rerank(request.query, merged, records, result)
             clock.lap("rerank")
+        merged = self._floor(merged, request, result)
         for candidate in merged:
             candidate.retrievability = retrievability(records[candidate.rowid].fsrs, now)
-            base = candidate.fused if candidate.rerank_score is None else _sigmoid(candidate.rerank_score)
-            candidate.score = base * candidate.retrievability
+            candidate.score = candidate.relevance * candidate.retrievability
         merged.sort(key=lambda c: (-c.score, _category_order(records[c.rowid].category), c.rowid))
         result.hits = [SearchHit(records[c.rowid], c) for c in merged[: request.k]]
         clock.lap("score")
@@ -184,117 +216,147 @@ class HybridSearcher:
         result.timings_ms = clock.timings
         return result
 
-    def _bm25(self, terms: Sequence[str], where: vectors.VectorFilter, pool: int) -> list[tuple[int, float]]:
-        expression = fts_match(self._without_common_terms(terms))
-        if expression is None:
-            return []
-        clause, params = where.sql()
-        clause = (
-            clause.replace("user_id", "r.user_id")
-            .replace("scope", "r.scope")
-            .replace("category", "r.category")
-        )
-        sql = (
-            "SELECT f.rowid, bm25(records_fts, 1.0, 0.4) AS s FROM records_fts f JOIN records r ON r.rowid = f.rowid "
-            f"WHERE records_fts MATCH ? AND r.deleted = 0{clause} ORDER BY s LIMIT ?"
-        )
-        return [
-            (int(rowid), -float(score))
-            for rowid, score in self.store.conn.execute(sql, (expression, *params, pool))
-        ]
+    # ------------------------------------------------------------------ keyword leg
 
-    def _without_common_terms(self, terms: Sequence[str]) -> Sequence[str]:
-        """Leave out terms found in a large share of all memories when the query has rarer ones.
-
-        Every match is scored, so a term in 10% of 100k memories costs ~20 ms while its IDF adds
-        little to the ranking; the rarer terms decide it anyway. In small stores nothing is dropped.
-        """
-        if len(terms) < 2:
-            return terms
+    def _term_weights(self, terms: Sequence[str]) -> None:
         conn = self.store.conn
-        size = conn.execute("SELECT max(rowid) FROM records").fetchone()  # O(log n) upper bound of the count
-        limit = max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE * int((size and size[0]) or 0))
-        marks = ", ".join("?" for _ in terms)
-        counts = dict(
-            conn.execute(f"SELECT term, doc FROM temp.records_vocab WHERE term IN ({marks})", list(terms))
-        )
-        kept = [t for t in terms if counts.get(t, 0) <= limit]
-        return kept or [min(terms, key=lambda t: counts.get(t, 0))]
+        self._size = lexical.store_size(conn)
+        self._counts = lexical.document_counts(conn, terms)
+        self._weights = {
+            t: lexical.specificity(self._counts.get(t, 0), self._size) * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
+            for t in terms
+        }
 
-    def _vectors(
+    def _keyword_leg(
         self,
-        request: SearchRequest,
+        terms: Sequence[str],
         where: vectors.VectorFilter,
         pool: int,
-        result: SearchResult,
-        clock: _Clock,
-    ) -> tuple[list[tuple[int, float]], float]:
+        by_row: dict[int, Candidate],
+    ) -> None:
+        searched = lexical.without_common_terms(terms, self._counts, self._size)
+        hits = lexical.bm25_candidates(self.store.conn, searched, where, pool)
+        for rank, (rowid, score) in enumerate(hits, start=1):
+            cand = by_row.setdefault(rowid, Candidate(rowid))
+            cand.bm25_rank, cand.bm25_score = rank, score
+
+    # ------------------------------------------------------------------ vector leg
+
+    def _embed(self, request: SearchRequest, result: SearchResult, clock: _Clock) -> QueryEmbedding | None:
         if request.mode == "bm25" or self.embedder is None:
-            return [], 0.0
-        table = vectors.current_table(self.store.conn)
-        if table is None:
-            return [], 0.0
+            return None
+        if vectors.current_table(self.store.conn) is None:
+            return None
         if not vectors.identity_matches(self.store.conn, self.embedder.identity):
             result.warnings.append(
                 "the configured embedder differs from the one this index was built with: vector search is off "
                 "until `openclaw memory index --rebuild` re-embeds it"
             )
-            return [], 0.0
+            return None
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
         try:
             query: QueryEmbedding = self.embedder.embed_query(request.query)
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
-            return [], 0.0
+            return None
         clock.lap("embed")
         result.unknown_share = round(query.unknown_share, 4)
-        weight = self.vector_weight(query.unknown_share)
-        if self.warm:
-            hits = self.store.vector_matrix().knn(query.vector, pool, where)
-        else:
-            hits = vectors.knn(self.store.conn, table, query.vector, pool, where)
+        result.vector_weight = round(
+            semantic.english_weight(self.profile, query.unknown_share)
+            if len(self.profile.legs) > 1
+            else semantic.single_leg_weight(self.profile, query.unknown_share),
+            4,
+        )
+        return query
+
+    def _vector_leg(
+        self,
+        query: QueryEmbedding,
+        where: vectors.VectorFilter,
+        pool: int,
+        by_row: dict[int, Candidate],
+        clock: _Clock,
+    ) -> None:
+        source = self._source()
+        found = semantic.candidates(source, query, self.profile, pool, where)
+        for rowid, legs in found.items():
+            cand = by_row.setdefault(rowid, Candidate(rowid))
+            cand.legs = legs
+        # Rows the keyword leg found but the vector scans did not: their similarity, for an exact fusion.
+        missing = [rowid for rowid, cand in by_row.items() if cand.legs is None]
+        if missing:
+            for rowid, legs in semantic.leg_similarities(source, query, self.profile, missing).items():
+                by_row[rowid].legs = legs
         clock.lap("vector")
-        hits = [(rowid, score) for rowid, score in hits if score >= self.settings.min_vector_score]
-        result.vector_weight = weight
-        return hits, weight
 
-    def vector_weight(self, unknown_share: float) -> float:
-        """The vector weight, lowered when the model could not read much of the query (e.g. Chinese)."""
-        weight = self.settings.vector_weight
-        if unknown_share > self.settings.unknown_token_threshold:
-            weight *= max(0.0, 1.0 - unknown_share)
-        return weight
+    def _source(self) -> semantic.VectorSource:
+        table = vectors.current_table(self.store.conn)
+        assert table is not None
+        if self.warm:
+            return self.store.vector_matrix()
+        return vectors.TableSource(self.store.conn, table)
 
-    def _fuse(
-        self, bm25: list[tuple[int, float]], vec: list[tuple[int, float]], vec_weight: float, mode: Mode
-    ) -> list[Candidate]:
-        k = self.settings.rrf_k
-        bm25_weight = self.settings.bm25_weight if mode != "vector" else 0.0
-        if mode == "vector":
-            vec_weight = self.settings.vector_weight or 1.0
-        if mode == "bm25":
-            bm25_weight = self.settings.bm25_weight or 1.0
-        by_row: dict[int, Candidate] = {}
-        for rank, (rowid, score) in enumerate(bm25, start=1):
-            cand = by_row.setdefault(rowid, Candidate(rowid))
-            cand.bm25_rank, cand.bm25_score = rank, score
-            cand.fused += bm25_weight / (k + rank)
-        for rank, (rowid, score) in enumerate(vec, start=1):
-            cand = by_row.setdefault(rowid, Candidate(rowid))
-            cand.vector_rank, cand.vector_score = rank, score
-            cand.fused += vec_weight / (k + rank)
-        # A keyword-only hit keeps its BM25 share: nothing is dropped for lacking a vector rank. A candidate
-        # with no weight at all (a vector hit while the vector weight is 0) carries no evidence and goes.
-        return sorted((c for c in by_row.values() if c.fused > 0), key=lambda c: (-c.fused, c.rowid))
+    # ------------------------------------------------------------------ fusion
+
+    def _relevance(
+        self,
+        merged: list[Candidate],
+        records: dict[int, MemoryRecord],
+        result: SearchResult,
+        request: SearchRequest,
+        query: QueryEmbedding | None,
+    ) -> None:
+        profile = self.profile
+        lexical_scores = (
+            lexical.relevance(self.store.conn, [c.rowid for c in merged], result.terms, self._weights)
+            if request.mode != "vector"
+            else {}
+        )
+        english = result.vector_weight if query is not None else 0.0
+        for cand in merged:
+            cand.lexical = lexical_scores.get(cand.rowid, 0.0)
+            if cand.legs is not None and query is not None:
+                similarity = semantic.combine(cand.legs, english, records[cand.rowid].language)
+                if len(profile.legs) == 1:
+                    similarity *= english  # a lone English model's vector counts less for unreadable queries
+                cand.vector_score = similarity
+                cand.semantic = profile.semantic(similarity)
+            cand.relevance = 1.0 - (1.0 - profile.lexical_weight * cand.lexical) * (
+                1.0 - profile.semantic_weight * cand.semantic
+            )
+        ranked = sorted(
+            (c for c in merged if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
+        )
+        for rank, cand in enumerate(ranked, start=1):
+            cand.vector_rank = rank
+        merged.sort(key=lambda c: (-c.relevance, -(c.bm25_score or 0.0), c.rowid))
+
+    def _floor(self, merged: list[Candidate], request: SearchRequest, result: SearchResult) -> list[Candidate]:
+        if request.all_results:
+            return [c for c in merged if c.relevance > 0]
+        kept = [c for c in merged if c.relevance >= self.profile.relevance_floor]
+        if merged and not kept:
+            result.warnings.append(
+                f"nothing relevant enough (best relevance {merged[0].relevance:.2f}, floor "
+                f"{self.profile.relevance_floor:.2f}); --all shows weaker matches"
+            )
+        return kept
 
     def _rerank(
         self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord], result: SearchResult
     ) -> list[Candidate]:
+        """Re-score the best candidates with the cross-encoder, where it helps: pairs in its languages."""
         from openclaw_cli.memory.rerank import RerankUnavailable
 
         assert self.reranker is not None
-        top = merged[: self.settings.rerank.top_n]
+        languages = set(self.settings.rerank.languages)
+        if languages and detect_language(query) not in languages:
+            return merged
+        top = [c for c in merged[: self.settings.rerank.top_n]]
+        top = [c for c in top if not languages or records[c.rowid].language in languages]
+        if not top:
+            return merged
         try:
             scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])
         except RerankUnavailable as exc:
@@ -302,7 +364,8 @@ class HybridSearcher:
             return merged
         for candidate, score in zip(top, scores, strict=True):
             candidate.rerank_score = float(score)
-        return sorted(top, key=lambda c: -(c.rerank_score or 0.0))
+            candidate.relevance = _sigmoid(candidate.rerank_score)
+        return sorted(merged, key=lambda c: (-c.relevance, c.rowid))
 
 
 def _sigmoid(value: float) -> float:

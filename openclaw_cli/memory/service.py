@@ -89,14 +89,21 @@ class MemoryService:
         )
 
     def model_needs_preparing(self) -> bool:
-        """True when the next embedding will first convert the packaged model (a few seconds, once per home)."""
+        """True when the next embedding will first convert a packaged model (seconds, once per home)."""
         if self.settings.embedding.provider != "local":
             return False
-        from openclaw_cli.memory.embed import local_model_files
+        from openclaw_cli.memory import profiles, use_m3
+        from openclaw_cli.memory.embed import expected_identity, local_model_files
         from openclaw_cli.memory.quantize import cached_name
 
+        model = str(expected_identity(self.settings.embedding).model)  # type: ignore[union-attr]
+        cache = self.home.model_cache_dir
+        if model != profiles.MINILM and use_m3.needs_conversion(cache):
+            return True
+        if model == profiles.USE_M3:
+            return False
         source, _ = local_model_files()
-        return not (self.home.model_cache_dir / cached_name(source)).exists()
+        return not (cache / cached_name(source)).exists()
 
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:
@@ -214,6 +221,10 @@ class MemoryService:
         results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
         if not results:
             return SearchResult(hits=[], warnings=["no memories stored yet"])
+        if request.user_id is not None and not any(
+            store.has_user(request.user_id) for store in self.existing_stores()
+        ):
+            results[0].warnings.append(f"no memories of user {request.user_id!r} (user ids match exactly)")
         if len(results) == 1:
             return results[0]
         merged = results[0]

@@ -122,6 +122,12 @@ class MemoryStore:
     def exists(self, record_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM records WHERE id = ?", (record_id,)).fetchone() is not None
 
+    def has_user(self, user_id: str) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM records WHERE user_id = ? AND deleted = 0 LIMIT 1", (user_id,)
+        ).fetchone()
+        return row is not None
+
     def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
         wanted = list(rowids)
         found: dict[int, MemoryRecord] = {}

@@ -100,6 +100,11 @@ def query_terms(text: str) -> list[str]:
     return _dedupe(chosen)[:MAX_QUERY_TERMS]
 
 
+def is_stopword(term: str) -> bool:
+    """True for an analysed query term that is an English or Chinese stopword."""
+    return term in ENGLISH_STOPWORDS or term in CHINESE_STOPWORDS
+
+
 def fts_match(terms: Sequence[str]) -> str | None:
     """A MATCH expression that is always valid FTS5: each term a quoted string, joined with OR.
 

@@ -138,6 +138,33 @@ def knn(
     return [(int(rowid), 1.0 - float(distance)) for rowid, distance in rows]
 
 
+def stored_rows(conn: apsw.Connection, table: str, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The stored vectors of these rows (those that have one)."""
+    import numpy as np
+
+    found: dict[int, np.ndarray] = {}
+    for start in range(0, len(rowids), 500):
+        chunk = list(rowids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", chunk):
+            found[int(rowid)] = np.frombuffer(blob, dtype=np.float32)
+    return found
+
+
+class TableSource:
+    """Search straight from the vec0 table: right for a process that runs one query and exits."""
+
+    def __init__(self, conn: apsw.Connection, table: str) -> None:
+        self.conn = conn
+        self.table = table
+
+    def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]:
+        return knn(self.conn, self.table, query, k, where)
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        return stored_rows(self.conn, self.table, rowids)
+
+
 INT8_SCAN_MIN_ROWS = 20_000  # below this the float32 scan takes under 2 ms: not worth a second copy
 RESCORE_POOL = 256  # int8 candidates re-scored exactly; recall@10 against exact search measured at 1.0
 
@@ -157,6 +184,7 @@ class VectorMatrix:
         self._matrix: np.ndarray | None = None
         self._int8: _Int8Scan | None = None
         self._codes: dict[str, tuple[dict[str, int], np.ndarray]] = {}
+        self._positions: dict[int, int] | None = None
 
     def refresh(self, conn: apsw.Connection) -> None:
         import numpy as np
@@ -180,6 +208,7 @@ class VectorMatrix:
             name: _encode([r[i] for r in rows]) for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
         }
         self._int8 = _Int8Scan.build(self._matrix) if len(rows) >= INT8_SCAN_MIN_ROWS else None
+        self._positions = None
         self.table, self.generation = table, gen
 
     def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]:
@@ -208,6 +237,14 @@ class VectorMatrix:
         top = np.argpartition(-exact, k - 1)[:k]
         top = top[np.argsort(-exact[top], kind="stable")]
         return [(int(self._rowids[rows[i]]), float(exact[i])) for i in top if np.isfinite(exact[i])]
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        if self._matrix is None or self._rowids is None:
+            return {}
+        if self._positions is None:
+            self._positions = {int(r): i for i, r in enumerate(self._rowids)}
+        found = ((rowid, self._positions.get(rowid)) for rowid in rowids)
+        return {rowid: self._matrix[i] for rowid, i in found if i is not None}
 
     def _mask(self, where: VectorFilter) -> np.ndarray | None:
         import numpy as np

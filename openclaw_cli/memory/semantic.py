@@ -1,0 +1,110 @@
+"""The vector side of search: candidates by similarity, and a similarity that knows which model to trust.
+
+A stored vector may hold several model vectors side by side (composite.py). Each leg's cosine is computed
+on its own and combined per memory: the English leg's weight shrinks with the share of the query the
+English model cannot read, and is zero for a memory that is not English, whose English vector was built
+from unknown tokens. Because that weight differs per memory, one nearest-neighbour scan cannot rank by
+it; two scans can: one by the weighted query (right for English memories) and one by the multilingual leg
+alone (exactly right for the others). Their union is then scored exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from openclaw_cli.memory.embed import QueryEmbedding
+    from openclaw_cli.memory.profiles import SearchProfile
+    from openclaw_cli.memory.vectors import VectorFilter
+
+# How far a memory's English leg can be trusted, by the language detected when it was stored.
+LANGUAGE_TRUST = {"en": 1.0, "mixed": 0.5}
+
+
+class VectorSource(Protocol):
+    """Nearest rows of the current vector table (vec0 or the in-memory matrix) and their stored vectors."""
+
+    def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]: ...
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]: ...
+
+
+@dataclass
+class Similarity:
+    score: float  # the combined cosine
+    legs: tuple[float, ...]  # each leg's cosine
+
+
+def english_weight(profile: SearchProfile, unknown_share: float) -> float:
+    """The first leg's weight for this query; the multilingual leg gets the rest."""
+    if len(profile.legs) < 2:
+        return 1.0
+    return profile.english_weight * max(0.0, 1.0 - unknown_share)
+
+
+def single_leg_weight(profile: SearchProfile, unknown_share: float) -> float:
+    """A lone English model says little about a query it could not read: its vector is down-weighted."""
+    if len(profile.legs) >= 2 or unknown_share <= profile.unknown_token_threshold:
+        return 1.0
+    return max(0.0, 1.0 - unknown_share)
+
+
+def combine(legs: Sequence[float], weight: float, language: str) -> float:
+    """One similarity from per-leg cosines: English leg by `weight` x the memory's trust, the rest by 1 - weight."""
+    if len(legs) == 1:
+        return legs[0]
+    english = weight * LANGUAGE_TRUST.get(language, 0.0)
+    other = 1.0 - weight
+    total = english + other
+    return (english * legs[0] + other * legs[1]) / total if total > 0 else legs[1]
+
+
+def candidates(
+    source: VectorSource,
+    query: QueryEmbedding,
+    profile: SearchProfile,
+    pool: int,
+    where: VectorFilter,
+) -> dict[int, tuple[float, ...]]:
+    """Up to 2 x pool rows likely to be most similar, each with its per-leg cosines."""
+    import numpy as np
+
+    vector = query.vector.astype(np.float32, copy=False)
+    if len(profile.legs) < 2:
+        return {rowid: (score,) for rowid, score in source.knn(vector, pool, where)}
+    split = profile.legs[0]
+    weight = english_weight(profile, query.unknown_share)
+    multilingual_only = np.concatenate([np.zeros(split, dtype=np.float32), vector[split:]])
+    rowids = [rowid for rowid, _ in source.knn(multilingual_only, pool, where)]
+    if weight > 0:
+        weighted = np.concatenate([vector[:split] * weight, vector[split:] * (1.0 - weight)])
+        rowids += [rowid for rowid, _ in source.knn(weighted, pool, where)]
+    stored = source.rows(list(dict.fromkeys(rowids)))
+    return {rowid: _leg_cosines(vector, row, profile.legs) for rowid, row in stored.items()}
+
+
+def _leg_cosines(query: np.ndarray, row: np.ndarray, legs: Sequence[int]) -> tuple[float, ...]:
+    import numpy as np
+
+    out: list[float] = []
+    start = 0
+    for width in legs:
+        q, r = query[start : start + width], row[start : start + width]
+        norm = float(np.linalg.norm(q) * np.linalg.norm(r))
+        out.append(float(q @ r) / norm if norm > 0 else 0.0)
+        start += width
+    return tuple(out)
+
+
+def leg_similarities(
+    source: VectorSource, query: QueryEmbedding, profile: SearchProfile, rowids: Sequence[int]
+) -> dict[int, tuple[float, ...]]:
+    """Per-leg cosines of given rows (keyword hits the vector scans did not reach); rows without a
+    vector (pending) are left out."""
+    return {
+        rowid: _leg_cosines(query.vector, row, profile.legs) for rowid, row in source.rows(rowids).items()
+    }

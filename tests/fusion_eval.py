@@ -1,0 +1,178 @@
+"""Tuning and checking the fusion on the eval set: every query's evidence computed once, every profile
+scored from it.
+
+For each query, every memory of the query's user gets its features once: lexical relevance (lexical.py),
+each model leg's cosine, the memory's language and its BM25 score. A profile is then a cheap numpy
+computation over those features, so thousands of combinations can be compared. Scoring every memory
+rather than only the candidate pools makes this slightly optimistic for a real search, which only sees
+its pools; `evalset.evaluate` runs the real searcher to confirm the chosen defaults.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from openclaw_cli.config import SearchSettings
+from openclaw_cli.memory import lexical, semantic, vectors
+from openclaw_cli.memory.profiles import SearchProfile
+from openclaw_cli.memory.search import HybridSearcher
+from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.text import query_terms
+
+NONSENSE = "nonsense"
+
+
+@dataclass
+class Features:
+    query: str
+    kind: str
+    expected: set[str]
+    ids: list[str]
+    lexical: np.ndarray
+    bm25: np.ndarray
+    legs: np.ndarray  # (memories, legs)
+    trust: np.ndarray
+    unknown_share: float
+    has_terms: bool
+
+
+def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[Features]:
+    store = next(iter(service.existing_stores()))
+    embedder = service.embedder()
+    searcher = HybridSearcher(store, SearchSettings(), embedder, warm=True)
+    profile = searcher.profile
+    matrix = store.vector_matrix()
+    rows = list(store.conn.execute("SELECT rowid, id, user_id, language FROM records WHERE deleted = 0"))
+    out = []
+    for item in queries:
+        mine = [r for r in rows if r[2] == item["userId"]]
+        rowids = [int(r[0]) for r in mine]
+        terms = query_terms(item["query"])
+        searcher._term_weights(terms)
+        lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}
+        bm25 = dict(
+            lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
+        )
+        query = embedder.embed_query(item["query"])
+        stored = matrix.rows(rowids)
+        legs = np.array([semantic._leg_cosines(query.vector, stored[r], profile.legs) for r in rowids])
+        out.append(
+            Features(
+                query=item["query"],
+                kind=item["kind"],
+                expected=set(item["expected"]),
+                ids=[str(r[1]) for r in mine],
+                lexical=np.array([lex.get(r, 0.0) for r in rowids]),
+                bm25=np.array([bm25.get(r, 0.0) for r in rowids]),
+                legs=legs,
+                trust=np.array([semantic.LANGUAGE_TRUST.get(str(r[3]), 0.0) for r in mine]),
+                unknown_share=query.unknown_share,
+                has_terms=bool(terms),
+            )
+        )
+    return out
+
+
+def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.ndarray:
+    if not f.has_terms:
+        return np.zeros(len(f.ids))
+    if f.legs.shape[1] == 1:
+        similarity = f.legs[:, 0] * semantic.single_leg_weight(profile, f.unknown_share)
+    else:
+        english = semantic.english_weight(profile, f.unknown_share) * f.trust
+        other = 1.0 - semantic.english_weight(profile, f.unknown_share)
+        similarity = (english * f.legs[:, 0] + other * f.legs[:, 1]) / np.maximum(english + other, 1e-9)
+    span = max(profile.cos_full - profile.cos_floor, 1e-6)
+    meaning = np.clip((similarity - profile.cos_floor) / span, 0.0, 1.0)
+    if mode == "bm25":
+        return f.lexical
+    if mode == "vector":
+        return meaning
+    return 1.0 - (1.0 - profile.lexical_weight * f.lexical) * (1.0 - profile.semantic_weight * meaning)
+
+
+def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
+    rel = relevance(f, profile, mode)
+    keep = np.nonzero(rel >= max(profile.relevance_floor, 1e-9))[0]
+    order = keep[np.lexsort((-f.bm25[keep], -rel[keep]))]
+    return [f.ids[i] for i in order[:k]]
+
+
+@dataclass
+class KindMetrics:
+    queries: int = 0
+    recall_at_5: float = 0.0
+    recall_at_10: float = 0.0
+    mrr: float = 0.0
+    empty: float = 0.0  # nonsense queries: the share answered with nothing
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "queries": self.queries,
+            "recall@5": round(self.recall_at_5, 4),
+            "recall@10": round(self.recall_at_10, 4),
+            "mrr": round(self.mrr, 4),
+            "empty": round(self.empty, 4),
+        }
+
+
+def metrics(features: Sequence[Features], profile: SearchProfile, mode: str = "hybrid") -> dict[str, KindMetrics]:
+    """Per kind, and overall ("all", answerable queries only)."""
+    sums: dict[str, KindMetrics] = {}
+    for f in features:
+        top = ranked(f, profile, mode)
+        for key in (f.kind, "all") if f.kind != NONSENSE else (f.kind,):
+            m = sums.setdefault(key, KindMetrics())
+            m.queries += 1
+            if f.kind == NONSENSE:
+                m.empty += not top
+                continue
+            m.recall_at_5 += len(f.expected & set(top[:5])) / len(f.expected)
+            m.recall_at_10 += len(f.expected & set(top)) / len(f.expected)
+            m.mrr += next((1.0 / n for n, rid in enumerate(top, 1) if rid in f.expected), 0.0)
+    for m in sums.values():
+        n = max(m.queries, 1)
+        m.recall_at_5, m.recall_at_10, m.mrr, m.empty = (
+            m.recall_at_5 / n,
+            m.recall_at_10 / n,
+            m.mrr / n,
+            m.empty / n,
+        )
+    return sums
+
+
+def objective(result: dict[str, KindMetrics]) -> float:
+    """Mean MRR over the answerable kinds (each kind counts once), plus the share of nonsense queries
+    answered with nothing: a profile must find things and must also know when there is nothing."""
+    kinds = [m.mrr for k, m in result.items() if k not in ("all", NONSENSE)]
+    nonsense = result.get(NONSENSE)
+    return float(np.mean(kinds)) + (0.25 * nonsense.empty if nonsense else 0.0)
+
+
+GRID: dict[str, tuple[float, ...]] = {
+    "english_weight": (0.4, 0.5, 0.6, 0.7),
+    "cos_floor": (0.1, 0.15, 0.2, 0.25),
+    "cos_full": (0.4, 0.5, 0.6),
+    "lexical_weight": (0.8, 1.0),
+    "semantic_weight": (0.8, 1.0),
+    "relevance_floor": (0.2, 0.3, 0.4),
+}
+
+
+def sweep(
+    features: Sequence[Features], base: SearchProfile, grid: dict[str, tuple[float, ...]] = GRID
+) -> list[tuple[float, SearchProfile]]:
+    """Every combination in `grid` applied to `base`, best first."""
+    results = []
+    for combo in itertools.product(*grid.values()):
+        profile = replace(base, **dict(zip(grid, combo, strict=True)))
+        if profile.cos_full <= profile.cos_floor:
+            continue
+        results.append((objective(metrics(features, profile)), profile))
+    results.sort(key=lambda row: -row[0])
+    return results
