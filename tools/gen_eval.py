@@ -67,9 +67,9 @@ ZH_PEOPLE = [  # (romanised, Chinese)
 ]
 RELATIONS = [  # (English, Chinese) -- never the wife, daughter or parents, who have real memories
     ("friend", "朋友"), ("colleague", "同事"), ("teammate", "组里的同事"), ("neighbour", "邻居"),
-    ("cousin", "表哥"), ("old classmate", "大学同学"), ("manager", "领导"), ("former colleague", "前同事"),
-    ("climbing buddy", "攀岩搭子"), ("brother-in-law", "小舅子"), ("new hire", "新来的同事"),
-    ("friend from university", "老同学"), ("cousin", "表妹"), ("colleague", "隔壁组的同事"),
+    ("gym buddy", "健身搭子"), ("old classmate", "大学同学"), ("manager", "领导"), ("former colleague", "前同事"),
+    ("climbing buddy", "攀岩搭子"), ("former roommate", "以前的室友"), ("new hire", "新来的同事"),
+    ("friend from university", "老同学"), ("landlord", "房东"), ("colleague", "隔壁组的同事"),
 ]
 CITIES = [  # (English, Chinese) -- no Hangzhou or Ningbo for the other people of u-lin
     ("Toronto", "多伦多"), ("Shenzhen", "深圳"), ("Chengdu", "成都"), ("Beijing", "北京"), ("Suzhou", "苏州"),
@@ -119,8 +119,9 @@ DBS = ["MySQL", "MongoDB", "SQLite", "ClickHouse", "TiDB", "Cassandra", "DynamoD
 CHANNELS = [("WeChat", "微信"), ("Slack", "Slack"), ("Telegram", "Telegram"), ("email", "邮件"),
             ("DingTalk", "钉钉"), ("Signal", "Signal"), ("WhatsApp", "WhatsApp"), ("Lark", "飞书")]
 TRAINS = ["G7311", "G7502", "G1234", "D3125", "G20", "G7601", "G1374", "D2281", "G7356", "G168"]
-SPORTS = [("badminton", "羽毛球"), ("tennis", "网球"), ("basketball", "篮球"), ("bouldering", "攀岩"),
-          ("yoga", "瑜伽"), ("table tennis", "乒乓球"), ("cycling", "骑行"), ("football", "足球"), ("hiking", "徒步")]
+SPORTS = [("plays badminton", "羽毛球"), ("plays tennis", "网球"), ("plays basketball", "篮球"),
+          ("goes bouldering", "攀岩"), ("does yoga", "瑜伽"), ("plays table tennis", "乒乓球"),
+          ("goes cycling", "骑行"), ("plays football", "足球"), ("goes hiking", "徒步")]
 BOOKS = ["Project Hail Mary", "Dune", "The Left Hand of Darkness", "Educated", "Sapiens", "The Remains of the Day",
          "Klara and the Sun", "Designing Data-Intensive Applications", "The Pragmatic Programmer", "Normal People"]
 BOOKS_ZH = ["《活着》", "《平凡的世界》", "《围城》", "《白鹿原》", "《球状闪电》", "《长安的荔枝》", "《人类简史》",
@@ -245,13 +246,11 @@ class Person:
 
 
 def make_cast(rng: random.Random, owner: User) -> list[Person]:
+    # Lin's sister Lin Xiao and his friend Bob appear only in the hand-written ANCHORS (and the dialogues),
+    # so no random fact (a wedding date, a city) can contradict them or answer a question about them.
     cast = []
-    if owner.id == "u-lin":
-        cast.append(Person("Lin Xiao", "林晓", "sister", "妹妹", ("Shenzhen", "深圳"), ("UX designer", "交互设计师"),
-                           "Tencent", "腾讯", 10, 8))
-        cast.append(Person("Bob", None, "friend", "朋友", ("Toronto", "多伦多"), ("SRE", "运维工程师"), "Shopify",
-                           "一家银行", 6, 21))
-    people: list[tuple[str, str | None]] = [(n, None) for n in EN_NAMES] + [(en, zh) for en, zh in ZH_PEOPLE]
+    names = [n for n in EN_NAMES if not (owner.id == "u-lin" and n == "Bob")]
+    people: list[tuple[str, str | None]] = [(n, None) for n in names] + [(en, zh) for en, zh in ZH_PEOPLE]
     rng.shuffle(people)
     for en, zh in people[:34]:
         rel_en, rel_zh = rng.choice(RELATIONS)
@@ -296,7 +295,7 @@ EN: list[T] = [
     ("preference", "user", "{Who} prefers {db} to {db2} and says so in every design review.", ""),
     ("preference", "user", "{Who} likes meetings before {hour} and blocks the afternoons.", ""),
     ("preference", "user", "{Who} listens to the {podcast} podcast while commuting.", ""),
-    ("preference", "user", "{Who} plays {sport} every {weekday} evening.", ""),
+    ("preference", "user", "{Who} {sport} every {weekday} evening.", ""),
     ("preference", "user", "{Who} insists on tabs over spaces, even in YAML.", ""),
     ("preference", "user", "{Name} likes {dish} more than anything; {restaurant} is the usual spot.", ""),
     ("preference", "user", "{Who} prefers e-books to paper and reads on a Kindle.", ""),
@@ -319,7 +318,7 @@ EN: list[T] = [
     ("event", "user", "{Who} gave a talk on {topic} at {meetup} in {month}.", ""),
     ("event", "user", "{Who} passed the {cert} exam in {month} {year}.", ""),
     ("event", "user", "{Who} had knee surgery on {date} and is off for two weeks.", ""),
-    ("event", "user", "{Who} bought a {gadget} for about {price} RMB.", ""),
+    ("event", "user", "{Who} bought {a_gadget} for about {price} RMB.", ""),
     ("event", "user", "{Who} is visiting {city} from {date} to {date2}.", "Needs a hotel near the {landmark}."),
     ("event", "user", "{Who} hosted a dinner at {restaurant} on {date}.", ""),
     ("event", "user", "{Name}'s team rolled back {service} v{ver} after {symptom}.", ""),
@@ -496,10 +495,7 @@ REPOS_SHORT = ["payments", "mobile-app", "infra", "design-system", "sdk"]
 def slots(rng: random.Random, owner: User, cast: list[Person], language: str, can_be_self: bool) -> dict[str, str]:
     """Everything a template may ask for. The subject is drawn from the cast (or is the owner)."""
     about_self = rng.random() < owner.self_share and can_be_self
-    if language == "zh":  # Chinese-only text: the person needs a Chinese name
-        pool = [p for p in cast if p.zh]
-    else:
-        pool = cast
+    pool = [p for p in cast if p.zh] if language == "zh" else cast  # Chinese-only text needs a Chinese name
     person = rng.choice(pool)
     c = person.city
     city, city2 = rng.sample(CITIES, 2)
@@ -581,7 +577,7 @@ def slots(rng: random.Random, owner: User, cast: list[Person], language: str, ca
         "symptom": rng.choice(SYMPTOMS), "symptom_zh": rng.choice(SYMPTOMS_ZH), "cause": rng.choice(CAUSES),
         "cause_zh": rng.choice(CAUSES_ZH), "tool": tool, "toolver": rng.choice(versions),
         "cert": rng.choice(CERTS), "meetup": rng.choice(MEETUPS), "meetup_zh": rng.choice(MEETUPS_ZH),
-        "gadget": gadget, "gadget_zh": gadget_zh, "price": str(rng.randrange(3, 90) * 100),
+        "gadget": gadget, "a_gadget": ("an " if gadget[0] in "AEIOUaeiou" else "a ") + gadget, "gadget_zh": gadget_zh, "price": str(rng.randrange(3, 90) * 100),
         "landmark": landmark, "landmark_zh": landmark_zh, "hh": str(rng.randint(3, 5)),
         "mm": f"{rng.randrange(60):02d}", "condition": rng.choice(CONDITIONS), "backup": rng.choice(BACKUPS),
         "backup_zh": rng.choice(BACKUPS_ZH), "lesson": rng.choice(LESSONS), "lesson_zh": rng.choice(LESSONS_ZH),
@@ -618,7 +614,7 @@ ANCHORS: list[tuple[str, str, str, str]] = [
     ("u-lin", "profile", "His friend Bob's parents live in Vancouver.", ""),
     ("u-lin", "preference", "Lin's friend Bob prefers light themes and finds dark editors hard to read.", ""),
     ("u-lin", "preference", "妹妹林晓不吃葱花，点外卖要备注。", ""),
-    ("u-lin", "profile", "Lin's sister Lin Xiao lives in Shenzhen with her husband.", ""),
+    ("u-lin", "profile", "Lin's sister Lin Xiao lives in Shenzhen with her fiancé Kevin.", ""),
 ]
 
 
