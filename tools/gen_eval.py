@@ -635,10 +635,18 @@ def forbidden_rules(queries: list[dict[str, Any]]) -> dict[str, list[Callable[[s
         if q["kind"] == "identifier":
             user_rules.append(identifier_pattern(text).search)  # type: ignore[arg-type]
         elif q["kind"] == "zh-2char":
-            user_rules.append(lambda t, w=text: w in t)
+
+            def has_word(t: str, w: str = text) -> bool:
+                return w in t
+
+            user_rules.append(has_word)
         elif q["kind"] == "keyword":
-            words = [w.lower() for w in text.split()]
-            user_rules.append(lambda t, ws=tuple(words): all(w in t.lower() for w in ws))
+            words = tuple(w.lower() for w in text.split())
+
+            def has_all(t: str, ws: tuple[str, ...] = words) -> bool:
+                return all(w in t.lower() for w in ws)
+
+            user_rules.append(has_all)
     return rules
 
 
