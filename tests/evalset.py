@@ -27,8 +27,17 @@ def load_jsonl(name: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+MEMORY_FILES = ("memories.jsonl", "distractors.jsonl", "conversations.jsonl")
+QUERY_FILES = {"queries": "queries.jsonl", "conversation": "conversation_queries.jsonl"}
+
+
+def load_queries(parts: tuple[str, ...] = ("queries", "conversation")) -> list[dict[str, Any]]:
+    """The eval questions: `queries` (queries.jsonl) and/or `conversation` (conversation_queries.jsonl)."""
+    return [item for part in parts for item in load_jsonl(QUERY_FILES[part])]
+
+
 def build_service(home_dir: Path) -> MemoryService:
-    """A memory database holding the eval memories, all written at the same moment."""
+    """A memory database holding every eval record (memories, distractors, dialogue turns), written at once."""
     settings = Settings()
     service = MemoryService(Home(home_dir), "main", settings.memory)
     records = [
@@ -43,7 +52,8 @@ def build_service(home_dir: Path) -> MemoryService:
                 created_at=CREATED,
             )
         )
-        for m in load_jsonl("memories.jsonl")
+        for name in MEMORY_FILES
+        for m in load_jsonl(name)
     ]
     service.add_many(records)
     return service
@@ -71,6 +81,7 @@ def evaluate(
     store = next(iter(service.existing_stores()))
     searcher = HybridSearcher(store, settings, service.embedder(), warm=True)
     items = queries if queries is not None else load_jsonl("queries.jsonl")
+    items = [item for item in items if item["expected"]]  # nonsense queries are scored by evaluate_by_kind
     r5 = r10 = rr = 0.0
     for item in items:
         request = SearchRequest(query=item["query"], k=10, user_id=item["userId"], mode=mode)  # type: ignore[arg-type]
@@ -79,8 +90,39 @@ def evaluate(
         r5 += len(expected & set(ids[:5])) / len(expected)
         r10 += len(expected & set(ids[:10])) / len(expected)
         rr += next((1.0 / rank for rank, rid in enumerate(ids, start=1) if rid in expected), 0.0)
-    n = len(items)
-    return Metrics(r5 / n, r10 / n, rr / n, n)
+    n = len(items) or 1
+    return Metrics(r5 / n, r10 / n, rr / n, len(items))
+
+
+def evaluate_by_kind(
+    service: MemoryService, settings: SearchSettings, mode: str, queries: list[dict[str, Any]] | None = None
+) -> dict[str, dict[str, float]]:
+    """Metrics per query kind plus `overall` (every query with an answer).
+
+    `nonsense` queries expect nothing: their only metric is `empty`, the share of them that return no hit
+    at all. They are kept out of `overall` so that recall and MRR stay about finding answers.
+    """
+    items = queries if queries is not None else load_queries()
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_kind.setdefault(item["kind"], []).append(item)
+    table: dict[str, dict[str, float]] = {}
+    for kind, group in sorted(by_kind.items()):
+        if kind == "nonsense":
+            store = next(iter(service.existing_stores()))
+            searcher = HybridSearcher(store, settings, service.embedder(), warm=True)
+            empty = sum(
+                not searcher.search(
+                    SearchRequest(query=q["query"], k=10, user_id=q["userId"], mode=mode),  # type: ignore[arg-type]
+                    NOW,
+                ).hits
+                for q in group
+            )
+            table[kind] = {"empty": round(empty / len(group), 4), "queries": len(group)}
+        else:
+            table[kind] = evaluate(service, settings, mode, group).as_dict()
+    table["overall"] = evaluate(service, settings, mode, [q for q in items if q["expected"]]).as_dict()
+    return table
 
 
 GRID: dict[str, tuple[Any, ...]] = {
