@@ -1,4 +1,5 @@
-"""Print the best search settings on the eval set (fixtures/eval/), from the sweep in tests/evalset.py.
+"""Print the best search profiles on the eval set (fixtures/eval/), from the sweep in tests/fusion_eval.py,
+with the per-kind table of the best one in each mode.
 
 Run from the repository root: python benchmarks/tune_search.py
 """
@@ -11,17 +12,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.evalset import build_service, sweep  # noqa: E402
+from openclaw_cli.memory import vectors  # noqa: E402
+from openclaw_cli.memory.profiles import profile_for  # noqa: E402
+from tests import fusion_eval  # noqa: E402
+from tests.evalset import build_service, load_queries  # noqa: E402
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         service = build_service(Path(tmp))
-        results = sweep(service)
-        print("mrr     r@10    r@5     settings")
-        for metrics, values in results[:12]:
-            m = metrics.as_dict()
-            print(f"{m['mrr']:.4f}  {m['recall@10']:.4f}  {m['recall@5']:.4f}  {values}")
+        features = fusion_eval.prepare(service, load_queries())
+        store = next(iter(service.existing_stores()))
+        results = fusion_eval.sweep(features, profile_for(vectors.stored_identity(store.conn)))
+        for score, profile in results[:10]:
+            print(f"{score:.4f}  {profile.to_dict()}")
+        best = results[0][1]
+        tables = {mode: fusion_eval.metrics(features, best, mode) for mode in ("bm25", "vector", "hybrid")}
+        print("kind            " + "  ".join(f"{m:>22}" for m in tables) + "   (recall@10 / MRR / empty)")
+        for kind in sorted(tables["hybrid"]):
+            cells = [tables[m][kind] for m in tables]
+            print(f"{kind:16}" + "  ".join(f"{c.recall_at_10:>8.3f}/{c.mrr:.3f}/{c.empty:.2f}" for c in cells))
         service.close()
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from openclaw_cli.memory import lexical, semantic, vectors
 from openclaw_cli.memory.profiles import SearchProfile
 from openclaw_cli.memory.search import HybridSearcher
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.text import query_terms
+from openclaw_cli.memory.text import detect_language, query_terms
 
 NONSENSE = "nonsense"
 
@@ -37,8 +37,10 @@ class Features:
     bm25: np.ndarray
     legs: np.ndarray  # (memories, legs)
     trust: np.ndarray
+    cross: np.ndarray
     unknown_share: float
     has_terms: bool
+    similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[Features]:
@@ -71,6 +73,9 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 bm25=np.array([bm25.get(r, 0.0) for r in rowids]),
                 legs=legs,
                 trust=np.array([semantic.LANGUAGE_TRUST.get(str(r[3]), 0.0) for r in mine]),
+                cross=np.array(
+                    [semantic.is_cross_language(detect_language(item["query"]), str(r[3])) for r in mine]
+                ),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
             )
@@ -80,6 +85,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
 
 def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.ndarray:
     if not f.has_terms:
+        f.similarity = np.zeros(len(f.ids))
         return np.zeros(len(f.ids))
     if f.legs.shape[1] == 1:
         similarity = f.legs[:, 0] * semantic.single_leg_weight(profile, f.unknown_share)
@@ -87,19 +93,24 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
         english = semantic.english_weight(profile, f.unknown_share) * f.trust
         other = 1.0 - semantic.english_weight(profile, f.unknown_share)
         similarity = (english * f.legs[:, 0] + other * f.legs[:, 1]) / np.maximum(english + other, 1e-9)
-    span = max(profile.cos_full - profile.cos_floor, 1e-6)
-    meaning = np.clip((similarity - profile.cos_floor) / span, 0.0, 1.0)
+        similarity = similarity + profile.cross_language_bonus * f.cross
+    mid, width = profile.logistic()
+    meaning = 1.0 / (1.0 + np.exp(-np.clip((similarity - mid) / width, -60, 60)))
+    f.similarity = similarity
+    words = f.lexical**profile.lexical_exponent
     if mode == "bm25":
-        return f.lexical
+        return words
     if mode == "vector":
         return meaning
-    return 1.0 - (1.0 - profile.lexical_weight * f.lexical) * (1.0 - profile.semantic_weight * meaning)
+    a, b = profile.lexical_weight * words, profile.semantic_weight * meaning
+    high, low = np.maximum(a, b), np.minimum(a, b)
+    return high + profile.agreement * low * (1.0 - high)
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
     keep = np.nonzero(rel >= max(profile.relevance_floor, 1e-9))[0]
-    order = keep[np.lexsort((-f.bm25[keep], -rel[keep]))]
+    order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
     return [f.ids[i] for i in order[:k]]
 
 
@@ -146,21 +157,35 @@ def metrics(features: Sequence[Features], profile: SearchProfile, mode: str = "h
     return sums
 
 
-def objective(result: dict[str, KindMetrics]) -> float:
+def objective(result: dict[str, KindMetrics], legs: Sequence[dict[str, KindMetrics]] = ()) -> float:
     """Mean MRR over the answerable kinds (each kind counts once), plus the share of nonsense queries
-    answered with nothing: a profile must find things and must also know when there is nothing."""
-    kinds = [m.mrr for k, m in result.items() if k not in ("all", NONSENSE)]
+    answered with nothing (a profile must also know when there is nothing), minus twice the mean amount
+    by which fusion falls behind its best single leg on a kind."""
+    kinds = [k for k in result if k not in ("all", NONSENSE)]
     nonsense = result.get(NONSENSE)
-    return float(np.mean(kinds)) + (0.25 * nonsense.empty if nonsense else 0.0)
+    score = float(np.mean([result[k].mrr for k in kinds])) + (0.25 * nonsense.empty if nonsense else 0.0)
+    if legs:
+        shortfall = [max(0.0, max(leg[k].mrr for leg in legs) - result[k].mrr) for k in kinds]
+        score -= 2.0 * float(np.mean(shortfall))
+    return score
+
+
+def leg_metrics(features: Sequence[Features], profile: SearchProfile) -> list[dict[str, KindMetrics]]:
+    """Each leg alone, ranked without the relevance floor: the baseline fusion has to beat, which a floor
+    that only hides a leg's results must not be able to lower."""
+    unfloored = replace(profile, relevance_floor=0.0)
+    return [metrics(features, unfloored, mode) for mode in ("bm25", "vector")]
 
 
 GRID: dict[str, tuple[float, ...]] = {
-    "english_weight": (0.4, 0.5, 0.6, 0.7),
-    "cos_floor": (0.1, 0.15, 0.2, 0.25),
-    "cos_full": (0.4, 0.5, 0.6),
-    "lexical_weight": (0.8, 1.0),
-    "semantic_weight": (0.8, 1.0),
-    "relevance_floor": (0.2, 0.3, 0.4),
+    "english_weight": (0.4, 0.5, 0.6),
+    "cos_floor": (0.3, 0.35, 0.4),
+    "cos_full": (0.5, 0.55, 0.6),
+    "lexical_weight": (0.8,),
+    "relevance_floor": (0.35,),
+    "cross_language_bonus": (0.1, 0.15, 0.2),
+    "lexical_exponent": (1.0, 2.0),
+    "agreement": (1.0,),
 }
 
 
@@ -173,6 +198,6 @@ def sweep(
         profile = replace(base, **dict(zip(grid, combo, strict=True)))
         if profile.cos_full <= profile.cos_floor:
             continue
-        results.append((objective(metrics(features, profile)), profile))
+        results.append((objective(metrics(features, profile), leg_metrics(features, profile)), profile))
     results.sort(key=lambda row: -row[0])
     return results

@@ -9,6 +9,7 @@ profile, and search says so instead of silently applying numbers tuned for anoth
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,11 +32,16 @@ class SearchProfile:
     - `english_weight`: in a two-leg vector, the weight of the first (English-only) leg for an English
       query and an English memory; it shrinks with the share of the query the English model cannot read
       and is 0 for a memory not written in English (its English vector is built from unknown tokens).
-    - `cos_floor`, `cos_full`: the similarity at which semantic relevance starts (0) and is certain (1).
-    - `lexical_weight`, `semantic_weight`: relevance = 1 - (1 - wl * lexical)(1 - ws * semantic).
+    - `cos_floor`, `cos_full`: the similarities at which semantic relevance is low (0.12) and high (0.88).
+    - `lexical_weight`, `semantic_weight`, `agreement`: how the two legs' relevances combine (`fuse`).
     - `unknown_token_threshold`: for a single English leg, the query share of unknown tokens above which
       the vector is down-weighted by (1 - share).
     - `relevance_floor`: results below it are left out (shown with --all).
+    - `cross_language_bonus`: added to the similarity of a Chinese query and an English memory (or the
+      reverse). A multilingual model scores a translation lower than a same-language sentence on the
+      same topic, so without it a Chinese query finds Chinese memories about something else first.
+    - `lexical_exponent`: the keyword share is raised to it, so matching one word of three counts for
+      less than a third: a partial match is weak evidence, a full one strong.
     """
 
     name: str
@@ -47,12 +53,28 @@ class SearchProfile:
     semantic_weight: float
     unknown_token_threshold: float
     relevance_floor: float
+    cross_language_bonus: float = 0.0
+    lexical_exponent: float = 1.0
+    agreement: float = 1.0
     tuned: bool = True
 
+    def fuse(self, lexical: float, semantic: float) -> float:
+        """The stronger evidence, raised towards 1 by the weaker one: `agreement` 1 treats them as
+        independent (1 - (1-a)(1-b)), 0 takes the stronger alone."""
+        a, b = self.lexical_weight * lexical, self.semantic_weight * semantic
+        high, low = max(a, b), min(a, b)
+        return high + self.agreement * low * (1.0 - high)
+
     def semantic(self, similarity: float) -> float:
-        """A similarity mapped linearly onto [0, 1] between cos_floor and cos_full."""
-        span = max(self.cos_full - self.cos_floor, 1e-6)
-        return min(1.0, max(0.0, (similarity - self.cos_floor) / span))
+        """A similarity mapped onto (0, 1): 0.12 at cos_floor, 0.5 half-way, 0.88 at cos_full.
+
+        A logistic curve rather than a clipped line: it never ties two different similarities, so the
+        vector leg's order survives the calibration."""
+        mid, width = self.logistic()
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, (similarity - mid) / width))))
+
+    def logistic(self) -> tuple[float, float]:
+        return (self.cos_floor + self.cos_full) / 2, max(self.cos_full - self.cos_floor, 1e-6) / 4
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +88,9 @@ class SearchProfile:
             "semanticWeight": self.semantic_weight,
             "unknownTokenThreshold": self.unknown_token_threshold,
             "relevanceFloor": self.relevance_floor,
+            "crossLanguageBonus": self.cross_language_bonus,
+            "lexicalExponent": self.lexical_exponent,
+            "agreement": self.agreement,
         }
 
 
@@ -74,13 +99,16 @@ _PROFILES: dict[str, SearchProfile] = {
     COMPOSITE: SearchProfile(
         name=COMPOSITE,
         legs=(MINILM_DIMS, USE_M3_DIMS),
-        english_weight=0.6,
-        cos_floor=0.2,
+        english_weight=0.4,
+        cos_floor=0.35,
         cos_full=0.6,
-        lexical_weight=1.0,
+        lexical_weight=0.8,
         semantic_weight=1.0,
         unknown_token_threshold=0.3,
-        relevance_floor=0.3,
+        relevance_floor=0.35,
+        cross_language_bonus=0.2,
+        lexical_exponent=1.0,
+        agreement=1.0,
     ),
     MINILM: SearchProfile(
         name=MINILM,
@@ -91,7 +119,8 @@ _PROFILES: dict[str, SearchProfile] = {
         lexical_weight=1.0,
         semantic_weight=1.0,
         unknown_token_threshold=0.3,
-        relevance_floor=0.3,
+        relevance_floor=0.35,
+        tuned=False,  # the pair above is the measured default; this one alone was not swept yet
     ),
     USE_M3: SearchProfile(
         name=USE_M3,
@@ -102,7 +131,9 @@ _PROFILES: dict[str, SearchProfile] = {
         lexical_weight=1.0,
         semantic_weight=1.0,
         unknown_token_threshold=1.0,
-        relevance_floor=0.3,
+        relevance_floor=0.35,
+        cross_language_bonus=0.2,
+        tuned=False,  # not swept alone yet
     ),
 }
 

@@ -314,23 +314,25 @@ class HybridSearcher:
             else {}
         )
         english = result.vector_weight if query is not None else 0.0
+        query_language = detect_language(request.query)
         for cand in merged:
-            cand.lexical = lexical_scores.get(cand.rowid, 0.0)
+            cand.lexical = lexical_scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
             if cand.legs is not None and query is not None:
-                similarity = semantic.combine(cand.legs, english, records[cand.rowid].language)
+                language = records[cand.rowid].language
+                similarity = semantic.combine(cand.legs, english, language)
                 if len(profile.legs) == 1:
                     similarity *= english  # a lone English model's vector counts less for unreadable queries
+                elif semantic.is_cross_language(query_language, language):
+                    similarity += profile.cross_language_bonus
                 cand.vector_score = similarity
                 cand.semantic = profile.semantic(similarity)
-            cand.relevance = 1.0 - (1.0 - profile.lexical_weight * cand.lexical) * (
-                1.0 - profile.semantic_weight * cand.semantic
-            )
+            cand.relevance = profile.fuse(cand.lexical, cand.semantic)
         ranked = sorted(
             (c for c in merged if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
         )
         for rank, cand in enumerate(ranked, start=1):
             cand.vector_rank = rank
-        merged.sort(key=lambda c: (-c.relevance, -(c.bm25_score or 0.0), c.rowid))
+        merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
 
     def _floor(self, merged: list[Candidate], request: SearchRequest, result: SearchResult) -> list[Candidate]:
         if request.all_results:
