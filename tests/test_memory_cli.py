@@ -26,7 +26,8 @@ def test_add_get_list_search_history_json(cli) -> None:  # type: ignore[no-untyp
     doc = found.json()
     first = doc["results"][0]
     assert first["id"] == rid and {"id", "score", "category", "l0", "createdAt", "explain"} <= set(first)
-    assert {"bm25Rank", "bm25Score", "vectorRank", "vectorScore"} <= set(first["explain"])
+    assert {"relevance", "lexical", "semantic", "bm25Rank", "vectorRank", "similarity"} <= set(first["explain"])
+    assert 0.0 <= first["score"] <= 1.0
     assert {"analyse", "bm25", "embed", "vector", "total"} <= set(doc["timingsMs"])
     history = cli("memory", "history", rid, "--json").json()
     assert [h["action"] for h in history] == ["add"]
@@ -47,7 +48,7 @@ def test_status_and_index_check(cli) -> None:  # type: ignore[no-untyped-def]
     status = cli("memory", "status", "--json").json()
     db = status["databases"][0]
     assert db["byScope"] == {"agent": {"lesson": 1}, "user": {"event": 1}}
-    assert db["embedder"]["dimensions"] == 384 and db["pendingVectors"] == 0 and db["index"]["ok"]
+    assert db["embedder"]["dimensions"] == 896 and db["pendingVectors"] == 0 and db["index"]["ok"]
     assert db["files"]["memory.sqlite"] > 0
     check = cli("memory", "index", "--check", "--json")
     assert check.returncode == 0 and check.json()["ok"] is True

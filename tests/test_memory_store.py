@@ -284,13 +284,14 @@ def test_store_survives_a_rolled_back_write(tmp_path: Path) -> None:
     service.close()
 
 
-def test_vector_weight_drops_for_text_the_model_cannot_read(tmp_path: Path) -> None:
+def test_english_model_weight_drops_for_text_it_cannot_read(tmp_path: Path) -> None:
     service = service_for(tmp_path)
     add(service, "我喜欢喝咖啡，不喜欢茶")
     add(service, "prefers dark mode in every editor")
     chinese = service.search(SearchRequest("我喜欢喝什么咖啡"))
     english = service.search(SearchRequest("which editor theme does he like"))
-    full = service.settings.search.vector_weight
+    assert chinese.profile is not None and len(chinese.profile.legs) == 2
+    full = chinese.profile.english_weight
     assert chinese.unknown_share is not None and chinese.unknown_share > 0.5
     assert chinese.vector_weight < full * 0.5
     assert english.unknown_share is not None and english.unknown_share < 0.1

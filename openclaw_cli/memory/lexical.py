@@ -41,10 +41,10 @@ def document_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, in
 
 
 def specificity(count: int, size: int) -> float:
-    """1 for a term in at most SPECIFIC_SHARE of the memories (or in one), falling towards 0 for a term in
+    """1 for a term in at most SPECIFIC_SHARE of the memories (or in one or none), falling towards 0 for a term in
     all of them; on a log scale, like IDF, but relative to the store so that small stores work too."""
     if count <= 0:
-        return 0.0
+        return 1.0  # in no memory at all: a memory without it lacks part of what was asked
     size = max(size, count)
     ceiling = math.log(min(size + 1, 1.0 / SPECIFIC_SHARE))
     return min(1.0, math.log((size + 1) / count) / ceiling)
