@@ -3,10 +3,13 @@ and no user text may ever break a MATCH expression."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import apsw
 import pytest
@@ -399,3 +402,38 @@ def test_l0_hash_is_sha256_hex() -> None:
 @given(st.text())
 def test_l0_hash_never_raises_and_ignores_surrounding_space(text: str) -> None:
     assert l0_hash(text) == l0_hash(f" \t{text}\n ")
+
+
+# --------------------------------------------------------------------------- jieba's dictionary cache
+
+
+def _run_fresh(script: str, tmp_env: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmp_env)}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_jieba_cache_lives_in_the_given_dir_and_nothing_goes_to_temp(tmp_path: Path) -> None:
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    cache = tmp_path / "home" / "cache"
+    script = (
+        "from pathlib import Path\n"
+        "from openclaw_cli.memory.text import index_terms, set_jieba_cache_dir\n"
+        f"set_jieba_cache_dir(Path({str(cache)!r}))\n"
+        "assert '咖啡' in index_terms('我喜欢喝咖啡').split()\n"
+    )
+    first = _run_fresh(script, system_tmp)
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    assert [p.name for p in cache.iterdir()] == ["jieba.cache"]
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE((cache / "jieba.cache").stat().st_mode) == 0o600
+    second = _run_fresh(script, system_tmp)  # loads from the cache, still silent
+    assert second.returncode == 0 and second.stderr == "", second.stderr
+    assert list(system_tmp.iterdir()) == []
+
+
+def test_without_a_cache_dir_jieba_writes_nothing(tmp_path: Path) -> None:
+    script = "from openclaw_cli.memory.text import index_terms\nassert '咖啡' in index_terms('喝咖啡').split()\n"
+    proc = _run_fresh(script, tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert list(tmp_path.iterdir()) == []
