@@ -46,6 +46,9 @@ from openclaw_cli.memory import scripts
 from openclaw_cli.memory.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, LATIN_STOPWORDS
 
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+# Bump whenever index_terms() gives different terms for some text: databases record the version their
+# keyword index was written with, and `memory index` re-analyses an older one. 1 = before per-script runs.
+ANALYSIS_VERSION = 2
 
 JIEBA_CACHE_NAME = "jieba.cache"
 MAX_QUERY_TERMS = 64
