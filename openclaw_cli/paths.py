@@ -64,9 +64,14 @@ class Home:
         return self.agent_dir(agent_id) / "workspace"
 
     @property
+    def cache_dir(self) -> Path:
+        """Files derived from packaged data, safe to delete (model conversions, jieba's dictionary cache)."""
+        return self.root / "cache"
+
+    @property
     def model_cache_dir(self) -> Path:
         """Derived model files (the int8-compute conversion of the packaged embedding model)."""
-        return self.root / "cache" / "models"
+        return self.cache_dir / "models"
 
     def ensure_root(self) -> Path:
         return ensure_private_dir(self.root)

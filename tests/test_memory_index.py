@@ -174,3 +174,27 @@ def test_reranker_through_litellm_reorders_results(tmp_path: Path, fake_openai) 
     assert fake_openai.requests_to("/rerank")
     assert "rerank" in result.timings_ms
     service.close()
+
+
+def test_an_index_from_an_older_text_analysis_is_reported_and_reanalysed(tmp_path: Path) -> None:
+    from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, get_meta, set_meta
+    from openclaw_cli.memory.text import ANALYSIS_VERSION
+
+    service = service_for(tmp_path)
+    rid = add(service, "私はコーヒーが好きです")
+    add(service, "an english memory")
+    conn = _store(service).conn
+    assert get_meta(conn, FTS_ANALYSIS_KEY) == str(ANALYSIS_VERSION)  # a new database is current
+    # What the old analysis wrote: the whole kana sentence as one term, under no version key.
+    row = conn.execute("SELECT rowid FROM records WHERE id = ?", (rid,)).fetchone()[0]
+    conn.execute("UPDATE records_fts SET l0 = '私はコーヒーが好きです' WHERE rowid = ?", (row,))
+    set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION - 1)
+    assert service.search(SearchRequest("コーヒー", mode="bm25")).hits == []
+    report = service.check_indexes()[0]
+    assert report.fts_outdated and not report.ok
+    assert any("text analysis" in p for p in report.problems())
+    repaired = service.repair_indexes()[0]
+    assert repaired.fts_reanalysed == 2
+    assert service.check_indexes()[0].ok
+    assert [h.record.id for h in service.search(SearchRequest("コーヒー", mode="bm25")).hits] == [rid]
+    service.close()

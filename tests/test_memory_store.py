@@ -323,3 +323,12 @@ def test_int8_scan_returns_the_exact_neighbours(tmp_path: Path, monkeypatch: pyt
         assert [r for r, _ in warm] == [r for r, _ in cold]
         assert np.allclose([s for _, s in warm], [s for _, s in cold], atol=1e-5)
     service.close()
+
+
+def test_the_service_points_jieba_at_the_homes_cache_dir(tmp_path: Path) -> None:
+    from openclaw_cli.memory import text
+
+    service = service_for(tmp_path)
+    add(service, "我喜欢喝咖啡")
+    assert text._jieba_cache_dir == tmp_path / "cache"
+    service.close()

@@ -3,16 +3,20 @@ and no user text may ever break a MATCH expression."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import apsw
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from openclaw_cli.memory.scripts import latin_language
 from openclaw_cli.memory.text import (
     FTS_TOKENIZE,
     MAX_QUERY_TERMS,
@@ -83,7 +87,15 @@ def test_any_raw_terms_give_a_valid_match_expression(index: Index, terms: list[s
 
 
 _mixed_words = st.text(
-    alphabet=st.sampled_from([*"abcdeXYZ019_-.@#'é ", *"我喜欢喝咖啡杭州部署小明的了，。!", "😀"]),
+    alphabet=st.sampled_from(
+        [
+            *"abcdeXYZ019_-.@#'éäñ ",
+            *"我喜欢喝咖啡杭州部署小明的了，。!",
+            "😀",
+            *"はがコーヒｺｰﾋ・",
+            *"커피를좋아",
+        ]
+    ),
     max_size=40,
 )
 
@@ -330,6 +342,110 @@ def test_mixed_texts_yield_both_parts(index: Index) -> None:
 # --------------------------------------------------------------------------- language detection
 
 
+# --------------------------------------------------------------------------- Japanese and Korean
+
+
+def test_katakana_word_in_a_japanese_sentence(index: Index) -> None:
+    index.add("私はコーヒーが好きです", "我喜欢喝咖啡", "紅茶が好き", "我好累")
+    assert index.search("コーヒー") == [1]
+    assert index.search("ｺｰﾋｰ") == [1]  # half-width katakana fold to the same bigrams
+    assert sorted(index.search("好き")) == [1, 3]  # not 我好累: the query has no lone 好
+    assert index.search("コーヒーが好き")[0] == 1
+
+
+def test_kana_runs_are_bigrams_and_a_lone_kana_is_itself() -> None:
+    assert index_terms("コーヒー").split() == ["コー", "ーヒ", "ヒー"]
+    assert query_terms("コーヒー") == ["コー", "ーヒ", "ヒー"]
+    assert query_terms("は") == ["は"]
+    assert "は" in index_terms("私は学生").split()
+
+
+def test_katakana_and_hiragana_mixes(index: Index) -> None:
+    index.add("カタカナとひらがなを混ぜる", "ひらがなだけ", "カタログ")
+    assert sorted(index.search("ひらがな")) == [1, 2]
+    assert index.search("カタカナ")[0] == 1
+    assert index.search("ナとひら")[0] == 1  # 2 shares only ひら
+    assert index.search("混ぜる") == [1]
+
+
+_kana = st.text(
+    alphabet=st.sampled_from([*"あいうえおかきくけこはがをコーヒカタナｺｰﾋ"]), min_size=1, max_size=12
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_kana)
+def test_a_kana_query_never_meets_han_only_records(index: Index, query: str) -> None:
+    index.clear()
+    index.add("我喜欢喝咖啡", "好", "学生", query)
+    assert all(re.search(r"[\u3041-\u30ff]", term) for term in query_terms(query))
+    assert index.search(query) == [4]
+
+
+def test_korean_particles_attach_to_words(index: Index) -> None:
+    index.add("저는 커피를 좋아해요", "차를 마셔요", "커피")
+    assert sorted(index.search("커피")) == [1, 3]
+    assert index.search("커피를")[0] == 1
+    assert index.search("좋아") == [1]
+    assert {"커피를", "커피", "피를"} <= set(index_terms("커피를").split())
+
+
+# --------------------------------------------------------------------------- other Latin languages
+
+
+def test_english_one_word_query_still_stems(index: Index) -> None:
+    index.add("she runs every morning", "the house is big")
+    assert index.search("running") == [1]
+    assert query_terms("running") == ["run", "running"]  # undecided: the folded word meets other languages
+
+
+def test_french_words_meet_their_inflections(index: Index) -> None:
+    index.add("Les maisons sont grandes", "La maison est petite", "the houses are big")
+    assert sorted(index.search("maisons")) == [1, 2]
+    assert sorted(index.search("les maisons")) == [1, 2]
+    assert sorted(index.search("maison")) == [1, 2]
+    assert "les" not in query_terms("les maisons")  # a French stopword in a French query
+
+
+def test_german_umlauts_fold_on_both_sides(index: Index) -> None:
+    index.add("Die Häuser sind alt", "Das Haus ist neu", "a house by the sea")
+    assert sorted(index.search("Häuser")) == [1, 2]
+    # Typed without the umlaut the word gives no evidence of German, so it meets the same word only.
+    assert index.search("hauser") == [1]
+    assert sorted(index.search("Haus")) == [1, 2]
+
+
+def test_non_english_text_is_not_english_stemmed() -> None:
+    # English Snowball would make "grandes" -> "grand" and "universitaires" -> "universitair".
+    assert index_terms("les universités sont grandes").split() == [
+        "les",
+        "le",
+        "universites",
+        "univers",
+        "sont",
+        "grandes",
+        "grand",
+    ]
+    assert index_terms("we are running").split() == ["we", "are", "run"]  # English unchanged
+
+
+@pytest.mark.parametrize(
+    ("segment", "expected"),
+    [
+        ("the house is on the hill", "en"),
+        ("les maisons sont grandes", "fr"),
+        ("die häuser sind alt", "de"),
+        ("el niño está en la casa", "es"),
+        ("running", None),
+        ("maisons", None),
+        ("häuser", "de"),
+        ("", None),
+    ],
+)
+def test_latin_language(segment: str, expected: str | None) -> None:
+    assert latin_language(segment) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -399,3 +515,42 @@ def test_l0_hash_is_sha256_hex() -> None:
 @given(st.text())
 def test_l0_hash_never_raises_and_ignores_surrounding_space(text: str) -> None:
     assert l0_hash(text) == l0_hash(f" \t{text}\n ")
+
+
+# --------------------------------------------------------------------------- jieba's dictionary cache
+
+
+def _run_fresh(script: str, tmp_env: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmp_env)}
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_jieba_cache_lives_in_the_given_dir_and_nothing_goes_to_temp(tmp_path: Path) -> None:
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    cache = tmp_path / "home" / "cache"
+    script = (
+        "from pathlib import Path\n"
+        "from openclaw_cli.memory.text import index_terms, set_jieba_cache_dir\n"
+        f"set_jieba_cache_dir(Path({str(cache)!r}))\n"
+        "assert '咖啡' in index_terms('我喜欢喝咖啡').split()\n"
+    )
+    first = _run_fresh(script, system_tmp)
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    assert [p.name for p in cache.iterdir()] == ["jieba.cache"]
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE((cache / "jieba.cache").stat().st_mode) == 0o600
+    second = _run_fresh(script, system_tmp)  # loads from the cache, still silent
+    assert second.returncode == 0 and second.stderr == "", second.stderr
+    assert list(system_tmp.iterdir()) == []
+
+
+def test_without_a_cache_dir_jieba_writes_nothing(tmp_path: Path) -> None:
+    script = (
+        "from openclaw_cli.memory.text import index_terms\nassert '咖啡' in index_terms('喝咖啡').split()\n"
+    )
+    proc = _run_fresh(script, tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import apsw
 
 BUSY_TIMEOUT_MS = 30_000
+# meta key: the text.ANALYSIS_VERSION the keyword index was written with (absent: version 1, before it existed)
+FTS_ANALYSIS_KEY = "fts_analysis_version"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _CATEGORY_CHECK = "category IN ('profile','preference','event','case','lesson','insight','note')"
@@ -167,7 +169,7 @@ def applied_migrations(conn: apsw.Connection) -> list[str]:
 
 def migrate(conn: apsw.Connection) -> list[str]:
     """Apply the migrations this database has not seen yet; returns their names."""
-    from openclaw_cli.memory.text import FTS_TOKENIZE
+    from openclaw_cli.memory.text import ANALYSIS_VERSION, FTS_TOKENIZE
 
     done = set(applied_migrations(conn))
     pending = [(name, sql) for name, sql in MIGRATIONS if name not in done]
@@ -177,6 +179,8 @@ def migrate(conn: apsw.Connection) -> list[str]:
             if name in set(applied_migrations(conn)):  # another process got there first
                 continue
             conn.execute(sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''")))
+            if name == MIGRATIONS[0][0]:  # a new, empty keyword index is current by definition
+                set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
             conn.execute(
                 "INSERT INTO schema_migrations(name, applied_at) VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
                 (name,),
@@ -207,6 +211,11 @@ def set_meta(conn: apsw.Connection, key: str, value: Any) -> None:
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, str(value)),
     )
+
+
+def fts_analysis_version(conn: apsw.Connection) -> int:
+    """The text-analysis version the keyword index was written with."""
+    return int(get_meta(conn, FTS_ANALYSIS_KEY) or 1)
 
 
 def schema(conn: apsw.Connection) -> list[tuple[str, str, str]]:

@@ -11,8 +11,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory import vectors
-from openclaw_cli.memory.db import write_txn
+from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
 from openclaw_cli.memory.store import write_fts_row
+from openclaw_cli.memory.text import ANALYSIS_VERSION
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embed import Embedder, EmbedderIdentity
@@ -30,6 +31,7 @@ class IndexCheck:
     fts_rows: int = 0
     fts_missing: int = 0
     fts_orphans: int = 0
+    fts_analysis: int = ANALYSIS_VERSION
     vector_table: str | None = None
     vector_rows: int = 0
     vectors_missing: int = 0
@@ -50,7 +52,12 @@ class IndexCheck:
             or self.stale_tables
             or self.embedder_mismatch
             or self.vectors_pending
+            or self.fts_outdated
         )
+
+    @property
+    def fts_outdated(self) -> bool:
+        return self.fts_analysis < ANALYSIS_VERSION
 
     def problems(self) -> list[str]:
         named = [
@@ -62,6 +69,11 @@ class IndexCheck:
             (len(self.stale_tables), "left-over vector tables from an interrupted rebuild"),
         ]
         out = [f"{count} {what}" for count, what in named if count]
+        if self.fts_outdated:
+            out.append(
+                f"keyword index written by text analysis v{self.fts_analysis} (current v{ANALYSIS_VERSION}): "
+                "its records need re-analysing"
+            )
         if self.embedder_mismatch:
             out.append(
                 f"embedder changed ({_label(self.stored_embedder)} in the index, {_label(self.configured_embedder)} "
@@ -70,7 +82,7 @@ class IndexCheck:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok, "problems": self.problems()}
+        return {**asdict(self), "ok": self.ok, "fts_outdated": self.fts_outdated, "problems": self.problems()}
 
 
 def _label(identity: dict[str, Any] | None) -> str:
@@ -96,6 +108,7 @@ def check(store: MemoryStore, configured: EmbedderIdentity | None) -> IndexCheck
         store, f"SELECT count(*) FROM ({live}) WHERE rowid NOT IN (SELECT rowid FROM records_fts)"
     )
     report.fts_orphans = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
+    report.fts_analysis = fts_analysis_version(store.conn)
     table = vectors.current_table(store.conn)
     report.vector_table = table
     report.stale_tables = _stale_tables(store, table)
@@ -134,6 +147,7 @@ def _stale_tables(store: MemoryStore, current: str | None) -> list[str]:
 class RepairReport:
     fts_added: int = 0
     fts_removed: int = 0
+    fts_reanalysed: int = 0
     vectors_added: int = 0
     vectors_removed: int = 0
     tombstones_purged: int = 0
@@ -151,6 +165,8 @@ def repair(
     """Bring the indexes in line with the records, touching only what is wrong."""
     report = RepairReport()
     conn = store.conn
+    if fts_analysis_version(conn) < ANALYSIS_VERSION:
+        report.fts_reanalysed = _reanalyse_fts(store)
     table = vectors.current_table(conn)
     with write_txn(conn):
         for name in _stale_tables(store, table):
@@ -184,6 +200,21 @@ def repair(
         store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
     )
     return report
+
+
+def _reanalyse_fts(store: MemoryStore) -> int:
+    """Rewrite every live record's keyword row with the current analysis, a page per transaction so
+    other writers are not locked out; the version is recorded last, so an interrupted run starts over."""
+    done = 0
+    for rows in _record_chunks(store, "1", columns="rowid, l0, l1"):
+        with write_txn(store.conn):
+            store.conn.executemany("DELETE FROM records_fts WHERE rowid = ?", [(r[0],) for r in rows])
+            for rowid, l0, l1 in rows:
+                write_fts_row(store.conn, rowid, l0, l1)
+        done += len(rows)
+    with write_txn(store.conn):
+        set_meta(store.conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
+    return done
 
 
 def pending_count(store: MemoryStore) -> int:
@@ -259,6 +290,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
             rows = list(conn.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0"))
             for rowid, l0, l1 in rows:
                 write_fts_row(conn, rowid, l0, l1)
+            set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
     except BaseException:
         with write_txn(conn):
             conn.execute(f"DROP TABLE IF EXISTS {new_table}")
@@ -280,8 +312,11 @@ def _fill_table(store: MemoryStore, embedder: Embedder, table: str, progress: Pr
     return done
 
 
-def _record_chunks(store: MemoryStore, condition: str) -> Iterator[list[Any]]:
-    """Live records matching `condition` (a constant SQL expression), CHUNK at a time, in rowid order.
+def _record_chunks(
+    store: MemoryStore, condition: str, columns: str = "rowid, l0, scope, user_id, category"
+) -> Iterator[list[Any]]:
+    """`columns` (constant SQL, rowid first) of the live records matching `condition` (a constant SQL
+    expression), CHUNK at a time, in rowid order.
 
     Paging by rowid, not OFFSET, keeps every page cheap and tolerates the writes made between pages.
     """
@@ -289,7 +324,7 @@ def _record_chunks(store: MemoryStore, condition: str) -> Iterator[list[Any]]:
     while True:
         rows = list(
             store.conn.execute(
-                "SELECT rowid, l0, scope, user_id, category FROM records "
+                f"SELECT {columns} FROM records "
                 f"WHERE deleted = 0 AND ({condition}) AND rowid > ? ORDER BY rowid LIMIT ?",
                 (last, CHUNK),
             )

@@ -28,6 +28,7 @@ from openclaw_cli.memory.records import (
 )
 from openclaw_cli.memory.search import HybridSearcher, SearchRequest, SearchResult
 from openclaw_cli.memory.store import MemoryStore, WriteReport, new_record
+from openclaw_cli.memory.text import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class MemoryService:
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:
             self.home.ensure_root()
+            set_jieba_cache_dir(self.home.cache_dir)  # the first Han text loads jieba's dictionary from here
             self._stores[path] = MemoryStore.open(path, self.embedder, create=create)
         return self._stores[path]
 

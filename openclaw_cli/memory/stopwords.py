@@ -32,3 +32,23 @@ _CHINESE = """
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(_ENGLISH.split())
 CHINESE_STOPWORDS: frozenset[str] = frozenset(_CHINESE.split())
+
+# The most frequent function words of each language the Latin path can stem, casefolded WITH their
+# diacritics (detection runs before folding). They are the evidence for a run's language (scripts.py) and,
+# for a non-English query, the words dropped from it. Balanced in size on purpose: a longer list would
+# make its language win more often. English's detection list is the short head of ENGLISH_STOPWORDS.
+_LATIN = {
+    "en": "the and of to is are was were this that with for from have has not you it be on at by",
+    "fr": "le la les des du un une et est sont dans pour pas que qui sur avec au aux ce cette ne nous vous "
+    "il elle ils je",
+    "de": "der die das den dem des und ist sind nicht ein eine einen mit für auf im zu von ich sie wir "
+    "auch es war",
+    "es": "el la los las del y es son en un una por para con que no se lo al su pero muy está",
+    "it": "il lo gli le della del di che è sono un una per con non si da al nel questo anche",
+    "pt": "o os as do da dos das e é são em um uma para com que não se no na ao pelo muito",
+    "nl": "de het een en is zijn van niet met op te dat die voor ik wij je ook",
+}
+
+LATIN_STOPWORDS: dict[str, frozenset[str]] = {
+    lang: frozenset(words.split()) for lang, words in _LATIN.items()
+}

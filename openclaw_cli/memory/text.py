@@ -6,8 +6,13 @@ Every term we emit is a run of Unicode letters/digits, so FTS5's unicode61 token
 terms (it only folds diacritics further, identically on both sides). Index and query go through the
 same `_analyse` pipeline, which is what guarantees that they produce matching terms.
 
-- Latin and other spaced scripts: NFKC + casefold, words by a Unicode-aware regex, English Snowball
-  stemming of Latin-letter words. Identifiers (PR #342, @alice_dev, v2.3.1, user-id_42, a@b.com,
+The text is split into runs by script (scripts.py), and each run is analysed on its own:
+
+- Latin and other spaced scripts: NFKC + casefold, words by a Unicode-aware regex. The language of a Latin
+  run is guessed from stopwords and language-specific letters: English or undecided text is indexed as
+  English Snowball stems; French, German, Spanish, Italian, Portuguese and Dutch as the diacritic-folded
+  word plus that language's stem. A query emits the English stem and, unless it is decidedly English,
+  the folded word and its own language's stem, so both sides meet whichever way the guess went. Identifiers (PR #342, @alice_dev, v2.3.1, user-id_42, a@b.com,
   config.json) emit their parts AND the parts joined into one term, so "alice dev", "alice_dev" and
   "@alice_dev" all meet, and the joined term ranks the exact identifier first. Letter+digit words
   (pr342, k8s) also emit their letter and digit runs, so "PR342" meets "PR #342".
@@ -18,6 +23,10 @@ same `_analyse` pipeline, which is what guarantees that they produce matching te
   Han words longer than two characters, their pairs; since the index holds every pair and every single
   character, a record that contains a query's Han word as a substring is always found, while whole-word
   matches still score higher in BM25 (they match more terms).
+- Japanese (a run of kana, possibly with Han): no segmenter, so every adjacent pair involving a kana
+  character (across Han/kana boundaries too: 好き), a lone kana character as itself, and the Han sub-runs
+  through the Han path. A query in kana therefore only ever emits terms containing kana.
+- Hangul: the word and its syllable bigrams on both sides, since particles attach (커피를 meets 커피).
 - Stopwords are kept in the index (BM25 already gives them almost no weight) and dropped from queries,
   unless the query has nothing else: "the who" must still find "The Who".
 """
@@ -29,18 +38,25 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
-from openclaw_cli.memory.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS
+from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.memory import scripts
+from openclaw_cli.memory.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, LATIN_STOPWORDS
 
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+# Bump whenever index_terms() gives different terms for some text: databases record the version their
+# keyword index was written with, and `memory index` re-analyses an older one. 1 = before per-script runs.
+ANALYSIS_VERSION = 2
 
+JIEBA_CACHE_NAME = "jieba.cache"
 MAX_QUERY_TERMS = 64
 MAX_TERM_CHARS = 64  # longer words (hashes, base64 blobs) are cut; identically on both sides
 
 Language = Literal["zh", "en", "mixed", "other"]
 
-_HAN_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_HAN_CLASS = scripts.HAN_CLASS
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
 # A chunk is letters/digits joined by identifier punctuation: v2.3.1, user-id_42, a@b.com, main.py.
 _CHUNK = re.compile(r"[^\W_]+(?:[._\-@/:+#]+[^\W_]+)*")
@@ -128,13 +144,16 @@ def _dedupe(terms: Iterator[str] | Sequence[str]) -> list[str]:
 
 
 def _analyse(text: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
-    """Yield (term, is_stopword) in text order; Han runs go to jieba, everything else to the word path."""
-    folded = _fold(text)
-    for index, segment in enumerate(_han_patterns()[1].split(folded)):
-        if index % 2:  # odd positions are the captured Han runs
-            yield from _han_terms(segment, for_query=for_query)
-        elif segment:
-            yield from _word_terms(segment)
+    """Yield (term, is_stopword) in text order, each run of the text analysed by its script."""
+    for kind, run in scripts.runs(_fold(text)):
+        if kind == "han":
+            yield from _han_terms(run, for_query=for_query)
+        elif kind == "japanese":
+            yield from _japanese_terms(run, for_query=for_query)
+        elif kind == "hangul":
+            yield from ((term, False) for term in scripts.hangul_terms(_cap(run)))
+        else:
+            yield from _word_terms(run, for_query=for_query)
 
 
 def _fold(text: str) -> str:
@@ -145,20 +164,22 @@ def _fold(text: str) -> str:
 # --------------------------------------------------------------------------- Latin and other spaced scripts
 
 
-def _word_terms(segment: str) -> Iterator[tuple[str, bool]]:
+def _word_terms(segment: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
     segment = _APOSTROPHE_IN_WORD.sub("", segment)
+    language = scripts.latin_language(segment)
     for chunk in _CHUNK.finditer(segment):
         parts = _ALNUM_RUN.findall(chunk.group())
         for part in parts:
-            yield from _part_terms(part)
+            yield from _part_terms(part, language, for_query=for_query)
         if len(parts) > 1:
             yield _cap("".join(_strip_diacritics(p) for p in parts)), False
 
 
-def _part_terms(part: str) -> Iterator[tuple[str, bool]]:
+def _part_terms(part: str, language: str | None, *, for_query: bool) -> Iterator[tuple[str, bool]]:
     word = _strip_diacritics(part)
-    is_stop = word in ENGLISH_STOPWORDS
-    yield _stem_if_latin(word), is_stop
+    is_stop = _is_stopword(_cap(part), word, language)
+    for form in _latin_forms(_cap(part), word, language, for_query=for_query):
+        yield form, is_stop
     pieces = _LETTERS_OR_DIGITS.findall(word)
     if len(pieces) > 1:  # pr342 -> pr, 342; k8s -> 8 (single letters are noise)
         for piece in pieces:
@@ -166,14 +187,31 @@ def _part_terms(part: str) -> Iterator[tuple[str, bool]]:
                 yield _stem_if_latin(piece), False
 
 
+def _is_stopword(raw: str, word: str, language: str | None) -> bool:
+    if language is None or language == "en":
+        return word in ENGLISH_STOPWORDS
+    return raw in LATIN_STOPWORDS[language]
+
+
+def _latin_forms(raw: str, word: str, language: str | None, *, for_query: bool) -> list[str]:
+    """The terms of one Latin word. English (and text whose language is undecided) is indexed as English
+    stems, as before; other languages as the folded word plus that language's stem. A query emits the
+    English stem, and unless it is decidedly English also the folded word (which meets any language's
+    index) and its own language's stem: so "running" meets "runs", and "maisons" or "hauser" meet
+    French and German records whether or not the query alone reveals its language.
+    """
+    if not _ASCII_WORD.fullmatch(word):
+        return [word]
+    english = _stem(word, "en")
+    if language is None or language == "en":
+        return [english, word] if for_query and language is None else [english]
+    own = _strip_diacritics(_stem(raw, language))  # the stemmer knows its language's diacritics
+    return _dedupe([english, word, own] if for_query else [word, own])
+
+
 def _strip_diacritics(word: str) -> str:
     """naïve -> naive, for Latin words only (other scripts' marks are part of the letter)."""
-    word = _cap(word)
-    if word.isascii():
-        return word
-    stripped = "".join(ch for ch in unicodedata.normalize("NFD", word) if unicodedata.category(ch) != "Mn")
-    stripped = unicodedata.normalize("NFC", stripped)
-    return stripped if stripped.isascii() else word
+    return scripts.strip_diacritics(_cap(word))
 
 
 def _cap(word: str) -> str:
@@ -182,20 +220,20 @@ def _cap(word: str) -> str:
 
 def _stem_if_latin(word: str) -> str:
     if _ASCII_WORD.fullmatch(word):
-        return _stem(word)
+        return _stem(word, "en")
     return word
 
 
 @lru_cache(maxsize=20_000)
-def _stem(word: str) -> str:
-    return _english_stemmer()(word)
+def _stem(word: str, language: str) -> str:
+    return _stemmer(language)(word)
 
 
-@lru_cache(maxsize=1)
-def _english_stemmer() -> Callable[[str], str]:
+@lru_cache(maxsize=8)
+def _stemmer(language: str) -> Callable[[str], str]:
     import snowballstemmer  # small and pure Python, but only search needs it
 
-    stemmer: Any = snowballstemmer.stemmer("english")
+    stemmer: Any = snowballstemmer.stemmer(scripts.SNOWBALL_NAMES[language])
     return stemmer.stemWord  # type: ignore[no-any-return]
 
 
@@ -218,16 +256,56 @@ def _pairs(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+# --------------------------------------------------------------------------- Japanese
+
+
+def _japanese_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    """Kana bigrams (including pairs across a Han/kana boundary) on both sides, a lone kana character as
+    itself, and the Han sub-runs through the Han path. A query skips single Han characters between kana:
+    its boundary bigrams carry them (好き), and alone they would match unrelated Chinese records."""
+    for is_kana, sub in scripts.japanese_subruns(run):
+        if not is_kana and (len(sub) > 1 or not for_query):
+            yield from _han_terms(sub, for_query=for_query)
+        elif is_kana and len(sub) == 1 and (not for_query or len(run) == 1):
+            yield sub, False
+    yield from ((pair, False) for pair in scripts.kana_bigrams(run))
+
+
+_jieba_cache_dir: Path | None = None
+
+
+def set_jieba_cache_dir(path: Path) -> None:
+    """Where jieba keeps its prefix-dictionary cache (`jieba.cache`, created 0600 in a 0700 directory).
+
+    Without it jieba would write the cache to the system temp directory, outside the user's home; so
+    until this is called the dictionary is built from its source on every load and nothing is written.
+    """
+    global _jieba_cache_dir
+    _jieba_cache_dir = path
+
+
 @lru_cache(maxsize=1)
 def _jieba() -> Any:
-    """Import and initialise jieba on first Han text; its dictionary load costs ~0.6 s and it logs
-    "Building prefix dict..." to stderr at DEBUG level, which core code must not let through."""
+    """Import and initialise jieba on first Han text; its dictionary load costs ~0.6 s from the cache and
+    ~1-2 s without it, and it logs "Building prefix dict..." to stderr at DEBUG level, which core code
+    must not let through."""
     import logging
 
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
+    tokenizer = jieba.dt
+    if _jieba_cache_dir is None:
+        # jieba.initialize() always dumps its cache into tempfile.gettempdir(): build the dictionary here.
+        with tokenizer.get_dict_file() as source:
+            tokenizer.FREQ, tokenizer.total = tokenizer.gen_pfdict(source)
+        tokenizer.initialized = True
+    else:
+        ensure_private_dir(_jieba_cache_dir)
+        # jieba writes the cache with mkstemp(dir=tmp_dir) (0600) and renames it into place.
+        tokenizer.tmp_dir = str(_jieba_cache_dir)
+        tokenizer.cache_file = JIEBA_CACHE_NAME
+        jieba.initialize()
     return jieba
 
 
