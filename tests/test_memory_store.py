@@ -320,3 +320,16 @@ def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch
         assert [r for r, _ in warm] == [r for r, _ in cold]
         assert np.allclose([s for _, s in warm], [s for _, s in cold], atol=1e-5)
     service.close()
+
+
+def test_history_outlives_the_tombstone(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    rid = add(service, "the staging database lives on db-stage-03")
+    service.delete(rid)
+    service.repair_indexes()  # clears the tombstone: only history rows remain
+    history = service.history(rid)
+    assert [h["action"] for h in history] == ["add", "delete"]
+    assert history[0]["new"]["l0"] == history[1]["old"]["l0"] == "the staging database lives on db-stage-03"
+    with pytest.raises(NotFound):
+        service.history("mem-never-existed")
+    service.close()

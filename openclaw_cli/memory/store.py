@@ -19,6 +19,7 @@ from openclaw_cli.errors import Conflict, InvalidInput, NotFound
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.db import open_db, text_hash, write_txn
 from openclaw_cli.memory.forgetting import initial_state
+from openclaw_cli.memory.history import VALUE_IN_RECORDS
 from openclaw_cli.memory.records import FsrsState, MemoryRecord, iso, parse_iso, utc_now
 from openclaw_cli.memory.text import index_terms
 
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.embed import Embedder
 
 EmbedderFactory = Callable[[], "Embedder"]
-# History actions whose new value is the record itself: their rows store no copy of it.
-VALUE_IN_RECORDS = frozenset({"add", "update", "merge"})
+
 Progress = Callable[[int], None]
 
 RECORD_COLUMNS = (
@@ -163,29 +163,13 @@ class MemoryStore:
         )
 
     def history(self, record_id: str) -> list[dict[str, Any]]:
-        """Every change of a record, oldest first, live or gone (tombstone cleared) alike.
+        """Every change of a record, oldest first, live or gone (tombstone cleared) alike."""
+        from openclaw_cli.memory.history import entries
 
-        Rows of changes that leave the record in the records table store no copy of the new value
-        (see `_log`): it is the next change's old value, or the record as it is now.
-        """
-        rows = list(
-            self.conn.execute(
-                "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = ? ORDER BY seq",
-                (record_id,),
-            )
-        )
-        if not rows and not self.exists(record_id):
+        found = entries(self.conn, record_id, self._current_value)
+        if not found and not self.exists(record_id):
             raise NotFound(f"no memory with id {record_id!r}", hint="list ids with `openclaw memory list`")
-        olds = [json.loads(old) if old else None for _, _, old, _, _, _ in rows]
-        entries = []
-        for n, (seq, action, _, new, at, reason) in enumerate(rows):
-            value = json.loads(new) if new else None
-            if value is None and action in VALUE_IN_RECORDS:
-                value = olds[n + 1] if n + 1 < len(rows) else self._current_value(record_id)
-            entries.append(
-                {"seq": seq, "action": action, "old": olds[n], "new": value, "at": at, "reason": reason}
-            )
-        return entries
+        return found
 
     def _current_value(self, record_id: str) -> dict[str, Any] | None:
         row = self.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
