@@ -81,6 +81,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
     assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == [
         "0001_initial",
         "0002_cache_in_records",
+        "0003_history_without_copies",
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -92,7 +93,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
 def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
     open_db(tmp_path / "m.sqlite").close()
     conn = open_db(tmp_path / "m.sqlite")
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 2
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
 
 
 def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:

@@ -85,12 +85,16 @@ def test_migration_moves_the_cache_into_records(tmp_path: Path, monkeypatch: pyt
             "updated_at) VALUES ('m-1', 'user', 'u', 'main', 'note', 'likes tea', 'en', 'h', 't', 't')"
         )
         old.execute("INSERT INTO embedding_cache(content_hash, embedder, vector) VALUES ('x', 'e', x'00')")
+        old.execute(
+            "INSERT INTO history(record_id, action, new_value, at) VALUES ('m-1', 'add', '{\"l0\": \"likes tea\"}', 't')"
+        )
     old.close()
     monkeypatch.undo()
     conn = open_db(path)
     assert conn.execute("SELECT text_hash FROM records").fetchone()[0] == db.text_hash("likes tea")
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
     assert "embedding_cache" not in names and "records_by_text_hash" in names
+    assert conn.execute("SELECT new_value FROM history").fetchone()[0] is None
     conn.close()
     assert db.migrate(open_db(path)) == []
 

@@ -113,6 +113,23 @@ def _cache_in_records(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(("0002_cache_in_records", _cache_in_records))
 
+# An add row's value is the record itself (or the next change's old value): drop the copies older
+# databases stored. Only where that value is still there to be read, so nothing is lost; the freed
+# pages are reused by later writes (VACUUM, e.g. from `memory purge`, returns them to the disk).
+MIGRATIONS.append(
+    (
+        "0003_history_without_copies",
+        """
+        UPDATE history SET new_value = NULL
+        WHERE action = 'add' AND new_value IS NOT NULL AND (
+            EXISTS (SELECT 1 FROM records r WHERE r.id = history.record_id)
+            OR EXISTS (SELECT 1 FROM history later WHERE later.record_id = history.record_id
+                       AND later.seq > history.seq AND later.old_value IS NOT NULL)
+        );
+        """,
+    )
+)
+
 
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.
