@@ -1,24 +1,25 @@
-"""Synthetic memory databases for the speed benchmarks, built through the real write path.
+"""Synthetic memory databases for the speed and space benchmarks, built through the real write path.
 
-Writing 100k records through the local model would take minutes, and the speed of search does not
-depend on what the vectors mean, so the generator puts clustered unit vectors into the embedding cache
-under the local embedder's key first; `MemoryStore.add` then finds every vector there and the rest
-(records, FTS terms, vec0 rows, history) is written exactly as in real use.
+Writing 100k records through a model would take minutes, and neither the speed of search nor the space
+taken depends on what the vectors mean, so passages get clustered synthetic unit vectors of the coming
+composite embedder's shape (896 dims: a 384-dim and a 512-dim unit half) from `CompositeEmbedder`;
+`MemoryStore.add` writes everything else (records, FTS terms, vec0 rows, history) exactly as in real use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.db import write_txn
-from openclaw_cli.memory.embed import expected_identity
+from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding
 from openclaw_cli.memory.service import MemoryService, NewMemory
-from openclaw_cli.memory.store import embedder_key, passage_hash
 from openclaw_cli.paths import Home
 
 EVAL = Path(__file__).resolve().parent.parent / "fixtures" / "eval" / "memories.jsonl"
@@ -59,30 +60,69 @@ def texts(count: int, seed: int = 7) -> list[str]:
     return out
 
 
-def build(home: Path, count: int, seed: int = 7) -> MemoryService:
+def composite_service(home: Path, *, warm: bool = False) -> MemoryService:
+    """A service whose embedder is the composite stand-in, with real MiniLM query vectors."""
+    from openclaw_cli.memory.embed import create_embedder
+
     settings = Settings()
-    service = MemoryService(Home(home), "main", settings.memory)
-    bodies = texts(count, seed)
-    identity = expected_identity(settings.memory.embedding)
-    assert identity is not None
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(256, identity.dimensions)).astype(np.float32)
-    store = service.store(service.db_path("user"))
-    key = embedder_key(identity.to_dict())
-    for start in range(0, count, 5000):
-        chunk = bodies[start : start + 5000]
-        vecs = centers[rng.integers(0, len(centers), len(chunk))] + rng.normal(
-            size=(len(chunk), identity.dimensions)
-        )
-        vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
-        with write_txn(store.conn):
-            store.conn.executemany(
-                "INSERT OR REPLACE INTO embedding_cache(content_hash, embedder, vector) VALUES (?, ?, ?)",
-                [(passage_hash(t), key, v.tobytes()) for t, v in zip(chunk, vecs, strict=True)],
-            )
+    service = MemoryService(Home(home), "main", settings.memory, warm=warm)
+    local = create_embedder(settings.memory.embedding, cache_dir=Home(home).model_cache_dir)
+    composite = CompositeEmbedder(query=local)
+    service.embedder = lambda: composite  # type: ignore[method-assign]
+    return service
+
+
+def build(home: Path, count: int, seed: int = 7) -> MemoryService:
+    """`count` memories with 896-dim composite vectors, written through `MemoryService.add_many`."""
+    service = composite_service(home)
     records = [
         service.build_record(NewMemory(l0=t, category=CATEGORIES[i % 6], user_id=f"u{i % 3}"))
-        for i, t in enumerate(bodies)
+        for i, t in enumerate(texts(count, seed))
     ]
     service.add_many(records)
     return service
+
+
+HALVES = (384, 512)
+
+
+class CompositeEmbedder:
+    """A stand-in for the coming composite embedder (a unit 384-dim half and a unit 512-dim half).
+
+    Passage vectors are clustered synthetic unit halves, seeded by the text so they are stable; no model
+    is loaded, since space and vector-search speed do not depend on what the vectors mean. With `query`
+    the query vectors come from that embedder's 384-dim vector (the real model, so a warm search pays
+    the model's time) and a fixed random projection of it for the second half.
+    """
+
+    def __init__(self, query: Any = None, weights: tuple[float, float] = (1.0, 1.0), seed: int = 7) -> None:
+        rng = np.random.default_rng(seed)
+        self._centers = [rng.normal(size=(256, d)).astype(np.float32) for d in HALVES]
+        self._projection = rng.normal(size=(HALVES[0], HALVES[1])).astype(np.float32)
+        self._query = query
+        self.weights = weights
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        return EmbedderIdentity("bench", "composite-384-512", sum(HALVES))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), sum(HALVES)), dtype=np.float32)
+        for n, text in enumerate(texts):
+            rng = np.random.default_rng(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+            parts = [c[rng.integers(0, len(c))] + rng.normal(size=c.shape[1]) for c in self._centers]
+            out[n] = np.concatenate([p / np.linalg.norm(p) for p in parts])
+        return out
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        if self._query is None:
+            vector = self.embed_passages([text])[0]
+            unknown = 0.0
+        else:
+            first = self._query.embed_query(text)
+            second = first.vector @ self._projection
+            vector = np.concatenate([first.vector, second / np.linalg.norm(second)]).astype(np.float32)
+            unknown = first.unknown_share
+        vector[: HALVES[0]] *= self.weights[0]
+        vector[HALVES[0] :] *= self.weights[1]
+        return QueryEmbedding(vector=vector, unknown_share=unknown)

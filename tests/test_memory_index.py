@@ -89,7 +89,9 @@ def test_a_rebuild_that_fails_half_way_leaves_the_old_index_working(tmp_path: Pa
     ids = [add(service, f"note number {n} about gardening") for n in range(300)]
     store = _store(service)
     old_table = vectors.current_table(store.conn)
-    store.conn.execute("DELETE FROM embedding_cache")  # force real embedding calls during the rebuild
+    # The embedding cache is the stored vectors, found by text hash: forget the hashes to force real
+    # embedding calls during the rebuild.
+    store.conn.execute("UPDATE records SET text_hash = NULL")
     calls_before = len(fake_openai.requests)
     fake_openai.fail_next(0)
 

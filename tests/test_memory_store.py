@@ -26,7 +26,7 @@ EXPECTED_OBJECTS = {
     ("table", "records_fts_data"),
     ("table", "records_fts_docsize"),
     ("table", "records_fts_idx"),
-    ("table", "embedding_cache"),
+    ("index", "records_by_text_hash"),
     ("table", "meta"),
     ("table", "history"),
     ("index", "history_by_record"),
@@ -55,6 +55,7 @@ RECORD_COLUMNS = [
     "fsrs_lapses",
     "deleted",
     "vector_status",
+    "text_hash",
 ]
 
 
@@ -75,15 +76,13 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
         "at",
         "reason",
     ]
-    assert [r[1] for r in conn.execute("PRAGMA table_info(embedding_cache)")] == [
-        "id",
-        "content_hash",
-        "embedder",
-        "vector",
-    ]
     fts_sql = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'records_fts'").fetchone()[0]
     assert "fts5(l0, l1, tokenize = 'unicode61 remove_diacritics 2')" in fts_sql
-    assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == ["0001_initial"]
+    assert [r[0] for r in conn.execute("SELECT name FROM schema_migrations")] == [
+        "0001_initial",
+        "0002_cache_in_records",
+        "0003_history_without_copies",
+    ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -94,7 +93,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
 def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
     open_db(tmp_path / "m.sqlite").close()
     conn = open_db(tmp_path / "m.sqlite")
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
 
 
 def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:
@@ -300,12 +299,12 @@ def test_english_model_weight_drops_for_text_it_cannot_read(tmp_path: Path) -> N
     service.close()
 
 
-def test_int8_scan_returns_the_exact_neighbours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The int8 prefilter (used from 20k rows) re-scores its candidates exactly: same answers as vec0."""
+def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sign-bit prefilter (used from 20k rows) re-scores its candidates exactly: same answers as vec0."""
     import numpy as np
 
-    monkeypatch.setattr(vectors, "INT8_SCAN_MIN_ROWS", 1)
-    monkeypatch.setattr(vectors, "RESCORE_POOL", 8)
+    monkeypatch.setattr(vectors, "SIGN_PREFILTER_MIN_ROWS", 1)
+    monkeypatch.setattr(vectors, "SIGN_POOL", 8)
     service = service_for(tmp_path, warm=True)
     texts = [
         f"memory {n} about {topic}" for n, topic in enumerate(["tea", "rust", "deploys", "birthdays"] * 10)
@@ -314,7 +313,7 @@ def test_int8_scan_returns_the_exact_neighbours(tmp_path: Path, monkeypatch: pyt
         add(service, text, user_id="u1" if n % 2 else "u2")
     store = service.store(service.db_path("user"))
     matrix = store.vector_matrix()
-    assert matrix._int8 is not None
+    assert matrix._signs is not None and matrix._rows8 is not None and matrix._matrix is None
     table = vectors.current_table(store.conn)
     query = service.embedder().embed_query("a cup of tea").vector
     for where in (vectors.VectorFilter(), vectors.VectorFilter(user_id="u1")):
@@ -331,4 +330,17 @@ def test_the_service_points_jieba_at_the_homes_cache_dir(tmp_path: Path) -> None
     service = service_for(tmp_path)
     add(service, "我喜欢喝咖啡")
     assert text._jieba_cache_dir == tmp_path / "cache"
+    service.close()
+
+
+def test_history_outlives_the_tombstone(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    rid = add(service, "the staging database lives on db-stage-03")
+    service.delete(rid)
+    service.repair_indexes()  # clears the tombstone: only history rows remain
+    history = service.history(rid)
+    assert [h["action"] for h in history] == ["add", "delete"]
+    assert history[0]["new"]["l0"] == history[1]["old"]["l0"] == "the staging database lives on db-stage-03"
+    with pytest.raises(NotFound):
+        service.history("mem-never-existed")
     service.close()

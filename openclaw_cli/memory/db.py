@@ -8,7 +8,7 @@ derived indexes (see index.py). Every write goes through `write_txn`, which take
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,9 +26,11 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _CATEGORY_CHECK = "category IN ('profile','preference','event','case','lesson','insight','note')"
 
+Migration = str | Callable[["apsw.Connection"], None]
+
 # embedding_cache is a rowid table: as WITHOUT ROWID its 1.5 KB vector blobs packed so badly that 100k
-# vectors took 447 MB; with a rowid and a unique index they take about a third of that.
-MIGRATIONS: list[tuple[str, str]] = [
+# vectors took 447 MB; with a rowid and a unique index they take about a third of that. (0002 drops it.)
+MIGRATIONS: list[tuple[str, Migration]] = [
     (
         "0001_initial",
         f"""
@@ -83,6 +85,52 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
+
+
+def text_hash(text: str) -> int:
+    """The embedding-cache key of a text: the first 8 bytes of its SHA-256 as a signed 64-bit integer
+    (an SQLite integer takes 8 bytes where the hex digest took 64)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big", signed=True)
+
+
+def _cache_in_records(conn: apsw.Connection) -> None:
+    """The embedding cache becomes a text hash on each record: its vector already lives in the vec0
+    table, so the cache's own copy of every vector (40% of the file at 100k) goes."""
+    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(records)")}
+    if "text_hash" not in columns:
+        conn.execute("ALTER TABLE records ADD COLUMN text_hash INTEGER")
+    rows = list(conn.execute("SELECT rowid, l0 FROM records WHERE text_hash IS NULL"))
+    conn.executemany(
+        "UPDATE records SET text_hash = ? WHERE rowid = ?", [(text_hash(l0), r) for r, l0 in rows]
+    )
+    # Only live records with a ready vector can answer a cache lookup, so only they are indexed.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS records_by_text_hash ON records(text_hash) "
+        "WHERE deleted = 0 AND vector_status = 'ready'"
+    )
+    conn.execute("DROP TABLE IF EXISTS embedding_cache")
+
+
+MIGRATIONS.append(("0002_cache_in_records", _cache_in_records))
+
+# An add row's value is the record itself (or the next change's old value): drop the copies older
+# databases stored. Only where that value is still there to be read, so nothing is lost; the freed
+# pages are reused by later writes (VACUUM, e.g. from `memory purge`, returns them to the disk).
+MIGRATIONS.append(
+    (
+        "0003_history_without_copies",
+        """
+        UPDATE history SET new_value = NULL
+        WHERE action = 'add' AND new_value IS NOT NULL AND (
+            EXISTS (SELECT 1 FROM records r WHERE r.id = history.record_id)
+            OR EXISTS (SELECT 1 FROM history later WHERE later.record_id = history.record_id
+                       AND later.seq > history.seq AND later.old_value IS NOT NULL)
+        );
+        """,
+    )
+)
 
 
 def vec_extension_path() -> str:
@@ -172,13 +220,16 @@ def migrate(conn: apsw.Connection) -> list[str]:
     from openclaw_cli.memory.text import ANALYSIS_VERSION, FTS_TOKENIZE
 
     done = set(applied_migrations(conn))
-    pending = [(name, sql) for name, sql in MIGRATIONS if name not in done]
+    pending = [(name, step) for name, step in MIGRATIONS if name not in done]
     applied: list[str] = []
-    for name, sql in pending:
+    for name, sql in pending:  # sql: a script, or a function for steps SQL cannot express
         with write_txn(conn):
             if name in set(applied_migrations(conn)):  # another process got there first
                 continue
-            conn.execute(sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''")))
+            if callable(sql):
+                sql(conn)
+            else:
+                conn.execute(sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''")))
             if name == MIGRATIONS[0][0]:  # a new, empty keyword index is current by definition
                 set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
             conn.execute(

@@ -170,7 +170,7 @@ def repair(
     table = vectors.current_table(conn)
     with write_txn(conn):
         for name in _stale_tables(store, table):
-            conn.execute(f"DROP TABLE {name}")
+            vectors.drop_table(conn, name)
             report.stale_tables_dropped += 1
         live = "SELECT rowid FROM records WHERE deleted = 0"
         report.fts_removed = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
@@ -285,7 +285,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
             )
             vectors.set_current(conn, new_table, embedder.identity)
             if old is not None:
-                conn.execute(f"DROP TABLE {old}")
+                vectors.drop_table(conn, old)
             conn.execute("DELETE FROM records_fts")
             rows = list(conn.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0"))
             for rowid, l0, l1 in rows:
@@ -293,7 +293,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
             set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
     except BaseException:
         with write_txn(conn):
-            conn.execute(f"DROP TABLE IF EXISTS {new_table}")
+            vectors.drop_table(conn, new_table)
         raise
     return RebuildReport(
         records=done, vector_table=new_table, embedder=embedder.identity.to_dict(), fts_rows=len(rows)

@@ -193,6 +193,10 @@ class MemoryService:
         return self._locate(record_id).get(record_id)
 
     def history(self, record_id: str) -> list[dict[str, Any]]:
+        """Works for gone records too: their history rows outlive the record (and its tombstone)."""
+        for store in self.existing_stores():
+            if store.has_history(record_id):
+                return store.history(record_id)
         return self._locate(record_id).history(record_id)
 
     def list_records(self, **filters: Any) -> list[MemoryRecord]:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound
 from openclaw_cli.memory import vectors
-from openclaw_cli.memory.db import open_db, write_txn
+from openclaw_cli.memory.db import open_db, text_hash, write_txn
 from openclaw_cli.memory.forgetting import initial_state
+from openclaw_cli.memory.history import VALUE_IN_RECORDS
 from openclaw_cli.memory.records import FsrsState, MemoryRecord, iso, parse_iso, utc_now
 from openclaw_cli.memory.text import index_terms
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.embed import Embedder
 
 EmbedderFactory = Callable[[], "Embedder"]
+
 Progress = Callable[[int], None]
 
 RECORD_COLUMNS = (
@@ -160,26 +162,24 @@ class MemoryStore:
         params.extend([limit if limit is not None else -1, offset])
         return [row_to_record(row) for row in self.conn.execute(sql, params)]
 
-    def history(self, record_id: str) -> list[dict[str, Any]]:
-        rows = list(
-            self.conn.execute(
-                "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = ? ORDER BY seq",
-                (record_id,),
-            )
+    def has_history(self, record_id: str) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM history WHERE record_id = ? LIMIT 1", (record_id,)).fetchone()
+            is not None
         )
-        if not rows and not self.exists(record_id):
+
+    def history(self, record_id: str) -> list[dict[str, Any]]:
+        """Every change of a record, oldest first, live or gone (tombstone cleared) alike."""
+        from openclaw_cli.memory.history import entries
+
+        found = entries(self.conn, record_id, self._current_value)
+        if not found and not self.exists(record_id):
             raise NotFound(f"no memory with id {record_id!r}", hint="list ids with `openclaw memory list`")
-        return [
-            {
-                "seq": seq,
-                "action": action,
-                "old": json.loads(old) if old else None,
-                "new": json.loads(new) if new else None,
-                "at": at,
-                "reason": reason,
-            }
-            for seq, action, old, new, at, reason in rows
-        ]
+        return found
+
+    def _current_value(self, record_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
+        return None if row is None else row_to_record(row).public_dict()
 
     # ------------------------------------------------------------------ writes
 
@@ -205,7 +205,6 @@ class MemoryStore:
                 found, warning = job.result()
                 report.warning = report.warning or warning
                 with write_txn(self.conn):
-                    job.cache_fresh_vectors()
                     for record, vector in zip(batch, found, strict=True):
                         if self.exists(record.id):
                             report.skipped.append(record.id)
@@ -240,27 +239,36 @@ class MemoryStore:
         return embedder, None
 
     def cached_vectors(self, key: str, hashes: Iterable[str]) -> dict[str, Any]:
-        import numpy as np
+        """Vectors already stored for texts with these `passage_hash`es, made by the embedder `key`.
 
+        The cache is the vector table itself: a live record whose text has the same hash and whose
+        vector is ready supplies it. Nothing is found when the table was made by another embedder.
+        """
+        table = vectors.current_table(self.conn)
+        stored = vectors.stored_identity(self.conn)
+        if table is None or stored is None or embedder_key(stored) != key:
+            return {}
         found: dict[str, Any] = {}
         for digest in set(hashes):
-            row = self.conn.execute(
-                "SELECT vector FROM embedding_cache WHERE content_hash = ? AND embedder = ?", (digest, key)
-            ).fetchone()
-            if row is not None:
-                found[digest] = np.frombuffer(row[0], dtype=np.float32)
+            rowid = self._rowid_for_hash(digest)
+            vector = None if rowid is None else vectors.read(self.conn, table, [rowid]).get(rowid)
+            if vector is not None:
+                found[digest] = vector
         return found
 
-    def cache_vectors(self, key: str, fresh: dict[str, Any]) -> None:
-        """Add vectors to the embedding cache; call inside a write transaction."""
-        for digest, vector in fresh.items():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO embedding_cache(content_hash, embedder, vector) VALUES (?, ?, ?)",
-                (digest, key, vector.tobytes()),
-            )
+    def _rowid_for_hash(self, digest: str) -> int | None:
+        """A live, vector-ready record whose text has this full SHA-256 (the 64-bit key may collide)."""
+        rows = self.conn.execute(
+            "SELECT rowid, l0 FROM records WHERE text_hash = ? AND deleted = 0 AND vector_status = 'ready'",
+            (int.from_bytes(bytes.fromhex(digest[:16]), "big", signed=True),),
+        )
+        return next((int(rowid) for rowid, l0 in rows if passage_hash(l0) == digest), None)
 
     def embed_cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
-        """Passage vectors, taken from the embedding cache where present and added to it otherwise."""
+        """Passage vectors, taken from the stored vectors where the same text has one, computed otherwise.
+
+        Computed vectors are cached by storing them: the caller writes them to the vector table.
+        """
         key = embedder_key(embedder.identity.to_dict())
         hashes = [passage_hash(t) for t in texts]
         found = self.cached_vectors(key, hashes)
@@ -269,20 +277,19 @@ class MemoryStore:
             import numpy as np
 
             computed = embedder.embed_passages([t for _, t in missing])
-            fresh = {
-                digest: np.asarray(v, dtype=np.float32)
-                for (digest, _), v in zip(missing, computed, strict=True)
-            }
-            with write_txn(self.conn):
-                self.cache_vectors(key, fresh)
-            found.update(fresh)
+            found.update(
+                {
+                    digest: np.asarray(v, dtype=np.float32)
+                    for (digest, _), v in zip(missing, computed, strict=True)
+                }
+            )
         return [found[h] for h in hashes]
 
     def _insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
         fs = record.fsrs
         self.conn.execute(
-            f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (
                 record.id,
                 record.scope,
@@ -304,6 +311,7 @@ class MemoryStore:
                 fs.reps,
                 fs.lapses,
                 "pending" if vector is None else "ready",
+                text_hash(record.l0),
             ),
         )
         rowid = self.conn.last_insert_rowid()
@@ -317,6 +325,11 @@ class MemoryStore:
     def _log(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
     ) -> None:
+        """One history row per change. The new value of an add, update or merge is what the records table
+        holds (or the next change's old value), so it is not copied here; a delete keeps the old value,
+        because `memory index` later removes the tombstone."""
+        if action in VALUE_IN_RECORDS:
+            new = None
         self.conn.execute(
             "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -445,10 +458,6 @@ class _EmbeddingJob:
                 warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
         vectors_by_hash = {**self.found, **self.fresh}
         return [vectors_by_hash.get(h) for h in self.hashes], warning
-
-    def cache_fresh_vectors(self) -> None:
-        if self.fresh:
-            self.store.cache_vectors(self.key, self.fresh)
 
 
 def write_fts_row(conn: apsw.Connection, rowid: int, l0: str, l1: str | None) -> None:

@@ -1,0 +1,170 @@
+"""int8 vector tables, the float32 tables made before them, the cache-in-records migration, history rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from openclaw_cli.memory import db, index, vectors
+from openclaw_cli.memory import vector_codec as codec
+from openclaw_cli.memory.db import open_db, write_txn
+from openclaw_cli.memory.store import MemoryStore, new_record, passage_hash
+from tests.fake_embedder import CompositeFake, unit_halves
+
+
+def _store(path: Path, fake: CompositeFake) -> MemoryStore:
+    return MemoryStore.open(path, lambda: fake)
+
+
+def _add(store: MemoryStore, texts: list[str], user: str = "u1") -> list[str]:
+    records = [
+        new_record(
+            record_id=f"m-{n}-{user}", l0=t, agent_id="main", scope="user", user_id=user, category="note"
+        )
+        for n, t in enumerate(texts)
+    ]
+    return store.add(records).ids
+
+
+def test_new_tables_are_int8_with_their_clip_in_meta(tmp_path: Path) -> None:
+    fake = CompositeFake()
+    store = _store(tmp_path / "m.sqlite", fake)
+    _add(store, [f"note {n} about tea" for n in range(20)])
+    table = vectors.current_table(store.conn)
+    assert table is not None
+    sql = store.conn.execute("SELECT sql FROM sqlite_schema WHERE name = ?", (table,)).fetchone()[0]
+    assert "int8[896]" in sql and "distance_metric=cosine" in sql
+    fmt = vectors.table_format(store.conn, table)
+    assert fmt.dtype == "int8" and fmt.clip == codec.int8_format(896).clip
+    blob = store.conn.execute(f"SELECT embedding FROM {table} LIMIT 1").fetchone()[0]
+    assert len(blob) == 896
+    query = fake.embed_query("note 3 about tea").vector
+    top = vectors.knn(store.conn, table, query, 3, vectors.VectorFilter())
+    assert top[0][1] == pytest.approx(2.0, abs=0.01)  # the same text: a cosine of 1 in each unit half
+    store.close()
+
+
+def test_a_float32_table_keeps_working_until_a_rebuild_makes_it_int8(tmp_path: Path) -> None:
+    fake = CompositeFake()
+    store = _store(tmp_path / "m.sqlite", fake)
+    with write_txn(store.conn):  # a database made before int8 storage: no format in meta
+        old = vectors.create_table(store.conn, 896, codec.FLOAT32)
+        vectors.set_current(store.conn, old, fake.identity)
+    texts = [f"memory {n} about {t}" for n, t in enumerate(["tea", "rust", "deploys"] * 10)]
+    _add(store, texts)
+    assert vectors.table_format(store.conn, old) == codec.FLOAT32
+    assert len(store.conn.execute(f"SELECT embedding FROM {old} LIMIT 1").fetchone()[0]) == 896 * 4
+    query = fake.embed_query(texts[4]).vector
+    before = [r for r, _ in store.vector_matrix().knn(query, 5, vectors.VectorFilter())]
+    assert before == [r for r, _ in vectors.knn(store.conn, old, query, 5, vectors.VectorFilter())]
+    calls = fake.calls
+    report = index.rebuild(store, fake)
+    assert fake.calls == calls  # every vector came from the old table (the embedding cache)
+    new = vectors.current_table(store.conn)
+    assert new == report.vector_table and new != old
+    assert vectors.table_format(store.conn, new).is_int8
+    assert (
+        store.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'vector_%:' || ?", (old,)).fetchone()[0]
+        == 0
+    )
+    after = [r for r, _ in store.vector_matrix().knn(query, 5, vectors.VectorFilter())]
+    assert after[0] == before[0]
+    assert [r for r, _ in vectors.knn(store.conn, new, query, 5, vectors.VectorFilter())] == after
+    store.close()
+
+
+def test_migration_moves_the_cache_into_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.sqlite"
+    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:1])
+    old = open_db(path)
+    with write_txn(old):
+        old.execute(
+            "INSERT INTO records(id, scope, user_id, agent_id, category, l0, language, l0_hash, created_at, "
+            "updated_at) VALUES ('m-1', 'user', 'u', 'main', 'note', 'likes tea', 'en', 'h', 't', 't')"
+        )
+        old.execute("INSERT INTO embedding_cache(content_hash, embedder, vector) VALUES ('x', 'e', x'00')")
+        old.execute(
+            "INSERT INTO history(record_id, action, new_value, at) VALUES ('m-1', 'add', '{\"l0\": \"likes tea\"}', 't')"
+        )
+    old.close()
+    monkeypatch.undo()
+    conn = open_db(path)
+    assert conn.execute("SELECT text_hash FROM records").fetchone()[0] == db.text_hash("likes tea")
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
+    assert "embedding_cache" not in names and "records_by_text_hash" in names
+    assert conn.execute("SELECT new_value FROM history").fetchone()[0] is None
+    conn.close()
+    assert db.migrate(open_db(path)) == []
+
+
+def test_cache_hits_come_from_the_vector_table_and_purge_leaves_no_hash(tmp_path: Path) -> None:
+    fake = CompositeFake()
+    store = _store(tmp_path / "m.sqlite", fake)
+    _add(store, ["likes tea", "likes coffee"], user="alice")
+    calls = fake.calls
+    again = store.embed_cached(fake, ["likes tea", "brand new text"])
+    assert fake.calls == calls + 1  # only the new text was embedded
+    assert np.allclose(again[0], fake.embed_passages(["likes tea"])[0], atol=codec.int8_format(896).step)
+    store.purge_user("alice")
+    assert store.conn.execute("SELECT count(*) FROM records WHERE text_hash IS NOT NULL").fetchone()[0] == 0
+    assert store.cached_vectors("fake:composite-minilm-512:896", [passage_hash("likes tea")]) == {}
+    store.close()
+
+
+def test_history_keeps_every_change_without_copies(tmp_path: Path) -> None:
+    fake = CompositeFake()
+    store = _store(tmp_path / "m.sqlite", fake)
+    [rid] = _add(store, ["the vpn gateway is vpn-gw-07"])
+    first = store.get(rid).public_dict()
+    with write_txn(store.conn):  # no update path yet: log one the way an update will
+        store.conn.execute("UPDATE records SET l1 = 'moved in May' WHERE id = ?", (rid,))
+        store._log(rid, "u1", "update", first, store.get(rid).public_dict())
+    updated = store.get(rid).public_dict()
+    store.delete(rid)
+    stored = list(store.conn.execute("SELECT action, old_value, new_value FROM history ORDER BY seq"))
+    assert [(a, o is None, n is None) for a, o, n in stored] == [
+        ("add", True, True),
+        ("update", False, True),
+        ("delete", False, True),
+    ]
+    index.repair(store, lambda: fake)  # clears the tombstone
+    assert not store.exists(rid)
+    history = store.history(rid)
+    assert [h["action"] for h in history] == ["add", "update", "delete"]
+    assert history[0]["new"] == first and history[1]["old"] == first
+    assert history[1]["new"] == updated and history[2]["old"] == updated
+    assert history[2]["new"] is None
+    store.close()
+
+
+def test_sign_prefilter_follows_any_weighting_of_the_halves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """recall@10 of the warm matrix (sign prefilter + int8 rescoring) against exact float search."""
+    monkeypatch.setattr(vectors, "SIGN_PREFILTER_MIN_ROWS", 1)
+    monkeypatch.setattr(vectors, "SIGN_POOL", 300)
+    rng = np.random.default_rng(11)
+    centers = [rng.normal(size=(64, d)) * 0.6 for d in (384, 512)]
+    data = unit_halves(rng, 3000, centers)
+    conn = open_db(tmp_path / "m.sqlite")
+    with write_txn(conn):
+        table = vectors.create_table(conn, 896)
+        vectors.set_current(conn, table, CompositeFake().identity)
+        for n, vector in enumerate(data, start=1):
+            vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
+    matrix = vectors.VectorMatrix()
+    matrix.refresh(conn)
+    queries = unit_halves(rng, 40, centers)
+    for weights in ((1.0, 0.0), (0.0, 1.0), (0.7, 0.3)):
+        recalls = []
+        for query in queries:
+            query = query * np.repeat(np.array(weights, np.float32), (384, 512))
+            truth = set((np.argsort(-(data @ query))[:10] + 1).tolist())
+            found = {r for r, _ in matrix.knn(query, 10, vectors.VectorFilter())}
+            recalls.append(len(truth & found) / 10)
+        assert np.mean(recalls) >= 0.97, weights
+    only_u1 = matrix.knn(queries[0], 10, vectors.VectorFilter(user_id="u1"))
+    assert len(only_u1) == 10 and all(r % 2 == 1 for r, _ in only_u1)
+    conn.close()
