@@ -26,7 +26,7 @@ _openclaw_words() {
         "valued:openclaw memory list") echo "-u --user -c --category --scope -n --limit" ;;
         "options:openclaw memory purge") echo "-u --user --yes --json -h --help" ;;
         "valued:openclaw memory purge") echo "-u --user" ;;
-        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --record-hit --batch --json -h --help" ;;
+        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
         "commands:openclaw session") echo "append archive context delete export key list new reset show sweep" ;;
