@@ -90,6 +90,11 @@ _DIACRITIC_HINTS: dict[str, str] = {
     **dict.fromkeys("ãõ", "pt"),
 }
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
+# word -> the languages it is a stopword of: one lookup per word instead of one per language
+_STOPWORD_LANGUAGES: dict[str, tuple[str, ...]] = {
+    word: tuple(lang for lang, words in LATIN_STOPWORDS.items() if word in words)
+    for word in set().union(*LATIN_STOPWORDS.values())
+}
 SNOWBALL_NAMES: dict[str, str] = {
     "en": "english",
     "fr": "french",
@@ -110,11 +115,11 @@ def latin_language(segment: str) -> str | None:
     """
     scores = dict.fromkeys(SNOWBALL_NAMES, 0)
     for word in _LATIN_WORD.findall(segment):
-        for language, stopwords in LATIN_STOPWORDS.items():
-            scores[language] += word in stopwords
-        hinted = {_DIACRITIC_HINTS[ch] for ch in word if ch in _DIACRITIC_HINTS}
-        for language in hinted:
+        for language in _STOPWORD_LANGUAGES.get(word, ()):
             scores[language] += 1
+        if not word.isascii():
+            for language in {_DIACRITIC_HINTS[ch] for ch in word if ch in _DIACRITIC_HINTS}:
+                scores[language] += 1
     ranked = sorted(scores.items(), key=lambda item: -item[1])
     (best, top), (_, second) = ranked[0], ranked[1]
     return best if top > 0 and top >= 2 * second else None

@@ -176,9 +176,10 @@ def _word_terms(segment: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
 
 
 def _part_terms(part: str, language: str | None, *, for_query: bool) -> Iterator[tuple[str, bool]]:
-    word = _strip_diacritics(part)
-    is_stop = _is_stopword(_cap(part), word, language)
-    for form in _latin_forms(_cap(part), word, language, for_query=for_query):
+    raw = _cap(part)
+    word = scripts.strip_diacritics(raw)
+    is_stop = _is_stopword(raw, word, language)
+    for form in _latin_forms(raw, word, language, for_query=for_query):
         yield form, is_stop
     pieces = _LETTERS_OR_DIGITS.findall(word)
     if len(pieces) > 1:  # pr342 -> pr, 342; k8s -> 8 (single letters are noise)
