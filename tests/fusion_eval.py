@@ -109,7 +109,9 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
-    keep = np.nonzero(rel >= max(profile.relevance_floor, 1e-9))[0]
+    if not len(rel) or rel.max() < max(profile.relevance_floor, 1e-9):
+        return []
+    keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
     return [f.ids[i] for i in order[:k]]
 
@@ -173,7 +175,7 @@ def objective(result: dict[str, KindMetrics], legs: Sequence[dict[str, KindMetri
 def leg_metrics(features: Sequence[Features], profile: SearchProfile) -> list[dict[str, KindMetrics]]:
     """Each leg alone, ranked without the relevance floor: the baseline fusion has to beat, which a floor
     that only hides a leg's results must not be able to lower."""
-    unfloored = replace(profile, relevance_floor=0.0)
+    unfloored = replace(profile, relevance_floor=0.0, tail_floor=0.0)
     return [metrics(features, unfloored, mode) for mode in ("bm25", "vector")]
 
 

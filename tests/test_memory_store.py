@@ -111,8 +111,8 @@ def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:
     assert [h["action"] for h in service.history(rid)] == ["add"]
     assert vectors.stored_identity(store.conn) == {
         "provider": "local",
-        "model": "all-MiniLM-L6-v2-int8",
-        "dimensions": 384,
+        "model": "all-MiniLM-L6-v2-int8+use-m3-int8",
+        "dimensions": 896,
     }
     service.close()
 

@@ -53,6 +53,6 @@ def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
     cache = tmp_path / "models"
     cached = int8_compute_model(source, cache)
     cached.write_bytes(b"not an onnx model")
-    embedder = create_embedder(EmbeddingSettings(), cache_dir=cache)
+    embedder = create_embedder(EmbeddingSettings(model="all-MiniLM-L6-v2-int8"), cache_dir=cache)
     assert embedder.embed_query("hello world").vector.shape == (384,)
     assert cached.stat().st_size > 1_000_000

@@ -32,6 +32,7 @@ STEPS = {
     "cross_language_bonus": 0.05,
     "lexical_exponent": 1.0,
     "agreement": 0.25,
+    "tail_floor": 0.05,
 }
 
 

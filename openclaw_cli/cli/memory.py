@@ -301,7 +301,7 @@ def search_cmd(
 
     Each result's score is in [0, 1]: its relevance (the share of the query's words it holds, combined
     with how close its meaning is, calibrated per embedder) times its FSRS retrievability (how well it is
-    remembered). Results below the relevance floor (0.3 by default) are left out; --all shows them.
+    remembered). Nothing is returned when even the best result is below the relevance floor (0.4 by default); --all shows everything.
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once.
     """

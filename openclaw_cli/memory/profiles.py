@@ -36,7 +36,10 @@ class SearchProfile:
     - `lexical_weight`, `semantic_weight`, `agreement`: how the two legs' relevances combine (`fuse`).
     - `unknown_token_threshold`: for a single English leg, the query share of unknown tokens above which
       the vector is down-weighted by (1 - share).
-    - `relevance_floor`: results below it are left out (shown with --all).
+    - `relevance_floor`, `tail_floor`: a query whose best result is below `relevance_floor` gets nothing
+      (nothing relevant is stored); otherwise results down to `tail_floor` (default: the same) are kept.
+      Deciding "is there anything?" once per query lets weaker but real answers through after a strong
+      one without letting nonsense queries return noise.
     - `cross_language_bonus`: added to the similarity of a Chinese query and an English memory (or the
       reverse). A multilingual model scores a translation lower than a same-language sentence on the
       same topic, so without it a Chinese query finds Chinese memories about something else first.
@@ -56,6 +59,7 @@ class SearchProfile:
     cross_language_bonus: float = 0.0
     lexical_exponent: float = 1.0
     agreement: float = 1.0
+    tail_floor: float | None = None
     tuned: bool = True
 
     def fuse(self, lexical: float, semantic: float) -> float:
@@ -91,7 +95,11 @@ class SearchProfile:
             "crossLanguageBonus": self.cross_language_bonus,
             "lexicalExponent": self.lexical_exponent,
             "agreement": self.agreement,
+            "tailFloor": self.kept_floor(),
         }
+
+    def kept_floor(self) -> float:
+        return self.relevance_floor if self.tail_floor is None else self.tail_floor
 
 
 # Values measured on fixtures/eval (see fixtures/eval/README.md and the closing notes of the search work).
@@ -99,13 +107,14 @@ _PROFILES: dict[str, SearchProfile] = {
     COMPOSITE: SearchProfile(
         name=COMPOSITE,
         legs=(MINILM_DIMS, USE_M3_DIMS),
-        english_weight=0.5,
+        english_weight=0.6,
         cos_floor=0.3,
         cos_full=0.55,
         lexical_weight=0.8,
         semantic_weight=1.0,
         unknown_token_threshold=0.3,
-        relevance_floor=0.35,
+        relevance_floor=0.4,
+        tail_floor=0.1,
         cross_language_bonus=0.15,
         lexical_exponent=1.0,
         agreement=1.0,

@@ -335,15 +335,18 @@ class HybridSearcher:
         merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
 
     def _floor(self, merged: list[Candidate], request: SearchRequest, result: SearchResult) -> list[Candidate]:
+        """Nothing when the best result is below the relevance floor; else everything down to the tail floor."""
         if request.all_results:
             return [c for c in merged if c.relevance > 0]
-        kept = [c for c in merged if c.relevance >= self.profile.relevance_floor]
-        if merged and not kept:
-            result.warnings.append(
-                f"nothing relevant enough (best relevance {merged[0].relevance:.2f}, floor "
-                f"{self.profile.relevance_floor:.2f}); --all shows weaker matches"
-            )
-        return kept
+        best = max((c.relevance for c in merged), default=0.0)
+        if best < self.profile.relevance_floor:
+            if merged:
+                result.warnings.append(
+                    f"nothing relevant enough (best relevance {best:.2f}, floor "
+                    f"{self.profile.relevance_floor:.2f}); --all shows weaker matches"
+                )
+            return []
+        return [c for c in merged if c.relevance >= self.profile.kept_floor()]
 
     def _rerank(
         self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord], result: SearchResult
