@@ -33,7 +33,25 @@ def _epilog(*lines: str) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now().astimezone()  # local time: the daily reset hour is local
+    """Local time with the local zone's DST rules (the daily reset hour is local time).
+
+    `datetime.now().astimezone()` carries only today's fixed UTC offset, which puts yesterday's reset
+    hour one hour off on the day after a DST change; a ZoneInfo knows the offset of every date.
+    """
+    return datetime.now(_local_zone())
+
+
+def _local_zone() -> Any:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = common.state().env.get("TZ", "").lstrip(":")
+    try:
+        if name:
+            return ZoneInfo(name)
+        with open("/etc/localtime", "rb") as handle:
+            return ZoneInfo.from_file(handle, key="localtime")
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        return datetime.now().astimezone().tzinfo  # no zone data: today's offset is the best we have
 
 
 def _store(with_settings: bool = False) -> SessionStore:
@@ -124,13 +142,20 @@ def show_cmd(
 def append_cmd(
     key: KeyArg,
     text: Annotated[
-        str, typer.Argument(help="The message text; - reads standard input.", show_default=False)
+        str,
+        typer.Argument(
+            help="The message text; - reads standard input, stored exactly as given (a trailing newline is kept).",
+            show_default=False,
+        ),
     ],
     role: Annotated[str, typer.Option("--role", help="user, assistant, system or tool.")] = "user",
     sender: Annotated[str | None, typer.Option("--sender", help="Who spoke, in group chats.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Append one message to the key's session (a stale session is reset first; the message is kept)."""
+    """Append one message to the key's session (a stale session is reset first; the message is kept).
+
+    Text read from standard input (-) is stored exactly, a trailing newline included.
+    """
     content = common.read_text_arg(text)
     result = _manager().append(key, role, content, _now(), sender=sender)
     if as_json:

@@ -26,7 +26,7 @@ from typing import Any
 
 from openclaw_cli.errors import InvalidInput, NotFound, StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
-from openclaw_cli.paths import Home, validate_name
+from openclaw_cli.paths import Home, validate_agent_id
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id
 from openclaw_cli.sessions.jsonl import ReadResult, parse_chunk, read_messages
@@ -94,9 +94,8 @@ class SessionStore:
     """Sessions of one agent under `home`. Thread-safe; safe across processes through file locks."""
 
     def __init__(self, home: Home, agent_id: str, durability: Durability | None = None) -> None:
-        validate_name(agent_id, "agent id")
         self.home = home
-        self.agent_id = agent_id
+        self.agent_id = validate_agent_id(agent_id)
         self.root = home.sessions_dir(agent_id)
         self.index_path = self.root / index_file.INDEX_FILENAME
         self.locks_dir = self.root / LOCKS_DIRNAME
