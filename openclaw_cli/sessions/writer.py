@@ -94,8 +94,16 @@ class SessionWriter:
         if self._fd is None:
             if not self.meta_path.exists():
                 raise NotFound(f"no session at {self.directory}", hint="see `openclaw session list`")
+            if self.meta_path.is_dir():
+                raise StoreError(f"{self.meta_path}: a directory, not meta.json", hint="move it away")
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(self.messages_path, flags, FILE_MODE)
+            try:
+                self._fd = os.open(self.messages_path, flags, FILE_MODE)
+            except OSError as exc:  # a directory where messages.jsonl should be, or no permission
+                raise StoreError(
+                    f"{self.messages_path}: cannot append ({exc.strerror})",
+                    hint="move it away, then run `openclaw doctor`",
+                ) from exc
         return self._fd
 
     def _load_checkpoint(self, fd: int, size: int) -> None:
