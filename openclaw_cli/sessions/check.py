@@ -116,7 +116,7 @@ def _rebuild_index(store: SessionStore, findings: list[Finding]) -> None:
         rebuilt = rebuilt_index(metas)
         atomic_write_json(path, rebuilt)
     detail = f"; moved aside to {moved.name}" if moved else ""
-    message = "damaged session index: rebuilt from {len(metas)} session director(ies){detail}"
+    message = f"damaged session index: rebuilt from {len(metas)} session director(ies){detail}"
     findings.append(Finding("sessions.index", "error", message, None, str(path), fixed=True))
 
 
