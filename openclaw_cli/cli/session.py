@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -64,10 +65,54 @@ def _store(with_settings: bool = False) -> SessionStore:
 
 def _manager() -> SessionManager:
     from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
+    from openclaw_cli.sessions.store import Durability, SessionStore
 
-    return SessionManager(
-        _store(with_settings=True), ResetPolicy.from_settings(common.state().settings.session)
-    )
+    st = common.state()
+    values = _session_values()
+    durability = Durability(values["fsync"], values["fsyncIntervalMs"])
+    policy = ResetPolicy(values["atHour"], values["idleMinutes"], values["dormantMinutes"])
+    return SessionManager(SessionStore(st.home, st.agent, durability), policy)
+
+
+_SETTINGS_CACHE = "session-settings.json"
+
+
+def _session_values() -> dict[str, Any]:
+    """The session settings an append needs, validated once per change of openclaw.json or OPENCLAW_*.
+
+    Loading the settings (pydantic) costs ~0.25 s, more than the rest of an append, so the validated
+    values are cached under cache/ keyed by a hash of the config file and the OPENCLAW_* variables.
+    """
+    import hashlib
+    import json
+
+    st = common.state()
+    try:
+        config = st.home.config_file.read_bytes()
+    except OSError:
+        config = b""
+    overrides = sorted((k.upper(), v) for k, v in st.env.items() if k.upper().startswith("OPENCLAW_"))
+    stamp = hashlib.sha256(json.dumps([config.hex(), overrides]).encode()).hexdigest()
+    path = st.home.cache_dir / _SETTINGS_CACHE
+    try:
+        cached = json.loads(path.read_bytes())
+        if cached.get("key") == stamp:
+            return dict(cached["values"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    session = st.settings.session  # validates; a bad config is reported as before and never cached
+    values = {
+        "fsync": session.fsync,
+        "fsyncIntervalMs": session.fsync_interval_ms,
+        "atHour": session.reset.at_hour,
+        "idleMinutes": session.reset.idle_minutes,
+        "dormantMinutes": session.dormant_minutes,
+    }
+    from openclaw_cli.fsutil import atomic_write_json
+
+    with contextlib.suppress(OSError):  # only a cache
+        atomic_write_json(path, {"key": stamp, "values": values}, durable=False)
+    return values
 
 
 @app.command(
