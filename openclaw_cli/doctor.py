@@ -33,7 +33,36 @@ def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> lis
     settings, config_findings = check_config(home, env)
     findings += config_findings
     findings += _check_sessions(home, agent, fix)
+    findings += check_model_leftovers(home, fix)
     findings += _check_memory(home, agent, settings, fix)
+    return findings
+
+
+LEFTOVERS = "cache.leftovers"
+CONVERT_PREFIX = ".convert-"
+LEFTOVER_AGE_S = 300  # a conversion takes seconds; younger directories may belong to a running one
+
+
+def check_model_leftovers(home: Home, fix: bool) -> list[Finding]:
+    """`.convert-*` directories in cache/models/ left by a killed model conversion (derived data only)."""
+    import shutil
+    import time
+
+    directory = home.model_cache_dir
+    if not directory.is_dir():
+        return []
+    findings: list[Finding] = []
+    now = time.time()
+    for path in sorted(directory.glob(f"{CONVERT_PREFIX}*")):
+        try:
+            if now - path.lstat().st_mtime < LEFTOVER_AGE_S:
+                continue
+        except FileNotFoundError:
+            continue
+        if fix:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        message = "left over by an interrupted model conversion" + ("; removed" if fix else "")
+        findings.append(Finding(LEFTOVERS, "warning", message, "run `openclaw doctor --fix`", str(path), fix))
     return findings
 
 

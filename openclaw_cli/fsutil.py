@@ -13,17 +13,22 @@ FILE_MODE = 0o600
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` and any missing parents with mode 0700; tighten `path` if it already exists."""
+    """Create `path` and any missing parents with mode 0700; an existing directory is left as it is.
+
+    Only directories created here get their mode set: changing the mode of an existing one is a repair
+    that `openclaw doctor --fix` reports, and a command that merely reads must not modify the home.
+    """
     missing = []
     probe = path
     while not probe.exists():
         missing.append(probe)
         probe = probe.parent
     for directory in reversed(missing):
-        directory.mkdir(mode=DIR_MODE, exist_ok=True)
-        os.chmod(directory, DIR_MODE)
-    if (path.stat().st_mode & 0o777) != DIR_MODE:
-        os.chmod(path, DIR_MODE)
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue  # created meanwhile by another process: it is that process's to set up
+        os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
     return path
 
 

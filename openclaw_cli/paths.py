@@ -15,6 +15,12 @@ CONFIG_FILENAME = "openclaw.json"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
+class ReservedName(InvalidInput):
+    """A name openclaw keeps for itself (a usage error: exit status 2)."""
+
+    exit_code = 2
+
+
 def validate_name(value: str, what: str = "name") -> str:
     """Return `value` if it is safe as one path component, else raise InvalidInput.
 
@@ -31,6 +37,22 @@ def validate_name(value: str, what: str = "name") -> str:
             hint="use letters, digits, '_', '.' and '-' only (no '/', '..' or NUL)",
         )
     return value
+
+
+def validate_agent_id(value: str) -> str:
+    """The canonical (lower-case) form of an agent id given by a user.
+
+    Agent ids name directories, and `Main` and `main` must not become two agents on a case-sensitive
+    file system, so ids are lower-cased. Names starting with `_` are reserved for openclaw itself
+    (`_shared` holds the memories every agent sees) and refused with ReservedName.
+    """
+    validate_name(value, "agent id")
+    if value.startswith("_"):
+        raise ReservedName(
+            f"agent id {value!r} is reserved (names starting with '_' are openclaw's own)",
+            hint="choose an agent id that starts with a letter or digit",
+        )
+    return value.lower()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ class Result:
         return json.loads(self.stdout)
 
     def json_lines(self) -> list[Any]:
-        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+        return [json.loads(line) for line in self.stdout.split("\n") if line.strip()]
 
 
 def base_env(home: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from openclaw_cli.errors import InvalidInput, OpenclawError
-from openclaw_cli.paths import Home, validate_name
+from openclaw_cli.paths import Home, validate_agent_id
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -44,7 +44,7 @@ _state: AppState | None = None
 def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     global _state
     root = home if home is not None else Path.home() / ".openclaw"
-    validate_name(agent, "agent id")
+    agent = validate_agent_id(agent)  # lower-cased; `_shared` and other `_` names are refused (exit 2)
     _state = AppState(home=Home(root.expanduser()), agent=agent, verbose=verbose, env=dict(os.environ))
     return _state
 

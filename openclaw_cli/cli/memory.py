@@ -64,15 +64,19 @@ def _announce_model_preparation(service: MemoryService) -> None:
 
 
 def _read_lines(source: str) -> list[str]:
+    # JSON Lines end at "\n" only: str.splitlines() also splits at U+2028, U+0085 and others, which
+    # json.dumps(ensure_ascii=False) leaves raw inside strings, so it would cut valid records in two.
     if source == "-":
-        return common.read_text_arg("-").splitlines()
-    path = Path(source)
-    try:
-        return path.read_bytes().decode("utf-8").splitlines()
-    except FileNotFoundError as exc:
-        raise InvalidInput(f"no such file: {source}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
+        text = common.read_text_arg("-")
+    else:
+        try:
+            text = Path(source).read_bytes().decode("utf-8")
+        except FileNotFoundError as exc:
+            raise InvalidInput(f"no such file: {source}") from exc
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def _record_line(record: MemoryRecord) -> str:

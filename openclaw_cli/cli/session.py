@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,7 +34,25 @@ def _epilog(*lines: str) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now().astimezone()  # local time: the daily reset hour is local
+    """Local time with the local zone's DST rules (the daily reset hour is local time).
+
+    `datetime.now().astimezone()` carries only today's fixed UTC offset, which puts yesterday's reset
+    hour one hour off on the day after a DST change; a ZoneInfo knows the offset of every date.
+    """
+    return datetime.now(_local_zone())
+
+
+def _local_zone() -> Any:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = common.state().env.get("TZ", "").lstrip(":")
+    try:
+        if name:
+            return ZoneInfo(name)
+        with open("/etc/localtime", "rb") as handle:
+            return ZoneInfo.from_file(handle, key="localtime")
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        return datetime.now().astimezone().tzinfo  # no zone data: today's offset is the best we have
 
 
 def _store(with_settings: bool = False) -> SessionStore:
@@ -46,10 +65,54 @@ def _store(with_settings: bool = False) -> SessionStore:
 
 def _manager() -> SessionManager:
     from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
+    from openclaw_cli.sessions.store import Durability, SessionStore
 
-    return SessionManager(
-        _store(with_settings=True), ResetPolicy.from_settings(common.state().settings.session)
-    )
+    st = common.state()
+    values = _session_values()
+    durability = Durability(values["fsync"], values["fsyncIntervalMs"])
+    policy = ResetPolicy(values["atHour"], values["idleMinutes"], values["dormantMinutes"])
+    return SessionManager(SessionStore(st.home, st.agent, durability), policy)
+
+
+_SETTINGS_CACHE = "session-settings.json"
+
+
+def _session_values() -> dict[str, Any]:
+    """The session settings an append needs, validated once per change of openclaw.json or OPENCLAW_*.
+
+    Loading the settings (pydantic) costs ~0.25 s, more than the rest of an append, so the validated
+    values are cached under cache/ keyed by a hash of the config file and the OPENCLAW_* variables.
+    """
+    import hashlib
+    import json
+
+    st = common.state()
+    try:
+        config = st.home.config_file.read_bytes()
+    except OSError:
+        config = b""
+    overrides = sorted((k.upper(), v) for k, v in st.env.items() if k.upper().startswith("OPENCLAW_"))
+    stamp = hashlib.sha256(json.dumps([config.hex(), overrides]).encode()).hexdigest()
+    path = st.home.cache_dir / _SETTINGS_CACHE
+    try:
+        cached = json.loads(path.read_bytes())
+        if cached.get("key") == stamp:
+            return dict(cached["values"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    session = st.settings.session  # validates; a bad config is reported as before and never cached
+    values = {
+        "fsync": session.fsync,
+        "fsyncIntervalMs": session.fsync_interval_ms,
+        "atHour": session.reset.at_hour,
+        "idleMinutes": session.reset.idle_minutes,
+        "dormantMinutes": session.dormant_minutes,
+    }
+    from openclaw_cli.fsutil import atomic_write_json
+
+    with contextlib.suppress(OSError):  # only a cache
+        atomic_write_json(path, {"key": stamp, "values": values}, durable=False)
+    return values
 
 
 @app.command(
@@ -124,13 +187,20 @@ def show_cmd(
 def append_cmd(
     key: KeyArg,
     text: Annotated[
-        str, typer.Argument(help="The message text; - reads standard input.", show_default=False)
+        str,
+        typer.Argument(
+            help="The message text; - reads standard input, stored exactly as given (a trailing newline is kept).",
+            show_default=False,
+        ),
     ],
     role: Annotated[str, typer.Option("--role", help="user, assistant, system or tool.")] = "user",
     sender: Annotated[str | None, typer.Option("--sender", help="Who spoke, in group chats.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Append one message to the key's session (a stale session is reset first; the message is kept)."""
+    """Append one message to the key's session (a stale session is reset first; the message is kept).
+
+    Text read from standard input (-) is stored exactly, a trailing newline included.
+    """
     content = common.read_text_arg(text)
     result = _manager().append(key, role, content, _now(), sender=sender)
     if as_json:

@@ -1,17 +1,25 @@
-"""`openclaw doctor` checks for sessions: index vs directories, damaged lines, meta, stale locks.
+"""`openclaw doctor` checks for sessions: index vs directories, damaged files, leftover locks.
 
-With fix=True, sessions.json and meta.json are rebuilt from the session directories and their messages.
-Nothing is deleted: a damaged file is moved aside as `<name>.corrupt-<timestamp>` first. Only lock files
-(which hold no data) of sessions that no longer exist are removed.
+With fix=True, sessions.json and meta.json are rebuilt from the session directories and their messages,
+and a damaged context.json is set aside. Nothing holding data is deleted: a damaged file is moved aside
+as `<name>.corrupt-<timestamp>` (context.json as `.damaged-<timestamp>`) first.
+Repairs run while writers may be appending, so they take the writers' locks (key, then index or
+session, the writers' order), re-read under the lock, and only then change anything. Lock files are
+removed only when free (remove_if_free) and their session is settled.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import shutil
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput, StoreError
+from openclaw_cli.errors import InvalidInput, NotFound, StoreError
 from openclaw_cli.findings import Finding
 from openclaw_cli.fsutil import atomic_write_json
 from openclaw_cli.paths import Home
@@ -19,17 +27,21 @@ from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.jsonl import read_messages
 from openclaw_cli.sessions.keys import parse_key
-from openclaw_cli.sessions.locks import is_held_elsewhere
+from openclaw_cli.sessions.locks import remove_if_free
 from openclaw_cli.sessions.store import (
+    CONTEXT_FILENAME,
     LOCKS_DIRNAME,
     MESSAGES_FILENAME,
     META_FILENAME,
+    NEW_PREFIX,
+    SessionStore,
     new_meta,
     read_meta_file,
 )
 from openclaw_cli.sessions.writer import meta_counters
 
 FIX_HINT = "run `openclaw doctor --fix`"
+LEFTOVER_AGE_S = 300  # a half-built session directory younger than this may still be being built
 
 
 def check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
@@ -37,21 +49,28 @@ def check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
     root = home.sessions_dir(agent)
     if not root.is_dir():
         return [Finding("sessions", "ok", f"no sessions yet for agent {agent}", path=str(root))]
+    store = SessionStore(home, agent)
     findings: list[Finding] = []
-    index = _check_index(root, findings, fix)
+    index = _check_index(root, findings)
     owners = _index_owners(index) if index is not None else {}
-    on_disk = sorted(p.name for p in root.iterdir() if p.is_dir() and is_session_id(p.name))
+    on_disk = _session_dirs(root)
     metas: dict[str, dict[str, Any]] = {}
     for session_id in on_disk:
         directory = root / session_id
         _check_messages(directory, findings)
-        meta = _check_meta(directory, agent, owners.get(session_id), findings, fix)
+        meta = _check_meta(store, directory, owners.get(session_id), findings, fix)
         if meta is not None:
             metas[session_id] = meta
-    mismatched = _check_index_entries(root, index, on_disk, findings, fix)
-    if fix and (index is None or mismatched):
-        _write_rebuilt_index(root, index, metas)
-    _check_locks(root, set(on_disk), findings, fix)
+        _check_context(store, directory, findings, fix)
+    if index is None:
+        if fix:
+            findings[:] = [f for f in findings if f.check != "sessions.index"]  # replaced by the repair's
+            _rebuild_index(store, findings)
+    else:
+        _check_index_entries(store, index, on_disk, metas, findings, fix)
+    _check_leftovers(root, findings, fix)
+    _check_locks(store, findings, fix)
+    store.close()
     if not any(f.severity != "ok" for f in findings):
         findings.append(
             Finding("sessions", "ok", f"{len(on_disk)} session(s) of agent {agent} are consistent")
@@ -59,25 +78,46 @@ def check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
     return findings
 
 
-def move_aside(path: Path) -> Path:
-    """Rename a damaged file to `<name>.corrupt-<UTC timestamp>` (kept for inspection, never deleted)."""
+def _session_dirs(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if is_session_id(p.name) and p.is_dir())
+
+
+def move_aside(path: Path, label: str = "corrupt") -> Path:
+    """Rename a damaged file to `<name>.<label>-<UTC timestamp>` (kept for inspection, never deleted)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    target = path.with_name(f"{path.name}.{label}-{stamp}")
     path.rename(target)
     return target
 
 
-def _check_index(root: Path, findings: list[Finding], fix: bool) -> dict[str, Any] | None:
+def _check_index(root: Path, findings: list[Finding]) -> dict[str, Any] | None:
     path = root / index_file.INDEX_FILENAME
     try:
         return index_file.read_index(path)
     except StoreError as exc:
-        moved = move_aside(path) if fix and path.exists() else None
-        detail = f"; moved aside to {moved.name} and rebuilt" if moved else ""
-        findings.append(
-            Finding("sessions.index", "error", exc.message + detail, FIX_HINT, str(path), fixed=fix)
-        )
+        findings.append(Finding("sessions.index", "error", exc.message, FIX_HINT, str(path)))
         return None
+
+
+def _rebuild_index(store: SessionStore, findings: list[Finding]) -> None:
+    """Replace a damaged sessions.json, under the index lock, from the meta.json of every directory."""
+    path = store.index_path
+    with store.index_lock().hold():
+        try:
+            index_file.read_index(path)
+            return  # repaired meanwhile
+        except StoreError:
+            pass
+        moved = move_aside(path) if path.exists() or path.is_symlink() else None
+        metas = {}
+        for session_id in _session_dirs(store.root):
+            with contextlib.suppress(StoreError, NotFound):
+                metas[session_id] = read_meta_file(store.root / session_id / META_FILENAME)
+        rebuilt = rebuilt_index(metas)
+        atomic_write_json(path, rebuilt)
+    detail = f"; moved aside to {moved.name}" if moved else ""
+    message = f"damaged session index: rebuilt from {len(metas)} session director(ies){detail}"
+    findings.append(Finding("sessions.index", "error", message, None, str(path), fixed=True))
 
 
 def _index_owners(index: dict[str, Any]) -> dict[str, tuple[str | None, str]]:
@@ -93,7 +133,13 @@ def _index_owners(index: dict[str, Any]) -> dict[str, tuple[str | None, str]]:
 
 def _check_messages(directory: Path, findings: list[Finding]) -> None:
     path = directory / MESSAGES_FILENAME
-    for problem in read_messages(path).problems:
+    try:
+        problems = read_messages(path).problems
+    except StoreError as exc:
+        hint = "move it aside (`mv messages.jsonl messages.jsonl.bad`); the session then starts empty"
+        findings.append(Finding("sessions.messages", "error", exc.message, hint, str(path)))
+        return
+    for problem in problems:
         check = "sessions.torn-line" if problem.torn else "sessions.malformed-line"
         findings.append(
             Finding(
@@ -107,30 +153,69 @@ def _check_messages(directory: Path, findings: list[Finding]) -> None:
         )
 
 
-def _check_meta(
-    directory: Path, agent: str, owner: tuple[str | None, str] | None, findings: list[Finding], fix: bool
-) -> dict[str, Any] | None:
-    path = directory / META_FILENAME
+def _meta_problem(path: Path) -> tuple[dict[str, Any] | None, str]:
     try:
         meta = read_meta_file(path)
-        if meta.get("sessionId") != directory.name:
-            raise StoreError(f"{path}: sessionId {meta.get('sessionId')!r} does not match the directory")
+    except (StoreError, NotFound) as exc:
+        return None, exc.message
+    if meta.get("sessionId") != path.parent.name:
+        return None, f"{path}: sessionId {meta.get('sessionId')!r} does not match the directory"
+    return meta, ""
+
+
+def _check_meta(
+    store: SessionStore,
+    directory: Path,
+    owner: tuple[str | None, str] | None,
+    findings: list[Finding],
+    fix: bool,
+) -> dict[str, Any] | None:
+    path = directory / META_FILENAME
+    meta, reason = _meta_problem(path)
+    if meta is not None:
         return meta
-    except StoreError as exc:
-        reason = exc.message
-    except Exception as exc:  # noqa: BLE001 - NotFound and anything odd: the meta is unusable either way
-        reason = f"{path}: missing or unreadable ({exc})"
     if not fix:
         findings.append(Finding("sessions.meta", "error", reason, FIX_HINT, str(path)))
         return None
-    moved = move_aside(path) if path.exists() else None
-    meta = rebuild_meta(directory, agent, owner)
-    atomic_write_json(path, meta)
+    with store.session_lock(directory.name).hold():  # writers rewrite meta.json under this lock
+        meta, reason = _meta_problem(path)
+        if meta is not None:
+            return meta  # rewritten meanwhile by a writer
+        moved = move_aside(path) if path.exists() or path.is_symlink() else None
+        meta = rebuild_meta(directory, store.agent_id, owner)
+        atomic_write_json(path, meta)
     detail = f" (old file kept as {moved.name})" if moved else ""
     findings.append(
         Finding("sessions.meta", "error", f"{reason}; rebuilt from messages{detail}", None, str(path), True)
     )
     return meta
+
+
+def _check_context(store: SessionStore, directory: Path, findings: list[Finding], fix: bool) -> None:
+    """A damaged context.json blocks `session context`; --fix sets it aside (the summary is then unused)."""
+    path = directory / CONTEXT_FILENAME
+    if _context_ok(path):
+        return
+    message = f"{path}: damaged context.json (summary unreadable)"
+    if not fix:
+        findings.append(Finding("sessions.context", "error", message, FIX_HINT, str(path)))
+        return
+    with store.session_lock(directory.name).hold():
+        if _context_ok(path):
+            return
+        moved = move_aside(path, "damaged")
+    message += f"; set aside as {moved.name}, the session's context starts from its messages again"
+    findings.append(Finding("sessions.context", "error", message, None, str(path), fixed=True))
+
+
+def _context_ok(path: Path) -> bool:
+    try:
+        value = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return True  # a session without a summary yet
+    except (OSError, ValueError):
+        return False
+    return isinstance(value, dict)
 
 
 def rebuild_meta(directory: Path, agent: str, owner: tuple[str | None, str] | None) -> dict[str, Any]:
@@ -165,55 +250,141 @@ def _first_ts(messages: list[dict[str, Any]]) -> datetime | None:
 
 
 def _check_index_entries(
-    root: Path, index: dict[str, Any] | None, on_disk: list[str], findings: list[Finding], fix: bool
-) -> bool:
-    if index is None:
-        return True
+    store: SessionStore,
+    index: dict[str, Any],
+    on_disk: list[str],
+    metas: dict[str, dict[str, Any]],
+    findings: list[Finding],
+    fix: bool,
+) -> None:
     owners = _index_owners(index)
-    mismatched = False
     for session_id in sorted(set(owners) - set(on_disk)):
-        mismatched = True
         message = f"index entry {session_id} ({owners[session_id][0]}) has no session directory"
+        fixed = fix and _drop_entry(store, session_id)
         findings.append(
-            Finding("sessions.index-missing", "error", message, FIX_HINT, str(root / session_id), fix)
+            Finding("sessions.index-missing", "error", message, FIX_HINT, str(store.root / session_id), fixed)
         )
     for session_id in sorted(set(on_disk) - set(owners)):
-        mismatched = True
         message = f"session directory {session_id} is not in sessions.json"
+        fixed = fix and session_id in metas and _add_entry(store, metas[session_id])
         findings.append(
-            Finding("sessions.index-extra", "warning", message, FIX_HINT, str(root / session_id), fix)
+            Finding("sessions.index-extra", "warning", message, FIX_HINT, str(store.root / session_id), fixed)
         )
-    return mismatched
 
 
-def _write_rebuilt_index(root: Path, old: dict[str, Any] | None, metas: dict[str, dict[str, Any]]) -> None:
+def _drop_entry(store: SessionStore, session_id: str) -> bool:
+    def drop(index: dict[str, Any]) -> None:
+        if (store.root / session_id).is_dir():
+            return  # created meanwhile (directories appear before their index entry)
+        index["archived"].pop(session_id, None)
+        for key, entry in list(index["sessions"].items()):
+            if entry.get("sessionId") == session_id:
+                del index["sessions"][key]
+
+    store.update_index(drop)
+    return True
+
+
+def _add_entry(store: SessionStore, meta: dict[str, Any]) -> bool:
+    """Put a directory left out of the index (a crash between its creation and the index update) back.
+
+    Under the key lock no writer is creating a session for that key, so a directory still missing
+    from the index then is a genuine leftover: it becomes current only if the key has no current
+    session, else it is filed as archived. Never two current sessions for one key.
+    """
+    key = meta.get("sessionKey")
+    session_id = meta["sessionId"]
+    key_lock = store.key_lock(key).hold() if isinstance(key, str) else contextlib.nullcontext()
+    with key_lock:
+
+        def add(index: dict[str, Any]) -> None:
+            if session_id in _index_owners(index):
+                return
+            fresh, _ = _meta_problem(store.root / session_id / META_FILENAME)
+            current = fresh or meta
+            _file_entry(index, current)
+
+        store.update_index(add)
+    return True
+
+
+def _file_entry(index: dict[str, Any], meta: dict[str, Any]) -> None:
+    key = meta.get("sessionKey")
+    status = meta.get("status", "archived")
+    stamp = meta.get("lastActiveAt") or meta.get("createdAt")
+    if isinstance(key, str) and status != "archived" and key not in index["sessions"]:
+        index["sessions"][key] = {"sessionId": meta["sessionId"], "status": status, "updatedAt": stamp}
+    else:
+        entry = {"sessionKey": key, "status": "archived", "updatedAt": stamp}
+        index["archived"][meta["sessionId"]] = entry
+
+
+def rebuilt_index(metas: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """sessions.json from the meta of every session directory: per key, the newest unarchived is current."""
     rebuilt = index_file.empty_index()
-    rebuilt["generation"] = int((old or {}).get("generation") or 0) + 1
+    rebuilt["generation"] = int(time.time() * 1000)  # above any generation a cached reader may hold
     by_age = sorted(metas.values(), key=lambda m: str(m.get("createdAt") or ""), reverse=True)
     for meta in by_age:
-        key = meta.get("sessionKey")
-        status = meta.get("status", "archived")
-        stamp = meta.get("lastActiveAt") or meta.get("createdAt")
-        if isinstance(key, str) and status != "archived" and key not in rebuilt["sessions"]:
-            rebuilt["sessions"][key] = {"sessionId": meta["sessionId"], "status": status, "updatedAt": stamp}
-        else:
-            entry = {"sessionKey": key, "status": "archived", "updatedAt": stamp}
-            rebuilt["archived"][meta["sessionId"]] = entry
-    atomic_write_json(root / index_file.INDEX_FILENAME, rebuilt)
+        _file_entry(rebuilt, meta)
+    return rebuilt
 
 
-def _check_locks(root: Path, sessions: set[str], findings: list[Finding], fix: bool) -> None:
-    locks = root / LOCKS_DIRNAME
+def _check_leftovers(root: Path, findings: list[Finding], fix: bool) -> None:
+    """Half-built session directories (`.new-s-...`) left by a crash during creation hold no message."""
+    now = time.time()
+    for path in sorted(root.glob(f"{NEW_PREFIX}*")):
+        with contextlib.suppress(FileNotFoundError):
+            if now - path.stat().st_mtime < LEFTOVER_AGE_S:
+                continue  # possibly still being built
+            if fix:
+                shutil.rmtree(path, ignore_errors=True)
+            message = f"half-built session directory {path.name} left by an interrupted creation"
+            findings.append(Finding("sessions.leftover", "warning", message, FIX_HINT, str(path), fix))
+
+
+def _check_locks(store: SessionStore, findings: list[Finding], fix: bool) -> None:
+    """Lock files of settled sessions and keys hold no data; remove those nobody holds (with --fix)."""
+    locks = store.root / LOCKS_DIRNAME
     if not locks.is_dir():
         return
-    for path in sorted(locks.iterdir()):
-        if not path.name.startswith("session-") or not path.name.endswith(".lock"):
+    try:
+        index = index_file.read_index(store.index_path)
+    except StoreError:
+        return  # without the index, which keys are settled is unknown: leave every lock alone
+    unsettled = _unsettled_lock_names(index)
+    leftover = [p for p in sorted(locks.iterdir()) if _is_removable_name(p.name) and p.name not in unsettled]
+    if not leftover:
+        return
+    removed = sum(1 for path in leftover if fix and _remove_settled(store, path))
+    if fix:
+        message = f"{removed} of {len(leftover)} unused lock file(s) removed (the others are in use)"
+    else:
+        message = f"{len(leftover)} lock file(s) of settled sessions or keys are left over"
+    findings.append(Finding("sessions.stale-lock", "warning", message, FIX_HINT, str(locks), fix))
+
+
+def _is_removable_name(name: str) -> bool:
+    return name.endswith(".lock") and (name.startswith("session-") or name.startswith("key-"))
+
+
+def _unsettled_lock_names(index: dict[str, Any]) -> set[str]:
+    """Lock files of active keys and their sessions: kept even when free (they will be used again)."""
+    names: set[str] = set()
+    for key, entry in index["sessions"].items():
+        if entry.get("status") == "dormant":
             continue
-        session_id = path.name[len("session-") : -len(".lock")]
-        if session_id in sessions or is_held_elsewhere(path):
-            continue
-        if fix:
-            path.unlink(missing_ok=True)
-        message = f"stale lock file {path.name}: its session no longer exists"
-        findings.append(Finding("sessions.stale-lock", "warning", message, FIX_HINT, str(path), fix))
+        names.add(key_lock_name(key))
+        names.add(f"session-{entry['sessionId']}.lock")
+    return names
+
+
+def key_lock_name(key: str) -> str:
+    return f"key-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.lock"
+
+
+def _remove_settled(store: SessionStore, path: Path) -> bool:
+    # Re-check against the index as it is now: a session may have been created since it was read.
+    with contextlib.suppress(StoreError):
+        if path.name in _unsettled_lock_names(index_file.read_index(store.index_path)):
+            return False
+    return remove_if_free(path)

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openclaw_cli.errors import StoreError
+
 MAX_REPORTED_TEXT = 80
 
 
@@ -90,4 +92,8 @@ def read_messages(path: Path) -> ReadResult:
         data = path.read_bytes()
     except FileNotFoundError:
         return ReadResult()
+    except OSError as exc:  # e.g. a directory where messages.jsonl should be
+        raise StoreError(
+            f"{path}: cannot read messages ({exc.strerror})", hint="move it away, then run `openclaw doctor`"
+        ) from exc
     return parse_chunk(data)

@@ -8,7 +8,7 @@ in which the daily reset hour is read (the CLI passes the machine's local time).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from openclaw_cli.errors import NotFound
@@ -34,11 +34,21 @@ class ResetPolicy:
 
 
 def daily_boundary(now: datetime, at_hour: int) -> datetime:
-    """The most recent reset moment at or before `now` (at_hour:00 in now's timezone)."""
+    """The most recent reset moment at or before `now`: at_hour:00 local time, in now's timezone.
+
+    The day before is found on the calendar, not by subtracting 24 hours, and each candidate gets the
+    UTC offset of its own date: across a DST change yesterday's at_hour is 23 or 25 hours back. That
+    needs a real zone (zoneinfo); a fixed UTC offset cannot know about DST, so callers pass local time
+    as a ZoneInfo-aware datetime. Comparisons are made in UTC (same-zone comparisons ignore the offset).
+    """
     local = now if now.tzinfo is not None else now.astimezone()
-    boundary = local.replace(hour=at_hour, minute=0, second=0, microsecond=0)
-    if boundary > local:
-        boundary -= timedelta(days=1)
+    zone = local.tzinfo
+    moment = local.astimezone(UTC)
+    for back in range(3):  # today, else yesterday (a third day only guards against odd zone data)
+        day = local.date() - timedelta(days=back)
+        boundary = datetime.combine(day, time(at_hour), tzinfo=zone)
+        if boundary.astimezone(UTC) <= moment:
+            return boundary
     return boundary
 
 

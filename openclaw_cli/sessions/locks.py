@@ -42,12 +42,24 @@ class ProcessLock:
                 with self._filelock():
                     yield
                 return
-            fd = self._open()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = self._acquire()
             try:
                 yield
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _acquire(self) -> int:
+        """flock the file that is at `path` now. `doctor --fix` removes lock files nobody holds (see
+        remove_if_free); a descriptor opened before such a removal locks a deleted inode, which would
+        no longer exclude anyone, so after locking check the path still names our file, else reopen."""
+        while True:
+            fd = self._open()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_file(fd, self.path):
+                return fd
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            self._fd = None
 
     def _open(self) -> int:
         if self._fd is None:
@@ -102,3 +114,38 @@ def is_held_elsewhere(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        on_disk = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_dev, mine.st_ino) == (on_disk.st_dev, on_disk.st_ino)
+
+
+def remove_if_free(path: Path) -> bool:
+    """Remove the lock file `path` if nobody holds it; True when removed. Never waits.
+
+    The file is removed while we hold its lock: a process that opened it earlier and locks it later
+    sees the path gone or replaced and reopens (ProcessLock._acquire), so mutual exclusion survives.
+    """
+    if fcntl is None:  # pragma: no cover - without flock we cannot tell whether it is held
+        return False
+    forget_lock(path)  # this process's cached descriptor, if any, is not holding it (we are not inside hold)
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        if not _same_file(fd, path):
+            return False  # replaced meanwhile: the new file is someone else's
+        path.unlink()
+        return True
+    finally:
+        os.close(fd)

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import threading
 import weakref
 from dataclasses import dataclass
@@ -25,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
-from openclaw_cli.paths import Home, validate_name
+from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
+from openclaw_cli.paths import Home, validate_agent_id
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id
 from openclaw_cli.sessions.jsonl import ReadResult, parse_chunk, read_messages
@@ -35,10 +36,12 @@ from openclaw_cli.sessions.locks import ProcessLock, forget_lock, lock_for
 from openclaw_cli.sessions.writer import Durability, SessionWriter, meta_counters
 
 ROLES = ("user", "assistant", "system", "tool")
+FIX_HINT = "run `openclaw doctor --fix`"
 META_FILENAME = "meta.json"
 MESSAGES_FILENAME = "messages.jsonl"
 CONTEXT_FILENAME = "context.json"
 LOCKS_DIRNAME = ".locks"
+NEW_PREFIX = ".new-"  # a session directory being built (see create_session)
 
 
 def iso(moment: datetime) -> str:
@@ -94,9 +97,8 @@ class SessionStore:
     """Sessions of one agent under `home`. Thread-safe; safe across processes through file locks."""
 
     def __init__(self, home: Home, agent_id: str, durability: Durability | None = None) -> None:
-        validate_name(agent_id, "agent id")
         self.home = home
-        self.agent_id = agent_id
+        self.agent_id = validate_agent_id(agent_id)
         self.root = home.sessions_dir(agent_id)
         self.index_path = self.root / index_file.INDEX_FILENAME
         self.locks_dir = self.root / LOCKS_DIRNAME
@@ -157,6 +159,8 @@ class SessionStore:
                 head = handle.read(96)
         except FileNotFoundError:
             return index_file.empty_index()
+        except OSError:
+            return self.read_index()  # a directory or unreadable: read_index says so in one line
         generation = index_file.head_generation(head)
         cached = self._index_cache
         if generation is None or cached is None or cached[0] != generation:
@@ -208,15 +212,20 @@ class SessionStore:
         self.check_key_agent(key)
         self.ensure()
         session_id = new_session_id()
-        directory = self.home.ensure(self.session_dir(session_id))
-        fd = os.open(directory / MESSAGES_FILENAME, os.O_CREAT | os.O_WRONLY, FILE_MODE)
+        # Built under a hidden name and renamed into place: a session directory always has its meta.json,
+        # so `doctor --fix` never mistakes one being created for a damaged one.
+        building = self.home.ensure(self.root / f"{NEW_PREFIX}{session_id}")
+        fd = os.open(building / MESSAGES_FILENAME, os.O_CREAT | os.O_WRONLY, FILE_MODE)
         os.close(fd)
         meta = new_meta(session_id, key, now)
         durable = self.durability.mode != "never"
         atomic_write_json(
-            directory / CONTEXT_FILENAME, {"summary": None, "summaryCheckpoint": None}, durable=durable
+            building / CONTEXT_FILENAME, {"summary": None, "summaryCheckpoint": None}, durable=durable
         )
-        atomic_write_json(directory / META_FILENAME, meta, durable=durable)
+        atomic_write_json(building / META_FILENAME, meta, durable=durable)
+        os.rename(building, self.session_dir(session_id))
+        if durable:
+            fsync_dir(self.root)
         text_key = build_key(key)
 
         def add(index: dict[str, Any]) -> None:
@@ -351,8 +360,8 @@ class SessionStore:
             value = json.loads(path.read_bytes())
         except FileNotFoundError:
             return {"summary": None, "summaryCheckpoint": None}
-        except ValueError as exc:
-            raise StoreError(f"{path}: damaged ({exc})", hint="run `openclaw doctor --fix`") from exc
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{path}: damaged ({exc})", hint=FIX_HINT) from exc
         return value if isinstance(value, dict) else {"summary": None, "summaryCheckpoint": None}
 
     def write_summary(self, session_id: str, summary: str, checkpoint: int) -> None:
@@ -379,10 +388,12 @@ def read_meta_file(path: Path) -> dict[str, Any]:
         value = json.loads(path.read_bytes())
     except FileNotFoundError as exc:
         raise NotFound(f"no session at {path.parent}", hint="see `openclaw session list`") from exc
+    except OSError as exc:  # e.g. a directory where meta.json should be
+        raise StoreError(f"{path}: cannot read meta.json ({exc.strerror})", hint=FIX_HINT) from exc
     except ValueError as exc:
-        raise StoreError(f"{path}: damaged meta.json ({exc})", hint="run `openclaw doctor --fix`") from exc
+        raise StoreError(f"{path}: damaged meta.json ({exc})", hint=FIX_HINT) from exc
     if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
-        raise StoreError(f"{path}: damaged meta.json (unexpected shape)", hint="run `openclaw doctor --fix`")
+        raise StoreError(f"{path}: damaged meta.json (unexpected shape)", hint=FIX_HINT)
     return value
 
 
@@ -407,10 +418,14 @@ def reconcile_meta(meta: dict[str, Any], messages_path: Path) -> dict[str, Any]:
 
 
 def _size(path: Path) -> int:
+    """Size of messages.jsonl; StoreError when it is not a regular file (never read a directory's size)."""
     try:
-        return path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
         return 0
+    if not stat.S_ISREG(info.st_mode):
+        raise StoreError(f"{path}: not a regular file", hint="move it away, then run `openclaw doctor`")
+    return info.st_size
 
 
 _open_stores: weakref.WeakSet[SessionStore] = weakref.WeakSet()

@@ -19,7 +19,6 @@ from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
 from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.locks import ProcessLock
-from openclaw_cli.sessions.tokens import count_tokens
 
 COUNTER_FIELDS = ("messageCount", "totalInputTokens", "totalOutputTokens", "lastActiveAt", "nextIdx")
 
@@ -63,13 +62,6 @@ def add_message(counters: dict[str, Any], message: dict[str, Any]) -> None:
     counters["nextIdx"] = max(counters["nextIdx"], message["idx"] + 1)
 
 
-def message_tokens(content: str, extra: dict[str, Any]) -> int:
-    tokens = count_tokens(content)
-    if extra.get("toolCalls"):
-        tokens += count_tokens(json.dumps(extra["toolCalls"], ensure_ascii=False))
-    return tokens
-
-
 class SessionWriter:
     """The in-process append state of one session. Use through SessionStore."""
 
@@ -94,8 +86,16 @@ class SessionWriter:
         if self._fd is None:
             if not self.meta_path.exists():
                 raise NotFound(f"no session at {self.directory}", hint="see `openclaw session list`")
+            if self.meta_path.is_dir():
+                raise StoreError(f"{self.meta_path}: a directory, not meta.json", hint="move it away")
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(self.messages_path, flags, FILE_MODE)
+            try:
+                self._fd = os.open(self.messages_path, flags, FILE_MODE)
+            except OSError as exc:  # a directory where messages.jsonl should be, or no permission
+                raise StoreError(
+                    f"{self.messages_path}: cannot append ({exc.strerror})",
+                    hint="move it away, then run `openclaw doctor`",
+                ) from exc
         return self._fd
 
     def _load_checkpoint(self, fd: int, size: int) -> None:
@@ -167,7 +167,8 @@ class SessionWriter:
     # -- public -------------------------------------------------------------------------------------
 
     def append(self, role: str, content: str, ts: str, extra: dict[str, Any]) -> dict[str, Any]:
-        tokens = message_tokens(content, extra)  # outside the lock: it is the slowest step
+        # No token count here: loading the tokenizer costs ~0.5 s per process and nothing needs the
+        # count at append time. It is computed (and cached) when a budget is (sessions/context.py).
         with self.lock.hold():
             fd = self._catch_up()
             assert self._counters is not None
@@ -176,7 +177,6 @@ class SessionWriter:
                 "role": role,
                 "content": content,
                 "ts": ts,
-                "tokens": tokens,
                 **extra,
             }
             line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
