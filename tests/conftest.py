@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.memory_helpers import shared_model_cache
+
 ROOT = Path(__file__).resolve().parent.parent
+SHARED_MODEL_CACHE = shared_model_cache()
 
 
 @dataclass
@@ -28,9 +31,13 @@ class Result:
         return [json.loads(line) for line in self.stdout.split("\n") if line.strip()]
 
 
-def base_env(home: Path) -> dict[str, str]:
+def base_env(home: Path, *, shared_models: bool = True) -> dict[str, str]:
+    """The environment of a CLI process for `home`. The converted models come from one cache shared by
+    the whole run (converting them takes ~10 s per home); tests of the conversion itself opt out."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCLAW_")}
     env["OPENCLAW_HOME"] = str(home)
+    if shared_models:
+        env["OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR"] = str(SHARED_MODEL_CACHE)
     env["PYTHONIOENCODING"] = "utf-8"
     env.pop("COLUMNS", None)
     return env

@@ -16,6 +16,7 @@ from openclaw_cli.config import SearchSettings, Settings
 from openclaw_cli.memory.search import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
+from tests.memory_helpers import with_shared_models
 
 EVAL_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
 CREATED = datetime(2026, 1, 15, tzinfo=UTC)
@@ -38,7 +39,7 @@ def load_queries(parts: tuple[str, ...] = ("queries", "conversation")) -> list[d
 
 def build_service(home_dir: Path) -> MemoryService:
     """A memory database holding every eval record (memories, distractors, dialogue turns), written at once."""
-    settings = Settings()
+    settings = with_shared_models(Settings())
     service = MemoryService(Home(home_dir), "main", settings.memory)
     records = [
         service.build_record(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,24 @@ def api_settings(url: str, **embedding: Any) -> Settings:
     return Settings(memory={"embedding": config})
 
 
+def shared_model_cache() -> Path:
+    """One directory of converted models for the whole test run (per user; conversions are keyed by
+    their source files and format, so reusing it across runs is safe)."""
+    return Path(tempfile.gettempdir()) / f"openclaw-test-models-{os.getuid()}"
+
+
+def with_shared_models(settings: Settings) -> Settings:
+    embedding = settings.memory.embedding
+    if embedding.model_cache_dir is not None:
+        return settings
+    memory = settings.memory.model_copy(
+        update={"embedding": embedding.model_copy(update={"model_cache_dir": str(shared_model_cache())})}
+    )
+    return settings.model_copy(update={"memory": memory})
+
+
 def service_for(home: Path, settings: Settings | None = None, **kwargs: Any) -> MemoryService:
-    return MemoryService(Home(home), "main", (settings or Settings()).memory, **kwargs)
+    return MemoryService(Home(home), "main", with_shared_models(settings or Settings()).memory, **kwargs)
 
 
 def add(service: MemoryService, text: str, **fields: Any) -> str:

@@ -239,7 +239,7 @@ def _stderr_on_a_terminal(home: Path, *args: str) -> tuple[int, str]:
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "openclaw_cli", *args],
-        env=base_env(home),
+        env=base_env(home, shared_models=False),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=terminal,
@@ -267,7 +267,7 @@ def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Pa
     other_home = home.parent / "other-home"
     piped = subprocess.run(
         [sys.executable, "-m", "openclaw_cli", "memory", "add", "in a pipe"],
-        env=base_env(other_home),
+        env=base_env(other_home, shared_models=False),
         cwd=ROOT,
         capture_output=True,
     )

@@ -86,8 +86,12 @@ class MemoryService:
         from openclaw_cli.memory.embed import create_embedder
 
         return create_embedder(
-            self.settings.embedding, one_shot=self.one_shot, cache_dir=self.home.model_cache_dir
+            self.settings.embedding, one_shot=self.one_shot, cache_dir=self.model_cache_dir()
         )
+
+    def model_cache_dir(self) -> Path:
+        configured = self.settings.embedding.model_cache_dir
+        return Path(configured).expanduser() if configured else self.home.model_cache_dir
 
     def model_needs_preparing(self) -> bool:
         """True when the next embedding will first convert a packaged model (seconds, once per home)."""
@@ -98,7 +102,7 @@ class MemoryService:
         from openclaw_cli.memory.quantize import cached_name
 
         model = str(expected_identity(self.settings.embedding).model)  # type: ignore[union-attr]
-        cache = self.home.model_cache_dir
+        cache = self.model_cache_dir()
         if model != profiles.MINILM and use_m3.needs_conversion(cache):
             return True
         if model == profiles.USE_M3:
