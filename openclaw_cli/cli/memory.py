@@ -35,6 +35,8 @@ SEARCH_EXAMPLES = """Examples:
 
   printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
 """
+# `memory list --limit`: anything larger means "all" (SQLite's LIMIT is a 64-bit integer).
+MAX_LIMIT = 2**62
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
 CategoryOpt = Annotated[
@@ -71,6 +73,10 @@ def _read_lines(source: str) -> list[str]:
         return path.read_bytes().decode("utf-8").splitlines()
     except FileNotFoundError as exc:
         raise InvalidInput(f"no such file: {source}") from exc
+    except IsADirectoryError as exc:
+        raise InvalidInput(f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin") from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
 
@@ -113,6 +119,8 @@ def add_cmd(
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
+    _one_category(category)
+    _scopes(scope)
     with _service() as service:
         _announce_model_preparation(service)
         if batch is not None:
@@ -201,6 +209,11 @@ def list_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """List memories, oldest first, with optional filters."""
+    if category is not None:
+        _one_category(category)
+    _scopes(scope)
+    if limit is not None and limit > MAX_LIMIT:
+        limit = None  # more than any database can hold: no limit (SQLite would overflow on it)
     with _service() as service:
         records = service.list_records(user_id=user, category=category, scope=scope, limit=limit)
     if as_json:
@@ -264,6 +277,14 @@ def _categories(values: list[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chosen))
 
 
+def _one_category(value: str) -> str:
+    """Commands that take a single category: unknown ones are usage errors, as in `memory search`."""
+    chosen = _categories([value])
+    if len(chosen) != 1:
+        raise typer.BadParameter(f"give one category, not {value!r}", param_hint="'--category'")
+    return chosen[0]
+
+
 def _scopes(value: str | None) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -305,8 +326,10 @@ def search_cmd(
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once.
     """
-    from openclaw_cli.memory.search import SearchRequest
+    from openclaw_cli.memory.search import MAX_K, SearchRequest
 
+    if not 1 <= k <= MAX_K:
+        raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
     if mode not in ("hybrid", "bm25", "vector"):
         raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector")
     if (query is None) == (batch is None):
