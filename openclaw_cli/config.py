@@ -194,7 +194,7 @@ def _describe_env(exc: SettingsError, env: Mapping[str, str]) -> ConfigError:
     variable = names[0] if names else f"{ENV_PREFIX}*"
     return ConfigError(
         f"environment variable {variable}: not a valid JSON value for key '{to_camel(field)}'",
-        hint="unset it, or give a JSON object such as '{\"fsync\": \"always\"}'",
+        hint='unset it, or give a JSON object such as \'{"fsync": "always"}\'',
     )
 
 

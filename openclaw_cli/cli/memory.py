@@ -74,7 +74,9 @@ def _read_lines(source: str) -> list[str]:
     except FileNotFoundError as exc:
         raise InvalidInput(f"no such file: {source}") from exc
     except IsADirectoryError as exc:
-        raise InvalidInput(f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin") from exc
+        raise InvalidInput(
+            f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin"
+        ) from exc
     except OSError as exc:
         raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:

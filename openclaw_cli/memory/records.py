@@ -89,7 +89,9 @@ def parse_created_at(text: str) -> datetime:
     except ValueError as exc:
         raise InvalidInput(f"createdAt {text!r} is not an ISO 8601 time") from exc
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise InvalidInput(f"createdAt {text!r} has no timezone", hint="end it with Z or an offset like +08:00")
+        raise InvalidInput(
+            f"createdAt {text!r} has no timezone", hint="end it with Z or an offset like +08:00"
+        )
     try:
         in_range = EARLIEST_CREATED <= moment <= utc_now() + CLOCK_SKEW
     except OverflowError:  # an offset that pushes the time past datetime's range
