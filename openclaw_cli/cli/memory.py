@@ -191,7 +191,7 @@ def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_jso
     fs = record.fsrs
     common.echo(
         f"  scope={record.scope} language={record.language} vector={record.vector_status} "
-        f"stability={fs.stability and round(fs.stability, 2)} reps={fs.reps}"
+        f"stability={common.human(fs.stability)} reps={fs.reps}"
     )
 
 
@@ -442,14 +442,14 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         common.emit_json(status)
         return
     configured = status["configuredEmbedder"]
-    common.echo(f"agent {status['agent']}; configured embedder: {configured and configured['model']}")
+    common.echo(f"agent {status['agent']}; configured embedder: {common.human(configured)}")
     if not status["databases"]:
         common.echo("no memory database yet")
     for db in status["databases"]:
         common.echo(f"{db['path']}: {db['records']} memories, {db['pendingVectors']} vectors pending")
         for scope, cats in db["byScope"].items():
             common.echo(f"  {scope}: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
-        common.echo(f"  embedder: {db['embedder']}")
+        common.echo(f"  embedder: {common.human(db['embedder'])}")
         common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
         common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
 
@@ -497,6 +497,6 @@ def index_cmd(
     for r in outcome:
         if r.get("warning"):
             common.warn(r["warning"])
-        common.echo(", ".join(f"{k} {v}" for k, v in r.items() if k != "warning"))
+        common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
