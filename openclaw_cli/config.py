@@ -8,13 +8,20 @@ and are case-insensitive (`OPENCLAW_SESSION__DMSCOPE=per-peer`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from openclaw_cli.errors import ConfigError
 from openclaw_cli.fsutil import atomic_write_json
@@ -158,6 +165,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = json5.loads(text)
+    except RecursionError as exc:  # the parser recurses once per level: a hostile file can exhaust it
+        raise ConfigError(
+            f"{path}: nested too deeply to read", hint="fix or remove the file; nothing was changed"
+        ) from exc
     except ValueError as exc:
         raise ConfigError(
             f"{path}: invalid JSON5: {exc}", hint="fix the syntax; nothing was changed"
@@ -178,12 +189,29 @@ def _describe(exc: ValidationError, path: Path, *, from_env: bool) -> ConfigErro
     )
 
 
+def _describe_env(exc: SettingsError, env: Mapping[str, str]) -> ConfigError:
+    """pydantic-settings names only the field whose variable is not JSON; name the variable too."""
+    match = re.search(r'field "(\w+)"', str(exc))
+    field = match.group(1) if match else ""
+    prefix = f"{ENV_PREFIX}{field.upper()}"
+    names = sorted(k for k in env if k.upper() == prefix or k.upper().startswith(prefix + "__"))
+    variable = names[0] if names else f"{ENV_PREFIX}*"
+    return ConfigError(
+        f"environment variable {variable}: not a valid JSON value for key '{to_camel(field)}'",
+        hint='unset it, or give a JSON object such as \'{"fsync": "always"}\'',
+    )
+
+
 def validate_settings(data: dict[str, Any], env: Mapping[str, str], path: Path) -> Settings:
     try:
         return _settings_class(env)(**data)
     except ValidationError as exc:
         has_env = any(k.upper().startswith(ENV_PREFIX) and k.upper() not in CLI_ENV_VARS for k in env)
         raise _describe(exc, path, from_env=has_env) from exc
+    except SettingsError as exc:  # an OPENCLAW_* variable for a section holds something that is not JSON
+        raise _describe_env(exc, env) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: nested too deeply to validate", hint="fix or remove the file") from exc
 
 
 def load_settings(path: Path, env: Mapping[str, str]) -> Settings:

@@ -14,6 +14,12 @@ class OpenclawError(Exception):
         self.hint = hint
 
 
+class UsageError(OpenclawError):
+    """The command line itself cannot be used (e.g. an argument that is not text); exit status 2 like click's."""
+
+    exit_code = 2
+
+
 class InvalidInput(OpenclawError):
     """The user gave a value that cannot be used (bad id, empty query, too long)."""
 

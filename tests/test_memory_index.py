@@ -149,7 +149,7 @@ def test_index_cli_check_exit_code_and_rebuild_json(cli, home: Path) -> None:  #
     assert doctor.returncode == 1
     assert any(f["check"] == "memory.index" and f["severity"] == "error" for f in doctor.json()["findings"])
     repaired = cli("memory", "index", "--json")
-    assert repaired.returncode == 0 and repaired.json()["repaired"][0]["fts_added"] == 1
+    assert repaired.returncode == 0 and repaired.json()["repaired"][0]["ftsAdded"] == 1
     rebuilt = cli("memory", "index", "--rebuild", "--json")
     assert rebuilt.returncode == 0 and rebuilt.json()["rebuilt"][0]["records"] == 2
     assert cli("memory", "index", "--check").returncode == 0

@@ -68,6 +68,28 @@ def emit_json_line(value: Any) -> None:
     sys.stdout.flush()
 
 
+def human(value: Any) -> str:
+    """A value for human output: never a Python repr (`None`, `{'provider': ...}`, `['a']`)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        if {"provider", "model", "dimensions"} <= value.keys():  # an embedder identity
+            return f"{value['provider']}:{value['model']} ({value['dimensions']}d)"
+        return ", ".join(f"{words(str(k))} {human(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(human(v) for v in value) or "-"
+    return str(value)
+
+
+def words(key: str) -> str:
+    """A camelCase JSON key as words for human output: `vectorsAdded` -> `vectors added`."""
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in key).strip()
+
+
 def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
     error = OpenclawError(message, hint)
     error.exit_code = code

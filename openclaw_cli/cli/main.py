@@ -15,7 +15,7 @@ from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
 from openclaw_cli.cli.doctor import doctor_cmd
 from openclaw_cli.cli.memory import app as memory_app
 from openclaw_cli.cli.session import app as session_app
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.errors import OpenclawError, UsageError
 
 app = typer.Typer(
     name="openclaw",
@@ -64,6 +64,7 @@ def root(
 def run() -> None:
     """Console entry point: runs the app and turns domain errors into one line and an exit code."""
     try:
+        check_argv(sys.argv[1:])
         code = app(prog_name="openclaw", standalone_mode=False)
     except OpenclawError as error:
         common.report_error(error)
@@ -83,6 +84,22 @@ def run() -> None:
         _usage_or_internal(exc)
     # Without standalone mode, click returns a command's `typer.Exit(code)` instead of exiting.
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def check_argv(args: list[str]) -> None:
+    """Refuse arguments that are not UTF-8 before any command runs.
+
+    Python decodes such bytes to lone surrogates (surrogateescape), which fail only later, when they are
+    written to a file or a database, possibly after part of the change was made.
+    """
+    for position, arg in enumerate(args, start=1):
+        bad = next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)
+        if bad is not None:
+            byte = ord(arg[bad]) - 0xDC00
+            raise UsageError(
+                f"argument {position} is not valid UTF-8 (byte 0x{byte:02x} at character {bad + 1})",
+                hint="pass text as UTF-8, or convert it with iconv and give it on standard input with '-'",
+            )
 
 
 def _usage_or_internal(exc: Exception) -> None:

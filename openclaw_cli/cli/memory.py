@@ -35,6 +35,8 @@ SEARCH_EXAMPLES = """Examples:
 
   printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
 """
+# `memory list --limit`: anything larger means "all" (SQLite's LIMIT is a 64-bit integer).
+MAX_LIMIT = 2**62
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
 CategoryOpt = Annotated[
@@ -73,6 +75,12 @@ def _read_lines(source: str) -> list[str]:
             text = Path(source).read_bytes().decode("utf-8")
         except FileNotFoundError as exc:
             raise InvalidInput(f"no such file: {source}") from exc
+        except IsADirectoryError as exc:
+            raise InvalidInput(
+                f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin"
+            ) from exc
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
     lines = [line.removesuffix("\r") for line in text.split("\n")]
@@ -117,6 +125,8 @@ def add_cmd(
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
+    _one_category(category)
+    _scopes(scope)
     with _service() as service:
         _announce_model_preparation(service)
         if batch is not None:
@@ -185,7 +195,7 @@ def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_jso
     fs = record.fsrs
     common.echo(
         f"  scope={record.scope} language={record.language} vector={record.vector_status} "
-        f"stability={fs.stability and round(fs.stability, 2)} reps={fs.reps}"
+        f"stability={common.human(fs.stability)} reps={fs.reps}"
     )
 
 
@@ -205,6 +215,11 @@ def list_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """List memories, oldest first, with optional filters."""
+    if category is not None:
+        _one_category(category)
+    _scopes(scope)
+    if limit is not None and limit > MAX_LIMIT:
+        limit = None  # more than any database can hold: no limit (SQLite would overflow on it)
     with _service() as service:
         records = service.list_records(user_id=user, category=category, scope=scope, limit=limit)
     if as_json:
@@ -268,6 +283,14 @@ def _categories(values: list[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chosen))
 
 
+def _one_category(value: str) -> str:
+    """Commands that take a single category: unknown ones are usage errors, as in `memory search`."""
+    chosen = _categories([value])
+    if len(chosen) != 1:
+        raise typer.BadParameter(f"give one category, not {value!r}", param_hint="'--category'")
+    return chosen[0]
+
+
 def _scopes(value: str | None) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -309,8 +332,10 @@ def search_cmd(
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once.
     """
-    from openclaw_cli.memory.search import SearchRequest
+    from openclaw_cli.memory.search import MAX_K, SearchRequest
 
+    if not 1 <= k <= MAX_K:
+        raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
     if mode not in ("hybrid", "bm25", "vector"):
         raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector")
     if (query is None) == (batch is None):
@@ -421,14 +446,14 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         common.emit_json(status)
         return
     configured = status["configuredEmbedder"]
-    common.echo(f"agent {status['agent']}; configured embedder: {configured and configured['model']}")
+    common.echo(f"agent {status['agent']}; configured embedder: {common.human(configured)}")
     if not status["databases"]:
         common.echo("no memory database yet")
     for db in status["databases"]:
         common.echo(f"{db['path']}: {db['records']} memories, {db['pendingVectors']} vectors pending")
         for scope, cats in db["byScope"].items():
             common.echo(f"  {scope}: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
-        common.echo(f"  embedder: {db['embedder']}")
+        common.echo(f"  embedder: {common.human(db['embedder'])}")
         common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
         common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
 
@@ -476,6 +501,6 @@ def index_cmd(
     for r in outcome:
         if r.get("warning"):
             common.warn(r["warning"])
-        common.echo(", ".join(f"{k} {v}" for k, v in r.items() if k != "warning"))
+        common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")

@@ -168,8 +168,9 @@ def show_cmd(
         )
         return
     meta = view.meta
-    common.echo(f"{meta['sessionId']}  {meta.get('status')}  {meta.get('sessionKey')}")
-    common.echo(f"created {meta.get('createdAt')}  last active {meta.get('lastActiveAt')}")
+    show = common.human  # a damaged meta may lack any of these: print "-", never "None"
+    common.echo(f"{meta['sessionId']}  {show(meta.get('status'))}  {show(meta.get('sessionKey'))}")
+    common.echo(f"created {show(meta.get('createdAt'))}  last active {show(meta.get('lastActiveAt'))}")
     tokens = f"{meta['totalInputTokens']}/{meta['totalOutputTokens']}"
     common.echo(f"messages {meta['messageCount']}  tokens in/out {tokens}")
     for message in messages:

@@ -82,7 +82,21 @@ class IndexCheck:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok, "fts_outdated": self.fts_outdated, "problems": self.problems()}
+        return {
+            **_camel_keys(self),
+            "ok": self.ok,
+            "ftsOutdated": self.fts_outdated,
+            "problems": self.problems(),
+        }
+
+
+def _camel_keys(report: Any) -> dict[str, Any]:
+    """A report dataclass as JSON: camelCase keys like every other --json output (values are left alone)."""
+    out = {}
+    for name, value in asdict(report).items():
+        head, *rest = name.split("_")
+        out[head + "".join(part.title() for part in rest)] = value
+    return out
 
 
 def _label(identity: dict[str, Any] | None) -> str:
@@ -156,7 +170,7 @@ class RepairReport:
     warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _camel_keys(self)
 
 
 def repair(
@@ -263,7 +277,7 @@ class RebuildReport:
     fts_rows: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _camel_keys(self)
 
 
 def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = None) -> RebuildReport:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,6 +74,31 @@ def parse_iso(text: str | None) -> datetime | None:
     if not text:
         return None
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# createdAt from imports: before the epoch or in the future is a mistake, and near datetime's limits the
+# FSRS schedule (created + interval) overflows.
+EARLIEST_CREATED = datetime(1970, 1, 1, tzinfo=UTC)
+CLOCK_SKEW = timedelta(days=1)
+
+
+def parse_created_at(text: str) -> datetime:
+    """An import's createdAt: ISO 8601 with a timezone, between 1970 and now (plus a day of clock skew)."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"createdAt {text!r} is not an ISO 8601 time") from exc
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise InvalidInput(
+            f"createdAt {text!r} has no timezone", hint="end it with Z or an offset like +08:00"
+        )
+    try:
+        in_range = EARLIEST_CREATED <= moment <= utc_now() + CLOCK_SKEW
+    except OverflowError:  # an offset that pushes the time past datetime's range
+        in_range = False
+    if not in_range:
+        raise InvalidInput(f"createdAt {text!r} is not between 1970 and now")
+    return moment
 
 
 def new_record_id() -> str:

@@ -180,10 +180,17 @@ class MemoryService:
         validate_user(user_id)
         return sum(store.purge_user(user_id) for store in self.existing_stores())
 
-    def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> None:
+    def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
+        """Review each hit; one deleted since the search is skipped (see MemoryStore.record_hits)."""
         moment = now or utc_now()
+        reviewed: list[str] = []
         for record_id in record_ids:
-            self._locate(record_id).record_hits([record_id], moment)
+            try:
+                store = self._locate(record_id)
+            except NotFound:  # gone from every database, tombstone included
+                continue
+            reviewed += store.record_hits([record_id], moment)
+        return reviewed
 
     # ------------------------------------------------------------------ reads
 

@@ -388,13 +388,22 @@ class MemoryStore:
         self.conn.execute("VACUUM")
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def record_hits(self, record_ids: Sequence[str], now: datetime) -> None:
-        """An agent turn retrieved these memories: each counts as a successful FSRS review."""
+    def record_hits(self, record_ids: Sequence[str], now: datetime) -> list[str]:
+        """An agent turn retrieved these memories: each counts as a successful FSRS review.
+
+        A memory deleted since the search (by another process) is skipped: there is nothing left to review,
+        and the search's results must still reach the user. Returns the ids reviewed.
+        """
         from openclaw_cli.memory.forgetting import review
 
+        reviewed: list[str] = []
         with write_txn(self.conn):
             for record_id in record_ids:
-                state = review(self.get(record_id).fsrs, now)
+                try:
+                    state = review(self.get(record_id).fsrs, now)
+                except NotFound:
+                    continue
+                reviewed.append(record_id)
                 self.conn.execute(
                     "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
                     "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
@@ -408,6 +417,7 @@ class MemoryStore:
                         record_id,
                     ),
                 )
+        return reviewed
 
     def _rowid(self, record_id: str) -> int:
         row = self.conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
