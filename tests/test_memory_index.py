@@ -200,3 +200,36 @@ def test_an_index_from_an_older_text_analysis_is_reported_and_reanalysed(tmp_pat
     assert service.check_indexes()[0].ok
     assert [h.record.id for h in service.search(SearchRequest("コーヒー", mode="bm25")).hits] == [rid]
     service.close()
+
+
+def test_reranker_only_scores_pairs_in_its_languages(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    """An English cross-encoder hurts Chinese: by default it re-scores English query-memory pairs only."""
+    rerank = {
+        "provider": "litellm",
+        "model": "cohere/rerank-english-v3.0",
+        "apiBase": fake_openai.url.removesuffix("/v1"),
+    }
+    service = service_for(tmp_path, Settings(memory={"search": {"rerank": rerank}}))
+    add(service, "我喜欢喝咖啡，不喜欢茶")
+    add(service, "black coffee with oat milk every morning")
+    chinese = service.search(SearchRequest("咖啡", explain=True))
+    assert chinese.hits and all(hit.candidate.rerank_score is None for hit in chinese.hits)
+    assert not fake_openai.requests_to("/rerank")
+    english = service.search(SearchRequest("coffee with milk", explain=True))
+    scored = {hit.record.language: hit.candidate.rerank_score for hit in english.hits}
+    assert scored["en"] is not None and scored.get("zh") is None
+    service.close()
+
+
+def test_a_store_built_with_another_local_model_is_an_embedder_change(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    """A store from before the multilingual model (MiniLM alone) is detected; --rebuild re-embeds it."""
+    old = {"OPENCLAW_MEMORY__EMBEDDING__MODEL": "all-MiniLM-L6-v2-int8"}
+    assert cli("memory", "add", "我喜欢喝咖啡，不喜欢茶", env=old).returncode == 0
+    check = cli("memory", "index", "--check", "--json")
+    assert check.returncode == 1 and "embedder changed" in " ".join(check.json()["databases"][0]["problems"])
+    searched = cli("memory", "search", "coffee", "--json").json()
+    assert any("differs" in w for w in searched["warnings"])
+    assert cli("memory", "index", "--rebuild").returncode == 0
+    assert cli("memory", "index", "--check").returncode == 0
+    found = cli("memory", "search", "coffee", "--json").json()
+    assert found["results"][0]["l0"] == "我喜欢喝咖啡，不喜欢茶" and not found["warnings"]
