@@ -76,11 +76,17 @@ class Metrics:
         }
 
 
+def _reranker(settings: SearchSettings) -> Any:
+    from openclaw_cli.memory.rerank import create_reranker
+
+    return create_reranker(settings.rerank) if settings.rerank.provider != "none" else None
+
+
 def evaluate(
     service: MemoryService, settings: SearchSettings, mode: str, queries: list[dict[str, Any]] | None = None
 ) -> Metrics:
     store = next(iter(service.existing_stores()))
-    searcher = HybridSearcher(store, settings, service.embedder(), warm=True)
+    searcher = HybridSearcher(store, settings, service.embedder(), _reranker(settings), warm=True)
     items = queries if queries is not None else load_jsonl("queries.jsonl")
     items = [item for item in items if item["expected"]]  # nonsense queries are scored by evaluate_by_kind
     r5 = r10 = rr = 0.0
@@ -111,7 +117,7 @@ def evaluate_by_kind(
     for kind, group in sorted(by_kind.items()):
         if kind == "nonsense":
             store = next(iter(service.existing_stores()))
-            searcher = HybridSearcher(store, settings, service.embedder(), warm=True)
+            searcher = HybridSearcher(store, settings, service.embedder(), _reranker(settings), warm=True)
             empty = sum(
                 not searcher.search(
                     SearchRequest(query=q["query"], k=10, user_id=q["userId"], mode=mode),  # type: ignore[arg-type]

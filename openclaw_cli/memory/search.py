@@ -13,7 +13,6 @@ Every stage is timed; with `explain` each result carries its ranks and scores fr
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -369,12 +368,12 @@ class HybridSearcher:
             return merged
         for candidate, score in zip(top, scores, strict=True):
             candidate.rerank_score = float(score)
-            candidate.relevance = _sigmoid(candidate.rerank_score)
-        return sorted(merged, key=lambda c: (-c.relevance, c.rowid))
-
-
-def _sigmoid(value: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value))))
+        # The reranker decides the order of the candidates it scored; they keep the relevance values
+        # they had between them, so scores stay on the one documented scale and the floors mean the same.
+        values = sorted((c.relevance for c in top), reverse=True)
+        for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
+            candidate.relevance = value
+        return sorted(merged, key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
 
 
 _ORDER = {"insight": 0}
