@@ -223,7 +223,8 @@ class HybridSearcher:
         self._size = lexical.store_size(conn)
         self._counts = lexical.document_counts(conn, terms)
         self._weights = {
-            t: lexical.specificity(self._counts.get(t, 0), self._size) * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
+            t: lexical.specificity(self._counts.get(t, 0), self._size)
+            * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
             for t in terms
         }
 
@@ -334,7 +335,9 @@ class HybridSearcher:
             cand.vector_rank = rank
         merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
 
-    def _floor(self, merged: list[Candidate], request: SearchRequest, result: SearchResult) -> list[Candidate]:
+    def _floor(
+        self, merged: list[Candidate], request: SearchRequest, result: SearchResult
+    ) -> list[Candidate]:
         if request.all_results:
             return [c for c in merged if c.relevance > 0]
         kept = [c for c in merged if c.relevance >= self.profile.relevance_floor]
