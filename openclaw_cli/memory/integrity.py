@@ -102,7 +102,7 @@ def drop_derived(conn: apsw.Connection) -> None:
         names = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_schema")]
         doomed = [n for n in names if is_derived(n)]
         owners = {str(r[0]) for r in conn.execute("SELECT tbl_name FROM sqlite_schema")}
-        version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
+        version = int(next(iter(conn.execute("PRAGMA schema_version")))[0])
         conn.execute("PRAGMA writable_schema = ON")
         try:
             conn.executemany(

@@ -248,9 +248,13 @@ class HybridSearcher:
             return None
         if self.embedder is None or vectors.current_table(self.store.conn) is None:
             # Degraded search must say so: every vector is pending (the embedder failed when they were stored).
-            pending = self.store.conn.execute(
-                "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
-            ).fetchone()[0]
+            pending = next(
+                iter(
+                    self.store.conn.execute(
+                        "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
+                    )
+                )
+            )[0]
             if pending:
                 result.warnings.append(
                     f"{pending} memories have no vector yet (the embedder was unavailable when they were "
