@@ -64,9 +64,42 @@ def _client() -> ModuleType:
         return _litellm
 
 
+def refused_connection(exc: BaseException) -> ConnectionRefusedError | None:
+    """The ConnectionRefusedError behind a failed call, if that is what it was.
+
+    litellm reports a refused connection as an InternalServerError with status 500 ("Connection
+    error."), so the cause chain is the only place that says nobody is listening. Retrying cannot help:
+    the server is down or the address is wrong, and backing off only made `memory add` hang for 40 s.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _client_side(exc: BaseException) -> bool:
+    """The OpenAI client refused to send anything (e.g. no API key); litellm still labels it HTTP 500."""
+    current: BaseException | None = exc
+    for _ in range(8):
+        if current is None:
+            return False
+        if type(current).__name__ == "OpenAIError" and type(current).__module__.startswith("openai"):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _is_retryable(exc: Exception) -> bool:
-    """Rate limits, server errors, timeouts and dropped connections may pass; bad requests or keys won't."""
+    """Rate limits, server errors, timeouts and dropped connections may pass; bad requests, bad keys and
+    refused connections won't."""
     import litellm
+
+    if refused_connection(exc) is not None or _client_side(exc):
+        return False
 
     retryable = (
         litellm.RateLimitError,
@@ -82,6 +115,8 @@ def _is_retryable(exc: Exception) -> bool:
 
 
 def _describe(exc: Exception) -> str:
+    if refused_connection(exc) is not None:
+        return "connection refused: nothing is listening at the configured address (check apiBase)"
     status = getattr(exc, "status_code", None)
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__

@@ -446,7 +446,12 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         common.emit_json(status)
         return
     configured = status["configuredEmbedder"]
-    common.echo(f"agent {status['agent']}; configured embedder: {common.human(configured)}")
+    dims = configured["dimensions"] or "dimensions unknown"
+    common.echo(
+        f"agent {status['agent']}; configured embedder: {configured['provider']}:{configured['model']} ({dims})"
+    )
+    if status["embedderProblem"]:
+        common.warn(status["embedderProblem"])
     if not status["databases"]:
         common.echo("no memory database yet")
     for db in status["databases"]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.embed import Embedder
 
+
 class CompositeEmbedder:
     def __init__(self, english: Embedder, multilingual: Embedder) -> None:
         self.english = english

@@ -8,6 +8,7 @@ derived indexes (see index.py). Every write goes through `write_txn`, which take
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,10 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _CATEGORY_CHECK = "category IN ('profile','preference','event','case','lesson','insight','note')"
 
 Migration = str | Callable[["apsw.Connection"], None]
+
+# The keyword index, also recreated from scratch by a rebuild of a damaged index (index.py).
+FTS_DDL = """CREATE VIRTUAL TABLE records_fts USING fts5(l0, l1, tokenize = '{tokenize}');
+        INSERT INTO records_fts(records_fts, rank) VALUES ('secure-delete', 1);"""
 
 # embedding_cache is a rowid table: as WITHOUT ROWID its 1.5 KB vector blobs packed so badly that 100k
 # vectors took 447 MB; with a rowid and a unique index they take about a third of that. (0002 drops it.)
@@ -61,8 +66,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         CREATE INDEX records_by_user ON records(user_id, scope, category) WHERE deleted = 0;
         CREATE INDEX records_by_hash ON records(l0_hash) WHERE deleted = 0;
         CREATE INDEX records_pending ON records(vector_status) WHERE vector_status = 'pending';
-        CREATE VIRTUAL TABLE records_fts USING fts5(l0, l1, tokenize = '{{tokenize}}');
-        INSERT INTO records_fts(records_fts, rank) VALUES ('secure-delete', 1);
+        {FTS_DDL}
         CREATE TABLE embedding_cache (
             id INTEGER PRIMARY KEY,
             content_hash TEXT NOT NULL,
@@ -162,8 +166,53 @@ def _check_header(path: Path) -> None:
         )
 
 
+class DatabasePermissionError(StoreError):
+    """The database or its directory cannot be read or written by this user: not damage, and never a
+    reason to restore a backup."""
+
+
+def _describe_access(path: Path) -> str:
+    try:
+        info = path.stat()
+    except OSError:
+        return "cannot be inspected"
+    return f"mode {info.st_mode & 0o7777:04o}, owner uid {info.st_uid}, running as uid {os.geteuid()}"
+
+
+def _permission_error(path: Path, what: str) -> DatabasePermissionError:
+    return DatabasePermissionError(
+        f"permission denied: cannot {what} {path} ({_describe_access(path)})",
+        hint=f"run as the file's owner, or `openclaw doctor --fix` / `chmod` to restore 0600 files and 0700 "
+        f"directories (`ls -l {path}`); the data was not touched",
+    )
+
+
+def _check_access(path: Path, *, readonly: bool) -> None:
+    """SQLite reports a denied open as "unable to open database file" or as a read-only database, and a
+    directory it cannot create -wal/-shm in only fails later: say what is wrong before it gets there."""
+    if not os.access(path, os.R_OK):
+        raise _permission_error(path, "read")
+    if readonly:
+        return
+    if not os.access(path, os.W_OK):
+        raise _permission_error(path, "write")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise _permission_error(path.parent, "create the journal files (-wal, -shm) in")
+
+
 def open_db(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.Connection:
     """Open (and if needed create and migrate) the memory database at `path`."""
+    import apsw
+
+    try:
+        return _open(path, create=create, readonly=readonly)
+    except PermissionError as exc:
+        raise _permission_error(Path(exc.filename or path), "open") from exc
+    except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, apsw.AuthError) as exc:
+        raise _permission_error(path, f"open ({exc})") from exc
+
+
+def _open(path: Path, *, create: bool, readonly: bool) -> apsw.Connection:
     import apsw
 
     exists = path.exists()
@@ -172,6 +221,7 @@ def open_db(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.
             f"no memory database at {path}", hint="add a memory first with `openclaw memory add`"
         )
     if exists:
+        _check_access(path, readonly=readonly)
         _check_header(path)
     else:
         ensure_private_dir(path.parent)
@@ -217,7 +267,7 @@ def applied_migrations(conn: apsw.Connection) -> list[str]:
 
 def migrate(conn: apsw.Connection) -> list[str]:
     """Apply the migrations this database has not seen yet; returns their names."""
-    from openclaw_cli.memory.text import ANALYSIS_VERSION, FTS_TOKENIZE
+    from openclaw_cli.memory.text import ANALYSIS_VERSION
 
     done = set(applied_migrations(conn))
     pending = [(name, step) for name, step in MIGRATIONS if name not in done]
@@ -229,7 +279,7 @@ def migrate(conn: apsw.Connection) -> list[str]:
             if callable(sql):
                 sql(conn)
             else:
-                conn.execute(sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''")))
+                conn.execute(with_tokenizer(sql))
             if name == MIGRATIONS[0][0]:  # a new, empty keyword index is current by definition
                 set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
             conn.execute(
@@ -238,6 +288,13 @@ def migrate(conn: apsw.Connection) -> list[str]:
             )
             applied.append(name)
     return applied
+
+
+def with_tokenizer(sql: str) -> str:
+    """`sql` with the FTS tokenizer of the current text analysis filled in."""
+    from openclaw_cli.memory.text import FTS_TOKENIZE
+
+    return sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''"))
 
 
 @contextmanager

@@ -549,3 +549,33 @@ def _check_local(settings: EmbeddingSettings) -> str:
             hint="unset memory.embedding.dimensions",
         )
     return model
+
+
+def configured_identity(settings: EmbeddingSettings) -> tuple[dict[str, Any], str | None]:
+    """What the settings name as far as it can be known without calling an API, and what is wrong with
+    them (None when nothing is): for `memory index --check`, `memory status` and `doctor`.
+
+    An ONNX export without `dimensions` is loaded to learn its width: it is local, and only the model can
+    say (a guess would hide an embedder change). An API model without `dimensions` is not called: a check
+    must not depend on the network, so its width stays None and only provider and model are compared.
+    """
+    named: dict[str, Any] = {
+        "provider": settings.provider,
+        "model": settings.model or settings.path,
+        "dimensions": settings.dimensions,
+    }
+    try:
+        if settings.provider == "onnx":
+            model_dir_files(settings.path, "memory.embedding")
+            if settings.dimensions is None:
+                return create_embedder(settings).identity.to_dict(), None
+        if settings.provider == "local":
+            local_model_files()
+        identity = expected_identity(settings)
+        if identity is not None:
+            return identity.to_dict(), None
+        if not settings.model:
+            return named, "memory.embedding.model is required for provider litellm"
+        return named, None
+    except OpenclawError as exc:
+        return named, f"the configured embedder cannot be used: {exc.message}"

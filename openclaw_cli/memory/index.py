@@ -10,13 +10,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.errors import StoreError
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
+from openclaw_cli.memory.integrity import RESTORE_HINT, Damage, drop_derived, find_damage
 from openclaw_cli.memory.store import write_fts_row
 from openclaw_cli.memory.text import ANALYSIS_VERSION
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.embed import Embedder, EmbedderIdentity
+    from openclaw_cli.memory.embed import Embedder
     from openclaw_cli.memory.store import MemoryStore
 
 Progress = Callable[[int], None]
@@ -41,11 +43,19 @@ class IndexCheck:
     stored_embedder: dict[str, Any] | None = None
     configured_embedder: dict[str, Any] | None = None
     embedder_mismatch: bool = False
+    # Page damage (integrity.py): derived tables can be rebuilt, records/history need a backup.
+    damaged_indexes: list[str] = field(default_factory=list)
+    damaged_records: list[str] = field(default_factory=list)
+    damage: str | None = None
+    # The configured embedder cannot be used, or its identity cannot be known without loading it.
+    embedder_problem: str | None = None
 
     @property
     def ok(self) -> bool:
         return not (
-            self.fts_missing
+            self.damage
+            or self.embedder_problem
+            or self.fts_missing
             or self.fts_orphans
             or self.vectors_missing
             or self.vector_orphans
@@ -69,6 +79,10 @@ class IndexCheck:
             (len(self.stale_tables), "left-over vector tables from an interrupted rebuild"),
         ]
         out = [f"{count} {what}" for count, what in named if count]
+        if self.damage:
+            out.insert(0, self.damage)
+        if self.embedder_problem:
+            out.append(self.embedder_problem)
         if self.fts_outdated:
             out.append(
                 f"keyword index written by text analysis v{self.fts_analysis} (current v{ANALYSIS_VERSION}): "
@@ -112,9 +126,24 @@ def _count(store: MemoryStore, sql: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def check(store: MemoryStore, configured: EmbedderIdentity | None) -> IndexCheck:
+def check(
+    store: MemoryStore, configured: dict[str, Any] | None, embedder_problem: str | None = None
+) -> IndexCheck:
+    """`configured`: the identity the settings name (embed.configured_identity); a None dimension means
+    unknown without calling an API, and is then left out of the comparison."""
+    report = IndexCheck(path=str(store.path), embedder_problem=embedder_problem)
+    damage = find_damage(store.conn)
+    if not damage.ok:
+        # Counting through damaged tables would fail or lie: report where the damage is and stop.
+        report.damaged_indexes, report.damaged_records = damage.derived, damage.core
+        report.damage = damage.describe()
+        return report
+    _count_rows(store, report, configured)
+    return report
+
+
+def _count_rows(store: MemoryStore, report: IndexCheck, configured: dict[str, Any] | None) -> None:
     live = "SELECT rowid FROM records WHERE deleted = 0"
-    report = IndexCheck(path=str(store.path))
     report.records = _count(store, "SELECT count(*) FROM records WHERE deleted = 0")
     report.tombstones = _count(store, "SELECT count(*) FROM records WHERE deleted = 1")
     report.fts_rows = _count(store, "SELECT count(*) FROM records_fts")
@@ -138,23 +167,32 @@ def check(store: MemoryStore, configured: EmbedderIdentity | None) -> IndexCheck
         )
         report.vector_orphans = _count(store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})")
     report.stored_embedder = vectors.stored_identity(store.conn)
-    report.configured_embedder = None if configured is None else configured.to_dict()
+    report.configured_embedder = configured
+    stored = report.stored_embedder
     report.embedder_mismatch = (
-        report.stored_embedder is not None
-        and report.configured_embedder is not None
-        and report.stored_embedder != report.configured_embedder
+        stored is not None
+        and configured is not None
+        and any(value is not None and stored[key] != value for key, value in configured.items())
     )
-    return report
 
 
 def _stale_tables(store: MemoryStore, current: str | None) -> list[str]:
-    names = [
-        str(r[0])
-        for r in store.conn.execute(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'vec_[0-9]*' AND sql LIKE '%vec0%'"
+    """Vector tables that are not the current one (left by a killed rebuild), and shadow tables whose
+    vec0 table is gone."""
+    rows = list(
+        store.conn.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name GLOB 'vec_[0-9]*'"
         )
-    ]
-    return sorted(n for n in names if n != current)
+    )
+    virtual = {str(n) for n, sql in rows if "vec0" in str(sql) and str(sql).startswith("CREATE VIRTUAL")}
+    stale = [n for n in virtual if n != current]
+    # A shadow table is named after its vec0 table: vec_3_rowids belongs to vec_3.
+    shadows = [str(n) for n, _ in rows if str(n) not in virtual and _owner(str(n)) not in virtual]
+    return sorted(stale) + sorted(shadows)
+
+
+def _owner(shadow: str) -> str:
+    return "_".join(shadow.split("_")[:2])
 
 
 @dataclass
@@ -179,6 +217,7 @@ def repair(
     """Bring the indexes in line with the records, touching only what is wrong."""
     report = RepairReport()
     conn = store.conn
+    _clear_damage(store)
     if fts_analysis_version(conn) < ANALYSIS_VERSION:
         report.fts_reanalysed = _reanalyse_fts(store)
     table = vectors.current_table(conn)
@@ -287,7 +326,10 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
     dropped and nothing else has changed.
     """
     conn = store.conn
+    _clear_damage(store)
     with write_txn(conn):
+        for name in _stale_tables(store, vectors.current_table(conn)):
+            vectors.drop_table(conn, name)
         new_table = vectors.create_table(conn, embedder.identity.dimensions)
     try:
         done = _fill_table(store, embedder, new_table, progress)
@@ -312,6 +354,16 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
     return RebuildReport(
         records=done, vector_table=new_table, embedder=embedder.identity.to_dict(), fts_rows=len(rows)
     )
+
+
+def _clear_damage(store: MemoryStore) -> Damage:
+    """Refuse to touch damaged records; replace damaged derived tables with empty ones to refill."""
+    damage = find_damage(store.conn)
+    if damage.core:
+        raise StoreError(f"{store.path}: {damage.describe()}", hint=RESTORE_HINT)
+    if not damage.ok:
+        drop_derived(store.conn)
+    return damage
 
 
 def _fill_table(store: MemoryStore, embedder: Embedder, table: str, progress: Progress | None) -> int:

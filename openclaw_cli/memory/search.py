@@ -222,7 +222,8 @@ class HybridSearcher:
         self._size = lexical.store_size(conn)
         self._counts = lexical.document_counts(conn, terms)
         self._weights = {
-            t: lexical.specificity(self._counts.get(t, 0), self._size) * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
+            t: lexical.specificity(self._counts.get(t, 0), self._size)
+            * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
             for t in terms
         }
 
@@ -242,19 +243,32 @@ class HybridSearcher:
     # ------------------------------------------------------------------ vector leg
 
     def _embed(self, request: SearchRequest, result: SearchResult, clock: _Clock) -> QueryEmbedding | None:
-        if request.mode == "bm25" or self.embedder is None:
+        if request.mode == "bm25":
             return None
-        if vectors.current_table(self.store.conn) is None:
-            return None
-        if not vectors.identity_matches(self.store.conn, self.embedder.identity):
-            result.warnings.append(
-                "the configured embedder differs from the one this index was built with: vector search is off "
-                "until `openclaw memory index --rebuild` re-embeds it"
-            )
+        if self.embedder is None or vectors.current_table(self.store.conn) is None:
+            # Degraded search must say so: every vector is pending (the embedder failed when they were stored).
+            pending = next(
+                iter(
+                    self.store.conn.execute(
+                        "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
+                    )
+                )
+            )[0]
+            if pending:
+                result.warnings.append(
+                    f"{pending} memories have no vector yet (the embedder was unavailable when they were "
+                    "stored): keyword results only; `openclaw memory index` fills them in"
+                )
             return None
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
-        try:
+        try:  # an API embedder without configured dimensions calls the API to learn its identity
+            if not vectors.identity_matches(self.store.conn, self.embedder.identity):
+                result.warnings.append(
+                    "the configured embedder differs from the one this index was built with: vector search "
+                    "is off until `openclaw memory index --rebuild` re-embeds it"
+                )
+                return None
             query: QueryEmbedding = self.embedder.embed_query(request.query)
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")

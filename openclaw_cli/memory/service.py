@@ -7,13 +7,13 @@ It knows where each scope lives (the agent's database, or the shared one for use
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound
+from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.records import (
     DEFAULT_USER,
@@ -122,6 +122,30 @@ class MemoryService:
             if path.exists():
                 yield self.store(path)
 
+    @contextmanager
+    def damage_guard(self) -> Iterator[None]:
+        """Turn an SQLite error met mid-operation into what to do about it, when page damage explains it
+        (a damaged vec0 chunk fails as "could not open vectors blob", not as CorruptError)."""
+        try:
+            yield
+        except Exception as exc:
+            if type(exc).__module__ != "apsw" or type(exc).__name__ in ("BusyError", "ConstraintError"):
+                raise
+            found = self._damage_error()
+            if found is None:
+                raise
+            raise found from exc
+
+    def _damage_error(self) -> StoreError | None:
+        from openclaw_cli.memory.integrity import REBUILD_HINT, RESTORE_HINT, find_damage
+
+        for path, store in self._stores.items():
+            damage = find_damage(store.conn)
+            if not damage.ok:
+                hint = RESTORE_HINT if damage.core else REBUILD_HINT
+                return StoreError(f"{path}: {damage.describe()}", hint=hint)
+        return None
+
     def close(self) -> None:
         for store in self._stores.values():
             with suppress(Exception):
@@ -155,7 +179,8 @@ class MemoryService:
 
     def add(self, item: NewMemory) -> tuple[MemoryRecord, WriteReport]:
         record = self.build_record(item)
-        return record, self.store(self.db_path(record.scope)).add_one(record)
+        with self.damage_guard():
+            return record, self.store(self.db_path(record.scope)).add_one(record)
 
     def add_many(
         self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None
@@ -166,7 +191,8 @@ class MemoryService:
         for record in records:
             by_path.setdefault(self.db_path(record.scope), []).append(record)
         for path, group in by_path.items():
-            report = self.store(path).add(group, progress=progress)
+            with self.damage_guard():
+                report = self.store(path).add(group, progress=progress)
             total.ids += report.ids
             total.skipped += report.skipped
             total.pending_vectors += report.pending_vectors
@@ -174,11 +200,13 @@ class MemoryService:
         return total
 
     def delete(self, record_id: str) -> MemoryRecord:
-        return self._locate(record_id).delete(record_id)
+        with self.damage_guard():
+            return self._locate(record_id).delete(record_id)
 
     def purge_user(self, user_id: str) -> int:
         validate_user(user_id)
-        return sum(store.purge_user(user_id) for store in self.existing_stores())
+        with self.damage_guard():
+            return sum(store.purge_user(user_id) for store in self.existing_stores())
 
     def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
         """Review each hit; one deleted since the search is skipped (see MemoryStore.record_hits)."""
@@ -235,7 +263,8 @@ class MemoryService:
 
         validate_request(request)
         moment = now or utc_now()
-        results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
+        with self.damage_guard():
+            results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
         if not results:
             return SearchResult(hits=[], warnings=["no memories stored yet"])
         if request.user_id is not None and not any(
@@ -257,16 +286,17 @@ class MemoryService:
 
     # ------------------------------------------------------------------ maintenance
 
-    def configured_identity(self) -> Any:
-        from openclaw_cli.memory.embed import expected_identity
+    def configured_identity(self) -> tuple[dict[str, Any], str | None]:
+        """The configured embedder as far as known without an API call, and what is wrong with it."""
+        from openclaw_cli.memory.embed import configured_identity
 
-        return expected_identity(self.settings.embedding)
+        return configured_identity(self.settings.embedding)
 
     def check_indexes(self) -> list[Any]:
         from openclaw_cli.memory.index import check
 
-        configured = self.configured_identity()
-        return [check(store, configured) for store in self.existing_stores()]
+        configured, problem = self.configured_identity()
+        return [check(store, configured, problem) for store in self.existing_stores()]
 
     def repair_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
         from openclaw_cli.memory.index import repair
@@ -292,10 +322,11 @@ class MemoryService:
     def status(self) -> dict[str, Any]:
         from openclaw_cli.memory.status import database_status
 
-        configured = self.configured_identity()
+        configured, problem = self.configured_identity()
         return {
             "agent": self.agent_id,
             "shareUserMemory": self.settings.share_user_memory,
-            "configuredEmbedder": None if configured is None else configured.to_dict(),
-            "databases": [database_status(store, configured) for store in self.existing_stores()],
+            "configuredEmbedder": configured,
+            "embedderProblem": problem,
+            "databases": [database_status(store, configured, problem) for store in self.existing_stores()],
         }

@@ -8,18 +8,19 @@ from openclaw_cli.memory import vectors
 from openclaw_cli.memory.index import check
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.embed import EmbedderIdentity
     from openclaw_cli.memory.store import MemoryStore
 
 
-def database_status(store: MemoryStore, configured: EmbedderIdentity | None) -> dict[str, Any]:
+def database_status(
+    store: MemoryStore, configured: dict[str, Any] | None, embedder_problem: str | None = None
+) -> dict[str, Any]:
     conn = store.conn
     counts: dict[str, dict[str, int]] = {}
     for scope, category, count in conn.execute(
         "SELECT scope, category, count(*) FROM records WHERE deleted = 0 GROUP BY scope, category ORDER BY 1, 2"
     ):
         counts.setdefault(str(scope), {})[str(category)] = int(count)
-    health = check(store, configured)
+    health = check(store, configured, embedder_problem)
     files = {}
     for suffix in ("", "-wal", "-shm"):
         path = store.path.with_name(store.path.name + suffix)

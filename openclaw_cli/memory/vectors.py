@@ -204,7 +204,9 @@ def stored_rows(conn: apsw.Connection, table: str, rowids: Sequence[int]) -> dic
     for start in range(0, len(rowids), 500):
         chunk = list(rowids[start : start + 500])
         marks = ", ".join("?" for _ in chunk)
-        for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", chunk):
+        for rowid, blob in conn.execute(
+            f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", chunk
+        ):
             found[int(rowid)] = codec.decode(blob, fmt)
     return found
 
