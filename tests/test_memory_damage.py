@@ -83,6 +83,19 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _cli_input(home: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**base_env(home), "OPENAI_API_KEY": "sk-x"}
+    return subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", *args],
+        input=text,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     "table", ["vec_1_vector_chunks00", "records_fts_data", "records_fts_content", "vec_1_rowids"]
 )
@@ -106,9 +119,11 @@ def test_derived_damage_is_named_and_rebuild_restores_every_record(
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert _cli(home, "memory", "index", "--check").returncode == 0
     assert "healthy" in _cli(home, "doctor").stdout
-    for i in (0, 13, 39):
-        found = json.loads(_cli(home, "memory", "search", f"teapot number {i}", "--json", "--all").stdout)
-        assert f"mem-t{i}" in [h["id"] for h in found["results"]]
+    queries = "".join(json.dumps({"query": f"teapot number {i}"}) + "\n" for i in (0, 13, 39))
+    batch = _cli_input(home, queries, "memory", "search", "--batch", "-", "--all")
+    answers = [json.loads(line) for line in batch.stdout.splitlines()]
+    for i, answer in zip((0, 13, 39), answers, strict=True):
+        assert f"mem-t{i}" in [h["id"] for h in answer["results"]]
     listed = json.loads(_cli(home, "memory", "list", "--json").stdout)
     assert len(listed) == len(TEXTS)
 
