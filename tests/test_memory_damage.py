@@ -20,7 +20,7 @@ import pytest
 from openclaw_cli.memory.db import vec_extension_path
 from openclaw_cli.memory.search import SearchRequest
 from tests import fake_openai as fake_server
-from tests.conftest import ROOT, base_env, run_cli
+from tests.conftest import ROOT, Result, base_env, run_cli
 from tests.memory_helpers import add, api_settings, service_for
 
 fake_openai = fake_server.fake_openai
@@ -71,29 +71,8 @@ def _damage(path: Path, prefix: str) -> str:
     return str(name)
 
 
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**base_env(home), "OPENAI_API_KEY": "sk-x"}
-    return subprocess.run(
-        [sys.executable, "-m", "openclaw_cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
-
-
-def _cli_input(home: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**base_env(home), "OPENAI_API_KEY": "sk-x"}
-    return subprocess.run(
-        [sys.executable, "-m", "openclaw_cli", *args],
-        input=text,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+def _cli(home: Path, *args: str, input: str | None = None) -> Result:
+    return run_cli(home, *args, input=input, env={"OPENAI_API_KEY": "sk-x"})
 
 
 @pytest.mark.parametrize(
@@ -120,7 +99,7 @@ def test_derived_damage_is_named_and_rebuild_restores_every_record(
     assert _cli(home, "memory", "index", "--check").returncode == 0
     assert "healthy" in _cli(home, "doctor").stdout
     queries = "".join(json.dumps({"query": f"teapot number {i}"}) + "\n" for i in (0, 13, 39))
-    batch = _cli_input(home, queries, "memory", "search", "--batch", "-", "--all")
+    batch = _cli(home, "memory", "search", "--batch", "-", "--all", input=queries)
     answers = [json.loads(line) for line in batch.stdout.splitlines()]
     for i, answer in zip((0, 13, 39), answers, strict=True):
         assert f"mem-t{i}" in [h["id"] for h in answer["results"]]
