@@ -143,3 +143,10 @@ def test_cli_says_why_nothing_came_back(cli) -> None:  # type: ignore[no-untyped
     cli("memory", "add", "prefers dark mode in every editor", "-c", "preference")
     result = cli("memory", "search", "?!")
     assert result.returncode == 0 and "no words or numbers" in result.stderr and result.stdout == ""
+
+
+def test_status_names_the_search_profile(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("memory", "add", "prefers dark mode in every editor", "-c", "preference")
+    db = cli("memory", "status", "--json").json()["databases"][0]
+    assert db["searchProfile"] == {"name": "all-MiniLM-L6-v2-int8+use-m3-int8", "tuned": True}
+    assert "search profile: all-MiniLM-L6-v2-int8+use-m3-int8" in cli("memory", "status").stdout

@@ -459,6 +459,11 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         for scope, cats in db["byScope"].items():
             common.echo(f"  {scope}: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
         common.echo(f"  embedder: {common.human(db['embedder'])}")
+        profile = db["searchProfile"]
+        common.echo(
+            f"  search profile: {profile['name']}"
+            + ("" if profile["tuned"] else " (not tuned for this embedder)")
+        )
         common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
         common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
 

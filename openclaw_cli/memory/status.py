@@ -34,8 +34,17 @@ def database_status(
         "tombstones": health.tombstones,
         "pendingVectors": health.vectors_pending,
         "embedder": vectors.stored_identity(conn),
+        "searchProfile": _profile(vectors.stored_identity(conn)),
         "vectorTable": health.vector_table,
         "index": {"ok": health.ok, "problems": health.problems()},
         "files": files,
         "migrations": migrations,
     }
+
+
+def _profile(identity: dict[str, Any] | None) -> dict[str, Any]:
+    """The search profile this database's embedder gets: an untuned one is worth knowing about."""
+    from openclaw_cli.memory.profiles import profile_for
+
+    profile = profile_for(identity)
+    return {"name": profile.name, "tuned": profile.tuned}
