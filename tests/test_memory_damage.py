@@ -27,22 +27,8 @@ fake_openai = fake_server.fake_openai
 TEXTS = [f"memory {i} about garden {i % 7} and teapot number {i}" for i in range(40)]
 
 
-def _config(home: Path, url: str) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    embedding = {
-        "provider": "litellm",
-        "model": "openai/text-embedding-3-small",
-        "apiBase": url,
-        "dimensions": 64,
-        "maxRetries": 0,
-    }
-    (home / "openclaw.json").write_text(json.dumps({"memory": {"embedding": embedding}}))
-    os.chmod(home, 0o700)
-    os.chmod(home / "openclaw.json", 0o600)
-
-
-def _filled(home: Path, url: str) -> Path:
-    _config(home, url)
+def _filled(home: Path) -> Path:
+    """A home of 40 memories embedded by the default local models (converted once per test run)."""
     lines = "\n".join(json.dumps({"text": t, "id": f"mem-t{i}"}) for i, t in enumerate(TEXTS))
     done = run_cli(home, "memory", "add", "--batch", "-", input=lines, env={"OPENAI_API_KEY": "sk-x"})
     assert done.returncode == 0, done.stderr
@@ -79,10 +65,10 @@ def _cli(home: Path, *args: str, input: str | None = None) -> Result:
     "table", ["vec_1_vector_chunks00", "records_fts_data", "records_fts_content", "vec_1_rowids"]
 )
 def test_derived_damage_is_named_and_rebuild_restores_every_record(
-    tmp_path: Path, fake_openai, table: str
+    tmp_path: Path, table: str
 ) -> None:  # type: ignore[no-untyped-def]
     home = tmp_path / "home"
-    path = _filled(home, fake_openai.url)
+    path = _filled(home)
     _damage(path, table)
     check = _cli(home, "memory", "index", "--check")
     assert check.returncode == 1 and "derived index damaged" in check.stdout, check.stdout + check.stderr
@@ -109,10 +95,10 @@ def test_derived_damage_is_named_and_rebuild_restores_every_record(
 
 @pytest.mark.parametrize("table", ["records", "history"])
 def test_damaged_records_or_history_send_the_user_to_a_backup(
-    tmp_path: Path, fake_openai, table: str
+    tmp_path: Path, table: str
 ) -> None:  # type: ignore[no-untyped-def]
     home = tmp_path / "home"
-    path = _filled(home, fake_openai.url)
+    path = _filled(home)
     _damage(path, table)
     before = path.read_bytes()
     check = _cli(home, "memory", "index", "--check")
@@ -123,9 +109,9 @@ def test_damaged_records_or_history_send_the_user_to_a_backup(
     assert path.read_bytes() == before  # left as it was
 
 
-def test_rebuild_drops_tables_left_by_a_killed_rebuild(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+def test_rebuild_drops_tables_left_by_a_killed_rebuild(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    path = _filled(home, fake_openai.url)
+    path = _filled(home)
     conn = apsw.Connection(str(path))
     conn.enable_load_extension(True)
     conn.load_extension(vec_extension_path())
