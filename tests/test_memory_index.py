@@ -10,6 +10,7 @@ from openclaw_cli.config import Settings
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.embed import EmbeddingUnavailable
 from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.service import NewMemory
 from tests import fake_openai as fake_server
 from tests.memory_helpers import add, api_settings, service_for
 
@@ -84,9 +85,10 @@ def test_changing_the_embedder_is_detected_and_rebuild_switches(tmp_path: Path, 
 
 
 def test_a_rebuild_that_fails_half_way_leaves_the_old_index_working(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    settings = api_settings(fake_openai.url, batchSize=1)
+    settings = api_settings(fake_openai.url)
     service = service_for(tmp_path, settings)
-    ids = [add(service, f"note number {n} about gardening") for n in range(300)]
+    records = [service.build_record(NewMemory(l0=f"note number {n} about gardening")) for n in range(300)]
+    ids = service.add_many(records).ids
     store = _store(service)
     old_table = vectors.current_table(store.conn)
     # The embedding cache is the stored vectors, found by text hash: forget the hashes to force real
