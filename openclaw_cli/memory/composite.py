@@ -3,10 +3,9 @@
 all-MiniLM-L6-v2 is strong on English conversation but has almost no Chinese vocabulary; USE-m3 reads
 16 languages and matches Chinese to English, but is weaker on English paraphrase. Each memory stores
 both vectors, concatenated (each half unit-norm, so a half's dot product is that model's cosine), so one
-table, one cache
-entry and one rebuild cover both. Search scores each half separately and weighs them by the languages
-of the query and of the memory (profiles.py, search.py): a Chinese memory's English half is built from
-unknown tokens and is never trusted.
+table, one cache entry and one rebuild cover both. Search scores each half separately and weighs them by
+the languages of the query and of the memory (semantic.py): a Chinese memory's English half is built
+from unknown tokens and is never trusted.
 """
 
 from __future__ import annotations
