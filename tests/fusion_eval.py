@@ -37,7 +37,7 @@ class Features:
     bm25: np.ndarray
     legs: np.ndarray  # (memories, legs)
     trust: np.ndarray
-    cross: np.ndarray
+    languages: tuple[str, np.ndarray]  # the query's, and each memory's
     unknown_share: float
     has_terms: bool
     similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -73,9 +73,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 bm25=np.array([bm25.get(r, 0.0) for r in rowids]),
                 legs=legs,
                 trust=np.array([semantic.LANGUAGE_TRUST.get(str(r[3]), 0.0) for r in mine]),
-                cross=np.array(
-                    [semantic.is_cross_language(detect_language(item["query"]), str(r[3])) for r in mine]
-                ),
+                languages=(detect_language(item["query"]), np.array([str(r[3]) for r in mine])),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
             )
@@ -93,7 +91,9 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
         english = semantic.english_weight(profile, f.unknown_share) * f.trust
         other = 1.0 - semantic.english_weight(profile, f.unknown_share)
         similarity = (english * f.legs[:, 0] + other * f.legs[:, 1]) / np.maximum(english + other, 1e-9)
-        similarity = similarity + profile.cross_language_bonus * f.cross
+        query_language, memory_languages = f.languages
+        for language in ("en", "zh"):
+            similarity = similarity + profile.bonus(query_language, language) * (memory_languages == language)
     mid, width = profile.logistic()
     meaning = 1.0 / (1.0 + np.exp(-np.clip((similarity - mid) / width, -60, 60)))
     f.similarity = similarity
@@ -186,6 +186,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "lexical_weight": (0.8,),
     "relevance_floor": (0.35,),
     "cross_language_bonus": (0.1, 0.15, 0.2),
+    "chinese_to_english_bonus": (0.15, 0.2, 0.25),
     "lexical_exponent": (1.0, 2.0),
     "agreement": (1.0,),
 }

@@ -30,6 +30,7 @@ STEPS = {
     "lexical_weight": 0.1,
     "relevance_floor": 0.05,
     "cross_language_bonus": 0.05,
+    "chinese_to_english_bonus": 0.05,
     "lexical_exponent": 1.0,
     "agreement": 0.25,
     "tail_floor": 0.05,

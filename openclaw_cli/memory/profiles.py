@@ -40,9 +40,10 @@ class SearchProfile:
       (nothing relevant is stored); otherwise results down to `tail_floor` (default: the same) are kept.
       Deciding "is there anything?" once per query lets weaker but real answers through after a strong
       one without letting nonsense queries return noise.
-    - `cross_language_bonus`: added to the similarity of a Chinese query and an English memory (or the
-      reverse). A multilingual model scores a translation lower than a same-language sentence on the
-      same topic, so without it a Chinese query finds Chinese memories about something else first.
+    - `cross_language_bonus`: added to the similarity of an English query and a Chinese memory, and
+      `chinese_to_english_bonus` (default: the same) for the reverse. A multilingual model scores a
+      translation lower than a same-language sentence on the same topic, so without it a Chinese query
+      finds Chinese memories about something else first.
     - `lexical_exponent`: the keyword share is raised to it, so matching one word of three counts for
       less than a third: a partial match is weak evidence, a full one strong.
     """
@@ -57,6 +58,7 @@ class SearchProfile:
     unknown_token_threshold: float
     relevance_floor: float
     cross_language_bonus: float = 0.0
+    chinese_to_english_bonus: float | None = None
     lexical_exponent: float = 1.0
     agreement: float = 1.0
     tail_floor: float | None = None
@@ -93,10 +95,23 @@ class SearchProfile:
             "unknownTokenThreshold": self.unknown_token_threshold,
             "relevanceFloor": self.relevance_floor,
             "crossLanguageBonus": self.cross_language_bonus,
+            "chineseToEnglishBonus": self.bonus("zh", "en"),
             "lexicalExponent": self.lexical_exponent,
             "agreement": self.agreement,
             "tailFloor": self.kept_floor(),
         }
+
+    def bonus(self, query_language: str, memory_language: str) -> float:
+        """The cross-language bonus for this pair of languages (0 within a language)."""
+        if (query_language, memory_language) == ("en", "zh"):
+            return self.cross_language_bonus
+        if (query_language, memory_language) == ("zh", "en"):
+            return (
+                self.cross_language_bonus
+                if self.chinese_to_english_bonus is None
+                else self.chinese_to_english_bonus
+            )
+        return 0.0
 
     def kept_floor(self) -> float:
         return self.relevance_floor if self.tail_floor is None else self.tail_floor
@@ -116,6 +131,7 @@ _PROFILES: dict[str, SearchProfile] = {
         relevance_floor=0.4,
         tail_floor=0.1,
         cross_language_bonus=0.15,
+        chinese_to_english_bonus=0.2,
         lexical_exponent=1.0,
         agreement=1.0,
     ),

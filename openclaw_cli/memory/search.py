@@ -335,8 +335,8 @@ class HybridSearcher:
                 similarity = semantic.combine(cand.legs, english, language)
                 if len(profile.legs) == 1:
                     similarity *= english  # a lone English model's vector counts less for unreadable queries
-                elif semantic.is_cross_language(query_language, language):
-                    similarity += profile.cross_language_bonus
+                else:  # mixed text is both languages, so it is never across
+                    similarity += profile.bonus(query_language, language)
                 cand.vector_score = similarity
                 cand.semantic = profile.semantic(similarity)
             cand.relevance = profile.fuse(cand.lexical, cand.semantic)

@@ -63,13 +63,6 @@ def combine(legs: Sequence[float], weight: float, language: str) -> float:
     return (english * legs[0] + other * legs[1]) / total if total > 0 else legs[1]
 
 
-CROSS_PAIRS = {("en", "zh"), ("zh", "en")}
-
-
-def is_cross_language(query_language: str, memory_language: str) -> bool:
-    """An English query and a Chinese memory, or the reverse (mixed text is both, so never across)."""
-    return (query_language, memory_language) in CROSS_PAIRS
-
 
 def candidates(
     source: VectorSource,
