@@ -109,7 +109,14 @@ def run(
             proc.kill()
             proc.wait()
     ended = time.monotonic()
-    return Run(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), killed, started, ended)
+    return Run(
+        proc.returncode,
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
+        killed,
+        started,
+        ended,
+    )
 
 
 def no_traceback(result: Run, what: str, failures: list[str]) -> None:
@@ -194,11 +201,15 @@ def _check_conversations(home: Path, acks: Sequence[Ack], tally: Tally) -> None:
     if set(index["sessions"]) != used or index.get("archived"):
         tally.failures.append(f"index keys {sorted(index['sessions'])} archived {index.get('archived')}")
     if len(list(root.glob("s-*"))) != len(index["sessions"]):
-        tally.failures.append(f"{len(list(root.glob('s-*')))} session directories for {len(index['sessions'])} keys")
+        tally.failures.append(
+            f"{len(list(root.glob('s-*')))} session directories for {len(index['sessions'])} keys"
+        )
     for key in used:
         entry = index["sessions"].get(key)
         stored = (
-            [] if entry is None else [m["content"] for m in read_messages(root / entry["sessionId"] / "messages.jsonl").messages]
+            []
+            if entry is None
+            else [m["content"] for m in read_messages(root / entry["sessionId"] / "messages.jsonl").messages]
         )
         position = {text: i for i, text in enumerate(stored)}
         mine = [a for a in acks if a.key == key]
@@ -211,9 +222,9 @@ def _check_conversations(home: Path, acks: Sequence[Ack], tally: Tally) -> None:
             tally.failures.append(f"{key}: messages stored twice: {doubled}")
         for a in mine:
             for b in mine:
-                if a.ended < b.started and a.text in position and b.text in position:
-                    if position[a.text] > position[b.text]:
-                        tally.failures.append(f"{key}: {b.text} stored before {a.text}, acknowledged after it")
+                known = a.text in position and b.text in position
+                if known and a.ended < b.started and position[a.text] > position[b.text]:
+                    tally.failures.append(f"{key}: {b.text} stored before {a.text}, acknowledged after it")
         shown = run(home, "session", "show", key, "--json")
         no_traceback(shown, f"session show {key}", tally.failures)
         if shown.returncode != 0:
@@ -329,7 +340,9 @@ def _check_then_repair(home: Path, failures: list[str], what: str) -> None:
         failures.append(f"{what}: index (repair) exited {repair.returncode}: {repair.stderr[-300:]}")
     final = run(home, "memory", "index", "--check", "--json")
     if final.returncode != 0 or final.json()["ok"] is not True:
-        failures.append(f"{what}: after repair index --check exited {final.returncode}: {final.stdout[-400:]}")
+        failures.append(
+            f"{what}: after repair index --check exited {final.returncode}: {final.stdout[-400:]}"
+        )
 
 
 def _kill_batch(tmp_path: Path, tries: int, seed: int) -> None:
@@ -407,7 +420,9 @@ def _kill_rebuild(tmp_path: Path, tries: int, seed: int) -> None:
         found = run(home, "memory", "search", "teapot number 123", "--mode", "vector", "--all", "--json")
         no_traceback(found, f"{what}: search", tally.failures)
         if found.returncode != 0 or not found.json()["results"]:
-            tally.failures.append(f"{what}: vector search after the kill: {found.returncode} {found.stderr[-300:]}")
+            tally.failures.append(
+                f"{what}: vector search after the kill: {found.returncode} {found.stderr[-300:]}"
+            )
         _check_then_repair(home, tally.failures, what)
         after = _records(home, tally.failures) or {}
         tally.lost += len(set(texts) - set(after))
@@ -436,7 +451,9 @@ def _kill_conversion(tmp_path: Path, tries: int, seed: int) -> None:
         cache = tmp_path / f"models{attempt}"  # fresh: this process converts the packaged models
         env = {"OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(cache)}
         tally.tries += 1
-        first = run(home, "memory", "add", "first memory about teapots", kill_after=rng.uniform(1.0, 9.0), env=env)
+        first = run(
+            home, "memory", "add", "first memory about teapots", kill_after=rng.uniform(1.0, 9.0), env=env
+        )
         tally.kills += first.killed
         no_traceback(first, f"{what}: first add", tally.failures)
         acked = 1 if first.returncode == 0 else 0
