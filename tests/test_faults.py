@@ -345,16 +345,29 @@ def _check_then_repair(home: Path, failures: list[str], what: str) -> None:
         )
 
 
-def _kill_batch(tmp_path: Path, tries: int, seed: int, window: tuple[float, float]) -> None:
+def _kill_batch(tmp_path: Path, tries: int, seed: int, count: int = BATCH) -> None:
     rng = random.Random(seed)
     tally = Tally("kill during memory add --batch")
-    batch, texts = _batch_file(tmp_path)
+    batch, texts = _batch_file(tmp_path, count)
     visible_counts: list[int] = []
+    # One clean run measures how long the batch takes here (load varies), so the kills land inside it.
+    clean = run(tmp_path / "clean", "memory", "add", "--batch", str(batch), "--json")
+    assert clean.returncode == 0, clean.stderr
+    duration = clean.ended - clean.started
+    tally.notes.append(f"clean run {duration:.1f} s")
     for attempt in range(tries):
         home = tmp_path / f"home{attempt}"
         what = f"try {attempt}"
         tally.tries += 1
-        added = run(home, "memory", "add", "--batch", str(batch), "--json", kill_after=rng.uniform(*window))
+        added = run(
+            home,
+            "memory",
+            "add",
+            "--batch",
+            str(batch),
+            "--json",
+            kill_after=rng.uniform(0.3 * duration, duration),
+        )
         tally.kills += added.killed
         no_traceback(added, f"{what}: batch", tally.failures)
         if not added.killed and added.returncode != 0:
@@ -369,19 +382,19 @@ def _kill_batch(tmp_path: Path, tries: int, seed: int, window: tuple[float, floa
         # Whole records only: each visible record is exactly one input line, committed a chunk at a time.
         if any(texts.get(i) != l0 for i, l0 in visible.items()):
             tally.failures.append(f"{what}: a visible record differs from its input line")
-        if len(visible) not in (0, 256, BATCH):
+        if len(visible) % 256 and len(visible) != count:
             tally.failures.append(f"{what}: {len(visible)} records visible, not a whole chunk")
         rerun = run(home, "memory", "add", "--batch", str(batch), "--json")
         if rerun.returncode != 0:
             tally.failures.append(f"{what}: rerun exited {rerun.returncode}: {rerun.stderr[-300:]}")
             continue
         summary = rerun.json()
-        if summary["skipped"] != len(visible) or summary["added"] != BATCH - len(visible):
+        if summary["skipped"] != len(visible) or summary["added"] != count - len(visible):
             tally.failures.append(f"{what}: rerun added {summary['added']} skipped {summary['skipped']}")
         after = _records(home, tally.failures) or {}
         tally.lost += len(acked - set(after))
         if after != texts:
-            tally.failures.append(f"{what}: after the rerun {len(after)} records, expected {BATCH}")
+            tally.failures.append(f"{what}: after the rerun {len(after)} records, expected {count}")
         final = run(home, "memory", "index", "--check", "--json")
         if final.returncode != 0:
             tally.failures.append(f"{what}: index --check after the rerun: {final.stdout[-300:]}")
@@ -390,13 +403,12 @@ def _kill_batch(tmp_path: Path, tries: int, seed: int, window: tuple[float, floa
 
 
 def test_kill_during_memory_add_batch(tmp_path: Path) -> None:
-    # Writing runs from ~1 s (models loaded) to ~2.5 s of the process on an idle 2-core machine.
-    _kill_batch(tmp_path, tries=1, seed=SEED + 4, window=(1.0, 2.2))
+    _kill_batch(tmp_path, tries=1, seed=SEED + 4)
 
 
 @pytest.mark.slow
 def test_kill_during_memory_add_batch_long(tmp_path: Path) -> None:
-    _kill_batch(tmp_path, tries=8, seed=SEED + 5, window=(0.5, 4.0))
+    _kill_batch(tmp_path, tries=8, seed=SEED + 5, count=900)
 
 
 def _kill_rebuild(tmp_path: Path, tries: int, seed: int) -> None:
@@ -406,11 +418,17 @@ def _kill_rebuild(tmp_path: Path, tries: int, seed: int) -> None:
     batch, texts = _batch_file(tmp_path)
     assert run(home, "memory", "add", "--batch", str(batch)).returncode == 0
     tally.acked = len(texts)
-    tables: list[str] = []
+    clean = run(home, "memory", "index", "--rebuild", "--json")
+    assert clean.returncode == 0, clean.stderr
+    duration = clean.ended - clean.started
+    tables: list[str] = [clean.json()["rebuilt"][0]["vectorTable"]]
+    tally.notes.append(f"clean rebuild {duration:.1f} s")
     for attempt in range(tries):
         what = f"try {attempt}"
         tally.tries += 1
-        rebuilt = run(home, "memory", "index", "--rebuild", "--json", kill_after=rng.uniform(0.5, 3.0))
+        rebuilt = run(
+            home, "memory", "index", "--rebuild", "--json", kill_after=rng.uniform(0.2 * duration, duration)
+        )
         tally.kills += rebuilt.killed
         no_traceback(rebuilt, f"{what}: rebuild", tally.failures)
         if not rebuilt.killed and rebuilt.returncode != 0:
@@ -434,7 +452,7 @@ def _kill_rebuild(tmp_path: Path, tries: int, seed: int) -> None:
 
 
 def test_kill_during_memory_index_rebuild(tmp_path: Path) -> None:
-    _kill_rebuild(tmp_path, tries=2, seed=SEED + 6)
+    _kill_rebuild(tmp_path, tries=1, seed=SEED + 6)
 
 
 @pytest.mark.slow
