@@ -61,10 +61,11 @@ def _with_converted_models(home: Path) -> None:
             _command("memory", "add", "warm up"), env=env, cwd=ROOT, check=True, capture_output=True
         )
     target = Home(home).model_cache_dir
-    target.mkdir(parents=True, exist_ok=True)
+    Home(home).ensure(target)  # private (0700) like every directory openclaw makes
     for path in source.iterdir():
         if path.is_file() and not path.name.startswith("."):
             shutil.copy2(path, target / path.name)
+            os.chmod(target / path.name, 0o600)  # as openclaw writes them: doctor checks permissions
 
 
 def _timed(benchmark: Any, command: list[str], env: dict[str, str], rounds: int, goal_ms: float) -> None:
