@@ -33,7 +33,7 @@ def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> lis
     settings, config_findings = check_config(home, env)
     findings += config_findings
     findings += _check_sessions(home, agent, fix)
-    findings += check_model_leftovers(home, fix)
+    findings += check_model_leftovers(home, fix, settings)
     findings += _check_memory(home, agent, settings, fix)
     return findings
 
@@ -43,17 +43,25 @@ CONVERT_PREFIX = ".convert-"
 LEFTOVER_AGE_S = 300  # a conversion takes seconds; younger directories may belong to a running one
 
 
-def check_model_leftovers(home: Home, fix: bool) -> list[Finding]:
-    """`.convert-*` directories in cache/models/ left by a killed model conversion (derived data only)."""
+def _model_cache_dirs(home: Home, settings: Settings | None) -> list[Path]:
+    """cache/models/ and, when `memory.embedding.modelCacheDir` points elsewhere, that directory too."""
+    directories = [home.model_cache_dir]
+    configured = settings.memory.embedding.model_cache_dir if settings is not None else None
+    if configured and Path(configured).expanduser() != home.model_cache_dir:
+        directories.append(Path(configured).expanduser())
+    return [d for d in directories if d.is_dir()]
+
+
+def check_model_leftovers(home: Home, fix: bool, settings: Settings | None = None) -> list[Finding]:
+    """`.convert-*` directories left by a killed model conversion (derived data only), in cache/models/
+    and in the configured model cache directory (where conversions run when one is configured)."""
     import shutil
     import time
 
-    directory = home.model_cache_dir
-    if not directory.is_dir():
-        return []
     findings: list[Finding] = []
     now = time.time()
-    for path in sorted(directory.glob(f"{CONVERT_PREFIX}*")):
+    leftovers = [p for d in _model_cache_dirs(home, settings) for p in sorted(d.glob(f"{CONVERT_PREFIX}*"))]
+    for path in leftovers:
         try:
             if now - path.lstat().st_mtime < LEFTOVER_AGE_S:
                 continue
