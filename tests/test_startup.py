@@ -65,3 +65,28 @@ def test_the_measurement_detects_a_heavy_import(home: Path) -> None:
     status, modules = _imported_modules(home, "config", "show", "--json")
     assert status == 0
     assert "pydantic_settings" in _heavy(modules)
+
+
+def test_session_append_imports_only_its_own_command_group(cli, home: Path) -> None:
+    # Command groups are built when invoked (cli/lazy.py): an append pays for neither memory nor config,
+    # nor (once the first append cached the session settings) for pydantic.
+    assert cli("session", "append", "agent:main:main", "--role", "user", "first").returncode == 0
+    status, modules = _imported_modules(home, "session", "append", "agent:main:main", "--role", "user", "hi")
+    assert status == 0
+    assert "openclaw_cli.cli.session" in modules
+    assert {"openclaw_cli.cli.memory", "openclaw_cli.cli.config_cmd"} & modules == set()
+    assert _heavy(modules) == [] and "pydantic" not in {m.split(".")[0] for m in modules}
+
+
+def test_help_still_lists_every_command_group(home: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", "--help"],
+        capture_output=True,
+        text=True,
+        env=base_env(home),
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    for group in ("config", "session", "memory", "doctor"):
+        assert f" {group} " in proc.stdout

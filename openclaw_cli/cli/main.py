@@ -10,11 +10,9 @@ import typer
 
 from openclaw_cli import __version__
 from openclaw_cli.cli import common
-from openclaw_cli.cli.config_cmd import app as config_app
 from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
 from openclaw_cli.cli.doctor import doctor_cmd
-from openclaw_cli.cli.memory import app as memory_app
-from openclaw_cli.cli.session import app as session_app
+from openclaw_cli.cli.lazy import LazyRootGroup
 from openclaw_cli.errors import OpenclawError, UsageError
 
 app = typer.Typer(
@@ -23,12 +21,11 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyRootGroup,  # config, session and memory are imported when used (lazy.LAZY_GROUPS)
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json",
 )
-app.add_typer(config_app, name="config")
-app.add_typer(session_app, name="session")
-app.add_typer(memory_app, name="memory")
+LazyRootGroup.owner = app
 app.command("doctor", epilog=DOCTOR_EPILOG)(doctor_cmd)
 
 

@@ -46,11 +46,15 @@ CategoryOpt = Annotated[
 
 
 @contextmanager
-def _service(*, warm: bool = False, one_shot: bool = False) -> Iterator[MemoryService]:
+def _service(
+    *, warm: bool = False, one_shot: bool = False, fast_start: bool = False
+) -> Iterator[MemoryService]:
     from openclaw_cli.memory.service import MemoryService
 
     st = common.state()
-    service = MemoryService(st.home, st.agent, st.settings.memory, warm=warm, one_shot=one_shot)
+    service = MemoryService(
+        st.home, st.agent, st.settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
+    )
     try:
         yield service
     finally:
@@ -127,7 +131,8 @@ def add_cmd(
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
     _one_category(category)
     _scopes(scope)
-    with _service() as service:
+    # One text: load the models for a fast start (same vectors); a batch keeps the faster tokenizer.
+    with _service(fast_start=batch is None) as service:
         _announce_model_preparation(service)
         if batch is not None:
             _add_batch(service, batch, as_json)

@@ -419,20 +419,28 @@ _cache_lock = threading.Lock()
 
 
 def create_embedder(
-    settings: EmbeddingSettings, *, one_shot: bool = False, cache_dir: Path | None = None
+    settings: EmbeddingSettings,
+    *,
+    one_shot: bool = False,
+    cache_dir: Path | None = None,
+    fast_start: bool = False,
 ) -> Embedder:
     """The embedder for these settings; loaded once per process and shared afterwards.
 
     `one_shot` is for a process that embeds a single query (a CLI search): local models then load
     without graph optimisation, which is faster end to end for one run (see load_session).
+    `fast_start` (implied by one_shot) is for a process that embeds a few texts and exits (`memory add
+    TEXT`): what loads fastest without changing any vector, i.e. USE-m3's vocabulary from its marshal
+    cache; graph optimisation stays on, since turning it off changes the stored vectors in the last bits.
     `cache_dir` holds the packaged model converted to int8 compute (quantize.py); without one, the
     conversion goes to a directory that lives as long as the process.
     """
-    key = settings.model_dump_json() + (":one-shot" if one_shot else "") + f":{cache_dir}"
+    fast_start = fast_start or one_shot
+    key = settings.model_dump_json() + f":{one_shot}:{fast_start}:{cache_dir}"
     with _cache_lock:
         cached = _cache.get(key)
         if cached is None:
-            cached = _build(settings, optimise=not one_shot, cache_dir=cache_dir)
+            cached = _build(settings, optimise=not one_shot, cache_dir=cache_dir, fast_start=fast_start)
             _cache[key] = cached
         return cached
 
@@ -447,11 +455,18 @@ def _process_model_dir() -> Path:
 _process_dir: tempfile.TemporaryDirectory[str] | None = None
 
 
-def _build(settings: EmbeddingSettings, *, optimise: bool = True, cache_dir: Path | None = None) -> Embedder:
+def _build(
+    settings: EmbeddingSettings,
+    *,
+    optimise: bool = True,
+    cache_dir: Path | None = None,
+    fast_start: bool = False,
+) -> Embedder:
     # The packaged model runs as it was trained (mean pooling, no prefixes); pooling and prefixes are
     # options for other ONNX exports (e.g. e5 wants "query: " / "passage: ", bge wants CLS pooling).
     if settings.provider == "local":
-        return _local_embedder(settings, optimise=optimise, cache_dir=cache_dir or _process_model_dir())
+        directory = cache_dir or _process_model_dir()
+        return _local_embedder(settings, optimise=optimise, cache_dir=directory, fast_start=fast_start)
     if settings.provider == "onnx":
         model, tokenizer = model_dir_files(settings.path, "memory.embedding")
         return OnnxEmbedder(
@@ -469,25 +484,27 @@ def _build(settings: EmbeddingSettings, *, optimise: bool = True, cache_dir: Pat
     return LiteLLMEmbedder(settings)
 
 
-def _local_embedder(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> Embedder:
+def _local_embedder(
+    settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path, fast_start: bool
+) -> Embedder:
     """The packaged models: MiniLM and USE-m3 side by side (the default), or either alone."""
     from openclaw_cli.memory import profiles
 
     model = _check_local(settings)
     if model == profiles.USE_M3:
-        return _multilingual(settings, cache_dir)
+        return _multilingual(settings, cache_dir, fast_start)
     english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)
     if model == profiles.MINILM:
         return english
     from openclaw_cli.memory.composite import CompositeEmbedder
 
-    return CompositeEmbedder(english, _multilingual(settings, cache_dir))
+    return CompositeEmbedder(english, _multilingual(settings, cache_dir, fast_start))
 
 
-def _multilingual(settings: EmbeddingSettings, cache_dir: Path) -> Embedder:
+def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool) -> Embedder:
     from openclaw_cli.memory.use_m3 import MultilingualEmbedder
 
-    return MultilingualEmbedder(cache_dir, threads=settings.threads)
+    return MultilingualEmbedder(cache_dir, threads=settings.threads, fast_start=fast_start)
 
 
 def _minilm(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> OnnxEmbedder:

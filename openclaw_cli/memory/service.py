@@ -60,14 +60,17 @@ class MemoryService:
         *,
         warm: bool = False,
         one_shot: bool = False,
+        fast_start: bool = False,
     ) -> None:
         """`warm`: keep vectors in memory for repeated searches. `one_shot`: this process runs one search
-        and exits, so the model is loaded for a fast start rather than fast repeated runs."""
+        and exits, so the model is loaded for a fast start rather than fast repeated runs. `fast_start`:
+        this process embeds a few texts and exits (one `memory add`); vectors stay exactly as otherwise."""
         self.home = home
         self.agent_id = agent_id
         self.settings = settings
         self.warm = warm
         self.one_shot = one_shot
+        self.fast_start = fast_start
         self._stores: dict[Path, MemoryStore] = {}
 
     # ------------------------------------------------------------------ plumbing
@@ -86,7 +89,10 @@ class MemoryService:
         from openclaw_cli.memory.embed import create_embedder
 
         return create_embedder(
-            self.settings.embedding, one_shot=self.one_shot, cache_dir=self.model_cache_dir()
+            self.settings.embedding,
+            one_shot=self.one_shot,
+            cache_dir=self.model_cache_dir(),
+            fast_start=self.fast_start,
         )
 
     def model_cache_dir(self) -> Path:

@@ -1,0 +1,108 @@
+"""Command groups imported only when used: `openclaw session append` must not build `memory`'s commands.
+
+Typer turns every registered command into a click command (reading each function's signature and type
+hints) before it parses a single argument; with every group registered that was ~40 ms of a ~100 ms
+`session append`. Here the root group holds a mapping whose groups are imported and converted on first
+lookup, with the same settings Typer's `add_typer` would have used, so help, errors, completion and the
+generated docs see the same tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Any
+
+import typer
+import typer.main
+from typer.core import TyperGroup
+from typer.models import TyperInfo
+
+
+def _config_app() -> typer.Typer:
+    from openclaw_cli.cli.config_cmd import app
+
+    return app
+
+
+def _session_app() -> typer.Typer:
+    from openclaw_cli.cli.session import app
+
+    return app
+
+
+def _memory_app() -> typer.Typer:
+    from openclaw_cli.cli.memory import app
+
+    return app
+
+
+# name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
+# statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
+LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
+    "config": _config_app,
+    "session": _session_app,
+    "memory": _memory_app,
+}
+
+
+class LazyCommands(MutableMapping[str, Any]):
+    """The root's commands: eager ones as given, lazy ones built by `load(name)` on first lookup.
+
+    Iterating yields names only, so listing or typo suggestions import nothing; looking a name up (to run
+    it, or to print its help line) builds that one group.
+    """
+
+    def __init__(self, eager: MutableMapping[str, Any], lazy: list[str], load: Callable[[str], Any]) -> None:
+        self._loaded: dict[str, Any] = dict(eager)
+        self._order = [*eager, *(name for name in lazy if name not in eager)]
+        self._load = load
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._loaded:
+            if name not in self._order:
+                raise KeyError(name)
+            self._loaded[name] = self._load(name)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        if name not in self._order:
+            self._order.append(name)
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._order.remove(name)
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._order
+
+
+class LazyRootGroup(TyperGroup):
+    """The root click group: `LAZY_GROUPS` are converted from their Typer apps when first looked up."""
+
+    owner: typer.Typer | None = None  # the root Typer app, whose settings the sub-groups inherit
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(self.commands, list(LAZY_GROUPS), self._build)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # names only: the base class's items() would import every group
+
+    def _build(self, name: str) -> Any:
+        sub_app = LAZY_GROUPS[name]()
+        root = self.owner
+        assert root is not None, "LazyRootGroup.owner is set where the root app is made"
+        # What typer.main.get_group_from_info does for `root.add_typer(sub_app, name=name)`.
+        return typer.main.get_group_from_info(
+            TyperInfo(sub_app, name=name),
+            pretty_exceptions_short=root.pretty_exceptions_short,
+            rich_markup_mode=root.rich_markup_mode,
+            suggest_commands=root.suggest_commands,
+        )
