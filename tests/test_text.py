@@ -554,3 +554,33 @@ def test_without_a_cache_dir_jieba_writes_nothing(tmp_path: Path) -> None:
     proc = _run_fresh(script, tmp_path)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_jieba_point_lookups_segment_exactly_like_the_loaded_dictionary(tmp_path: Path) -> None:
+    """A short process reads jieba's dictionary entry by entry from a table (jieba_lookup.py): it must
+    cut every text the same way as the whole dictionary loaded in memory."""
+    import json
+    import logging
+
+    import jieba
+
+    from openclaw_cli.memory.jieba_lookup import open_frequencies
+
+    jieba.setLogLevel(logging.WARNING)
+    full = jieba.Tokenizer()
+    full.initialize()
+    lookup = jieba.Tokenizer()
+    lookup.FREQ, lookup.total = open_frequencies(tmp_path / "cache", lookup)
+    lookup.initialized = True
+    assert lookup.total == full.total
+    (table,) = (tmp_path / "cache").glob("jieba-*.sqlite")
+    assert table.stat().st_mode & 0o777 == 0o600
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
+    texts = [
+        json.loads(line)["l0"] for line in (root / "memories.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    texts += ["编辑器快捷键偏好", "小朋友在学哪种水上运动", "张三升了经理，李四还是工程师", "喝茶吗"]
+    for text in texts:
+        assert list(lookup.cut_for_search(text)) == list(full.cut_for_search(text)), text
+    again, _ = open_frequencies(tmp_path / "cache", lookup)  # built once, then only opened
+    assert "咖啡" in again and again.get("不存在的词语xyz") is None

@@ -119,7 +119,8 @@ class MemoryService:
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:
             self.home.ensure_root()
-            set_jieba_cache_dir(self.home.cache_dir)  # the first Han text loads jieba's dictionary from here
+            # The first Han text loads jieba's dictionary from here (entry by entry in a short process).
+            set_jieba_cache_dir(self.home.cache_dir, point_lookups=self.fast_start or self.one_shot)
             self._stores[path] = MemoryStore.open(path, self.embedder, create=create)
         return self._stores[path]
 

@@ -275,14 +275,20 @@ def _japanese_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
 _jieba_cache_dir: Path | None = None
 
 
-def set_jieba_cache_dir(path: Path) -> None:
+_jieba_point_lookups = False
+
+
+def set_jieba_cache_dir(path: Path, *, point_lookups: bool = False) -> None:
     """Where jieba keeps its prefix-dictionary cache (`jieba.cache`, created 0600 in a 0700 directory).
 
     Without it jieba would write the cache to the system temp directory, outside the user's home; so
     until this is called the dictionary is built from its source on every load and nothing is written.
+    `point_lookups`: this process segments a few texts and exits, so the dictionary is read entry by
+    entry from a table on disk instead of loaded whole (jieba_lookup.py; same segmentation).
     """
-    global _jieba_cache_dir
+    global _jieba_cache_dir, _jieba_point_lookups
     _jieba_cache_dir = path
+    _jieba_point_lookups = point_lookups
 
 
 @lru_cache(maxsize=1)
@@ -296,7 +302,12 @@ def _jieba() -> Any:
 
     jieba.setLogLevel(logging.WARNING)
     tokenizer = jieba.dt
-    if _jieba_cache_dir is None:
+    if _jieba_cache_dir is not None and _jieba_point_lookups:
+        from openclaw_cli.memory.jieba_lookup import open_frequencies
+
+        tokenizer.FREQ, tokenizer.total = open_frequencies(_jieba_cache_dir, tokenizer)
+        tokenizer.initialized = True
+    elif _jieba_cache_dir is None:
         # jieba.initialize() always dumps its cache into tempfile.gettempdir(): build the dictionary here.
         with tokenizer.get_dict_file() as source:
             tokenizer.FREQ, tokenizer.total = tokenizer.gen_pfdict(source)
