@@ -131,3 +131,12 @@ def test_list_does_not_load_heavy_modules(home: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_show_counts_tokens_that_appends_leave_uncounted(cli) -> None:  # type: ignore[no-untyped-def]
+    """Appends skip token counting (the tokenizer is slow to load); show fills the totals in."""
+    cli("session", "append", "agent:main:main", "--role", "user", "remember that I like green tea")
+    cli("session", "append", "agent:main:main", "--role", "assistant", "Noted: green tea.")
+    meta = cli("session", "show", "agent:main:main", "--json").json()["meta"]
+    assert meta["totalInputTokens"] > 0 and meta["totalOutputTokens"] > 0
+    assert "tokens in/out 0/0" not in cli("session", "show", "agent:main:main").stdout

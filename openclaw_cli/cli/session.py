@@ -159,7 +159,7 @@ def show_cmd(
 ) -> None:
     """Show a session's metadata and messages. Damaged lines are skipped and reported on stderr."""
     store = _store()
-    view = store.read_session(store.resolve(target))
+    view = store.read_session(store.resolve(target), count_tokens=True)
     messages = view.messages[-tail:] if tail else ([] if tail == 0 else view.messages)
     _warn_problems(view.problems, view.path)
     if as_json:
