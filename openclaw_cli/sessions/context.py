@@ -61,7 +61,7 @@ def _fingerprint(message: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def fill_token_counts(directory: Path, messages: list[dict[str, Any]]) -> None:
+def fill_token_counts(directory: Path, messages: list[dict[str, Any]], *, write_cache: bool = True) -> None:
     """Give every message a `tokens` count, from the session's cache (tokens.json) where it is valid.
 
     Appends do not count tokens (the tokenizer is slow to load), so counts are made here, on the first
@@ -85,7 +85,7 @@ def fill_token_counts(directory: Path, messages: list[dict[str, Any]]) -> None:
             counts[key] = entry
             changed = True
         message["tokens"] = int(entry[1])
-    if changed:
+    if changed and write_cache:
         with contextlib.suppress(OSError):
             atomic_write_json(path, {"encoding": DEFAULT_ENCODING, "counts": counts}, durable=False)
 

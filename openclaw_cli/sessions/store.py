@@ -337,15 +337,15 @@ class SessionStore:
     def read_session(self, session_id: str, *, count_tokens: bool = False) -> SessionView:
         """meta (brought up to date with the messages), all readable messages and the damaged lines.
 
-        Appends do not count tokens; `count_tokens` counts them now (cached in tokens.json) so that the
-        meta's token totals are filled in."""
+        Appends do not count tokens; `count_tokens` counts them now (reading, never writing, the cache
+        in tokens.json: a reading command changes nothing) so that the meta's token totals are filled in."""
         directory = self.session_dir(session_id)
         meta = read_meta_file(directory / META_FILENAME)
         result = read_messages(directory / MESSAGES_FILENAME)
         if count_tokens:
             from openclaw_cli.sessions.context import fill_token_counts
 
-            fill_token_counts(directory, result.messages)
+            fill_token_counts(directory, result.messages, write_cache=False)
         meta.update(meta_counters(result.messages))
         meta["messagesBytes"] = _size(directory / MESSAGES_FILENAME)
         return SessionView(meta, result.messages, result.problems, directory / MESSAGES_FILENAME)
