@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +74,20 @@ def create_private_file(path: Path) -> None:
     """Create an empty 0600 file if it does not exist."""
     fd = os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE)
     os.close(fd)
+
+
+@contextmanager
+def temp_files_inside(directory: Path) -> Iterator[None]:
+    """Send what libraries write through `tempfile` into `directory` for the duration.
+
+    onnxruntime's quantizer saves an ~80 MB shape-inferred copy of the model in the system temp dir, and
+    a killed conversion leaves it there; inside the home's private cache it is the user's data, and
+    `doctor` finds it with the rest of a conversion's leftovers. Process-wide: call it only where no
+    other thread needs the system temp dir.
+    """
+    previous = tempfile.tempdir
+    tempfile.tempdir = str(directory)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = previous

@@ -56,3 +56,29 @@ def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
     embedder = create_embedder(EmbeddingSettings(model="all-MiniLM-L6-v2-int8"), cache_dir=cache)
     assert embedder.embed_query("hello world").vector.shape == (384,)
     assert cached.stat().st_size > 1_000_000
+
+
+def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) -> None:
+    """onnxruntime's quantizer keeps an ~80 MB copy of the model in the temp dir; it belongs in the
+    private cache, where a killed conversion's leftovers are found and removed by doctor."""
+    import os
+    import subprocess
+    import sys
+
+    system_temp = tmp_path / "system-temp"
+    system_temp.mkdir()
+    script = (
+        "import sys; from pathlib import Path; "
+        "from openclaw_cli.memory.embed import local_model_files; "
+        "from openclaw_cli.memory.quantize import int8_compute_model; "
+        "int8_compute_model(local_model_files()[0], Path(sys.argv[1]))"
+    )
+    env = {**os.environ, "TMPDIR": str(system_temp)}
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "models")], env=env, cwd=root, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    # `.ses` is onnxruntime's own 51-byte session id, written when it is imported; no model data.
+    assert [p.name for p in system_temp.iterdir() if p.name != ".ses"] == []
+    assert [p.suffix for p in (tmp_path / "models").iterdir()] == [".onnx"]

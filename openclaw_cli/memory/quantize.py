@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.fsutil import ensure_private_dir, temp_files_inside
 
 FORMAT = "dq-int8-v2"  # bump when the conversion changes, so old cached files are not reused
 
@@ -67,13 +67,14 @@ def _convert(source: Path, target: Path) -> None:
             # weights in pairs summed into int16 (vpmaddubsw), which saturates for 8-bit weights: vectors
             # then differ by CPU (min cosine 0.968 to float on one such machine). With |w| <= 63 a pair sum
             # is at most 2*255*63 < 32767, so the integer arithmetic is exact everywhere.
-            quantize_dynamic(
-                str(folded),
-                str(converted),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                reduce_range=True,
-            )
+            with temp_files_inside(Path(work)):
+                quantize_dynamic(
+                    str(folded),
+                    str(converted),
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    reduce_range=True,
+                )
         finally:
             logging.disable(logging.NOTSET)
         os.chmod(converted, 0o600)

@@ -17,14 +17,13 @@ import os
 import struct
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.fsutil import ensure_private_dir, temp_files_inside
 from openclaw_cli.memory import use_m3_pieces
 from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding, load_session, load_tokenizer
 from openclaw_cli.memory.use_m3_pieces import PieceTokenizer
@@ -123,23 +122,11 @@ def _convert_into(cache_dir: Path, model: Path, tokenizer: Path) -> None:
         built_tokenizer.write_bytes(build_tokenizer_json(sp_model.read_bytes()))
         built_model = work_dir / "model.onnx"
         graph = build_graph(weights)
-        with _temp_dir_inside(work_dir):
+        with temp_files_inside(work_dir):
             _quantize(graph, built_model)
         for built, target in ((built_model, model), (built_tokenizer, tokenizer)):
             os.chmod(built, 0o600)
             os.replace(built, target)
-
-
-@contextmanager
-def _temp_dir_inside(directory: Path) -> Iterator[None]:
-    # onnxruntime's quantizer saves a shape-inferred copy of the model in the system temp dir; keep that
-    # ~80 MB copy inside the private cache (a tmpfs /tmp may be small, and the weights are not its business).
-    previous = tempfile.tempdir
-    tempfile.tempdir = str(directory)
-    try:
-        yield
-    finally:
-        tempfile.tempdir = previous
 
 
 # ---------------------------------------------------------------------------------------------------------
