@@ -19,6 +19,7 @@ import numpy as np
 
 from openclaw_cli.config import Settings
 from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding
+from openclaw_cli.memory.profiles import COMPOSITE
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
 
@@ -92,19 +93,19 @@ class CompositeEmbedder:
     Passage vectors are clustered synthetic unit halves, seeded by the text so they are stable; no model
     is loaded, since space and vector-search speed do not depend on what the vectors mean. With `query`
     the query vectors come from that embedder's 384-dim vector (the real model, so a warm search pays
-    the model's time) and a fixed random projection of it for the second half.
+    the model's time): the real two-model composite.
     """
 
     def __init__(self, query: Any = None, weights: tuple[float, float] = (1.0, 1.0), seed: int = 7) -> None:
         rng = np.random.default_rng(seed)
         self._centers = [rng.normal(size=(256, d)).astype(np.float32) for d in HALVES]
-        self._projection = rng.normal(size=(HALVES[0], HALVES[1])).astype(np.float32)
         self._query = query
         self.weights = weights
 
     @property
     def identity(self) -> EmbedderIdentity:
-        return EmbedderIdentity("bench", "composite-384-512", sum(HALVES))
+        # The real composite's identity, so search uses its profile (two scans, per-leg scoring).
+        return EmbedderIdentity("local", COMPOSITE, sum(HALVES))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), sum(HALVES)), dtype=np.float32)
@@ -118,11 +119,9 @@ class CompositeEmbedder:
         if self._query is None:
             vector = self.embed_passages([text])[0]
             unknown = 0.0
-        else:
-            first = self._query.embed_query(text)
-            second = first.vector @ self._projection
-            vector = np.concatenate([first.vector, second / np.linalg.norm(second)]).astype(np.float32)
-            unknown = first.unknown_share
+        else:  # the real composite model: a warm search pays both models' time
+            real = self._query.embed_query(text)
+            vector, unknown = real.vector.astype(np.float32), real.unknown_share
         vector[: HALVES[0]] *= self.weights[0]
         vector[HALVES[0] :] *= self.weights[1]
         return QueryEmbedding(vector=vector, unknown_share=unknown)
