@@ -61,8 +61,8 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
             lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
         )
         query = embedder.embed_query(item["query"])
-        stored = matrix.rows(rowids)
-        legs = np.array([semantic._leg_cosines(query.vector, stored[r], profile.legs) for r in rowids])
+        cosines = semantic._leg_cosines(query.vector, matrix.rows(rowids), profile.legs)
+        legs = np.array([cosines[r] for r in rowids])
         out.append(
             Features(
                 query=item["query"],

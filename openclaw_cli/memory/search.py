@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
     from openclaw_cli.memory.embed import Embedder, QueryEmbedding
     from openclaw_cli.memory.rerank import Reranker
-    from openclaw_cli.memory.store import MemoryStore
+    from openclaw_cli.memory.store import MemoryStore, RankingFacts
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 200
@@ -187,6 +187,7 @@ class HybridSearcher:
             result.warnings.append("the query has no words or numbers to search for")
             return result
         self._term_weights(result.terms)
+        self._every_match_listed = False
         clock.lap("analyse")
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         pool = max(self.settings.candidates, request.k)
@@ -197,19 +198,21 @@ class HybridSearcher:
         query = self._embed(request, result, clock)
         if query is not None:
             self._vector_leg(query, where, pool, by_row, clock)
-        records = self.store.by_rowids(by_row)
-        merged = [c for c in by_row.values() if c.rowid in records]
-        self._relevance(merged, records, result, request, query)
+        facts = self.store.ranking_facts(by_row)
+        merged = [c for c in by_row.values() if c.rowid in facts]
+        self._relevance(merged, facts, result, request, query)
         clock.lap("fuse")
         if self.reranker is not None and merged:
-            merged = self._rerank(request.query, merged, records, result)
+            merged = self._rerank(request.query, merged, facts, result)
             clock.lap("rerank")
         merged = self._floor(merged, request, result)
         for candidate in merged:
-            candidate.retrievability = retrievability(records[candidate.rowid].fsrs, now)
+            candidate.retrievability = retrievability(facts[candidate.rowid].fsrs(), now)
             candidate.score = candidate.relevance * candidate.retrievability
-        merged.sort(key=lambda c: (-c.score, _category_order(records[c.rowid].category), c.rowid))
-        result.hits = [SearchHit(records[c.rowid], c) for c in merged[: request.k]]
+        merged.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
+        top = merged[: request.k]
+        records = self.store.by_rowids(c.rowid for c in top)
+        result.hits = [SearchHit(records[c.rowid], c) for c in top if c.rowid in records]
         clock.lap("score")
         clock.total()
         result.timings_ms = clock.timings
@@ -236,6 +239,8 @@ class HybridSearcher:
     ) -> None:
         searched = lexical.without_common_terms(terms, self._counts, self._size)
         hits = lexical.bm25_candidates(self.store.conn, searched, where, pool)
+        # A short list holds every memory matching a searched term: the others hold none of them.
+        self._every_match_listed = len(hits) < pool and len(searched) == len(terms)
         for rank, (rowid, score) in enumerate(hits, start=1):
             cand = by_row.setdefault(rowid, Candidate(rowid))
             cand.bm25_rank, cand.bm25_score = rank, score
@@ -315,14 +320,17 @@ class HybridSearcher:
     def _relevance(
         self,
         merged: list[Candidate],
-        records: dict[int, MemoryRecord],
+        facts: dict[int, RankingFacts],
         result: SearchResult,
         request: SearchRequest,
         query: QueryEmbedding | None,
     ) -> None:
         profile = self.profile
+        # Term coverage is read from each candidate's FTS row (~15 us each); when the keyword leg listed
+        # every match, the vector-only candidates are known to hold no query term and are not read.
+        readable = [c.rowid for c in merged if c.bm25_rank is not None or not self._every_match_listed]
         lexical_scores = (
-            lexical.relevance(self.store.conn, [c.rowid for c in merged], result.terms, self._weights)
+            lexical.relevance(self.store.conn, readable, result.terms, self._weights)
             if request.mode != "vector"
             else {}
         )
@@ -331,7 +339,7 @@ class HybridSearcher:
         for cand in merged:
             cand.lexical = lexical_scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
             if cand.legs is not None and query is not None:
-                language = records[cand.rowid].language
+                language = facts[cand.rowid].language
                 similarity = semantic.combine(cand.legs, english, language)
                 if len(profile.legs) == 1:
                     similarity *= english  # a lone English model's vector counts less for unreadable queries
@@ -362,7 +370,7 @@ class HybridSearcher:
         return [c for c in merged if c.relevance >= self.profile.kept_floor()]
 
     def _rerank(
-        self, query: str, merged: list[Candidate], records: dict[int, MemoryRecord], result: SearchResult
+        self, query: str, merged: list[Candidate], facts: dict[int, RankingFacts], result: SearchResult
     ) -> list[Candidate]:
         """Re-score the best candidates with the cross-encoder, where it helps: pairs in its languages."""
         from openclaw_cli.memory.rerank import RerankUnavailable
@@ -372,9 +380,11 @@ class HybridSearcher:
         if languages and detect_language(query) not in languages:
             return merged
         top = [c for c in merged[: self.settings.rerank.top_n]]
-        top = [c for c in top if not languages or records[c.rowid].language in languages]
+        top = [c for c in top if not languages or facts[c.rowid].language in languages]
         if not top:
             return merged
+        records = self.store.by_rowids(c.rowid for c in top)
+        top = [c for c in top if c.rowid in records]
         try:
             scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])
         except RerankUnavailable as exc:

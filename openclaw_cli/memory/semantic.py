@@ -63,7 +63,6 @@ def combine(legs: Sequence[float], weight: float, language: str) -> float:
     return (english * legs[0] + other * legs[1]) / total if total > 0 else legs[1]
 
 
-
 def candidates(
     source: VectorSource,
     query: QueryEmbedding,
@@ -84,21 +83,28 @@ def candidates(
     if weight > 0:
         weighted = np.concatenate([vector[:split] * weight, vector[split:] * (1.0 - weight)])
         rowids += [rowid for rowid, _ in source.knn(weighted, pool, where)]
-    stored = source.rows(list(dict.fromkeys(rowids)))
-    return {rowid: _leg_cosines(vector, row, profile.legs) for rowid, row in stored.items()}
+    return _leg_cosines(vector, source.rows(list(dict.fromkeys(rowids))), profile.legs)
 
 
-def _leg_cosines(query: np.ndarray, row: np.ndarray, legs: Sequence[int]) -> tuple[float, ...]:
+def _leg_cosines(
+    query: np.ndarray, rows: dict[int, np.ndarray], legs: Sequence[int]
+) -> dict[int, tuple[float, ...]]:
+    """Each row's cosine with the query, leg by leg (one matrix product per leg for all rows)."""
     import numpy as np
 
-    out: list[float] = []
+    if not rows:
+        return {}
+    ids = list(rows)
+    matrix = np.stack([rows[rowid] for rowid in ids]).astype(np.float32, copy=False)
+    columns = []
     start = 0
     for width in legs:
-        q, r = query[start : start + width], row[start : start + width]
-        norm = float(np.linalg.norm(q) * np.linalg.norm(r))
-        out.append(float(q @ r) / norm if norm > 0 else 0.0)
+        q, block = query[start : start + width], matrix[:, start : start + width]
+        norms = np.linalg.norm(block, axis=1) * float(np.linalg.norm(q))
+        columns.append(np.where(norms > 0, (block @ q) / np.maximum(norms, 1e-12), 0.0))
         start += width
-    return tuple(out)
+    table = np.stack(columns, axis=1)
+    return {rowid: tuple(float(v) for v in table[i]) for i, rowid in enumerate(ids)}
 
 
 def leg_similarities(
@@ -106,6 +112,4 @@ def leg_similarities(
 ) -> dict[int, tuple[float, ...]]:
     """Per-leg cosines of given rows (keyword hits the vector scans did not reach); rows without a
     vector (pending) are left out."""
-    return {
-        rowid: _leg_cosines(query.vector, row, profile.legs) for rowid, row in source.rows(rowids).items()
-    }
+    return _leg_cosines(query.vector, source.rows(rowids), profile.legs)
