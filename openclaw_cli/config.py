@@ -101,11 +101,58 @@ class SearchSettings(_Section):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
 
+class ExtractionSettings(_Section):
+    """When memories are extracted from conversations (seed 000 §6.1)."""
+
+    enabled: bool = True
+    coalesce_seconds: float = Field(30, ge=0, description="turns within this window share one extraction")
+    max_per_hour: int = Field(10, ge=1, description="extractions per session per hour")
+
+
+class DedupSettings(_Section):
+    """Semantic dedup zones. Unset values come from the embedder's profile (memory/profiles.py)."""
+
+    new_below: float | None = Field(None, ge=-1, le=1, description="similarity below which a memory is new")
+    duplicate_above: float | None = Field(
+        None, ge=-1, le=1, description="similarity above which it is a duplicate"
+    )
+    neighbours: int = Field(5, ge=1, le=50, description="nearest memories compared")
+
+
+class InjectSettings(_Section):
+    memory_max_tokens: int = Field(3000, ge=50, description="budget of the memory block, tiktoken tokens")
+    expand_top: int = Field(3, ge=0, le=50, description="top results shown with their L1 detail")
+    top_k: int = Field(20, ge=1, le=200)
+
+
+class ReflectionSettings(_Section):
+    min_unreflected: int = Field(50, ge=1, description="a run is due at this many unreflected memories")
+    interval_hours: float = Field(
+        24, gt=0, description="or when this much time has passed since the last run"
+    )
+    max_insights: int = Field(5, ge=1, le=20, description="insights per category group")
+
+
 class MemorySettings(_Section):
     share_user_memory: bool = False
     max_text_chars: int = Field(16000, ge=100)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    inject: InjectSettings = Field(default_factory=InjectSettings)
+    reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
+    workspace: str | None = Field(None, description="the agent's workspace; default agents/<id>/workspace")
+
+
+class LlmSettings(_Section):
+    """The chat model, reached through litellm; keys come from the providers' usual environment variables."""
+
+    model: str | None = Field(None, description="e.g. openai/gpt-4o-mini; none means no model is used")
+    extract_model: str | None = Field(None, description="a cheaper model for extraction; default `model`")
+    api_base: str | None = None
+    timeout_seconds: float = Field(60, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
 
 
 class _MappingEnvSource(EnvSettingsSource):
@@ -131,6 +178,7 @@ class Settings(BaseSettings):
 
     session: SessionSettings = Field(default_factory=SessionSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
 
 
 def _settings_class(env: Mapping[str, str]) -> type[Settings]:

@@ -16,9 +16,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from openclaw_cli.errors import OpenclawError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 T = TypeVar("T")
 
@@ -272,3 +275,77 @@ def complete(
     except (AttributeError, IndexError) as exc:
         raise ModelUnavailable(f"completion with {model} returned no message") from exc
     return content or ""
+
+
+class InvalidReply(ModelUnavailable):
+    """The model answered, but not with what was asked for (prose, truncated or mistyped JSON)."""
+
+
+M = TypeVar("M", bound="BaseModel")
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def parse_json_reply(text: str, schema: type[M]) -> M:
+    """`text` as `schema`: a bare JSON value, or one in a ``` fence, or the outermost {...} in prose."""
+    from pydantic import ValidationError
+
+    fenced = _FENCE.match(text)
+    body = fenced.group(1) if fenced else text.strip()
+    if not body.startswith(("{", "[")):
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            raise InvalidReply(f"the reply holds no JSON object: {_snippet(text)}")
+        body = body[start : end + 1]
+    try:
+        return schema.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "reply"
+        raise InvalidReply(f"the reply does not fit the expected JSON ({where}: {first.get('msg')})") from exc
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat[:80] + ("..." if len(flat) > 80 else ""))
+
+
+def complete_json(
+    model: str,
+    messages: Sequence[dict[str, Any]],
+    schema: type[M],
+    api_base: str | None = None,
+    *,
+    max_retries: int = 2,
+    base_delay: float = 0.5,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    **options: Any,
+) -> M:
+    """A chat completion whose reply must be JSON fitting `schema`.
+
+    An invalid reply is answered once with what was wrong, and the model asked again; a second invalid
+    reply raises InvalidReply, so the caller can fall back. Transport errors are retried by complete().
+    """
+    conversation = list(messages)
+    for attempt in range(2):
+        text = complete(
+            model,
+            conversation,
+            api_base,
+            max_retries=max_retries,
+            base_delay=base_delay,
+            api_key=api_key,
+            timeout=timeout,
+            **options,
+        )
+        try:
+            return parse_json_reply(text, schema)
+        except InvalidReply as exc:
+            if attempt == 1:
+                raise
+            conversation += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": f"That reply was not valid: {exc}. Answer with the JSON only."},
+            ]
+    raise AssertionError("unreachable")

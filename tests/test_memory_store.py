@@ -27,6 +27,8 @@ EXPECTED_OBJECTS = {
     ("table", "records_fts_docsize"),
     ("table", "records_fts_idx"),
     ("index", "records_by_text_hash"),
+    ("index", "records_by_attribute"),
+    ("index", "records_unreflected"),
     ("table", "meta"),
     ("table", "history"),
     ("index", "history_by_record"),
@@ -56,6 +58,8 @@ RECORD_COLUMNS = [
     "deleted",
     "vector_status",
     "text_hash",
+    "attribute",
+    "reflected_at",
 ]
 
 
@@ -82,6 +86,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
         "0001_initial",
         "0002_cache_in_records",
         "0003_history_without_copies",
+        "0004_writing_columns",
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -93,7 +98,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
 def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
     open_db(tmp_path / "m.sqlite").close()
     conn = open_db(tmp_path / "m.sqlite")
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 4
 
 
 def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:

@@ -137,6 +137,27 @@ MIGRATIONS.append(
 )
 
 
+def _writing_columns(conn: apsw.Connection) -> None:
+    """What memory writing needs on each record: a profile fact's attribute key (profile merge overwrites
+    by attribute) and when reflection last used the record (unreflected ones feed the next run)."""
+    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(records)")}
+    if "attribute" not in columns:
+        conn.execute("ALTER TABLE records ADD COLUMN attribute TEXT")
+    if "reflected_at" not in columns:
+        conn.execute("ALTER TABLE records ADD COLUMN reflected_at TEXT")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS records_by_attribute ON records(user_id, category, attribute) "
+        "WHERE deleted = 0 AND attribute IS NOT NULL"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS records_unreflected ON records(category) "
+        "WHERE deleted = 0 AND reflected_at IS NULL"
+    )
+
+
+MIGRATIONS.append(("0004_writing_columns", _writing_columns))
+
+
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.
 

@@ -53,6 +53,9 @@ class MemoryRecord(BaseModel):
     fsrs: FsrsState = Field(default_factory=FsrsState)
     deleted: bool = False
     vector_status: Literal["ready", "pending"] = Field("pending", alias="vectorStatus")
+    # A profile fact's key ("job", "city"): a new value for the same user and key overwrites the old one.
+    attribute: str | None = None
+    reflected_at: datetime | None = Field(None, alias="reflectedAt")
 
     def public_dict(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

@@ -355,7 +355,9 @@ class HybridSearcher:
             cand.vector_rank = rank
         merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
 
-    def _floor(self, merged: list[Candidate], request: SearchRequest, result: SearchResult) -> list[Candidate]:
+    def _floor(
+        self, merged: list[Candidate], request: SearchRequest, result: SearchResult
+    ) -> list[Candidate]:
         """Nothing when the best result is below the relevance floor; else everything down to the tail floor."""
         if request.all_results:
             return [c for c in merged if c.relevance > 0]

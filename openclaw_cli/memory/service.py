@@ -49,6 +49,7 @@ class NewMemory:
     record_id: str | None = None
     created_at: datetime | None = None
     source: dict[str, Any] | None = None
+    attribute: str | None = None
 
 
 class MemoryService:
@@ -182,6 +183,7 @@ class MemoryService:
             l2=check_text("l2", item.l2, limit),
             created_at=item.created_at,
             source=item.source,
+            attribute=item.attribute,
         )
 
     def add(self, item: NewMemory) -> tuple[MemoryRecord, WriteReport]:

@@ -36,7 +36,7 @@ Progress = Callable[[int], None]
 RECORD_COLUMNS = (
     "rowid, id, scope, user_id, agent_id, category, l0, l1, l2, language, l0_hash, created_at, updated_at, "
     "source, fsrs_stability, fsrs_difficulty, fsrs_last_review, fsrs_next_review, fsrs_reps, fsrs_lapses, "
-    "deleted, vector_status"
+    "deleted, vector_status, attribute, reflected_at"
 )
 
 
@@ -96,6 +96,8 @@ def row_to_record(row: Sequence[Any]) -> MemoryRecord:
             ),
             "deleted": bool(row[20]),
             "vectorStatus": row[21],
+            "attribute": row[22],
+            "reflectedAt": parse_iso(row[23]),
         }
     )
 
@@ -323,7 +325,7 @@ class MemoryStore:
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
             (
                 record.id,
                 record.scope,
@@ -345,6 +347,8 @@ class MemoryStore:
                 fs.reps,
                 fs.lapses,
                 "pending" if vector is None else "ready",
+                record.attribute,
+                iso(record.reflected_at),
                 text_hash(record.l0),
             ),
         )
@@ -529,6 +533,7 @@ def new_record(
     created_at: datetime | None = None,
     source: dict[str, Any] | None = None,
     fsrs: FsrsState | None = None,
+    attribute: str | None = None,
 ) -> MemoryRecord:
     """A record with its derived fields (language, L0 hash, FSRS start state) filled in."""
     from openclaw_cli.memory.text import detect_language, l0_hash
@@ -551,5 +556,6 @@ def new_record(
             "updatedAt": now,
             "source": source,
             "fsrs": fsrs or initial_state(created),
+            "attribute": attribute,
         }
     )
