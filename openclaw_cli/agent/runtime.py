@@ -64,6 +64,12 @@ class AgentRuntime:
 
         return await run_simple_turn(self, request, emit, cancel)
 
+    async def compact(self, agent_id: str, session_key: str) -> dict[str, Any]:
+        """Summarise the session's older messages now (after a memory flush); returns what was done."""
+        from openclaw_cli.errors import UsageError
+
+        raise UsageError("compaction needs the full agent loop", hint="update openclaw")
+
     def settings_changed(self, settings: Settings) -> None:
         """A new valid configuration, applied from the next turn on."""
         self.settings = settings
