@@ -119,13 +119,20 @@ def add_cmd(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Store a memory, or many with --batch.
+    """Store a memory, or many with --batch; a memory already stored is not stored twice.
+
+    A text whose normalised words (case, width, spacing and punctuation aside) match a live memory of the
+    same user and scope is a duplicate: nothing is stored, the existing memory counts as reviewed, and the
+    command says which one it duplicates (exit 0). A single TEXT is also compared by meaning with the
+    nearest memories of its category: a near-certain duplicate is reported the same way, anything less
+    certain is stored (without a model, nothing is merged or dropped on a guess).
 
     --batch reads one JSON object per line: {"text", "category", "scope", "userId", "l1", "l2", "id",
     "createdAt", "source"}. The whole input is validated first: a malformed line (named by its number)
-    stores nothing. Lines whose id already exists are skipped, so a rerun is safe.
+    stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
+    rerun, with ids or without, stores nothing new.
     """
-    from openclaw_cli.memory.service import NewMemory
+    from openclaw_cli.memory.writing import Candidate, write_memories
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
@@ -138,16 +145,28 @@ def add_cmd(
             _add_batch(service, batch, as_json)
             return
         assert text is not None
-        item = NewMemory(common.read_text_arg(text), category, scope, user, l1, l2, record_id)
-        record, report = service.add(item)
-    if report.warning:
-        common.warn(report.warning)
+        candidate = Candidate(common.read_text_arg(text), category, l1, l2, scope, user, record_id=record_id)
+        [outcome] = write_memories(service, [candidate])
+        record = service.get(outcome.record_id) if outcome.action == "added" and outcome.record_id else None
+    _render_added(outcome, record, as_json)
+
+
+def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> None:
+    from openclaw_cli.errors import Conflict
+
+    if outcome.action == "skipped":
+        raise Conflict(outcome.reason, hint="choose another --id")
+    if record is not None and record.vector_status == "pending":
+        common.warn(f"the vector is pending ({outcome.reason}); run `openclaw memory index` later")
     if as_json:
+        body = record.public_dict() if record is not None else {}
         common.emit_json(
-            {**record.public_dict(), "vectorStatus": "pending" if report.pending_vectors else "ready"}
+            {**body, "action": outcome.action, "id": outcome.record_id, "reason": outcome.reason}
         )
+    elif outcome.action == "added":
+        common.echo(f"added {outcome.record_id}")
     else:
-        common.echo(f"added {record.id}")
+        common.echo(f"{outcome.action}: {outcome.reason}; nothing new stored (kept {outcome.record_id})")
 
 
 def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
@@ -167,14 +186,20 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
         common.warn(report.warning)
     summary = {
         "added": len(report.ids),
+        "duplicate": len(report.duplicates),
         "skipped": len(report.skipped),
         "pendingVectors": report.pending_vectors,
     }
     if as_json:
-        common.emit_json({**summary, "ids": report.ids, "skippedIds": report.skipped})
+        lines = {record.id: number for (number, _), record in zip(items, records, strict=True)}
+        duplicates = [{"line": lines[new], "duplicateOf": old} for new, old in report.duplicates]
+        common.emit_json(
+            {**summary, "ids": report.ids, "skippedIds": report.skipped, "duplicates": duplicates}
+        )
     else:
         common.echo(
-            f"added {summary['added']}, skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
+            f"added {summary['added']}, {summary['duplicate']} duplicates of stored memories, "
+            f"skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
         )
 
 

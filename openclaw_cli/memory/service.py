@@ -194,7 +194,8 @@ class MemoryService:
     def add_many(
         self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None
     ) -> WriteReport:
-        """Store already-validated records, grouped by database; existing ids are skipped."""
+        """Store already-validated records, grouped by database; existing ids are skipped, exact
+        duplicates of live memories are reviewed instead of stored (MemoryStore.add)."""
         total = WriteReport()
         by_path: dict[Path, list[MemoryRecord]] = {}
         for record in records:
@@ -204,6 +205,7 @@ class MemoryService:
                 report = self.store(path).add(group, progress=progress)
             total.ids += report.ids
             total.skipped += report.skipped
+            total.duplicates += report.duplicates
             total.pending_vectors += report.pending_vectors
             total.warning = total.warning or report.warning
         return total

@@ -64,6 +64,8 @@ class WriteReport:
 
     ids: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # (id not stored, id of the memory it duplicates): same user, scope and normalised L0 (dedup.py).
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
     pending_vectors: int = 0
     warning: str | None = None
 
@@ -222,16 +224,21 @@ class MemoryStore:
     def add(
         self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
     ) -> WriteReport:
-        """Store `records` in transactions of `chunk`; records whose id already exists are skipped.
+        """Store `records` in transactions of `chunk`; records whose id already exists are skipped, and
+        an exact duplicate of a live memory (dedup.exact_duplicate) is not stored but counts as a review
+        of that memory, so rerunning an import or a batch without ids changes nothing but FSRS state.
 
         Embedding runs one chunk ahead in a worker thread (onnxruntime releases the GIL), so the model
         computes chunk n+1 while chunk n is analysed and written.
         """
         from concurrent.futures import ThreadPoolExecutor
 
+        from openclaw_cli.memory.dedup import exact_duplicate
+
         report = WriteReport()
+        moment = utc_now()
         batches = [list(records[i : i + chunk]) for i in range(0, len(records), chunk)]
-        embedder, report.warning = self._usable_embedder()
+        embedder, report.warning = self.usable_embedder()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
             jobs = [_EmbeddingJob(self, embedder, batches[0], pool)] if batches else []
             for number, batch in enumerate(batches):
@@ -245,7 +252,12 @@ class MemoryStore:
                         if self.exists(record.id):
                             report.skipped.append(record.id)
                             continue
-                        self._insert(record, vector)
+                        known = exact_duplicate(self.conn, record)
+                        if known is not None:
+                            self.review(known.id, moment)
+                            report.duplicates.append((record.id, known.id))
+                            continue
+                        self.insert_record(record, vector)
                         report.ids.append(record.id)
                         report.pending_vectors += vector is None
                 if progress is not None:
@@ -257,7 +269,7 @@ class MemoryStore:
             raise Conflict(f"a memory with id {record.id!r} already exists", hint="choose another --id")
         return self.add([record])
 
-    def _usable_embedder(self) -> tuple[Embedder | None, str | None]:
+    def usable_embedder(self) -> tuple[Embedder | None, str | None]:
         """The embedder new vectors come from, or None (and why) when vectors must stay pending."""
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
@@ -321,7 +333,7 @@ class MemoryStore:
             )
         return [found[h] for h in hashes]
 
-    def _insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+    def insert_record(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
@@ -358,9 +370,9 @@ class MemoryStore:
             table = vectors.ensure_table(self.conn, self.embedder().identity)
             vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
             vectors.bump_generation(self.conn)
-        self._log(record.id, record.user_id, "add", None, record.public_dict())
+        self.log_change(record.id, record.user_id, "add", None, record.public_dict())
 
-    def _log(
+    def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
     ) -> None:
         """One history row per change. The new value of an add, update or merge is what the records table
@@ -385,14 +397,14 @@ class MemoryStore:
         """Remove a record from every index at once; the row stays as a tombstone until `memory index`."""
         with write_txn(self.conn):
             record = self.get(record_id)
-            rowid = self._rowid(record_id)
+            rowid = self.rowid(record_id)
             self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
             vectors.delete(self.conn, vectors.current_table(self.conn), [rowid])
             vectors.bump_generation(self.conn)
             self.conn.execute(
                 "UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid)
             )
-            self._log(record_id, record.user_id, "delete", record.public_dict(), None)
+            self.log_change(record_id, record.user_id, "delete", record.public_dict(), None)
         return record
 
     def purge_user(self, user_id: str) -> int:
@@ -409,7 +421,7 @@ class MemoryStore:
                 self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
             vectors.bump_generation(self.conn)
-            self._log(
+            self.log_change(
                 "*",
                 None,
                 "purge",
@@ -432,32 +444,37 @@ class MemoryStore:
         A memory deleted since the search (by another process) is skipped: there is nothing left to review,
         and the search's results must still reach the user. Returns the ids reviewed.
         """
-        from openclaw_cli.memory.forgetting import review
-
         reviewed: list[str] = []
         with write_txn(self.conn):
             for record_id in record_ids:
-                try:
-                    state = review(self.get(record_id).fsrs, now)
-                except NotFound:
-                    continue
-                reviewed.append(record_id)
-                self.conn.execute(
-                    "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
-                    "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
-                    (
-                        state.stability,
-                        state.difficulty,
-                        iso(state.last_review),
-                        iso(state.next_review),
-                        state.reps,
-                        state.lapses,
-                        record_id,
-                    ),
-                )
+                if self.review(record_id, now):
+                    reviewed.append(record_id)
         return reviewed
 
-    def _rowid(self, record_id: str) -> int:
+    def review(self, record_id: str, now: datetime) -> bool:
+        """One successful FSRS review of a live record (False when it is gone). Call inside a transaction."""
+        from openclaw_cli.memory.forgetting import review
+
+        try:
+            state = review(self.get(record_id).fsrs, now)
+        except NotFound:
+            return False
+        self.conn.execute(
+            "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
+            "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
+            (
+                state.stability,
+                state.difficulty,
+                iso(state.last_review),
+                iso(state.next_review),
+                state.reps,
+                state.lapses,
+                record_id,
+            ),
+        )
+        return True
+
+    def rowid(self, record_id: str) -> int:
         row = self.conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {record_id!r}")
