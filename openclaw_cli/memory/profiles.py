@@ -146,6 +146,8 @@ _PROFILES: dict[str, SearchProfile] = {
         chinese_to_english_bonus=0.2,
         lexical_exponent=1.0,
         agreement=1.0,
+        dedup_new_below=0.61,
+        dedup_duplicate_above=0.88,
     ),
     MINILM: SearchProfile(
         name=MINILM,
@@ -158,6 +160,9 @@ _PROFILES: dict[str, SearchProfile] = {
         unknown_token_threshold=0.3,
         relevance_floor=0.35,
         tuned=False,  # the pair above is the measured default; this one alone was not swept yet
+        dedup_english_only=True,
+        dedup_new_below=0.59,  # measured on the English pairs: it reads no other language
+        dedup_duplicate_above=0.88,
     ),
     USE_M3: SearchProfile(
         name=USE_M3,
@@ -171,6 +176,8 @@ _PROFILES: dict[str, SearchProfile] = {
         relevance_floor=0.35,
         cross_language_bonus=0.2,
         tuned=False,  # not swept alone yet
+        dedup_new_below=0.59,
+        dedup_duplicate_above=0.88,
     ),
 }
 
