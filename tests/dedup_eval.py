@@ -74,7 +74,10 @@ def zone_scores(
     zones: DedupZones, sims: Sequence[float | None], pairs: Sequence[Pair]
 ) -> dict[str, tuple[float, float]]:
     """Precision and recall of each zone (a pair the embedder cannot compare is "new", as when writing)."""
-    predicted = ["new" if s is None else zones.zone(s) for s in sims]
+    predicted = [
+        "new" if s is None else zones.classify(s, p.a, p.b, p.category)
+        for s, p in zip(sims, pairs, strict=True)
+    ]
     wanted = [ZONE_OF_LABEL[p.label] for p in pairs]
     out = {}
     for zone in ("duplicate", "grey", "new"):

