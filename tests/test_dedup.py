@@ -11,10 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from openclaw_cli.config import DedupSettings
-from openclaw_cli.memory import profiles
+from openclaw_cli.memory import profiles, vectors
 from openclaw_cli.memory.dedup import zones_for
 from openclaw_cli.memory.records import MemoryRecord
 from openclaw_cli.memory.service import MemoryService
@@ -186,6 +184,25 @@ def test_grey_zone_judge_failure_keeps_the_memory_as_new(tmp_path: Path) -> None
     assert "model unreachable" in other.reason
 
 
+def test_judge_is_asked_about_each_grey_neighbour_until_one_is_not_different(tmp_path: Path) -> None:
+    service = _service(tmp_path, newBelow=0.2, duplicateAbove=0.97, neighbours=2)
+    write_memories(
+        service,
+        [Candidate("I like coffee", "preference"), Candidate("Drinks coffee every morning", "preference")],
+    )
+    answers = iter(["different", "update"])
+    asked: list[str] = []
+
+    def judge(candidate: Candidate, existing: MemoryRecord) -> Verdict:
+        asked.append(existing.l0)
+        return next(answers)  # type: ignore[return-value]
+
+    [outcome] = write_memories(service, [Candidate("I really like black coffee", "preference")], judge=judge)
+    assert len(asked) == 2 and asked[0] != asked[1]
+    assert outcome.action == "merged"
+    assert service.get(outcome.record_id or "").l0 == "I really like black coffee"
+
+
 def test_semantic_dedup_compares_only_the_same_user_and_category(tmp_path: Path) -> None:
     service = _service(tmp_path, **WIDE_GREY | {"duplicateAbove": 0.9})
     write_memories(service, [Candidate("I like coffee", "preference", user_id="lin")])
@@ -280,12 +297,35 @@ def test_batch_rerun_without_ids_stores_nothing_new(tmp_path: Path) -> None:
     assert reps == {"likes hiking": 3, "owns a red bike": 1, "我喜欢咖啡": 3}
 
 
-@pytest.mark.parametrize("warm", [False, True])
-def test_nearest_neighbours_come_from_vec0_and_from_the_warm_matrix_alike(tmp_path: Path, warm: bool) -> None:
-    service = service_for(
-        tmp_path / "home", settings_with(dedup=WIDE_GREY | {"duplicateAbove": 0.9}), warm=warm
-    )
-    filler = [Candidate(f"project note number {n} about the build", "preference") for n in range(5)]
-    write_memories(service, [Candidate("I like coffee", "preference"), *filler])
-    [again] = write_memories(service, [Candidate("I really like coffee", "preference")])
-    assert again.action == "duplicate"
+def test_neighbour_index_sees_another_process_write(tmp_path: Path) -> None:
+    settings = settings_with(dedup=WIDE_GREY | {"duplicateAbove": 0.9})
+    ours = service_for(tmp_path / "home", settings, warm=True)
+    theirs = service_for(tmp_path / "home", settings)
+    write_memories(ours, [Candidate("Drinks tea every morning", "preference")])  # loads the group
+    [coffee] = write_memories(theirs, [Candidate("I like coffee", "preference")])
+    [again] = write_memories(ours, [Candidate("I really like coffee", "preference")])
+    assert (again.action, again.record_id) == ("duplicate", coffee.record_id)
+    # It follows its own writes without reloading: the next call finds what the last one added.
+    [dark] = write_memories(ours, [Candidate("The user prefers dark mode in every editor", "preference")])
+    store = ours.store(ours.db_path("user"))
+    assert store.dedup_index.generation == vectors.generation(store.conn)
+    [same] = write_memories(ours, [Candidate("User prefers dark mode in all editors", "preference")])
+    assert (same.action, same.record_id) == ("duplicate", dark.record_id)
+
+
+def test_group_similarities_equal_the_pairwise_ones() -> None:
+    import numpy as np
+
+    from openclaw_cli.memory.dedup import group_similarities, pair_similarity
+
+    rng = np.random.default_rng(3)
+    legs = rng.uniform(-1, 1, size=(6, 2))
+    languages = ["en", "zh", "mixed", "other", "en", "zh"]
+    for name in (profiles.COMPOSITE, profiles.MINILM, profiles.USE_M3):
+        profile = profiles.profile_for({"provider": "local", "model": name})
+        table = legs[:, : len(profile.legs)]
+        for language in ("en", "zh", "mixed"):
+            many = group_similarities(profile, table, language, languages)
+            for n, other in enumerate(languages):
+                one = pair_similarity(profile, tuple(table[n]), language, other)
+                assert (one is None and many[n] == -np.inf) or abs(float(many[n]) - (one or 0.0)) < 1e-9

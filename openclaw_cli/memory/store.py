@@ -120,6 +120,7 @@ class MemoryStore:
         self.path = path
         self._embedder_factory = embedder_factory
         self.matrix: vectors.VectorMatrix | None = None
+        self.dedup_index: Any = None  # dedup.NeighbourIndex, made by the first write that dedups
 
     @classmethod
     def open(

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.dedup import DedupZones, Neighbour
     from openclaw_cli.memory.profiles import SearchProfile
     from openclaw_cli.memory.records import MemoryRecord
-    from openclaw_cli.memory.semantic import VectorSource
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store import MemoryStore
 
@@ -49,7 +48,11 @@ class StoreWriter:
             identity = self.embedder.identity.to_dict()
         self.profile: SearchProfile = profile_for(identity, service.settings.search)
         self.zones: DedupZones = dedup.zones_for(self.profile, service.settings.dedup)
-        self.warm = service.warm
+        # Kept on the store, so a long-lived process loads each group of neighbours once.
+        if store.dedup_index is None:
+            store.dedup_index = dedup.NeighbourIndex()
+        self.index: dedup.NeighbourIndex = store.dedup_index
+        self.index.sync(store.conn)
         # This call's records as they will be once written (added, or merged into), for the later ones.
         self.fresh: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
 
@@ -116,45 +119,49 @@ class StoreWriter:
         if vector is None:
             pending = f": {self.warning}" if self.warning else ""
             return Decision("added", f"new (no vector yet, so not compared by meaning{pending})")
-        best = self._closest(record, vector)
-        if best is None:
+        ranked = self._neighbours(record, vector)
+        if not ranked:
             return Decision("added", "new (nothing similar stored)")
-        similarity, other = best.similarity, best.record
-        zone = self.zones.classify(similarity, record.l0, other.l0, record.category)
-        if zone == "duplicate":
+        zones = [self.zones.classify(n.similarity, record.l0, n.record.l0, record.category) for n in ranked]
+        if "duplicate" in zones:
+            match = ranked[zones.index("duplicate")]
             above = self.zones.duplicate_above
-            return Decision("duplicate", f"same meaning as {other.id} ({similarity:.2f} > {above})", other.id)
-        if zone == "new":
-            return Decision("added", f"new (closest {other.id} at {similarity:.2f})")
-        return self._judged(candidate, other, similarity)
+            reason = f"same meaning as {match.record.id} ({match.similarity:.2f} > {above})"
+            return Decision("duplicate", reason, match.record.id)
+        grey = [n for n, zone in zip(ranked, zones, strict=True) if zone == "grey"]
+        if not grey:
+            return Decision("added", f"new (closest {ranked[0].record.id} at {ranked[0].similarity:.2f})")
+        return self._judged(candidate, grey)
 
-    def _judged(self, candidate: Candidate, other: MemoryRecord, similarity: float) -> Decision:
+    def _judged(self, candidate: Candidate, grey: Sequence[Neighbour]) -> Decision:
+        """Ask the judge about each grey-zone neighbour, nearest first, until one is not different."""
         from openclaw_cli.errors import OpenclawError
 
-        grey = f"{similarity:.2f} to {other.id}"
+        nearest = f"{grey[0].similarity:.2f} to {grey[0].record.id}"
         if self.judge is None:
-            return Decision("added", f"kept as new: {grey} needs a model to judge")
-        try:
-            verdict = self.judge(candidate, other)
-        except OpenclawError as exc:
-            return Decision("added", f"kept as new: {grey}, the judge failed ({exc.message})")
-        if verdict == "same":
-            return Decision("duplicate", f"judged the same as {other.id} ({similarity:.2f})", other.id)
-        if verdict == "update" and merge.strategy(other.category) != "never":
+            return Decision("added", f"kept as new: {nearest} needs a model to judge")
+        for neighbour in grey:
+            other, similarity = neighbour.record, neighbour.similarity
+            try:
+                verdict = self.judge(candidate, other)
+            except OpenclawError as exc:
+                return Decision("added", f"kept as new: {nearest}, the judge failed ({exc.message})")
+            if verdict == "same":
+                return Decision("duplicate", f"judged the same as {other.id} ({similarity:.2f})", other.id)
             rule = merge.strategy(other.category)
-            return Decision("merged", f"judged an update of {other.id} ({similarity:.2f}, {rule})", other.id)
-        if verdict == "update":
-            return Decision("added", f"judged related to {other.id}, but {other.category}s never merge")
-        return Decision("added", f"judged different from {other.id} ({similarity:.2f})")
+            if verdict == "update" and rule != "never":
+                reason = f"judged an update of {other.id} ({similarity:.2f}, {rule})"
+                return Decision("merged", reason, other.id)
+            if verdict == "update":
+                return Decision("added", f"judged related to {other.id}, but {other.category}s never merge")
+        return Decision("added", f"judged different from {len(grey)} similar memories (nearest {nearest})")
 
-    def _closest(self, record: MemoryRecord, vector: np.ndarray) -> Neighbour | None:
-        """The most similar memory of the same user, scope and category, stored or written by this call."""
+    def _neighbours(self, record: MemoryRecord, vector: np.ndarray) -> list[Neighbour]:
+        """The most similar memories of the same user, scope and category, stored or written by this
+        call, best first."""
         from openclaw_cli.memory.dedup import Neighbour, leg_cosines, pair_similarity
 
-        found: list[Neighbour] = []
-        source = self._source()
-        if source is not None:
-            found = dedup.nearest(self.store, source, self.profile, record, vector, self.zones.neighbours)
+        found = dedup.nearest(self.store, self.index, self.profile, record, vector, self.zones.neighbours)
         found = [n for n in found if n.record.id not in self.fresh]  # their stored text is outdated
         for other, other_vector in self.fresh.values():
             same_place = (other.user_id, other.scope, other.category)
@@ -164,16 +171,8 @@ class StoreWriter:
             similarity = pair_similarity(self.profile, legs, record.language, other.language)
             if similarity is not None:
                 found.append(Neighbour(other, similarity))
-        return max(found, key=lambda n: n.similarity, default=None)
-
-    def _source(self) -> VectorSource | None:
-        """A long-lived process keeps the vectors in memory; a one-shot one asks vec0 (semantic.py)."""
-        table = vectors.current_table(self.store.conn)
-        if table is None:
-            return None
-        if self.warm:
-            return self.store.vector_matrix()
-        return vectors.TableSource(self.store.conn, table)
+        found.sort(key=lambda n: -n.similarity)
+        return found[: self.zones.neighbours]
 
     # ------------------------------------------------------------------ writing
 
@@ -187,9 +186,16 @@ class StoreWriter:
         equal memory stored, the merge target deleted) is decided again the safe way."""
         done: list[Decision] = []
         with write_txn(self.store.conn):
+            # Nobody else can write now: if the index saw the vectors as they are, it can follow ours.
+            self.index.sync(self.store.conn)
             for record, vector, decision in zip(records, found, decisions, strict=True):
                 done.append(self._apply_one(record, vector, decision))
+            self.index.generation = vectors.generation(self.store.conn)
         return done
+
+    def _indexed(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        """Tell the neighbour index about a row just written (its vector is what is stored now)."""
+        self.index.note_write(dedup.group_key(record), self.store.rowid(record.id), record.language, vector)
 
     def _apply_one(self, record: MemoryRecord, vector: np.ndarray | None, decision: Decision) -> Decision:
         from openclaw_cli.errors import NotFound
@@ -201,19 +207,23 @@ class StoreWriter:
                 decision = Decision("duplicate", f"same words as {known.id}", known.id)
             else:
                 store.insert_record(record, vector)
+                self._indexed(record, vector)
                 return decision
         if decision.action in ("duplicate", "merged") and decision.existing is not None:
             try:
                 old = store.get(decision.existing)
             except NotFound:
                 store.insert_record(record, vector)
+                self._indexed(record, vector)
                 return Decision("added", f"new ({decision.existing} was deleted meanwhile)")
             if decision.action == "merged":
                 new = merge.merged(old, record, self.now)
                 if new is None:  # its category never merges
                     store.insert_record(record, vector)
+                    self._indexed(record, vector)
                     return Decision("added", f"new ({old.category}s never merge)")
                 merge.apply(store, old, new, vector, decision.reason)
+                self._indexed(new, vector)
             store.review(old.id, self.now)
         return decision
 
