@@ -185,12 +185,12 @@ class NeighbourIndex:
 
 class _Group:
     def __init__(self) -> None:
-        import numpy as np
 
         self.rowids: list[int] = []
         self.languages: list[str] = []
         self.rows: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = np.zeros((0, 0), dtype=np.float32)
+        # Rows scaled to unit legs, built on first use; rows added since are appended to it then.
+        self._matrix: np.ndarray | None = None
 
     @classmethod
     def load(cls, conn: apsw.Connection, table: str | None, key: tuple[str, str, str]) -> _Group:
@@ -212,14 +212,14 @@ class _Group:
         return group
 
     def put(self, rowid: int, language: str, vector: np.ndarray | None) -> None:
-        if rowid in self.rowids:
+        if rowid in self.rowids:  # a merge replaced its vector: rebuild (rare)
             at = self.rowids.index(rowid)
             del self.rowids[at], self.languages[at], self.rows[at]
+            self._matrix = None
         if vector is not None:
             self.rowids.append(rowid)
             self.languages.append(language)
             self.rows.append(vector)
-        self._matrix = None
 
     def leg_cosines(self, vector: np.ndarray, legs: Sequence[int]) -> np.ndarray:
         """(rows x legs) cosines of every row of the group with `vector`."""
@@ -228,14 +228,28 @@ class _Group:
         if not self.rows:
             return np.zeros((0, len(legs)), dtype=np.float32)
         if self._matrix is None:
-            self._matrix = np.stack(self.rows).astype(np.float32, copy=False)
-        columns, start = [], 0
-        for width in legs:
-            block, q = self._matrix[:, start : start + width], vector[start : start + width]
-            norms = np.linalg.norm(block, axis=1) * float(np.linalg.norm(q))
-            columns.append((block @ q) / np.maximum(norms, 1e-12))
-            start += width
-        return np.stack(columns, axis=1)
+            self._matrix = _unit_legs(np.stack(self.rows).astype(np.float32, copy=False), legs)
+        elif len(self._matrix) < len(self.rows):
+            added = _unit_legs(np.stack(self.rows[len(self._matrix) :]).astype(np.float32, copy=False), legs)
+            self._matrix = np.concatenate([self._matrix, added])
+        query = _unit_legs(vector[None, :].astype(np.float32, copy=False), legs)[0]
+        products = self._matrix * query  # each leg's slice sums to that leg's cosine
+        bounds = np.cumsum([0, *legs])
+        return np.add.reduceat(products, bounds[:-1], axis=1)
+
+
+def _unit_legs(matrix: np.ndarray, legs: Sequence[int]) -> np.ndarray:
+    """Each row's legs scaled to unit length (a zero leg stays zero)."""
+    import numpy as np
+
+    out = matrix.copy()
+    start = 0
+    for width in legs:
+        block = out[:, start : start + width]
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        block /= np.where(norms > 0, norms, 1.0)
+        start += width
+    return out
 
 
 def group_key(record: MemoryRecord) -> tuple[str, str, str]:
