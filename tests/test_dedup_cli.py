@@ -61,3 +61,19 @@ def test_history_after_index_clears_the_tombstone(cli) -> None:  # type: ignore[
     assert history.json()[1]["old"]["l0"] == "likes hiking"
     shown = cli("memory", "history", rid)
     assert "delete" in shown.stdout and "likes hiking" in shown.stdout
+
+
+def test_history_shows_what_an_update_replaced(cli, home) -> None:  # type: ignore[no-untyped-def]
+    from openclaw_cli.memory.writing import Candidate, write_memories
+    from tests.memory_helpers import service_for
+
+    service = service_for(home)
+    [first] = write_memories(service, [Candidate("Lives in Berlin", "profile", attribute="city")])
+    write_memories(service, [Candidate("Moved to Munich", "profile", attribute="city")])
+    service.close()
+    shown = cli("memory", "history", first.record_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert [line.split()[1] for line in lines] == ["add", "update"]
+    assert "Lives in Berlin" in lines[0]
+    assert "Moved to Munich" in lines[1] and "(was: Lives in Berlin; profile 'city'" in lines[1]

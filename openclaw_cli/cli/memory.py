@@ -123,9 +123,10 @@ def add_cmd(
 
     A text whose normalised words (case, width, spacing and punctuation aside) match a live memory of the
     same user and scope is a duplicate: nothing is stored, the existing memory counts as reviewed, and the
-    command says which one it duplicates (exit 0). A single TEXT is also compared by meaning with the
-    nearest memories of its category: a near-certain duplicate is reported the same way, anything less
-    certain is stored (without a model, nothing is merged or dropped on a guess).
+    command says which one it duplicates (exit 0). A single TEXT of a category that merges (profile,
+    preference, lesson, insight) is also compared by meaning with the nearest memories of that category:
+    a near-certain duplicate is reported the same way, anything less certain is stored (without a model,
+    nothing is merged or dropped on a guess).
 
     --batch reads one JSON object per line: {"text", "category", "scope", "userId", "l1", "l2", "id",
     "createdAt", "source"}. The whole input is validated first: a malformed line (named by its number)
@@ -449,7 +450,11 @@ def purge_cmd(
 def history_cmd(
     record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
 ) -> None:
-    """Every add, update, merge and delete of one memory, with old and new values."""
+    """Every add, update, merge and delete of one memory, with old and new values.
+
+    Works for a memory that is gone too (deleted, its tombstone cleared by `memory index`): the history
+    outlives it. An update (a merge of a newer memory) shows what it replaced and why.
+    """
     with _service() as service:
         entries = service.history(record_id)
     if as_json:
@@ -457,7 +462,10 @@ def history_cmd(
         return
     for entry in entries:
         value = entry["new"] or entry["old"] or {}
-        common.echo(f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}")
+        line = f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}"
+        if entry["action"] == "update" and entry["old"]:
+            line += f"  (was: {entry['old'].get('l0', '')}; {entry['reason'] or 'updated'})"
+        common.echo(line)
 
 
 @app.command(

@@ -119,6 +119,9 @@ class StoreWriter:
         if vector is None:
             pending = f": {self.warning}" if self.warning else ""
             return Decision("added", f"new (no vector yet, so not compared by meaning{pending})")
+        if self.judge is None and record.category in dedup.NEVER_MERGED:
+            # Their near-duplicates go to the judge (DedupZones.classify): without one, none is dropped.
+            return Decision("added", f"new ({record.category}s are only dropped by a model's judgement)")
         ranked = self._neighbours(record, vector)
         if not ranked:
             return Decision("added", "new (nothing similar stored)")
