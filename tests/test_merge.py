@@ -14,7 +14,10 @@ from openclaw_cli.memory.records import MemoryRecord
 from openclaw_cli.memory.search import SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.writing import Candidate, Verdict, write_memories
-from tests.memory_helpers import service_for, settings_with
+from tests import fake_openai as fake_server
+from tests.memory_helpers import api_settings, service_for, settings_with
+
+fake_openai = fake_server.fake_openai
 
 T0 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T1 = T0 + timedelta(days=30)
@@ -220,3 +223,27 @@ def test_trap3_l2_keeps_the_users_exact_words(tmp_path: Path) -> None:
     write_memories(plain, [Candidate("Hates broccoli", "preference")])
     [other] = write_memories(plain, [Candidate("Likes vegetables", "preference")])
     assert other.action == "added"
+
+
+def test_embedder_down_keeps_exact_dedup_and_merges_without_losing_anything(
+    tmp_path: Path, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    service = service_for(tmp_path, api_settings(fake_openai.url))
+    fake_openai.fail_next(1, status=500)
+    [first] = write_memories(service, [Candidate("Lives in Berlin", "profile", attribute="city")])
+    assert first.action == "added" and "no vector yet" in first.reason
+    assert service.get(first.record_id or "").vector_status == "pending"
+    fake_openai.fail_next(1, status=500)
+    [again] = write_memories(service, [Candidate("Lives in Berlin.", "profile", attribute="city")])
+    assert (again.action, again.record_id) == ("duplicate", first.record_id)
+    [moved] = write_memories(service, [Candidate("Moved to Munich", "profile", attribute="city")])
+    assert moved.action == "merged" and service.get(first.record_id or "").vector_status == "ready"
+    fake_openai.fail_next(1, status=500)
+    [later] = write_memories(service, [Candidate("Moved to Hamburg", "profile", attribute="city")])
+    assert later.action == "merged"
+    record = service.get(first.record_id or "")
+    assert (record.l0, record.vector_status) == ("Moved to Hamburg", "pending")  # the old vector is gone
+    assert service.repair_indexes()[0].vectors_added == 1
+    assert service.search(SearchRequest("Hamburg", mode="vector")).hits[0].record.id == first.record_id
+    assert _history_actions(service, first.record_id or "") == ["add", "update", "update"]
+    service.close()
