@@ -329,3 +329,14 @@ def test_group_similarities_equal_the_pairwise_ones() -> None:
             for n, other in enumerate(languages):
                 one = pair_similarity(profile, tuple(table[n]), language, other)
                 assert (one is None and many[n] == -np.inf) or abs(float(many[n]) - (one or 0.0)) < 1e-9
+
+
+def test_service_add_returns_the_memory_an_exact_duplicate_repeats(tmp_path: Path) -> None:
+    from openclaw_cli.memory.service import NewMemory
+
+    service = _service(tmp_path)
+    first, _ = service.add(NewMemory("我喜欢咖啡", "preference"))
+    again, report = service.add(NewMemory("我喜欢咖啡。", "preference"))
+    assert again.id == first.id and report.ids == []
+    assert [existing for _, existing in report.duplicates] == [first.id]
+    assert service.get(first.id).fsrs.reps == 1

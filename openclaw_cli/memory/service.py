@@ -187,9 +187,15 @@ class MemoryService:
         )
 
     def add(self, item: NewMemory) -> tuple[MemoryRecord, WriteReport]:
+        """Store one memory as given (no semantic dedup: that is `writing.write_memories`). An exact
+        duplicate of a live memory is not stored: that memory is returned, and `report.duplicates` says so."""
         record = self.build_record(item)
         with self.damage_guard():
-            return record, self.store(self.db_path(record.scope)).add_one(record)
+            store = self.store(self.db_path(record.scope))
+            report = store.add_one(record)
+            if report.duplicates:
+                record = store.get(report.duplicates[0][1])
+            return record, report
 
     def add_many(
         self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None
