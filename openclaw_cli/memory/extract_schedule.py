@@ -40,7 +40,10 @@ class CoalescingScheduler:
     def poke(self, key: str) -> None:
         """Schedule a run of `key` at the end of its window (joining a window already open)."""
         with self._cond:
-            if self._closing or key in self._due:
+            due = self._due.get(key)
+            # Join an open window; but a run postponed for longer (rate limit) is brought forward to the
+            # end of a new window, and checks its limit again then.
+            if self._closing or (due is not None and due <= time.monotonic() + self._window):
                 return
             self._schedule(key, self._window)
             if self._thread is None:
