@@ -256,6 +256,11 @@ class ExtractionService:
                 progress(len(chunk), len(window))
         if report.used_model and not report.model_failed:
             self._failing = None
+        if judge is not None and judge.failures:
+            report.notes.append(
+                f"the dedup judge could not answer {judge.failures} time(s), so those memories were kept "
+                f"as new: {judge.last_error}"
+            )
 
     def _from_model(
         self,
