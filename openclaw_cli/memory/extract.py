@@ -133,7 +133,8 @@ class ExtractionService:
             wanted = harvest.from_patterns(
                 [message], origin, explicit_only=True, previous=previous
             ).candidates
-            outcomes = write_memories(self.memory, wanted, judge=self._judge(), now=self.clock())
+            # No judge: the reply must not wait for a model, and the grey zone then counts as new.
+            outcomes = write_memories(self.memory, wanted, judge=None, now=self.clock())
             idx = message.get("idx")
             if isinstance(idx, int) and wanted:
                 state = read_state(self._dir(session_id))
@@ -160,8 +161,9 @@ class ExtractionService:
 
     def close(self, wait: bool = True) -> None:
         """Stop the background worker; with `wait`, pending extractions run first."""
-        self._scheduler.close(wait=wait)
-        if self._background_memory is not None:
+        stopped = self._scheduler.close(wait=wait)
+        # A run still going (close without wait) keeps its connections; the process ends them.
+        if stopped and self._background_memory is not None:
             self._background_memory.close()
             self._background_memory = None
 

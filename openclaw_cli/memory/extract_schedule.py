@@ -69,9 +69,11 @@ class CoalescingScheduler:
                 self._cond.wait(left)
         return True
 
-    def close(self, wait: bool = True) -> None:
+    def close(self, wait: bool = True) -> bool:
         """Stop. With `wait`, pending runs start now (without waiting out their windows) and finish;
-        a run that asks to be retried later is left to the next process, which finds the checkpoint."""
+        a run that asks to be retried later is left to the next process, which finds the checkpoint.
+        Without, pending runs are dropped and a running one is left to finish on its own. True when
+        the worker has stopped."""
         with self._cond:
             self._closing = True
             if wait:
@@ -82,8 +84,10 @@ class CoalescingScheduler:
                 self._due.clear()
             self._cond.notify_all()
             thread = self._thread
-        if thread is not None and wait:
-            thread.join()
+            busy = self._running is not None
+        if thread is not None and (wait or not busy):
+            thread.join()  # an idle worker ends at once
+        return thread is None or not thread.is_alive()
 
     def _schedule(self, key: str, delay: float) -> None:
         due = time.monotonic() + delay
