@@ -146,3 +146,20 @@ def test_remember_now_returns_nothing_for_an_ordinary_message(tmp_path: Path) ->
         assert world.records() == []
     finally:
         world.close()
+
+
+def test_without_a_model_group_speakers_get_their_own_pattern_memories(tmp_path: Path) -> None:
+    from tests.extract_support import GROUP_KEY
+
+    world = World(tmp_path / "home", settings_for(None))
+    try:
+        world.say("I prefer mornings.", sender="ana", key=GROUP_KEY)
+        world.say("我讨厌早起。", sender="bo", key=GROUP_KEY)
+        report = world.extraction.run(world.session_id)
+        assert report.method == "patterns"
+        assert {r.l0: r.user_id for r in world.records()} == {
+            "User prefers mornings": "ana",
+            "用户讨厌早起": "bo",
+        }
+    finally:
+        world.close()
