@@ -38,10 +38,9 @@ def test_extract_with_the_model_shows_added_and_skipped_with_reasons(home: Path,
     report = result.json()
     assert report["method"] == "model" and report["messages"] == {"start": 0, "end": 1}
     actions = {(o["action"], o["l0"], o["reason"]) for o in report["outcomes"]}
-    assert actions == {
-        ("added", "User lives in Lisbon", "new memory"),
-        ("skipped", "User collects stamps", "unknown category 'hobby'"),
-    }
+    assert ("skipped", "User collects stamps", "unknown category 'hobby'") in actions
+    [added] = [a for a in actions if a[0] == "added"]
+    assert added[1] == "User lives in Lisbon" and added[2].startswith("new")
 
     listed = run_cli(home, "memory", "list", "--json").json()
     assert [r["l0"] for r in listed] == ["User lives in Lisbon"]
