@@ -45,6 +45,9 @@ def extract_cmd(
     ("remember that ...", "I prefer ...", "记住...", "我喜欢...") still become memories. Each candidate is shown
     as added, merged, duplicate or skipped, with the reason. Messages already extracted are not read again
     (the session's checkpoint); --dry-run leaves it where it is.
+
+    Long input is bounded: the model sees each message cut to 4,000 characters (head and tail kept), in
+    requests of at most 16,000 characters of transcript; L2 keeps at most memory.maxTextChars.
     """
     from openclaw_cli.memory.extract import extract_session
 
