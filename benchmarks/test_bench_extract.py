@@ -26,7 +26,8 @@ HUGE = ("lorem ipsum dolor sit amet, " * 1800) + "I prefer tea. " + ("consectetu
 
 def _messages(texts: list[str]) -> list[dict[str, Any]]:
     return [
-        {"idx": i, "role": "user", "content": text, "ts": "2026-11-30T09:00:00.000Z"} for i, text in enumerate(texts)
+        {"idx": i, "role": "user", "content": text, "ts": "2026-11-30T09:00:00.000Z"}
+        for i, text in enumerate(texts)
     ]
 
 
