@@ -552,3 +552,6 @@ def index_cmd(
         common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
+
+
+from openclaw_cli.cli import memory_extract  # noqa: E402, F401  (registers `memory extract`)
