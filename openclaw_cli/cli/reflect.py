@@ -87,8 +87,11 @@ def _render(report: ReflectReport, as_json: bool, *, quiet: bool) -> None:
     verb = "would write" if report.dry_run else "wrote"
     for outcome in report.groups:
         group = outcome.group
-        who = f" of {group.user_id}" if group.user_id else ""
-        common.echo(f"{group.category}{who}: {len(group.records)} memories, {len(outcome.insights)} insights")
+        who = f", user {group.user_id}" if group.user_id else f", {group.scope} memory"
+        common.echo(
+            f"{group.category}{who}: {_count(len(group.records), 'memory', 'memories')}, "
+            f"{_count(len(outcome.insights), 'insight')}"
+        )
         for insight in outcome.insights:
             action = "" if report.dry_run else f" ({insight.action})"
             common.echo(f"  [{insight.confidence:.2f}] {insight.candidate.l0}{action}")
@@ -100,5 +103,11 @@ def _render(report: ReflectReport, as_json: bool, *, quiet: bool) -> None:
         for note in outcome.notes:
             common.warn(note)
     written = sum(len(o.insights) for o in report.groups) if report.dry_run else report.insights_written
-    marked = "" if report.dry_run else f", {report.reflected} memories marked reflected"
-    common.echo(f"{verb} {written} insights from {report.model_calls} model calls{marked}")
+    marked = "" if report.dry_run else f", {_count(report.reflected, 'memory', 'memories')} marked reflected"
+    common.echo(
+        f"{verb} {_count(written, 'insight')} from {_count(report.model_calls, 'model call')}{marked}"
+    )
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
