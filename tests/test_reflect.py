@@ -444,3 +444,23 @@ def test_the_prompt_shows_references_and_dates_not_ids(
     assert category == "event"
     assert lines == [("m1", "submitted PR #342 fixing login"), ("m2", "submitted PR #351 for the dashboard")]
     assert ids["event"][0] not in json.dumps(body)
+
+
+def test_nested_write_transactions_commit_or_roll_back_as_one(tmp_path: Path) -> None:
+    """Reflection's one transaction per database holds write_memories' own transactions as savepoints."""
+    from openclaw_cli.memory.db import open_db, set_meta, write_txn
+
+    conn = open_db(tmp_path / "memory.sqlite")
+    with pytest.raises(RuntimeError), write_txn(conn):
+        with write_txn(conn):
+            set_meta(conn, "inner", 1)
+        raise RuntimeError("the outer transaction fails after the inner one finished")
+    assert get_meta(conn, "inner") is None
+    with write_txn(conn):
+        with pytest.raises(RuntimeError), write_txn(conn):
+            set_meta(conn, "rolled back", 1)
+            raise RuntimeError("only the inner part fails")
+        set_meta(conn, "kept", 1)
+    assert (get_meta(conn, "rolled back"), get_meta(conn, "kept")) == (None, "1")
+    assert not conn.in_transaction
+    conn.close()
