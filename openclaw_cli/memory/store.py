@@ -241,7 +241,7 @@ class MemoryStore:
                     record_id,
                 ),
             )
-            self._log(record_id, old.user_id, "update", old.public_dict(), None, reason)
+            self.log_change(record_id, old.user_id, "update", old.public_dict(), None, reason)
 
     def add(
         self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
@@ -382,9 +382,9 @@ class MemoryStore:
             table = vectors.ensure_table(self.conn, self.embedder().identity)
             vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
             vectors.bump_generation(self.conn)
-        self._log(record.id, record.user_id, "add", None, record.public_dict())
+        self.log_change(record.id, record.user_id, "add", None, record.public_dict())
 
-    def _log(
+    def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
     ) -> None:
         """One history row per change. The new value of an add, update or merge is what the records table
@@ -416,7 +416,7 @@ class MemoryStore:
             self.conn.execute(
                 "UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid)
             )
-            self._log(record_id, record.user_id, "delete", record.public_dict(), None)
+            self.log_change(record_id, record.user_id, "delete", record.public_dict(), None)
         return record
 
     def purge_user(self, user_id: str) -> int:
@@ -433,7 +433,7 @@ class MemoryStore:
                 self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
             vectors.bump_generation(self.conn)
-            self._log(
+            self.log_change(
                 "*",
                 None,
                 "purge",
