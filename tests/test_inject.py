@@ -101,10 +101,15 @@ def test_conversation_language_counts_han_against_latin_words() -> None:
 
 
 def test_insights_come_before_facts_of_equal_score(service: MemoryService) -> None:
-    # Same text, same age: the two score the same; the fact was written first.
+    # Same text, same age: the two score the same; the fact was written first. (Two users' memories, so
+    # that exact dedup on the write path keeps both.)
     created = NOW - timedelta(days=1)
-    fact = add(service, "User likes dark editor themes", category="preference", created_at=created)
-    insight = add(service, "User likes dark editor themes", category="insight", created_at=created)
+    fact = add(
+        service, "User likes dark editor themes", category="preference", created_at=created, user_id="a"
+    )
+    insight = add(
+        service, "User likes dark editor themes", category="insight", created_at=created, user_id="b"
+    )
     block = build_memory_block(service, InjectSettings(), query="dark editor themes", now=NOW)
     assert block.record_ids == [insight, fact]
     assert memory_lines(block.text)[0].startswith("- [insight, ")
