@@ -227,6 +227,14 @@ def test_multi_line_memories_cannot_forge_lines_or_headings(service: MemoryServi
     assert block.text.count("\n## ") == 0
 
 
+def test_nul_characters_and_huge_messages_do_not_fail_the_turn(service: MemoryService) -> None:
+    wanted = add(service, "User drinks oat milk flat whites", category="preference")
+    messages = [{"role": "user", "content": "filler " * 2000 + "oat milk\x00 flat white?"}]
+    block = build_memory_block(service, InjectSettings(), messages=messages, now=NOW)
+    assert block.record_ids == [wanted]
+    assert len(block.query) <= 2000 and "\x00" not in block.query
+
+
 def test_query_from_messages_takes_recent_user_and_assistant_text() -> None:
     messages = [
         {"role": "user", "content": "old topic"},

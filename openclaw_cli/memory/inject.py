@@ -99,11 +99,13 @@ def build_memory_block(
     `record_hits=False` leaves FSRS untouched (an operator looking, not the agent recalling).
     """
     moment = now or datetime.now(UTC)
-    search_text = query if query is not None else query_from_messages(messages or ())
+    raw = query if query is not None else query_from_messages(messages or ())
+    # Whatever a conversation holds must not fail the turn: search refuses NUL and over-long queries.
+    search_text = raw.replace("\x00", " ")[:QUERY_CHARS]
     language = conversation_language(search_text if query is not None else _conversation_text(messages))
     if not search_text.strip():
         return MemoryBlock("", [], 0, language, search_text, ["nothing to search for: the query is empty"])
-    request = SearchRequest(query=search_text[:QUERY_CHARS], k=settings.top_k, user_id=user_id)
+    request = SearchRequest(query=search_text, k=settings.top_k, user_id=user_id)
     result = service.search(request, moment)
     hits = order_hits(result.hits)
     text, chosen = render_block(hits, language, settings)
