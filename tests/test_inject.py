@@ -209,6 +209,14 @@ def test_user_filter_keeps_other_users_memories_out(service: MemoryService) -> N
     assert block.record_ids == [mine]
 
 
+def test_with_a_user_the_agents_own_memories_are_injected_too(service: MemoryService) -> None:
+    add(service, "Lin takes green tea, no sugar", category="preference", user_id="lin")
+    mine = add(service, "Sam takes black tea with milk", category="preference", user_id="sam")
+    lesson = add(service, "When ordering tea, confirm the kind first", category="lesson", scope="agent")
+    block = build_memory_block(service, InjectSettings(), query="order tea", user_id="sam", now=NOW)
+    assert sorted(block.record_ids) == sorted([mine, lesson])
+
+
 def test_no_memories_gives_an_empty_block(service: MemoryService) -> None:
     block = build_memory_block(service, InjectSettings(), query="anything at all", now=NOW)
     assert (block.text, block.record_ids, block.tokens) == ("", [], 0)
