@@ -21,6 +21,7 @@ from openclaw_cli.errors import NotFound
 from openclaw_cli.memory.db import set_meta, write_txn
 from openclaw_cli.memory.forgetting import scale_stability
 from openclaw_cli.memory.records import FsrsState, iso
+from openclaw_cli.memory.reflect_plan import INSIGHT_STABILITY_FACTOR
 from openclaw_cli.memory.writing import write_memories
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
 
 SOURCE_STABILITY_FACTOR = 0.5
-INSIGHT_STABILITY_FACTOR = 3.0  # applied in reflect_plan, where the evidence's stability is at hand
 # FSRS's own ceiling on an interval (fsrs.Scheduler.maximum_interval): keeps next_review within datetime.
 MAX_INTERVAL_DAYS = 36500
 

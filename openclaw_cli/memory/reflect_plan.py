@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 REFLECTABLE: tuple[str, ...] = ("profile", "preference", "event", "case", "lesson")
 # Memory lines per model call: ~500 short memories. A bigger group is asked in parts, each its own call.
 MAX_PROMPT_TOKENS = 12_000
+# An insight starts at this many times the mean stability of its evidence, so it outlasts the facts.
+INSIGHT_STABILITY_FACTOR = 3.0
 
 
 @dataclass
@@ -60,7 +62,7 @@ class PlannedInsight:
     topic: str
     confidence: float
     evidence: list[str]  # record ids, all of the group
-    stability: float | None  # 3x the mean stability of the evidence
+    stability: float | None  # INSIGHT_STABILITY_FACTOR x the mean stability of the evidence
     action: str = "planned"  # then what write_memories did: added, merged, duplicate, skipped
     record_id: str | None = None
 
@@ -236,5 +238,5 @@ def _planned(
         },
         created_at=now,
     )
-    stability = 3 * sum(stabilities) / len(stabilities) if stabilities else None
+    stability = INSIGHT_STABILITY_FACTOR * sum(stabilities) / len(stabilities) if stabilities else None
     return PlannedInsight(candidate, topic, item.confidence, evidence_ids, stability)
