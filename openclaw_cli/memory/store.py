@@ -222,6 +222,30 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ writes
 
+    def set_fsrs(
+        self, record_id: str, state: FsrsState, *, reason: str, reflected_at: datetime | None = None
+    ) -> None:
+        """Overwrite a record's FSRS state (and, when given, when it was reflected on), with a history
+        row holding the old value."""
+        with write_txn(self.conn):
+            old = self.get(record_id)
+            self.conn.execute(
+                "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
+                "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ?, "
+                "reflected_at = COALESCE(?, reflected_at) WHERE id = ?",
+                (
+                    state.stability,
+                    state.difficulty,
+                    iso(state.last_review),
+                    iso(state.next_review),
+                    state.reps,
+                    state.lapses,
+                    iso(reflected_at),
+                    record_id,
+                ),
+            )
+            self.log_change(record_id, old.user_id, "update", old.public_dict(), None, reason)
+
     def add(
         self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
     ) -> WriteReport:
