@@ -244,11 +244,18 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
         common.echo("no matches")
     for hit in result.hits:
         d = hit.to_dict(request.explain)
-        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
+        text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
+        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
         if request.explain:
             common.echo("        " + _explain_line(d["explain"]))
     if request.explain:
         _render_analysis(result)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """A Markdown chunk on one line of the result list (--json gives it whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _explain_line(e: dict[str, Any]) -> str:
@@ -401,23 +408,41 @@ def delete_cmd(
         common.echo(f"deleted {record.id}")
 
 
-@app.command("purge", epilog="Examples:\n\n  openclaw memory purge --user alice --yes")
+@app.command(
+    "purge",
+    epilog="Examples:\n\n  openclaw memory purge --user alice --yes\n\n"
+    "  openclaw memory purge --user alice --all-agents --sessions --yes --json",
+)
 def purge_cmd(
     user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
     yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
+    all_agents: Annotated[
+        bool, typer.Option("--all-agents", help="Purge every agent's store, not only this agent's.")
+    ] = False,
+    sessions: Annotated[
+        bool, typer.Option("--sessions", help="Also delete the user's session transcripts.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove every memory of one user, with its history, and compact the file (right to be forgotten)."""
+    """Remove every memory of one user, with its history and vectors, so no byte of it is left (right to be
+    forgotten).
+
+    Covers this agent's store and the shared one; --all-agents covers every agent's. Without it, agents
+    whose stores still hold the user's memories are named and the exit status is 1.
+    """
     if not yes:
         raise InvalidInput(
             f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm"
         )
     with _service() as service:
-        count = service.purge_user(user)
+        report = service.purge_user(user, all_agents=all_agents, sessions=sessions)
     if as_json:
-        common.emit_json({"user": user, "purged": count})
+        common.emit_json(report.to_dict())
     else:
-        common.echo(f"purged {count} memories of {user}")
+        sessions_done = f" and {report.sessions} sessions" if sessions else ""
+        common.echo(f"purged {report.memories} memories{sessions_done} of {user}")
+    if report.warning:
+        common.fail(report.warning, hint="run `openclaw memory purge --user U --all-agents --yes`")
 
 
 @app.command("history", epilog="Examples:\n\n  openclaw memory history mem-0193... --json")
@@ -491,7 +516,8 @@ def index_cmd(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify and repair the keyword and vector indexes (for cron: `openclaw memory index --check`)."""
+    """Sync the workspace Markdown, then verify and repair the keyword and vector indexes (for cron:
+    `openclaw memory index --check`, which only verifies)."""
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
     with _service() as service:
@@ -506,7 +532,9 @@ def index_cmd(
             if not ok:
                 raise typer.Exit(1)
             return
-        total = service.live_count() if rebuild else service.pending_count()
+        total = (
+            service.live_count() if rebuild else service.pending_count()
+        ) + service.workspace_file_count()
         with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
             done = service.rebuild_indexes(advance) if rebuild else service.repair_indexes(advance)
     outcome = [r.to_dict() for r in done]
@@ -514,8 +542,13 @@ def index_cmd(
         common.emit_json({"rebuilt" if rebuild else "repaired": outcome})
         return
     for r in outcome:
-        if r.get("warning"):
-            common.warn(r["warning"])
-        common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
+        for problem in [*r.get("problems", []), *([r["warning"]] if r.get("warning") else [])]:
+            common.warn(problem)
+        common.echo(common.human({k: v for k, v in r.items() if k not in ("warning", "problems")}))
     if not outcome:
         common.echo("no memory database yet")
+
+
+from openclaw_cli.cli.memory_workspace import register as _register_workspace  # noqa: E402
+
+_register_workspace(app)
