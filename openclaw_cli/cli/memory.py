@@ -39,9 +39,31 @@ SEARCH_EXAMPLES = """Examples:
 MAX_LIMIT = 2**62
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
+SEARCH_MODES = ("hybrid", "bm25", "vector")
+
+
+def _complete_categories() -> list[str]:
+    from openclaw_cli.memory.records import CATEGORIES
+
+    return list(CATEGORIES)
+
+
+def _complete_modes() -> list[str]:
+    return list(SEARCH_MODES)
+
+
+def _complete_scopes() -> list[str]:
+    return ["user", "agent"]
+
+
 CategoryOpt = Annotated[
     str | None,
-    typer.Option("--category", "-c", help="profile, preference, event, case, lesson, insight or note."),
+    typer.Option(
+        "--category",
+        "-c",
+        help="profile, preference, event, case, lesson, insight or note.",
+        autocompletion=_complete_categories,
+    ),
 ]
 
 
@@ -107,8 +129,12 @@ def _record_line(record: MemoryRecord) -> str:
 )
 def add_cmd(
     text: Annotated[str | None, typer.Argument(help="The memory (one line, L0); '-' reads stdin.")] = None,
-    category: Annotated[str, typer.Option("--category", "-c", help="Category.")] = "note",
-    scope: Annotated[str, typer.Option("--scope", help="user or agent.")] = "user",
+    category: Annotated[
+        str, typer.Option("--category", "-c", help="Category.", autocompletion=_complete_categories)
+    ] = "note",
+    scope: Annotated[
+        str, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = "user",
     user: UserOpt = None,
     l1: Annotated[str | None, typer.Option("--l1", help="Detail (L1).")] = None,
     l2: Annotated[str | None, typer.Option("--l2", help="Verbatim source (L2).")] = None,
@@ -215,7 +241,9 @@ def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_jso
 def list_cmd(
     user: UserOpt = None,
     category: CategoryOpt = None,
-    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N records.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -318,10 +346,19 @@ def search_cmd(
     user: UserOpt = None,
     category: Annotated[
         list[str] | None,
-        typer.Option("--category", "-c", help="Only these categories (-c a,b or repeated)."),
+        typer.Option(
+            "--category",
+            "-c",
+            help="Only these categories (-c a,b or repeated).",
+            autocompletion=_complete_categories,
+        ),
     ] = None,
-    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or vector.")] = "hybrid",
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid, bm25 or vector.", autocompletion=_complete_modes)
+    ] = "hybrid",
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
     ] = False,
