@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +129,11 @@ def chunk_markdown(text: str) -> list[Chunk]:
 
 
 def workspace_files(root: Path, problems: list[str]) -> list[FileState]:
-    """MEMORY.md and memory/*.md that are safe to read, sorted; the unsafe ones are named in `problems`."""
+    """MEMORY.md and memory/*.md that are safe to read, sorted; the unsafe ones are named in `problems`.
+
+    A regular file (not a link) in the workspace is safe as it is, so only links are resolved: resolving
+    every path cost ~0.5 ms a file, half the time budget of a sync of 1,000 unchanged files.
+    """
     candidates = [(MEMORY_FILE, root / MEMORY_FILE)]
     logs = root / LOG_DIR
     if logs.is_dir() and not logs.is_symlink():
@@ -138,7 +143,11 @@ def workspace_files(root: Path, problems: list[str]) -> list[FileState]:
     found: list[FileState] = []
     for name, path in candidates:
         try:
-            info = safe_path(root, path).stat()
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                info = safe_path(root, path).stat()
+            elif not stat.S_ISREG(info.st_mode):
+                raise UnsafeFile(f"{path} is not a regular file")
         except FileNotFoundError:
             continue
         except (UnsafeFile, OSError) as exc:
@@ -172,14 +181,19 @@ def sync(store: MemoryStore, root: Path, agent_id: str, progress: Progress | Non
     report.files = len(files)
     known = _known(store.conn)
     embedder, report.warning = store._usable_embedder()
+    restamped: list[tuple[FileState, str]] = []  # same bytes, new mtime: recorded in one transaction
     for state in files:
         previous = known.pop(state.name, None)
         if previous is not None and previous[1:] == (state.size, state.mtime_ns):
             report.unchanged += 1
         else:
-            _sync_file(store, root, state, previous, embedder, agent_id, report)
+            _sync_file(store, root, state, previous, embedder, agent_id, report, restamped)
         if progress is not None:
             progress(1)
+    if restamped:
+        with write_txn(store.conn):
+            for state, digest in restamped:
+                _remember(store, state, digest, None, None, keep_chunks=True)
     for name in known:  # gone from the workspace
         with write_txn(store.conn):
             remove_rows(store.conn, _rows_of(store, name))
@@ -200,11 +214,12 @@ def _sync_file(
     embedder: Embedder | None,
     agent_id: str,
     report: SyncReport,
+    restamped: list[tuple[FileState, str]],
 ) -> None:
     data, problem = _read(root, state)
     digest = hashlib.sha256(data).hexdigest() if data else f"unread:{state.size}:{state.mtime_ns}"
-    if previous is not None and previous[0] == digest:
-        _remember(store, state, digest, None, problem, keep_chunks=True)
+    if previous is not None and previous[0] == digest and problem is None:
+        restamped.append((state, digest))
         report.unchanged += 1
         return
     text = data.decode("utf-8") if problem is None else ""
@@ -230,7 +245,7 @@ def _read(root: Path, state: FileState) -> tuple[bytes, str | None]:
             f"{mib:.1f} MiB is over the {MAX_INDEX_BYTES // (1024 * 1024)} MiB limit: not indexed (split it)",
         )
     try:
-        data = safe_path(root, state.path).read_bytes()
+        data = _read_checked(root, state.path)
     except (OSError, UnsafeFile) as exc:
         return b"", f"not indexed: {exc}"
     try:
@@ -238,6 +253,16 @@ def _read(root: Path, state: FileState) -> tuple[bytes, str | None]:
     except UnicodeDecodeError as exc:
         return data, f"not UTF-8 (byte {exc.start}): not indexed (convert it with iconv)"
     return data, None
+
+
+def _read_checked(root: Path, path: Path) -> bytes:
+    """A link is read through its checked target; anything else with O_NOFOLLOW, so a file swapped for
+    a link since it was listed fails instead of being followed."""
+    if path.is_symlink():
+        return safe_path(root, path).read_bytes()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def _remember(
