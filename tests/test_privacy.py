@@ -90,3 +90,20 @@ def test_doctor_reports_and_fix_repairs_wrong_modes_in_the_workspace_and_memory(
     assert stat.S_IMODE((workspace / "MEMORY.md").stat().st_mode) == 0o600
     assert stat.S_IMODE((workspace / "memory").stat().st_mode) == 0o700
     assert _run_with_umask(home, 0o077, "doctor").returncode == 0
+
+
+def test_doctor_checks_a_workspace_configured_outside_the_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    workspace = tmp_path / "notes"
+    env_args = ("config", "set", "memory.workspace", str(workspace))
+    assert _run_with_umask(home, 0o077, *env_args).returncode == 0
+    assert _run_with_umask(home, 0o000, "memory", "note", "outside note").returncode == 0
+    log = next((workspace / "memory").glob("*.md"))
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600  # created private whatever the umask
+    os.chmod(log, 0o664)
+    found = _run_with_umask(home, 0o077, "doctor", "--json")
+    assert found.returncode == 1
+    errors = [f for f in json.loads(found.stdout)["findings"] if f["severity"] == "error"]
+    assert [(f["check"], f["path"]) for f in errors] == [("workspace.permissions", str(log))]
+    assert _run_with_umask(home, 0o077, "doctor", "--fix").returncode == 0
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600

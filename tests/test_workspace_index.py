@@ -260,3 +260,12 @@ def test_cli_empty_note_is_an_error(cli: Any) -> None:
     result = cli("memory", "note", "   ")
     assert result.returncode == 1
     assert "empty" in result.stderr
+
+
+def test_search_with_no_notes_creates_no_database(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (root / "AGENTS.md").write_text("rules only\n", encoding="utf-8")
+    service = service_for(tmp_path)
+    result = service.search(SearchRequest(query="rules", k=3))
+    assert result.hits == [] and not service.db_path("agent").exists()
+    service.close()

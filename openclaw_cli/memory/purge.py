@@ -12,6 +12,7 @@ session transcripts go too.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,7 +105,7 @@ def purge_store(store: MemoryStore, user_id: str) -> tuple[int, int]:
         conn.execute(
             "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) "
             "VALUES ('*', NULL, 'purge', NULL, ?, ?, NULL)",
-            (f'{{"userId": "{digest}", "count": {len(rowids)}}}', iso(utc_now())),
+            (json.dumps({"userId": digest, "count": len(rowids)}), iso(utc_now())),
         )
     compact(conn)
     return len(rowids), int(history)

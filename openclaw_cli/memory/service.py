@@ -320,8 +320,8 @@ class MemoryService:
 
         root = workspace_dir(self.home, self.agent_id, self.settings)
         path = self.db_path("agent")
-        if not root.is_dir() and not path.exists():
-            return None
+        if not path.exists() and not markdown_index.workspace_files(root, []):
+            return None  # nothing to index, and no database to create for it
         with self.damage_guard():
             store = self.store(path)
             if only_if_dirty and not markdown_index.is_dirty(store, root):
