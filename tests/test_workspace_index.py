@@ -250,10 +250,12 @@ def test_cli_index_syncs_the_workspace(cli: Any, home: Path) -> None:
     (root / "MEMORY.md").write_text("- likes hiking\n", encoding="utf-8")
     result = cli("memory", "index", "--json")
     assert result.returncode == 0, result.stderr
-    [synced, repaired] = result.json()["repaired"]
+    synced, [repaired] = result.json()["workspace"], result.json()["repaired"]
     assert (synced["files"], synced["indexed"], synced["chunks"]) == (1, 1, 1)
     assert repaired["stillPending"] == 0
-    assert cli("memory", "index", "--json").json()["repaired"][0]["unchanged"] == 1
+    assert cli("memory", "index", "--json").json()["workspace"]["unchanged"] == 1
+    human = cli("memory", "index")
+    assert "files 1, unchanged 1" in human.stdout
 
 
 def test_cli_empty_note_is_an_error(cli: Any) -> None:

@@ -445,43 +445,6 @@ def delete_cmd(
         common.echo(f"deleted {record.id}")
 
 
-@app.command(
-    "purge",
-    epilog="Examples:\n\n  openclaw memory purge --user alice --yes\n\n"
-    "  openclaw memory purge --user alice --all-agents --sessions --yes --json",
-)
-def purge_cmd(
-    user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
-    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
-    all_agents: Annotated[
-        bool, typer.Option("--all-agents", help="Purge every agent's store, not only this agent's.")
-    ] = False,
-    sessions: Annotated[
-        bool, typer.Option("--sessions", help="Also delete the user's session transcripts.")
-    ] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Remove every memory of one user, with its history and vectors, so no byte of it is left (right to be
-    forgotten).
-
-    Covers this agent's store and the shared one; --all-agents covers every agent's. Without it, agents
-    whose stores still hold the user's memories are named and the exit status is 1.
-    """
-    if not yes:
-        raise InvalidInput(
-            f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm"
-        )
-    with _service() as service:
-        report = service.purge_user(user, all_agents=all_agents, sessions=sessions)
-    if as_json:
-        common.emit_json(report.to_dict())
-    else:
-        sessions_done = f" and {report.sessions} sessions" if sessions else ""
-        common.echo(f"purged {report.memories} memories{sessions_done} of {user}")
-    if report.warning:
-        common.fail(report.warning, hint="run `openclaw memory purge --user U --all-agents --yes`")
-
-
 @app.command("history", epilog="Examples:\n\n  openclaw memory history mem-0193... --json")
 def history_cmd(
     record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
@@ -573,19 +536,26 @@ def index_cmd(
             service.live_count() if rebuild else service.pending_count()
         ) + service.workspace_file_count()
         with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
-            done = service.rebuild_indexes(advance) if rebuild else service.repair_indexes(advance)
+            synced, done = service.index(rebuild=rebuild, progress=advance)
     outcome = [r.to_dict() for r in done]
+    workspace = None if synced is None else synced.to_dict()
     if as_json:
-        common.emit_json({"rebuilt" if rebuild else "repaired": outcome})
+        common.emit_json({"rebuilt" if rebuild else "repaired": outcome, "workspace": workspace})
         return
-    for r in outcome:
-        for problem in [*r.get("problems", []), *([r["warning"]] if r.get("warning") else [])]:
+    if workspace is not None and (workspace["files"] or workspace["removed"] or workspace["problems"]):
+        for problem in workspace["problems"]:
             common.warn(problem)
-        common.echo(common.human({k: v for k, v in r.items() if k not in ("warning", "problems")}))
+        common.echo(common.human({k: v for k, v in workspace.items() if k != "problems"}))
+    for r in outcome:
+        if r.get("warning"):
+            common.warn(r["warning"])
+        common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
 
 
+from openclaw_cli.cli.memory_purge import register as _register_purge  # noqa: E402
 from openclaw_cli.cli.memory_workspace import register as _register_workspace  # noqa: E402
 
+_register_purge(app)
 _register_workspace(app)

@@ -349,21 +349,20 @@ class MemoryService:
     def repair_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
         from openclaw_cli.memory.index import repair
 
-        synced = self.sync_workspace(progress)
-        return [
-            *([synced] if synced else []),
-            *(repair(s, self.embedder, progress) for s in self.existing_stores()),
-        ]
+        return [repair(store, self.embedder, progress) for store in self.existing_stores()]
 
     def rebuild_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
         from openclaw_cli.memory.index import rebuild
 
-        synced = self.sync_workspace(progress)
         embedder = self.embedder()
-        return [
-            *([synced] if synced else []),
-            *(rebuild(s, embedder, progress) for s in self.existing_stores()),
-        ]
+        return [rebuild(store, embedder, progress) for store in self.existing_stores()]
+
+    def index(
+        self, *, rebuild: bool, progress: Callable[[int], None] | None = None
+    ) -> tuple[SyncReport | None, list[Any]]:
+        """`memory index`: sync the workspace Markdown, then repair (or rebuild) every database's indexes."""
+        synced = self.sync_workspace(progress)
+        return synced, self.rebuild_indexes(progress) if rebuild else self.repair_indexes(progress)
 
     def live_count(self) -> int:
         from openclaw_cli.memory.index import total_live
