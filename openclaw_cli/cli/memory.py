@@ -39,9 +39,31 @@ SEARCH_EXAMPLES = """Examples:
 MAX_LIMIT = 2**62
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
+SEARCH_MODES = ("hybrid", "bm25", "vector")
+
+
+def _complete_categories() -> list[str]:
+    from openclaw_cli.memory.records import CATEGORIES
+
+    return list(CATEGORIES)
+
+
+def _complete_modes() -> list[str]:
+    return list(SEARCH_MODES)
+
+
+def _complete_scopes() -> list[str]:
+    return ["user", "agent"]
+
+
 CategoryOpt = Annotated[
     str | None,
-    typer.Option("--category", "-c", help="profile, preference, event, case, lesson, insight or note."),
+    typer.Option(
+        "--category",
+        "-c",
+        help="profile, preference, event, case, lesson, insight or note.",
+        autocompletion=_complete_categories,
+    ),
 ]
 
 
@@ -107,8 +129,12 @@ def _record_line(record: MemoryRecord) -> str:
 )
 def add_cmd(
     text: Annotated[str | None, typer.Argument(help="The memory (one line, L0); '-' reads stdin.")] = None,
-    category: Annotated[str, typer.Option("--category", "-c", help="Category.")] = "note",
-    scope: Annotated[str, typer.Option("--scope", help="user or agent.")] = "user",
+    category: Annotated[
+        str, typer.Option("--category", "-c", help="Category.", autocompletion=_complete_categories)
+    ] = "note",
+    scope: Annotated[
+        str, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = "user",
     user: UserOpt = None,
     l1: Annotated[str | None, typer.Option("--l1", help="Detail (L1).")] = None,
     l2: Annotated[str | None, typer.Option("--l2", help="Verbatim source (L2).")] = None,
@@ -241,7 +267,9 @@ def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_jso
 def list_cmd(
     user: UserOpt = None,
     category: CategoryOpt = None,
-    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N records.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -270,11 +298,18 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
         common.echo("no matches")
     for hit in result.hits:
         d = hit.to_dict(request.explain)
-        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
+        text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
+        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
         if request.explain:
             common.echo("        " + _explain_line(d["explain"]))
     if request.explain:
         _render_analysis(result)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """A Markdown chunk on one line of the result list (--json gives it whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _explain_line(e: dict[str, Any]) -> str:
@@ -337,10 +372,19 @@ def search_cmd(
     user: UserOpt = None,
     category: Annotated[
         list[str] | None,
-        typer.Option("--category", "-c", help="Only these categories (-c a,b or repeated)."),
+        typer.Option(
+            "--category",
+            "-c",
+            help="Only these categories (-c a,b or repeated).",
+            autocompletion=_complete_categories,
+        ),
     ] = None,
-    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or vector.")] = "hybrid",
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid, bm25 or vector.", autocompletion=_complete_modes)
+    ] = "hybrid",
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
     ] = False,
@@ -427,25 +471,6 @@ def delete_cmd(
         common.echo(f"deleted {record.id}")
 
 
-@app.command("purge", epilog="Examples:\n\n  openclaw memory purge --user alice --yes")
-def purge_cmd(
-    user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
-    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Remove every memory of one user, with its history, and compact the file (right to be forgotten)."""
-    if not yes:
-        raise InvalidInput(
-            f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm"
-        )
-    with _service() as service:
-        count = service.purge_user(user)
-    if as_json:
-        common.emit_json({"user": user, "purged": count})
-    else:
-        common.echo(f"purged {count} memories of {user}")
-
-
 @app.command("history", epilog="Examples:\n\n  openclaw memory history mem-0193... --json")
 def history_cmd(
     record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
@@ -524,7 +549,8 @@ def index_cmd(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify and repair the keyword and vector indexes (for cron: `openclaw memory index --check`)."""
+    """Sync the workspace Markdown, then verify and repair the keyword and vector indexes (for cron:
+    `openclaw memory index --check`, which only verifies)."""
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
     with _service() as service:
@@ -539,13 +565,20 @@ def index_cmd(
             if not ok:
                 raise typer.Exit(1)
             return
-        total = service.live_count() if rebuild else service.pending_count()
+        total = (
+            service.live_count() if rebuild else service.pending_count()
+        ) + service.workspace_file_count()
         with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
-            done = service.rebuild_indexes(advance) if rebuild else service.repair_indexes(advance)
+            synced, done = service.index(rebuild=rebuild, progress=advance)
     outcome = [r.to_dict() for r in done]
+    workspace = None if synced is None else synced.to_dict()
     if as_json:
-        common.emit_json({"rebuilt" if rebuild else "repaired": outcome})
+        common.emit_json({"rebuilt" if rebuild else "repaired": outcome, "workspace": workspace})
         return
+    if workspace is not None and (workspace["files"] or workspace["removed"] or workspace["problems"]):
+        for problem in workspace["problems"]:
+            common.warn(problem)
+        common.echo(common.human({k: v for k, v in workspace.items() if k != "problems"}))
     for r in outcome:
         if r.get("warning"):
             common.warn(r["warning"])
@@ -558,3 +591,8 @@ from openclaw_cli.cli import memory_extract  # noqa: E402, F401  (registers `mem
 from openclaw_cli.cli.memory_inject import register as _register_inject  # noqa: E402
 
 _register_inject(app)
+from openclaw_cli.cli.memory_purge import register as _register_purge  # noqa: E402
+from openclaw_cli.cli.memory_workspace import register as _register_workspace  # noqa: E402
+
+_register_purge(app)
+_register_workspace(app)

@@ -359,6 +359,8 @@ class MemoryStore:
         return [found[h] for h in hashes]
 
     def insert_record(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        """Insert a record whose vector (or None: pending) is already known; the caller holds a write
+        transaction (workspace sync replaces a file's records in one)."""
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
@@ -433,35 +435,10 @@ class MemoryStore:
         return record
 
     def purge_user(self, user_id: str) -> int:
-        """Remove every memory of `user_id` and their history, then VACUUM so the text is gone from the file."""
-        with write_txn(self.conn):
-            rowids = [
-                int(r[0])
-                for r in self.conn.execute("SELECT rowid FROM records WHERE user_id = ?", (user_id,))
-            ]
-            for rowid in rowids:
-                self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
-            vectors.delete(self.conn, vectors.current_table(self.conn), rowids)
-            for rowid in rowids:
-                self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
-            self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
-            vectors.bump_generation(self.conn)
-            self.log_change(
-                "*",
-                None,
-                "purge",
-                None,
-                {"userId": hashlib.sha256(user_id.encode()).hexdigest()[:16], "count": len(rowids)},
-            )
-        self.compact()
-        return len(rowids)
+        """Remove every memory of `user_id` and their history so the text is gone from the file (purge.py)."""
+        from openclaw_cli.memory.purge import purge_store
 
-    def compact(self) -> None:
-        """Rewrite the file so deleted text does not linger in free pages or the WAL."""
-        self.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.conn.execute("VACUUM")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return purge_store(self, user_id)[0]
 
     def record_hits(self, record_ids: Sequence[str], now: datetime) -> list[str]:
         """An agent turn retrieved these memories: each counts as a successful FSRS review.
