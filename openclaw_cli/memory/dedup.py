@@ -124,14 +124,19 @@ def exact_duplicate(conn: apsw.Connection, record: MemoryRecord) -> MemoryRecord
     )
 
 
+# Categories whose `attribute` names what the memory is about: a profile fact's key ("job", "city"), an
+# insight's topic. A newer one about the same thing replaces the older (overwrite / latest-wins).
+KEYED_CATEGORIES = ("profile", "insight")
+
+
 def same_attribute(conn: apsw.Connection, record: MemoryRecord) -> MemoryRecord | None:
-    """The live profile fact of the same user and scope about the same attribute ("job", "city")."""
-    if record.category != "profile" or not record.attribute:
+    """The live memory of the same user, scope and keyed category about the same attribute."""
+    if record.category not in KEYED_CATEGORIES or not record.attribute:
         return None
     return _first(
         conn,
-        "user_id IS ? AND category = 'profile' AND attribute = ? AND scope = ? AND id != ?",
-        (record.user_id, record.attribute, record.scope, record.id),
+        "user_id IS ? AND category = ? AND attribute = ? AND scope = ? AND id != ?",
+        (record.user_id, record.category, record.attribute, record.scope, record.id),
     )
 
 

@@ -94,7 +94,9 @@ class StoreWriter:
         same_fact = dedup.same_attribute(self.store.conn, record) or self._fresh_match(record, by="attribute")
         if same_fact is not None:
             decision = Decision(
-                "merged", f"profile {record.attribute!r}: the new value replaces the old", same_fact.id
+                "merged",
+                f"{record.category} {record.attribute!r}: the new value replaces the old",
+                same_fact.id,
             )
         else:
             decision = self._by_meaning(candidate, record, vector)
@@ -110,7 +112,8 @@ class StoreWriter:
                 continue
             if by == "hash" and other.l0_hash == record.l0_hash:
                 return other
-            same_fact = record.category == other.category == "profile" and record.attribute
+            same_fact = record.category == other.category and record.category in dedup.KEYED_CATEGORIES
+            same_fact = same_fact and bool(record.attribute)
             if by == "attribute" and same_fact and other.attribute == record.attribute:
                 return other
         return None
