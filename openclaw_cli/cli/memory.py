@@ -519,3 +519,7 @@ def index_cmd(
         common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
+
+
+# export, import and migrate register themselves on `app` (memory_portability.py).
+from openclaw_cli.cli import memory_portability  # noqa: E402, F401

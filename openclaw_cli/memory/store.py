@@ -321,7 +321,34 @@ class MemoryStore:
             )
         return [found[h] for h in hashes]
 
-    def _insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        """Insert one new record inside the caller's `write_txn` (an import writes many in one transaction)."""
+        self._insert(record, vector)
+
+    def replace(self, record: MemoryRecord, vector: np.ndarray | None, reason: str) -> MemoryRecord:
+        """Overwrite the record with `record.id` inside the caller's `write_txn`; returns the old value,
+        which goes to history as an 'update' row. The row is re-inserted so every derived index (FTS,
+        vector) is rebuilt through the one insert path."""
+        old = self.get(record.id, include_deleted=True)
+        rowid = self._rowid(record.id)
+        self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
+        vectors.delete(self.conn, vectors.current_table(self.conn), [rowid])
+        self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
+        self._insert(record, vector, action="update", old=old.public_dict(), reason=reason)
+        return old
+
+    def usable_embedder(self) -> tuple[Embedder | None, str | None]:
+        return self._usable_embedder()
+
+    def _insert(
+        self,
+        record: MemoryRecord,
+        vector: np.ndarray | None,
+        *,
+        action: str = "add",
+        old: dict[str, Any] | None = None,
+        reason: str | None = None,
+    ) -> None:
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
@@ -358,7 +385,7 @@ class MemoryStore:
             table = vectors.ensure_table(self.conn, self.embedder().identity)
             vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
             vectors.bump_generation(self.conn)
-        self._log(record.id, record.user_id, "add", None, record.public_dict())
+        self._log(record.id, record.user_id, action, old, record.public_dict(), reason)
 
     def _log(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
