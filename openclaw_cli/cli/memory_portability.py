@@ -28,7 +28,7 @@ def _output(target: str) -> Iterator[BinaryIO]:
     if target == "-":
         yield sys.stdout.buffer
         return
-    from openclaw_cli.memory.export_io import atomic_output
+    from openclaw_cli.fsutil import atomic_output
 
     with atomic_output(Path(target)) as handle:
         yield handle

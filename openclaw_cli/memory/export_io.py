@@ -9,16 +9,12 @@ before it writes any.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
 from openclaw_cli.memory.export_format import RecordError
 
 Format = Literal["json", "jsonl"]
@@ -56,24 +52,6 @@ class ExportWriter:
         else:
             self.out.write(b"\n]}\n")
         self.out.flush()
-
-
-@contextmanager
-def atomic_output(path: Path) -> Iterator[BinaryIO]:
-    """A private (0600) file that replaces `path` only when the block completes; removed otherwise."""
-    ensure_private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
 
 
 @dataclass

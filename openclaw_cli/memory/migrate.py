@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import Conflict, InvalidInput
+from openclaw_cli.fsutil import atomic_output
 from openclaw_cli.memory.export_format import CURRENT_MAJOR, CURRENT_MINOR, FORMAT_VERSION, parse_version
 from openclaw_cli.memory.export_format import RecordError as _RecordError
-from openclaw_cli.memory.export_io import ExportWriter, atomic_output, open_export, unwrap
+from openclaw_cli.memory.export_io import ExportWriter, open_export, unwrap
 
 DERIVED_BEFORE_1 = ("l0Hash", "vectorStatus", "deleted", "l0", "l1", "l2")
 
