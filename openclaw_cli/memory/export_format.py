@@ -210,12 +210,20 @@ def _check_time(name: str, moment: datetime | None) -> None:
 
 
 def to_record(
-    obj: Any, agent_id: str, max_chars: int, *, lenient: bool = False, now: datetime | None = None
+    obj: Any,
+    agent_id: str,
+    max_chars: int,
+    *,
+    lenient: bool = False,
+    derive: bool = True,
+    now: datetime | None = None,
 ) -> MemoryRecord:
     """Validate one exported record and build the record to store (InvalidInput says what is wrong).
 
     The importing agent owns what it imports, so `agentId` becomes `agent_id`; the language and L0 hash
     are derived again from the text (never trusted from the file); missing FSRS state starts fresh.
+    `derive=False` only validates: the derived fields are left empty (a third of the cost, for the
+    validation pass over a whole file).
     """
     from openclaw_cli.memory.forgetting import initial_state
     from openclaw_cli.memory.text import detect_language, l0_hash
@@ -243,8 +251,10 @@ def to_record(
         raise InvalidInput(f"createdAt {iso(parsed.created_at)} is in the future")
     for name, value in (("updatedAt", parsed.updated_at), ("reflectedAt", parsed.reflected_at)):
         _check_time(name, value)
-    fsrs = initial_state(parsed.created_at)
-    if parsed.fsrs is not None:
+    fsrs = FsrsState()
+    if parsed.fsrs is None and derive:
+        fsrs = initial_state(parsed.created_at)
+    elif parsed.fsrs is not None:
         _finite("stability", parsed.fsrs.stability)
         _finite("difficulty", parsed.fsrs.difficulty)
         _check_time("fsrs.lastReview", parsed.fsrs.last_review)
@@ -260,8 +270,8 @@ def to_record(
             "l0": l0,
             "l1": l1,
             "l2": l2,
-            "language": detect_language(l0 + " " + (l1 or "")),
-            "l0Hash": l0_hash(l0),
+            "language": detect_language(l0 + " " + (l1 or "")) if derive else "other",
+            "l0Hash": l0_hash(l0) if derive else "",
             "createdAt": parsed.created_at,
             "updatedAt": parsed.updated_at or parsed.created_at,
             "source": parsed.source,

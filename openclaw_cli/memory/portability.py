@@ -180,7 +180,7 @@ class ImportReport:
 
 
 def _validated(
-    service: MemoryService, source: ExportSource, lenient: bool
+    service: MemoryService, source: ExportSource, lenient: bool, *, derive: bool = True
 ) -> Iterator[tuple[int, MemoryRecord | RecordError]]:
     """Each record of `source`, built for this agent, or why it cannot be."""
     limit = service.settings.max_text_chars
@@ -190,7 +190,7 @@ def _validated(
             continue
         value, line = unwrap(item)
         try:
-            yield index, to_record(value, service.agent_id, limit, lenient=lenient)
+            yield index, to_record(value, service.agent_id, limit, lenient=lenient, derive=derive)
         except InvalidInput as exc:
             yield index, RecordError(index, exc.message, line)
 
@@ -202,7 +202,7 @@ def validate_all(
     errors: list[RecordError] = []
     first_seen: dict[str, int] = {}
     total = 0
-    for index, item in _validated(service, source, lenient):
+    for index, item in _validated(service, source, lenient, derive=False):
         total += 1
         if isinstance(item, RecordError):
             errors.append(item)
