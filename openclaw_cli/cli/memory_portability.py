@@ -78,8 +78,8 @@ def _input_path(source: str) -> Iterator[Path]:
         yield Path(source)
         return
     home = common.state().home
-    home.ensure_root()
-    with tempfile.NamedTemporaryFile(dir=home.cache_dir if home.cache_dir.is_dir() else None) as spool:
+    # Inside the home's private cache, not /tmp: the input is the user's memories.
+    with tempfile.NamedTemporaryFile(dir=home.ensure(home.cache_dir)) as spool:
         shutil.copyfileobj(sys.stdin.buffer, spool)
         spool.flush()
         yield Path(spool.name)
