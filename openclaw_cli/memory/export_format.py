@@ -87,10 +87,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
 class ExportContent(_Strict):
     l0: StrictStr
     l1: StrictStr | None = None
@@ -123,16 +119,19 @@ class ExportRecord(_Strict):
 
 
 # A newer minor version may add fields: they are ignored rather than refused (same models, extra="ignore").
-class _LenientContent(ExportContent, _Lenient):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+_IGNORE_EXTRA = ConfigDict(extra="ignore", populate_by_name=True)
 
 
-class _LenientFsrs(ExportFsrs, _Lenient):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+class _LenientContent(ExportContent):
+    model_config = _IGNORE_EXTRA
 
 
-class _LenientRecord(ExportRecord, _Lenient):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+class _LenientFsrs(ExportFsrs):
+    model_config = _IGNORE_EXTRA
+
+
+class _LenientRecord(ExportRecord):
+    model_config = _IGNORE_EXTRA
     content: _LenientContent
     fsrs: _LenientFsrs | None = None
 
