@@ -318,3 +318,13 @@ def test_shared_user_memory_goes_to_the_shared_database(tmp_path: Path) -> None:
     assert target.db_path("user") != target.db_path("agent")
     scopes = {store.path: {r.scope for r in store.list_records()} for store in target.existing_stores()}
     assert scopes == {target.db_path("user"): {"user"}, target.db_path("agent"): {"agent"}}
+
+
+def test_progress_counts_every_record_once(tmp_path: Path) -> None:
+    records = [record(f"mem-{n}", f"memory number {n}") for n in range(600)]
+    path = write_export(tmp_path / "e.json", HEADER, records)
+    fake = CompositeFake()
+    seen: list[int] = []
+    report = import_file(FakeService(tmp_path / "b", fake), path, progress=seen.append)
+    assert sum(seen) == 600 and len(report.added) == 600
+    assert fake.calls == 3  # re-embedded in batches of 256, not one call per record
