@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +38,16 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _measured(command: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Wall seconds, peak RSS in MB (this child's own, from wait4) and stdout of one child process."""
+    """Wall seconds, peak RSS in MB and stdout of `command`, run under portability_worker's `measure`."""
+    wrapped = [sys.executable, "-m", "benchmarks.portability_worker", "measure", *command]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run(wrapped, env=env, cwd=ROOT, stdout=out, stderr=err)
         out.seek(0)
         err.seek(0)
-        assert proc.returncode == 0, err.read().decode()
-        return seconds, usage.ru_maxrss / 1024, out.read()
+        errors = err.read().decode()
+        assert proc.returncode == 0, errors
+        figures = json.loads(errors.strip().split("\n")[-1])
+        return figures["seconds"], figures["rssMb"], out.read()
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +99,14 @@ def test_import(benchmark: Any, source_home: Path, tmp_path: Path, kind: str) ->
 
     def run() -> None:
         target = tmp_path / f"target-{len(figures)}"
-        command = [sys.executable, "-m", "benchmarks.portability_worker", str(target), str(exported)]
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks.portability_worker",
+            "import",
+            str(target),
+            str(exported),
+        ]
         figures["seconds"], figures["rss"], out = _measured(command, _env(target))
         figures["result"] = json.loads(out)
 
