@@ -60,10 +60,10 @@ BATCH = 256
 def _export_filter(scope: str | None, user_id: str | None) -> tuple[str, list[Any]]:
     clauses, params = ["deleted = 0"], []
     if scope is not None:
-        clauses.append("scope = ?")
+        clauses.append("+scope = ?")  # + : walk in rowid order, filtering (no sort per page)
         params.append(scope)
     if user_id is not None:
-        clauses.append("user_id = ?")
+        clauses.append("+user_id = ?")
         params.append(user_id)
     return " AND ".join(clauses), params
 
@@ -235,9 +235,11 @@ class _Target:
         """The id of a live memory of the same scope and user whose normalised L0 equals `record`'s."""
         if self.store is None:
             return None
+        # The unary + keeps the planner on the hash index: with no statistics it chose the by-user index
+        # and scanned a third of the store for each record (29 s of a 10k import).
         row = self.store.conn.execute(
-            "SELECT id FROM records WHERE l0_hash = ? AND deleted = 0 AND scope = ? AND user_id IS ? "
-            "AND id != ? LIMIT 1",
+            "SELECT id FROM records WHERE l0_hash = ? AND deleted = 0 AND +scope = ? AND +user_id IS ? "
+            "AND +id != ? LIMIT 1",
             (record.l0_hash, record.scope, record.user_id, record.id),
         ).fetchone()
         return None if row is None else str(row[0])
