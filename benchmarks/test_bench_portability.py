@@ -6,6 +6,8 @@ through `MemoryService.add_many` with the synthetic composite vectors of synth.p
 CLI process (it needs no model); import runs `import_memories` in its own process with the same synthetic
 embedder (benchmarks/portability_worker.py), because the real models would take many minutes to embed 100k
 texts and would measure the model rather than the import. Peak RSS is each child's ru_maxrss from wait4.
+test_import_with_the_real_models measures `memory import` as users run it, on
+OPENCLAW_BENCH_PORTABILITY_REAL_N records (default 500).
 
     python -m pytest benchmarks/test_bench_portability.py --benchmark-only -s
 """
@@ -114,3 +116,32 @@ def test_import(benchmark: Any, source_home: Path, tmp_path: Path, kind: str) ->
     assert figures["result"]["added"] == SIZE and figures["result"]["pending"] == 0
     _report(benchmark, f"import_{kind}", figures["seconds"], figures["rss"], SIZE)
     benchmark.extra_info[f"import_{kind}_core_seconds"] = round(figures["result"]["seconds"], 2)
+
+
+REAL_SIZE = int(os.environ.get("OPENCLAW_BENCH_PORTABILITY_REAL_N", "500"))
+
+
+def test_import_with_the_real_models(benchmark: Any, tmp_path: Path) -> None:
+    """`memory import` as the user runs it: the real local models re-embed every record (converted models
+    from the shared test cache, so the one-time conversion is not measured)."""
+    from tests.memory_helpers import shared_model_cache
+
+    records = [
+        {"id": f"mem-{n}", "content": {"l0": text}, "createdAt": "2025-03-01T08:00:00.000Z"}
+        for n, text in enumerate(synth.texts(REAL_SIZE, seed=11))
+    ]
+    exported = tmp_path / "export.json"
+    header = {"version": "1.0", "agent": "main", "exportedAt": "2026-01-01T00:00:00.000Z", "embedder": None}
+    exported.write_text(json.dumps({**header, "records": records}), encoding="utf-8")
+    figures: dict[str, Any] = {}
+
+    def run() -> None:
+        home = tmp_path / f"home-{len(figures)}"
+        env = _env(home) | {"OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache())}
+        command = [sys.executable, "-m", "openclaw_cli", "memory", "import", str(exported), "--json"]
+        figures["seconds"], figures["rss"], out = _measured(command, env)
+        figures["result"] = json.loads(out)
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    assert figures["result"]["added"] == REAL_SIZE and figures["result"]["pendingVectors"] == 0
+    _report(benchmark, "import_real_models", figures["seconds"], figures["rss"], REAL_SIZE)
