@@ -31,7 +31,9 @@ def main() -> None:
         print("kind            " + "  ".join(f"{m:>22}" for m in tables) + "   (recall@10 / MRR / empty)")
         for kind in sorted(tables["hybrid"]):
             cells = [tables[m][kind] for m in tables]
-            print(f"{kind:16}" + "  ".join(f"{c.recall_at_10:>8.3f}/{c.mrr:.3f}/{c.empty:.2f}" for c in cells))
+            print(
+                f"{kind:16}" + "  ".join(f"{c.recall_at_10:>8.3f}/{c.mrr:.3f}/{c.empty:.2f}" for c in cells)
+            )
         service.close()
 
 

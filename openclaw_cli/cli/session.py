@@ -263,15 +263,88 @@ def delete_cmd(
     common.echo(f"deleted {session_id}")
 
 
-@app.command("export", epilog=_epilog("openclaw session export agent:main:main > chat.jsonl"))
-def export_cmd(target: Target) -> None:
-    """Print a session as JSON Lines: one meta line, then one line per message."""
+@app.command(
+    "export",
+    epilog=_epilog(
+        "openclaw session export agent:main:main > chat.jsonl",
+        "openclaw session export s-0190... -o chat.jsonl",
+    ),
+)
+def export_cmd(
+    target: Target,
+    output: Annotated[str, typer.Option("--output", "-o", help="File to write; '-' is stdout.")] = "-",
+) -> None:
+    """Write a session as JSON Lines: one meta line (with its summary), then one line per message.
+
+    `openclaw session import` reads it back, in this home or another one.
+    """
+    import json
+    from pathlib import Path
+
+    from openclaw_cli.sessions.portability import export_lines
+
     store = _store()
-    view = store.read_session(store.resolve(target))
-    _warn_problems(view.problems, view.path)
-    common.emit_json_line({"type": "meta", **view.meta})
-    for message in view.messages:
-        common.emit_json_line({"type": "message", **message})
+    session_id = store.resolve(target)
+    lines, problems = export_lines(store, session_id)
+    _warn_problems(problems, store.session_dir(session_id) / "messages.jsonl")
+    if output == "-":
+        for line in lines:
+            common.emit_json_line(line)
+        return
+    from openclaw_cli.fsutil import atomic_output
+
+    with atomic_output(Path(output)) as handle:
+        for line in lines:
+            handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+    common.echo(f"exported {session_id} to {output}")
+
+
+@app.command(
+    "import",
+    epilog=_epilog(
+        "openclaw session import chat.jsonl",
+        "ssh old-box openclaw session export agent:main:main | openclaw session import -",
+    ),
+)
+def import_cmd(
+    source: Annotated[str, typer.Argument(help="A file written by `session export`; '-' reads stdin.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a whole session (meta, summary, messages) exported by `openclaw session export`.
+
+    The file is checked first (a bad line imports nothing). The session keeps its id and key (moved to
+    this agent); if the key already has a session here, the imported one is stored archived.
+    """
+    from openclaw_cli.sessions.portability import import_session, parse_export
+
+    parsed = parse_export(_input_lines(source))
+    result = import_session(_store(with_settings=True), parsed, _now())
+    if as_json:
+        common.emit_json(result.to_dict())
+        return
+    where = " (archived: the key already has a session here)" if result.displaced else ""
+    common.echo(
+        f"imported {result.session_id} with {result.messages} messages as {result.session_key}{where}"
+    )
+
+
+def _input_lines(source: str) -> list[bytes]:
+    """The input's lines, split at "\\n" only (a message may hold U+2028 and other separators raw)."""
+    import sys
+    from pathlib import Path
+
+    from openclaw_cli.errors import InvalidInput
+
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except FileNotFoundError as exc:
+            raise InvalidInput(f"no such file: {source}") from exc
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
+    return data.split(b"\n")
 
 
 @app.command(

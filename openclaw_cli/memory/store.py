@@ -358,9 +358,29 @@ class MemoryStore:
             )
         return [found[h] for h in hashes]
 
-    def insert_record(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
-        """Insert a record whose vector (or None: pending) is already known; the caller holds a write
-        transaction (workspace sync replaces a file's records in one)."""
+    def replace(self, record: MemoryRecord, vector: np.ndarray | None, reason: str) -> MemoryRecord:
+        """Overwrite the record with `record.id` inside the caller's `write_txn`; returns the old value,
+        which goes to history as an 'update' row. The row is re-inserted so every derived index (FTS,
+        vector) is rebuilt through the one insert path."""
+        old = self.get(record.id, include_deleted=True)
+        rowid = self.rowid(record.id)
+        self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
+        vectors.delete(self.conn, vectors.current_table(self.conn), [rowid])
+        self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
+        self.insert_record(record, vector, action="update", old=old.public_dict(), reason=reason)
+        return old
+
+    def insert_record(
+        self,
+        record: MemoryRecord,
+        vector: np.ndarray | None,
+        *,
+        action: str = "add",
+        old: dict[str, Any] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Insert a record whose vector (or None: pending) is already known, inside the caller's
+        `write_txn` (an import or a workspace sync writes many in one transaction)."""
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
@@ -397,7 +417,7 @@ class MemoryStore:
             table = vectors.ensure_table(self.conn, self.embedder().identity)
             vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
             vectors.bump_generation(self.conn)
-        self.log_change(record.id, record.user_id, "add", None, record.public_dict())
+        self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
 
     def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None

@@ -1,0 +1,190 @@
+"""`openclaw memory export | import | migrate`: thin commands over memory/portability.py and migrate.py."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import typer
+
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import JsonOpt, _announce_model_preparation, _scopes, _service, app
+from openclaw_cli.cli.progress import progress_bar
+from openclaw_cli.errors import InvalidInput
+
+
+def _epilog(*lines: str) -> str:
+    return "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines)
+
+
+@contextmanager
+def _output(target: str) -> Iterator[BinaryIO]:
+    """Standard output for '-', otherwise a private file that appears only when the export completes."""
+    if target == "-":
+        yield sys.stdout.buffer
+        return
+    from openclaw_cli.fsutil import atomic_output
+
+    with atomic_output(Path(target)) as handle:
+        yield handle
+
+
+@app.command(
+    "export",
+    epilog=_epilog(
+        "openclaw memory export -o memories.json",
+        "openclaw memory export --scope user --user lin --format jsonl -o lin.jsonl",
+        "openclaw memory export --format jsonl | ssh laptop openclaw memory import -",
+    ),
+)
+def export_cmd(
+    scope: Annotated[str, typer.Option("--scope", help="user, agent or all.")] = "all",
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's memories.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="json (one document) or jsonl (streamed).")] = "json",
+    output: Annotated[str, typer.Option("--output", "-o", help="File to write; '-' is stdout.")] = "-",
+) -> None:
+    """Write this agent's memories to a portable file: {version, agent, exportedAt, records}.
+
+    Each record carries its id, scope, user, category, content {l0, l1, l2}, FSRS state, createdAt and
+    updatedAt; no embeddings (the importing side re-embeds). JSON Lines streams any size in constant
+    memory and ends with an end line, so a file cut short is detected. A file given with -o appears only
+    once the export is complete.
+    """
+    from openclaw_cli.memory.portability import count_exportable, export_memories
+
+    if fmt not in ("json", "jsonl"):
+        raise typer.BadParameter(f"unknown format {fmt!r}: use json or jsonl", param_hint="'--format'")
+    if scope != "all":
+        _scopes(scope)
+    chosen = None if scope == "all" else scope
+    with _service() as service, _output(output) as out:
+        total = count_exportable(service, chosen, user)
+        with progress_bar("exporting", total) as advance:
+            count = export_memories(service, out, kind=fmt, scope=chosen, user_id=user, progress=advance)  # type: ignore[arg-type]
+    if output != "-":
+        common.echo(f"exported {count} memories to {output}")
+
+
+@contextmanager
+def _input_path(source: str) -> Iterator[Path]:
+    """The file to read: stdin is copied to a private temporary file first, because an import reads
+    its input twice (validate everything, then write) and must not hold a large export in memory."""
+    if source != "-":
+        yield Path(source)
+        return
+    home = common.state().home
+    # Inside the home's private cache, not /tmp: the input is the user's memories.
+    with tempfile.NamedTemporaryFile(dir=home.ensure(home.cache_dir)) as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool)
+        spool.flush()
+        yield Path(spool.name)
+
+
+def _report_invalid(errors: list[object], as_json: bool) -> None:
+    if as_json:
+        common.emit_json({"ok": False, "invalid": [e.to_dict() for e in errors]})  # type: ignore[attr-defined]
+        return
+    for error in errors:
+        common.warn(error.describe())  # type: ignore[attr-defined]
+
+
+@app.command(
+    "import",
+    epilog=_epilog(
+        "openclaw memory import memories.json",
+        "openclaw memory import backup.jsonl --dry-run --json",
+        "openclaw memory import new.json --on-conflict replace",
+    ),
+)
+def import_cmd(
+    source: Annotated[str, typer.Argument(help="An export file (JSON or JSON Lines); '-' reads stdin.")],
+    on_conflict: Annotated[
+        str,
+        typer.Option(
+            "--on-conflict", help="skip (keep the stored memory) or replace (old value to history)."
+        ),
+    ] = "skip",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check and count; write nothing.")] = False,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Import the valid records even when others are invalid.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import memories from an export: validated first, then written in one transaction.
+
+    Every record is checked before anything is written; the invalid ones are listed with their index and
+    nothing is imported (unless --skip-invalid). Existing ids are skipped (or replaced), and so are exact
+    duplicates of a stored memory's text (same user, normalised text). Records are re-embedded with this
+    home's embedder; FSRS fields are kept. Another major format version is refused: convert it with
+    `openclaw memory migrate FILE`.
+    """
+    from openclaw_cli.memory.export_io import open_export
+    from openclaw_cli.memory.portability import InvalidExport, import_memories
+
+    if on_conflict not in ("skip", "replace"):
+        raise typer.BadParameter(
+            f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
+        )
+    with _input_path(source) as path, _service() as service:
+        export = open_export(path)
+        if not dry_run:
+            _announce_model_preparation(service)
+        try:
+            with progress_bar(
+                "checking" if dry_run else "embedding and storing", export.approximate_count()
+            ) as advance:
+                report = import_memories(
+                    service,
+                    export,
+                    on_conflict=on_conflict,  # type: ignore[arg-type]  # checked above
+                    dry_run=dry_run,
+                    skip_invalid=skip_invalid,
+                    progress=advance,
+                )
+        except InvalidExport as exc:
+            _report_invalid(list(exc.errors), as_json)
+            raise
+    for warning in report.warnings:
+        common.warn(warning)
+    if as_json:
+        common.emit_json(report.to_dict())
+        return
+    verb = "would import" if dry_run else "imported"
+    common.echo(
+        f"{verb} {len(report.added)} of {report.total} memories; replaced {len(report.replaced)}, "
+        f"skipped {len(report.existing)} existing, {len(report.duplicates)} duplicates, "
+        f"{len(report.invalid)} invalid; {report.pending_vectors} vectors pending"
+    )
+
+
+@app.command(
+    "migrate",
+    epilog=_epilog(
+        "openclaw memory migrate old-export.json", "openclaw memory migrate old.jsonl --to 1.0 --json"
+    ),
+)
+def migrate_cmd(
+    file: Annotated[str, typer.Argument(help="The export file to rewrite in place.")],
+    to: Annotated[str | None, typer.Option("--to", help="Target version (default: the current one).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rewrite an export file of an older format version to the current one, keeping FILE.bak."""
+    from openclaw_cli.memory.export_format import FORMAT_VERSION
+    from openclaw_cli.memory.migrate import migrate_file
+
+    if file == "-":
+        raise InvalidInput("migrate rewrites a file in place", hint="give a file name, not '-'")
+    report = migrate_file(Path(file), to or FORMAT_VERSION)
+    if as_json:
+        common.emit_json(report.to_dict())
+    elif report.backup is None:
+        common.echo(f"{file} is already version {report.from_version}; nothing to do")
+    else:
+        common.echo(
+            f"migrated {report.records} records from {report.from_version} to {report.to_version}; original kept as {report.backup}"
+        )

@@ -1,0 +1,119 @@
+"""`memory migrate`: rewrite an export file of an older format version to the current one, keeping FILE.bak.
+
+Steps are keyed by the major version they read. Before 1.0 ("0.x"), records carried their text at the
+top level (`l0`, `l1`, `l2`, as `memory list --json` prints a record) instead of in `content`, and the
+derived fields `l0Hash`, `vectorStatus` and `deleted`; the 0 step moves the text into `content` and drops
+the derived fields. A file of the current major and an older minor is rewritten with the current version
+(import fills its missing fields with defaults anyway). A newer major cannot be migrated by this openclaw.
+The file keeps its format (JSON or JSON Lines); the original stays next to it as FILE.bak, so the
+migration can be rolled back by renaming it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openclaw_cli.errors import Conflict, InvalidInput
+from openclaw_cli.fsutil import atomic_output
+from openclaw_cli.memory.export_format import CURRENT_MAJOR, CURRENT_MINOR, FORMAT_VERSION, parse_version
+from openclaw_cli.memory.export_format import RecordError as _RecordError
+from openclaw_cli.memory.export_io import ExportWriter, open_export, unwrap
+
+DERIVED_BEFORE_1 = ("l0Hash", "vectorStatus", "deleted", "l0", "l1", "l2")
+
+
+def _record_from_0(record: Any) -> Any:
+    if not isinstance(record, dict) or "content" in record:
+        return record  # import reports what is wrong with it
+    moved = {k: v for k, v in record.items() if k not in DERIVED_BEFORE_1}
+    moved["content"] = {"l0": record.get("l0"), "l1": record.get("l1"), "l2": record.get("l2")}
+    return moved
+
+
+# major version read -> how one record of it becomes a record of the next major
+STEPS: dict[int, Callable[[Any], Any]] = {0: _record_from_0}
+
+
+@dataclass(frozen=True)
+class MigrateReport:
+    path: Path
+    from_version: str
+    to_version: str
+    records: int
+    backup: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "from": self.from_version,
+            "to": self.to_version,
+            "records": self.records,
+            "backup": None if self.backup is None else str(self.backup),
+        }
+
+
+def _check_target(to: str) -> None:
+    if to != FORMAT_VERSION:
+        parse_version(to)  # "banana" is named as such
+        raise InvalidInput(
+            f"cannot migrate to version {to}", hint=f"this openclaw writes version {FORMAT_VERSION} only"
+        )
+
+
+def _convert(record: Any, major: int) -> Any:
+    for step_major in range(major, CURRENT_MAJOR):
+        record = STEPS[step_major](record)
+    return record
+
+
+def _keep_backup(path: Path) -> Path:
+    backup = path.with_name(path.name + ".bak")
+    try:
+        os.link(path, backup)  # the original, unchanged, under a second name
+    except FileExistsError as exc:
+        raise Conflict(
+            f"{backup} already exists",
+            hint="move it away first: it may be the backup of an earlier migration",
+        ) from exc
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup
+
+
+def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
+    """Rewrite `path` to version `to` (the current one); FILE.bak keeps the original."""
+    _check_target(to)
+    source = open_export(path)
+    from_version = source.header.get("version")
+    major, minor = parse_version(from_version)
+    if (major, minor) > (CURRENT_MAJOR, CURRENT_MINOR) and major != CURRENT_MAJOR:
+        raise InvalidInput(
+            f"{path} is version {from_version}, newer than this openclaw ({FORMAT_VERSION})",
+            hint="upgrade openclaw to read it",
+        )
+    if (major, minor) >= (CURRENT_MAJOR, CURRENT_MINOR):
+        return MigrateReport(path, str(from_version), FORMAT_VERSION, 0, None)
+    if major not in STEPS and major != CURRENT_MAJOR:
+        raise InvalidInput(f"no migration from version {from_version}")
+    head = {**source.header, "version": FORMAT_VERSION}
+    staged = path.with_name(f".{path.name}.migrating")
+    with atomic_output(staged) as out:
+        writer = ExportWriter(out, source.kind, head)
+        for _, item in source.items():
+            if isinstance(item, _RecordError):
+                raise InvalidInput(f"{path}: {item.describe()}", hint="fix it first; nothing was changed")
+            value, _ = unwrap(item)
+            writer.write(_convert(value, major))
+        writer.finish()
+    try:
+        backup = _keep_backup(path)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    os.replace(staged, path)
+    return MigrateReport(path, str(from_version), FORMAT_VERSION, writer.count, backup)
