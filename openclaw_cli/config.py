@@ -42,6 +42,7 @@ class ResetSettings(_Section):
 
 class ContextSettings(_Section):
     summary_threshold: int = Field(30, ge=2)
+    summary_ratio: float = Field(0.75, gt=0, le=1, description="or past this share of the history budget")
 
 
 class SessionSettings(_Section):
@@ -153,6 +154,7 @@ class LlmSettings(_Section):
     api_base: str | None = None
     timeout_seconds: float = Field(60, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
+    context_tokens: int = Field(8192, ge=512, description="the model's context window, in tokens")
 
 
 class _MappingEnvSource(EnvSettingsSource):
