@@ -519,3 +519,8 @@ def index_cmd(
         common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
+
+
+from openclaw_cli.cli.memory_inject import register as _register_inject  # noqa: E402
+
+_register_inject(app)

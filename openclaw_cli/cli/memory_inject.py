@@ -1,0 +1,61 @@
+"""`openclaw memory inject`: show the memory block the agent would get, for troubleshooting."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from openclaw_cli.cli import common
+
+EPILOG = (
+    "Examples:\n\n  openclaw memory inject --query 'which editor theme should I pick?'\n\n"
+    "  openclaw memory inject --session agent:main:main --json\n\n"
+    "  openclaw memory inject --query 咖啡 --user lin"
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `inject` to the `memory` group (called at the end of cli/memory.py)."""
+    app.command("inject", epilog=EPILOG)(inject_cmd)
+
+
+def inject_cmd(
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Build the block for this text ('-' reads stdin).")
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", help="Build it from this session's recent messages (key or id)."),
+    ] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's memories.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Print the Markdown memory block that would be added to the system prompt.
+
+    One line per memory, `- [category, recorded YYYY-MM-DD] text` (the Chinese template when the
+    conversation is Chinese), the best few with their detail, within memory.inject.memoryMaxTokens.
+    Read-only: unlike the agent's own recall, it does not count as a review of the memories.
+    """
+    from openclaw_cli.cli.memory import _announce_model_preparation, _service
+    from openclaw_cli.memory.inject import build_memory_block, session_messages
+    from openclaw_cli.sessions.store import SessionStore
+
+    if (query is None) == (session is None):
+        raise typer.BadParameter("give --query TEXT or --session KEY, not both or neither")
+    st = common.state()
+    messages = None
+    if session is not None:
+        messages = session_messages(SessionStore(st.home, st.agent), session)
+    text = common.read_text_arg(query) if query is not None else None
+    with _service(one_shot=True) as service:
+        _announce_model_preparation(service)
+        block = build_memory_block(
+            service, st.settings.memory.inject, query=text, messages=messages, user_id=user, record_hits=False
+        )
+    if as_json:
+        common.emit_json(block.to_dict())
+        return
+    for warning in block.warnings:
+        common.warn(warning)
+    common.echo(block.text or "(no memories to inject)")
