@@ -1,0 +1,167 @@
+"""An agent's workspace (seed 003 §4.1, §4.3): the Markdown files a session starts with, and notes.
+
+Layout: AGENTS.md (rules), SOUL.md (persona), USER.md (who the user is), MEMORY.md (curated long-term
+memory, loaded only in the owner's private session) and daily logs `memory/YYYY-MM-DD.md` (append-only).
+The files are the user's own: they are read, never rewritten, except that `memory note` appends to them.
+
+A file is read only when it resolves to a regular file inside the workspace: a symlink pointing elsewhere
+(e.g. `memory/x.md -> /etc/passwd`) is not followed, and a FIFO never blocks a read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from openclaw_cli.errors import InvalidInput
+from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.paths import Home
+
+STANDING_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
+MEMORY_FILE = "MEMORY.md"
+LOG_DIR = "memory"
+# What one file may put into a session's system prompt; the rest of a huge file is left out (and said so).
+MAX_SESSION_FILE_BYTES = 256 * 1024
+MAX_NOTE_CHARS = 16_000
+
+
+@dataclass(frozen=True)
+class WorkspaceFile:
+    name: str  # relative to the workspace, with '/': "AGENTS.md", "memory/2026-03-24.md"
+    path: Path
+    text: str
+
+
+class UnsafeFile(Exception):
+    """A workspace path that is not read: a symlink out of the workspace, not a regular file, unreadable."""
+
+
+def workspace_dir(home: Home, agent_id: str, settings: MemorySettings) -> Path:
+    """`memory.workspace` when configured (`~` expanded), else agents/<id>/workspace under the home."""
+    if settings.workspace:
+        return Path(settings.workspace).expanduser()
+    return home.workspace_dir(agent_id)
+
+
+def daily_log_name(day: date) -> str:
+    return f"{LOG_DIR}/{day.isoformat()}.md"
+
+
+def session_files(
+    home: Home, agent_id: str, settings: MemorySettings, *, private: bool, today: date
+) -> list[WorkspaceFile]:
+    """The workspace files a session starts with, in prompt order; missing or unsafe files are left out.
+
+    AGENTS.md, SOUL.md and USER.md always; MEMORY.md only when `private` (the owner's own direct
+    session: curated memory must not leak into a group chat); then yesterday's and today's logs.
+    A file that is not UTF-8 is decoded with U+FFFD for the bad bytes (the rest is still useful), and
+    one larger than MAX_SESSION_FILE_BYTES is cut at a line end with a note saying so.
+    """
+    root = workspace_dir(home, agent_id, settings)
+    names = [*STANDING_FILES, *([MEMORY_FILE] if private else [])]
+    names += [daily_log_name(today - timedelta(days=1)), daily_log_name(today)]
+    found: list[WorkspaceFile] = []
+    for name in names:
+        path = root / name
+        try:
+            data, size = read_bounded(root, path, MAX_SESSION_FILE_BYTES)
+        except (FileNotFoundError, UnsafeFile):
+            continue
+        found.append(WorkspaceFile(name, path, _session_text(data, size)))
+    return found
+
+
+def _session_text(data: bytes, size: int) -> str:
+    if size <= len(data):
+        return data.decode("utf-8", errors="replace")
+    cut = data.rfind(b"\n") + 1 or len(data)
+    kept = data[:cut].decode("utf-8", errors="replace")
+    return kept + f"\n[... truncated: the file is {size} bytes, only the first {cut} are loaded]\n"
+
+
+def safe_path(root: Path, path: Path) -> Path:
+    """`path` resolved, if it is a regular file inside `root` (symlinks inside the workspace are fine).
+
+    Raises FileNotFoundError when it does not exist and UnsafeFile when it must not be read.
+    """
+    resolved = path.resolve(strict=True)
+    if not resolved.is_relative_to(root.resolve()):
+        raise UnsafeFile(f"{path} points outside the workspace ({resolved}): not followed")
+    if not stat.S_ISREG(resolved.stat().st_mode):
+        raise UnsafeFile(f"{path} is not a regular file")
+    return resolved
+
+
+def read_bounded(root: Path, path: Path, limit: int) -> tuple[bytes, int]:
+    """At most `limit` bytes of a safe workspace file, and its full size."""
+    resolved = safe_path(root, path)
+    try:
+        with resolved.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            return handle.read(limit), size
+    except PermissionError as exc:
+        raise UnsafeFile(f"{path} cannot be read: {exc.strerror}") from exc
+
+
+@dataclass(frozen=True)
+class NoteWritten:
+    path: Path
+    name: str
+    line: int  # the first line of the appended entry
+
+
+def append_note(
+    home: Home, agent_id: str, settings: MemorySettings, text: str, *, durable: bool, now: datetime
+) -> NoteWritten:
+    """Append `text` as one list entry to today's log (or to MEMORY.md when `durable`).
+
+    The file is created 0600 (its directories 0700) if missing; the entry is one `os.write` of an
+    O_APPEND descriptor, fsynced, so concurrent notes never interleave within an entry.
+    """
+    body = text.strip()
+    if not body:
+        raise InvalidInput("the note is empty", hint="give the text to note, e.g. `openclaw memory note 'x'`")
+    if len(body) > MAX_NOTE_CHARS:
+        raise InvalidInput(f"the note is longer than {MAX_NOTE_CHARS} characters", hint="split it")
+    root = workspace_dir(home, agent_id, settings)
+    name = MEMORY_FILE if durable else daily_log_name(now.date())
+    path = root / name
+    ensure_private_dir(path.parent)
+    if path.is_symlink() or path.exists():
+        safe_path(root, path)  # never append through a link out of the workspace
+    entry = _entry(body, now)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        size = os.fstat(fd).st_size
+        newlines = _count_newlines(fd, size)
+        complete = size == 0 or os.pread(fd, 1, size - 1) == b"\n"
+        os.write(fd, (b"" if complete else b"\n") + entry.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+    return NoteWritten(path, name, newlines + (1 if complete else 2))
+
+
+def _entry(body: str, now: datetime) -> str:
+    lines = body.splitlines()
+    first = f"- {now.strftime('%H:%M')} {lines[0]}"
+    return "\n".join([first, *(f"  {line}" for line in lines[1:])]) + "\n"
+
+
+def _count_newlines(fd: int, size: int) -> int:
+    count, offset = 0, 0
+    while offset < size:
+        block = os.pread(fd, 1 << 20, offset)
+        if not block:
+            break
+        count += block.count(b"\n")
+        offset += len(block)
+    return count
