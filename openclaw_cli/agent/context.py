@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.sessions.context import build_context, prune_tool_results
+from openclaw_cli.sessions.context import build_context, message_cost, prune_tool_results
 from openclaw_cli.sessions.tokens import count_tokens
 
 MAX_REPLY_TOKENS = 1024  # kept free for the answer (a quarter of the window, at most this)
@@ -81,6 +81,12 @@ def assemble(
     with their results (sessions/context.py).
     """
     context = build_context(prune_tool_results(messages), summary, checkpoint, budget)
+    if context.dropped:
+        # A window cut mid-conversation starts at the user's next message: some APIs refuse a history
+        # that opens with the assistant, and an answer without its question misleads.
+        while context.messages and context.messages[0].get("role") != "user":
+            context.tokens -= message_cost(context.messages.pop(0))
+            context.dropped += 1
     system_prompt = system
     if context.summary:
         system_prompt += f"\n\n## Summary of the earlier conversation\n\n{context.summary}"

@@ -76,7 +76,8 @@ def chat_cmd(
         )
     backend, why = _backend(agent_id, key, local, port)
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False, force_terminal=interactive or None)
+    # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
+    console = Console(highlight=False, force_terminal=interactive or None, soft_wrap=not interactive)
     banner = [f"agent {agent_id}, session {key} ({backend.mode}); /help for commands, Ctrl-D to leave"]
     if why:
         banner.append(why)

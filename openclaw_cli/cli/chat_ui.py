@@ -59,9 +59,11 @@ class ChatScreen:
         self.backend = backend
         self.agent_id = agent_id
         self.live = live
+        self.said: set[str] = set()  # the banner: not repeated after every message
 
     def notice(self, text: str) -> None:
-        self.console.print(f"[yellow]* {_escape(text)}[/yellow]")
+        if text not in self.said:
+            self.console.print(f"[yellow]* {_escape(text)}[/yellow]")
 
     def error(self, text: str) -> None:
         self.console.print(f"[red]error: {_escape(text)}[/red]")
@@ -140,7 +142,7 @@ class ChatScreen:
                     pieces.append(str(payload.get("text", "")))
                     view.update(Markdown("".join(pieces)))
                 elif kind == "notice":
-                    view.console.print(f"[yellow]* {_escape(str(payload.get('text', '')))}[/yellow]")
+                    self.notice(str(payload.get("text", "")))
                 elif kind == "tool":
                     view.console.print(f"[dim]· {_escape(str(payload.get('name')))}[/dim]")
 
@@ -163,7 +165,7 @@ class ChatScreen:
 
 def _looks_like_command(text: str) -> bool:
     word = text.split()[0]
-    return len(word) > 1 and word[1:].isalpha()
+    return word.startswith("/") and len(word) > 1 and word[1:].isalpha()
 
 
 def _escape(text: str) -> str:
@@ -205,6 +207,7 @@ def run_chat(
     screen = ChatScreen(console, backend, agent_id, live)
     for line in banner:
         screen.notice(line)
+    screen.said.update(banner)
     for line in lines():
         if not screen.handle(line):
             break
