@@ -23,15 +23,17 @@ OVERFLOW_MESSAGE = (
 
 @dataclass
 class WindowedFakeOpenAI(FakeOpenAI):
-    """The fake server, refusing chat requests longer than `context_chars` as OpenAI does (HTTP 400
-    context_length_exceeded), so that the overflow path runs through real HTTP and litellm's own
-    error mapping."""
+    """The fake server, refusing the agent's chat requests (those offering tools) longer than
+    `context_chars` as OpenAI does (HTTP 400 context_length_exceeded), so that the overflow path runs
+    through real HTTP and litellm's own error mapping. Extraction and summary requests are exempt: the
+    tests aim at the turn's own request."""
 
     context_chars: int | None = None
     overflows: int = 0
 
     def handle(self, path: str, body: Any, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
-        if self.context_chars is not None and path.rstrip("/").endswith("/chat/completions"):
+        chat = path.rstrip("/").endswith("/chat/completions")
+        if self.context_chars is not None and chat and isinstance(body, dict) and body.get("tools"):
             used = (
                 len(json.dumps(body.get("messages", []), ensure_ascii=False)) if isinstance(body, dict) else 0
             )

@@ -17,7 +17,6 @@ from typing import Any
 from openclaw_cli.fsutil import FILE_MODE
 from openclaw_cli.sessions.context import (
     CompactionRule,
-    count_message,
     fill_token_counts,
     plan_compaction,
 )
@@ -26,7 +25,6 @@ from openclaw_cli.sessions.store import SessionStore, iso
 from openclaw_cli.sessions.tokens import count_tokens
 
 SUMMARY_HISTORY = "summaries.jsonl"
-FORCED_KEEP_MESSAGES = 2  # `/compact`: keep the last exchange as it is, fold in everything before it
 
 # (previous summary or None, messages to fold in) -> the new summary
 Summariser = Callable[[str | None, list[dict[str, Any]]], str]
@@ -80,7 +78,8 @@ def compact_session(
     Serialised per session (a file lock), so the gateway and `openclaw session compact` never both
     fold the same messages; the second one finds the new checkpoint and has nothing left to do.
     """
-    with lock_for(store.locks_dir / f"compact-{session_id}.lock").hold():
+    store.ensure()
+    with lock_for(store.locks_dir / f"compact-{store.session_dir(session_id).name}.lock").hold():
         summary, checkpoint = saved_summary(store, session_id)
         messages = store.read_messages(session_id).messages
         fill_token_counts(store.session_dir(session_id), messages)
@@ -88,9 +87,7 @@ def compact_session(
         summary_tokens = count_tokens(summary) if summary else 0
         if not force and not rule.due(pending, summary_tokens):
             return CompactionResult(session_id, False, "not-due", checkpoint, checkpoint, 0, len(pending))
-        plan = plan_compaction(
-            messages, checkpoint, rule, keep_messages=FORCED_KEEP_MESSAGES if force else None
-        )
+        plan = plan_compaction(messages, checkpoint, rule, last_exchange_only=force)
         if plan.empty:
             return CompactionResult(
                 session_id, False, "nothing-to-compact", checkpoint, checkpoint, 0, len(pending)
@@ -140,26 +137,34 @@ SUMMARY_INSTRUCTIONS = (
 MAX_MESSAGE_CHARS = 2000  # per message, in what the summariser is shown
 
 
-def summary_request(previous: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat messages asking the model for a summary."""
-    lines = []
-    for message in messages:
-        who = message.get("role", "?")
-        if message.get("sender"):
-            who += f" ({message['sender']})"
-        text = str(message.get("content", ""))
-        if message.get("toolCalls"):
-            names = [
-                str(c.get("function", {}).get("name")) for c in message["toolCalls"] if isinstance(c, dict)
-            ]
-            text += f" [called {', '.join(names)}]"
-        if len(text) > MAX_MESSAGE_CHARS:
-            text = text[:MAX_MESSAGE_CHARS] + "…"
-        lines.append(f"[{message.get('idx')}] {who}: {text}")
+def summary_request(
+    previous: str | None, messages: list[dict[str, Any]], max_chars: int = 200_000
+) -> list[dict[str, Any]]:
+    """The chat messages asking the model for a summary, the transcript within `max_chars`.
+
+    The summariser has the same context window as the chat: when the messages are too long together,
+    each is cut shorter, and past that the oldest are left out (the previous summary covers them best).
+    """
+    room = max_chars - len(previous or "")
+    per_message = max(200, min(MAX_MESSAGE_CHARS, room // max(1, len(messages))))
+    lines = [_transcript_line(message, per_message) for message in messages]
+    while len(lines) > 1 and sum(len(line) + 1 for line in lines) > room:
+        lines.pop(0)
+    left_out = len(messages) - len(lines)
     body = f"Previous summary:\n{previous}\n\n" if previous else "Previous summary: (none)\n\n"
-    body += "Messages:\n" + "\n".join(lines)
+    body += "Messages:\n" + (f"({left_out} earlier messages left out)\n" if left_out else "")
+    body += "\n".join(lines)
     return [{"role": "system", "content": SUMMARY_INSTRUCTIONS}, {"role": "user", "content": body}]
 
 
-def tokens_of(messages: list[dict[str, Any]]) -> int:
-    return sum(count_message(m) for m in messages)
+def _transcript_line(message: dict[str, Any], limit: int) -> str:
+    who = str(message.get("role", "?"))
+    if message.get("sender"):
+        who += f" ({message['sender']})"
+    text = str(message.get("content", ""))
+    if message.get("toolCalls"):
+        names = [str(c.get("function", {}).get("name")) for c in message["toolCalls"] if isinstance(c, dict)]
+        text += f" [called {', '.join(names)}]"
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return f"[{message.get('idx')}] {who}: {text}"

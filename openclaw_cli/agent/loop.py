@@ -181,9 +181,19 @@ def _flush(turn: TurnContext, session_id: str, upto: int | None) -> None:
 
 
 def compact(
-    services: AgentServices, settings: Settings, session_id: str, now: datetime, *, force: bool
+    services: AgentServices,
+    settings: Settings,
+    session_id: str,
+    now: datetime,
+    *,
+    force: bool,
+    history_budget: int | None = None,
 ) -> CompactionResult:
-    """Flush then summarise the session's older messages (when due, or now if `force`)."""
+    """Flush then summarise the session's older messages (when due, or now if `force`).
+
+    `history_budget` is what a turn has left for summary + history after its system prompt and tool
+    schemas; without one (a compaction outside a turn) the window less the reply's share is used.
+    """
     model = settings.llm.model
     if model is None:
         from openclaw_cli.errors import ConfigError
@@ -198,7 +208,8 @@ def compact(
 
         return llm.complete(
             model,
-            summary_request(previous, messages),
+            # about 4 characters a token: the transcript takes at most half the window
+            summary_request(previous, messages, max_chars=settings.llm.context_tokens * 2),
             settings.llm.api_base,
             max_retries=settings.llm.max_retries,
             timeout=settings.llm.timeout_seconds,
@@ -208,9 +219,10 @@ def compact(
         with services.memory_lock:
             services.extraction.flush(flushed_session, upto)
 
-    rule = compaction_rule(
-        settings, settings.llm.context_tokens - prompt_context.reply_reserve(settings.llm.context_tokens)
-    )
+    if history_budget is None:
+        window = settings.llm.context_tokens
+        history_budget = window - prompt_context.reply_reserve(window)
+    rule = compaction_rule(settings, history_budget)
     return compact_session(services.sessions, session_id, rule, summarise, flush, now, force=force)
 
 
@@ -268,7 +280,8 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
     store = turn.services.sessions
     recent = store.read_messages(session_id).messages
     system = _system_prompt(turn, session_id, recent)
-    _compact_if_due(turn, session_id)
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, TOOL_SPECS)
+    _compact_if_due(turn, session_id, budget)
     retried = False
     for _round in range(MAX_TOOL_ROUNDS):
         prompt = _prompt(turn, session_id, system)
@@ -280,7 +293,9 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
                 return _fail(turn, exc.message)
             retried = True  # flush + compact, then the same round once more
             try:
-                compact(turn.services, turn.settings, session_id, turn.now(), force=True)
+                compact(
+                    turn.services, turn.settings, session_id, turn.now(), force=True, history_budget=budget
+                )
             except OpenclawError as failure:
                 return _fail(turn, f"{exc.message}; compaction failed too: {failure.message}")
             continue
@@ -297,11 +312,11 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
     return _fail(turn, "the model kept calling tools without answering")
 
 
-def _compact_if_due(turn: TurnContext, session_id: str) -> None:
-    if turn.settings.llm.model is None:
-        return
+def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
     try:
-        outcome = compact(turn.services, turn.settings, session_id, turn.now(), force=False)
+        outcome = compact(
+            turn.services, turn.settings, session_id, turn.now(), force=False, history_budget=budget
+        )
     except OpenclawError as exc:
         turn.notice(f"The older messages could not be summarised ({exc.message}); the newest are sent.")
         return

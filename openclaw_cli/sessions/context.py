@@ -214,25 +214,27 @@ def plan_compaction(
     checkpoint: int | None,
     rule: CompactionRule,
     *,
-    keep_messages: int | None = None,
+    last_exchange_only: bool = False,
 ) -> CompactionPlan:
     """Split the messages after `checkpoint` into an older part to summarise and a recent tail to keep.
 
     The tail is the newest whole units (a tool call stays with its results) holding at most half the
     message threshold and 40% of the budget, so that right after a compaction the rule is no longer due.
     The newest unit is always kept: a summary never replaces the message being answered. A forced
-    compaction passes a smaller `keep_messages`.
+    compaction (`last_exchange_only`) keeps just the last exchange: from the last user message on.
     """
     after = [m for m in messages if checkpoint is None or m["idx"] > checkpoint]
     units = group_units_keeping_orphans(after)
     keep_tokens = int(rule.budget * 0.4)
-    if keep_messages is None:
-        keep_messages = max(1, rule.max_messages // 2)
+    keep_messages = max(1, rule.max_messages // 2)
     kept_units = 0
     count = tokens = 0
     for unit in reversed(units):
         cost = sum(message_cost(m) for m in unit)
-        if kept_units and (count + len(unit) > keep_messages or tokens + cost > keep_tokens):
+        if last_exchange_only:
+            if kept_units and units[len(units) - kept_units][0].get("role") == "user":
+                break  # the unit kept last opens the exchange
+        elif kept_units and (count + len(unit) > keep_messages or tokens + cost > keep_tokens):
             break
         kept_units += 1
         count += len(unit)
