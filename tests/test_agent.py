@@ -119,8 +119,7 @@ def test_the_prompt_holds_workspace_files_and_memories_and_records_the_hit(runti
 
 
 def test_history_window_keeps_tool_pairs_and_drops_the_oldest(home, fake, model):
-    no_summary = {"context": {"summaryThreshold": 1000, "summaryRatio": 1.0}}
-    rt = make_runtime(home, fake, llm={"contextTokens": 1400}, session=no_summary)
+    rt = make_runtime(home, fake, llm={"contextTokens": 1400})
     try:
         model.replies += [tool_call("memory_search", {"query": "x"}), "found nothing"]
         turn(rt, "look something up")
@@ -132,8 +131,7 @@ def test_history_window_keeps_tool_pairs_and_drops_the_oldest(home, fake, model)
     sent = model.agent_requests[-1]["messages"]
     assert len(stored(home)) == 28
     assert len(sent) - 1 < 27  # the window dropped the oldest messages
-    assert sent[1]["role"] == "user"  # a window cut mid-conversation starts at a question
-    assert not model.summary_requests
+    assert sent[1]["role"] == "user"  # the history sent starts at a question
     for position, message in enumerate(sent):
         if message["role"] == "tool":
             assert sent[position - 1].get("tool_calls"), "a tool result is never sent without its call"

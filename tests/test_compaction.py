@@ -71,13 +71,18 @@ def test_the_rule_is_due_past_its_share_of_the_budget() -> None:
 
 def test_a_plan_keeps_the_recent_tail_and_never_splits_a_tool_unit() -> None:
     messages = [msg(i, "user" if i % 2 == 0 else "assistant") for i in range(10)]
-    messages += call_unit(10, "c")
-    messages += [msg(12, "assistant"), msg(13)]
+    messages += [msg(10), *call_unit(11, "c"), msg(13, "assistant")]
     rule = CompactionRule(max_messages=8, ratio=0.75, budget=10_000)
     plan = plan_compaction(messages, None, rule)
-    assert plan.kept == 4  # half the threshold: [10, 11] stay together with 12 and 13
+    assert plan.kept == 4  # half the threshold: the question, the call with its result, the answer
     assert plan.checkpoint == 9
     assert [m["idx"] for m in plan.to_summarise] == list(range(10))
+
+
+def test_the_kept_tail_starts_with_a_question() -> None:
+    messages = [msg(i, "user" if i % 2 == 0 else "assistant") for i in range(10)]
+    plan = plan_compaction(messages, None, CompactionRule(max_messages=6, ratio=0.75, budget=10_000))
+    assert plan.checkpoint == 7 and plan.kept == 2  # 3 would fit, but 7 is an answer to 6
 
 
 def test_a_plan_moves_a_tool_unit_whole_rather_than_cutting_it() -> None:
@@ -320,20 +325,16 @@ def fill(home: Path, count: int) -> None:
 
 def test_session_compact_summarises_and_reports(home, fake, model):
     fill(home, 6)
-    result = run_cli(home, "session", "compact", KEY, "--json", env=config_env(fake.url, embed_url=fake.url))
-    assert result.returncode == 0, result.stderr
-    report = result.json()
-    assert report["compacted"] is True and report["checkpoint"] == 3 and report["summarised"] == 4
-    assert context_json(home)["summary"] == "SUMMARY(4 lines)"
-    text = run_cli(home, "session", "compact", KEY, env=config_env(fake.url, embed_url=fake.url))
-    assert text.returncode == 0 and text.stdout.startswith("nothing to compact"), text.stdout
-
-
-def test_session_compact_human_output(home, fake, model):
-    fill(home, 6)
-    result = run_cli(home, "session", "compact", KEY, env=config_env(fake.url, embed_url=fake.url))
+    env = config_env(fake.url, embed_url=fake.url)
+    result = run_cli(home, "session", "compact", KEY, env=env)
     assert result.returncode == 0, result.stderr
     assert "4 message(s) summarised up to #3, 2 kept" in result.stdout
+    assert context_json(home)["summary"] == "SUMMARY(4 lines)"
+    again = run_cli(home, "session", "compact", KEY, "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    report = again.json()
+    assert report["compacted"] is False and report["reason"] == "nothing-to-compact"
+    assert report["checkpoint"] == 3 and report["kept"] == 2
 
 
 def test_session_compact_without_a_model_says_how_to_configure_one(home):

@@ -239,6 +239,9 @@ def plan_compaction(
         kept_units += 1
         count += len(unit)
         tokens += cost
+    while kept_units > 1 and units[len(units) - kept_units][0].get("role") != "user":
+        kept_units -= 1  # the kept part starts with a question, not with an answer whose question is gone
+        count -= len(units[len(units) - kept_units - 1])
     older = [m for unit in units[: len(units) - kept_units] for m in unit]
     if not older:
         return CompactionPlan([], checkpoint if checkpoint is not None else -1, count)
