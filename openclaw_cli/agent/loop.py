@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult, compact_session, saved_summary, summary_request
-from openclaw_cli.agent.runtime import EventSink, TurnRequest, TurnResult
-from openclaw_cli.agent.tools import TOOL_SPECS, run_tool
+from openclaw_cli.agent.runtime import NO_MODEL, EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.tools import run_tool, tool_specs
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.sessions.context import CompactionRule, fill_token_counts
 from openclaw_cli.sessions.keys import parse_key
@@ -33,11 +33,6 @@ if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.llm import ToolCall
 
-NO_MODEL = (
-    "No model is configured, so there is no reply; your messages are stored and facts in them are "
-    "still extracted. Set one with `openclaw config set llm.model openai/gpt-4o-mini` "
-    "(and `llm.apiBase` for a local server)."
-)
 MAX_TOOL_ROUNDS = 4  # model calls per turn that may ask for tools; the last one must answer
 MEMORY_CONTEXT_MESSAGES = 6  # recent messages the memory query also looks at
 
@@ -270,7 +265,7 @@ def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.P
     messages = store.read_messages(session_id).messages
     fill_token_counts(store.session_dir(session_id), messages)
     summary, checkpoint = saved_summary(store, session_id)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, TOOL_SPECS)
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
     return prompt_context.assemble(system, messages, summary, checkpoint, budget)
 
 
@@ -280,12 +275,12 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
     store = turn.services.sessions
     recent = store.read_messages(session_id).messages
     system = _system_prompt(turn, session_id, recent)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, TOOL_SPECS)
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
     _compact_if_due(turn, session_id, budget)
     retried = False
     for _round in range(MAX_TOOL_ROUNDS):
         prompt = _prompt(turn, session_id, system)
-        tools = TOOL_SPECS if _round < MAX_TOOL_ROUNDS - 1 else []
+        tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
             text, calls = _stream(turn, model, prompt.messages, tools)
         except ContextOverflow as exc:

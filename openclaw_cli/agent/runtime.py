@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from openclaw_cli.paths import Home
 
 EventSink = Callable[[str, dict[str, Any]], None]
+# Said when a turn has no model to answer (here: the chat shows it at start without loading the loop).
+NO_MODEL = (
+    "No model is configured, so there is no reply; your messages are stored and facts in them are "
+    "still extracted. Set one with `openclaw config set llm.model openai/gpt-4o-mini` "
+    "(and `llm.apiBase` for a local server)."
+)
 TurnStatus = Literal["ok", "error", "aborted"]
 
 

@@ -6,6 +6,7 @@ with an error the model can read and correct, never raised into the turn.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,16 +49,21 @@ def _spec(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any
     }
 
 
-TOOL_SPECS: list[dict[str, Any]] = [
-    _spec(
-        "memory_search",
-        "Search long-term memory (facts, preferences, events about the user) for a query.",
-        SearchArgs,
-    ),
-    _spec("memory_add", "Store one durable fact or preference in long-term memory.", AddArgs),
-    _spec("memory_forget", "Delete one memory by its id (as shown by memory_search).", ForgetArgs),
-]
-TOOL_NAMES = frozenset(spec["function"]["name"] for spec in TOOL_SPECS)
+@functools.cache
+def tool_specs() -> list[dict[str, Any]]:
+    """The tools offered to the model (OpenAI function schemas), built once on first use."""
+    return [
+        _spec(
+            "memory_search",
+            "Search long-term memory (facts, preferences, events about the user) for a query.",
+            SearchArgs,
+        ),
+        _spec("memory_add", "Store one durable fact or preference in long-term memory.", AddArgs),
+        _spec("memory_forget", "Delete one memory by its id (as shown by memory_search).", ForgetArgs),
+    ]
+
+
+TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget"})
 
 
 def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
