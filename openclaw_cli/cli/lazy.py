@@ -36,12 +36,19 @@ def _memory_app() -> typer.Typer:
     return app
 
 
+def _gateway_app() -> typer.Typer:
+    from openclaw_cli.cli.gateway import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "config": _config_app,
     "session": _session_app,
     "memory": _memory_app,
+    "gateway": _gateway_app,
 }
 
 
