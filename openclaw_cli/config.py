@@ -24,7 +24,7 @@ from pydantic_settings import (
 )
 
 from openclaw_cli.errors import ConfigError
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.fsutil import atomic_write_bytes
 
 ENV_PREFIX = "OPENCLAW_"
 # Variables that configure the CLI itself rather than a settings key.
@@ -374,7 +374,10 @@ def set_key(path: Path, key: str, value: Any, env: Mapping[str, str]) -> Setting
         node = child
     node[parts[-1]] = value
     settings = validate_settings(data, {}, path)
-    atomic_write_json(path, data)
+    from openclaw_cli.config_edit import edited_config_text
+
+    old_text = path.read_text(encoding="utf-8") if path.exists() else ""  # read_config_file read it already
+    atomic_write_bytes(path, edited_config_text(old_text, parts, value, data).encode("utf-8"))
     return settings
 
 

@@ -64,6 +64,7 @@ def run_cmd(port: PortOpt = None, bind: BindOpt = None, token: TokenOpt = None) 
 
     _check_bind(bind)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # one line per WebSocket is noise
     st = common.state()
 
     def ready(host: str, actual_port: int, source: str) -> None:

@@ -55,6 +55,19 @@ class GatewayApp:
     methods: Methods
     failures: FailureLimiter
     watcher: ConfigWatcher | None = None
+    pid_record: dict[str, Any] | None = None  # written to pid_path while serving
+    pid_path: Path | None = None
+
+    def write_pid(self) -> None:
+        if self.pid_path is not None and self.pid_record is not None:
+            atomic_write_json(self.pid_path, self.pid_record)
+
+    def remove_pid(self) -> None:
+        # uvicorn re-raises SIGTERM after its shutdown, so code after server.run() may never run: the
+        # pid file goes here, at the end of the lifespan.
+        with contextlib.suppress(OSError, ValueError):
+            if self.pid_path is not None and json.loads(self.pid_path.read_bytes()).get("pid") == os.getpid():
+                self.pid_path.unlink()
 
     def config_rejected(self, message: str) -> None:
         self.core.config_error = message
@@ -99,6 +112,7 @@ def build_app(gateway: GatewayApp) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await gateway.core.start()
+        gateway.write_pid()
         watch = asyncio.create_task(gateway.watcher.run()) if gateway.watcher else None
         try:
             yield
@@ -107,6 +121,7 @@ def build_app(gateway: GatewayApp) -> Starlette:
                 watch.cancel()
             gateway.methods.close()
             await gateway.core.stop()
+            gateway.remove_pid()
 
     return Starlette(
         routes=[
@@ -196,14 +211,11 @@ def serve(
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
-    record = {"pid": os.getpid(), "host": host, "port": actual_port, "tokenSource": source}
-    atomic_write_json(pid_file(home), record)
+    gateway.pid_record = {"pid": os.getpid(), "host": host, "port": actual_port, "tokenSource": source}
+    gateway.pid_path = pid_file(home)
     if on_ready is not None:
         on_ready(host, actual_port, source)
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(pid_file(home).read_bytes()).get("pid") == os.getpid():
-                pid_file(home).unlink()
