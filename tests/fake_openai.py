@@ -8,10 +8,19 @@
         fake_openai.fail_next(2, status=429)
         fake_openai.script_chat("first reply", "second reply")
         fake_openai.requests     # every request: Recorded(path, body, headers)
+        fake_openai.delay = 0.5  # seconds before every answer (timeouts, aborts)
+        fake_openai.respond_with(lambda body: "reply computed from the request")
+        fake_openai.script_chat({"role": "assistant", "content": None, "tool_calls": [...]})
 
 Endpoints: POST /v1/embeddings (deterministic hashed bag-of-words vectors, `dimensions` honoured, float or
-base64 encoding), POST /v1/chat/completions (scripted replies in order, then `default_reply`),
-POST /v1/rerank and /rerank (Cohere/Jina-style results scored by query-word overlap).
+base64 encoding), POST /v1/chat/completions (scripted replies in order, then the `respond_with` function,
+then `default_reply`; a reply is a text or a whole assistant message with `tool_calls`; `"stream": true`
+answers as server-sent events, one chunk per word, `chunk_delay` seconds apart), POST /v1/rerank and
+/rerank (Cohere/Jina-style results scored by query-word overlap).
+
+Run standalone (for a process that is not the test's, e.g. a chat in tmux):
+`python -m tests.fake_openai [--port N]` prints its URL; POST /control/script {"replies": [...]},
+/control/fail {"count", "status"} and /control/delay {"seconds"} steer it.
 """
 
 from __future__ import annotations
@@ -23,8 +32,9 @@ import math
 import re
 import struct
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +50,9 @@ class Recorded:
     path: str
     body: Any
     headers: dict[str, str]
+
+
+Reply = str | dict[str, Any]
 
 
 def words(text: str) -> list[str]:
@@ -69,8 +82,12 @@ class FakeOpenAI:
     default_reply: str = "ok"
     # When set, /rerank answers with at most this many results whatever top_n asks (as some APIs do).
     rerank_limit: int | None = None
+    # Seconds before every answer, and between the chunks of a streamed one.
+    delay: float = 0.0
+    chunk_delay: float = 0.0
     requests: list[Recorded] = field(default_factory=list)
-    _replies: deque[str] = field(default_factory=deque)
+    _replies: deque[Reply] = field(default_factory=deque)
+    _responder: Callable[[dict[str, Any]], Reply] | None = None
     _failures: deque[int] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -85,15 +102,21 @@ class FakeOpenAI:
         with self._lock:
             self._failures.extend([status] * count)
 
-    def script_chat(self, *replies: str) -> None:
+    def script_chat(self, *replies: Reply) -> None:
+        """Replies to the next chat requests, in order: a text, or a whole assistant message dict."""
         with self._lock:
             self._replies.extend(replies)
+
+    def respond_with(self, responder: Callable[[dict[str, Any]], Reply] | None) -> None:
+        """Compute the reply from the request body once the scripted replies are used up."""
+        with self._lock:
+            self._responder = responder
 
     def requests_to(self, suffix: str) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith(suffix)]
 
-    def start(self) -> FakeOpenAI:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+    def start(self, port: int = 0) -> FakeOpenAI:
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True).start()
         return self
@@ -107,6 +130,10 @@ class FakeOpenAI:
     # -- request handling (called from the server threads) --
 
     def handle(self, path: str, body: Any, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        if path.startswith("/control/"):
+            return self._control(path, body)
+        if self.delay:
+            time.sleep(self.delay)
         with self._lock:
             self.requests.append(Recorded(path, body, headers))
             failure = self._failures.popleft() if self._failures else None
@@ -122,6 +149,18 @@ class FakeOpenAI:
         if route.endswith("/rerank"):
             return 200, _rerank(body, self.rerank_limit)
         return 404, _error(404, f"no route {path}")
+
+    def _control(self, path: str, body: Any) -> tuple[int, dict[str, Any]]:
+        body = body if isinstance(body, dict) else {}
+        if path == "/control/script":
+            self.script_chat(*body.get("replies", []))
+        elif path == "/control/fail":
+            self.fail_next(int(body.get("count", 1)), int(body.get("status", 500)))
+        elif path == "/control/delay":
+            self.delay = float(body.get("seconds", 0))
+        else:
+            return 404, _error(404, f"no control {path}")
+        return 200, {"ok": True}
 
     def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         texts = body.get("input", [])
@@ -139,18 +178,51 @@ class FakeOpenAI:
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return {"object": "list", "data": data, "model": body.get("model", "fake"), "usage": usage}
 
-    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+    def next_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The assistant message for a chat request."""
         with self._lock:
-            reply = self._replies.popleft() if self._replies else self.default_reply
-        message = {"role": "assistant", "content": reply}
+            scripted = self._replies.popleft() if self._replies else None
+            responder = self._responder
+        reply = scripted if scripted is not None else responder(body) if responder else self.default_reply
+        return {"role": "assistant", "content": reply} if isinstance(reply, str) else dict(reply)
+
+    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        message = self.next_reply(body)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": len(words(reply)), "total_tokens": 1},
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": 1,
+                "completion_tokens": len(words(message.get("content") or "")),
+                "total_tokens": 1,
+            },
         }
+
+
+def stream_chunks(completion: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A chat completion as the chunks of a streamed answer: the content word by word, tool calls whole."""
+    message = completion["choices"][0]["message"]
+    base = {
+        "id": completion["id"],
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": completion["model"],
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in re.findall(r"\S+\s*|\s+", message.get("content") or ""):
+        yield chunk({"content": piece})
+    calls = message.get("tool_calls") or []
+    if calls:
+        yield chunk({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
+    yield chunk({}, completion["choices"][0]["finish_reason"])
 
 
 def _rerank(body: dict[str, Any], limit: int | None) -> dict[str, Any]:
@@ -183,12 +255,33 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             status, payload = fake.handle(self.path, body, {k.lower(): v for k, v in self.headers.items()})
+            if status == 200 and isinstance(body, dict) and body.get("stream") and "choices" in payload:
+                self._stream(payload)
+                return
             data = json.dumps(payload).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _stream(self, completion: dict[str, Any]) -> None:
+            # Server-sent events, ended by closing the connection (no length is known in advance).
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for number, chunk in enumerate(stream_chunks(completion)):
+                    if number and fake.chunk_delay:
+                        time.sleep(fake.chunk_delay)
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
+                return
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             return
@@ -206,3 +299,23 @@ def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
+
+
+def main() -> None:
+    """Serve until interrupted, printing the base URL on the first line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="a fake OpenAI-compatible server on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reply", default="ok", help="the default chat reply")
+    args = parser.parse_args()
+    server = FakeOpenAI(default_reply=args.reply).start(args.port)
+    print(server.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

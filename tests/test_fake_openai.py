@@ -1,0 +1,95 @@
+"""The fake model server itself: what the other tests rely on it to do, through a real client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from openai import OpenAI
+
+from tests import fake_openai as fake_server
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+
+fake_openai = fake_server.fake_openai
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def client(fake: FakeOpenAI) -> OpenAI:
+    return OpenAI(base_url=fake.url, api_key=FAKE_API_KEY, max_retries=0)
+
+
+def test_streamed_reply_arrives_word_by_word_and_joins_to_the_scripted_text(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script_chat("the quick brown fox")
+    stream = client(fake_openai).chat.completions.create(
+        model="fake", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
+    assert pieces == ["the ", "quick ", "brown ", "fox"]
+
+
+def test_tool_call_reply_is_returned_whole_with_its_finish_reason(fake_openai: FakeOpenAI) -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "memory_search", "arguments": '{"q": "x"}'},
+    }
+    fake_openai.script_chat({"role": "assistant", "content": None, "tool_calls": [call]})
+    answer = client(fake_openai).chat.completions.create(
+        model="fake", messages=[{"role": "user", "content": "?"}]
+    )
+    choice = answer.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    assert choice.message.tool_calls is not None
+    assert choice.message.tool_calls[0].function.name == "memory_search"
+
+
+def test_responder_sees_the_request_after_the_script_is_used_up(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script_chat("scripted")
+    fake_openai.respond_with(lambda body: "echo: " + body["messages"][-1]["content"])
+    api = client(fake_openai)
+    texts = [
+        api.chat.completions.create(model="fake", messages=[{"role": "user", "content": word}])
+        .choices[0]
+        .message.content
+        for word in ("one", "two")
+    ]
+    assert texts == ["scripted", "echo: two"]
+
+
+def test_delay_holds_every_answer(fake_openai: FakeOpenAI) -> None:
+    fake_openai.delay = 0.3
+    started = time.monotonic()
+    client(fake_openai).chat.completions.create(model="fake", messages=[{"role": "user", "content": "hi"}])
+    assert time.monotonic() - started >= 0.3
+
+
+def test_standalone_server_prints_its_url_and_obeys_control_requests() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai", "--reply", "standalone"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        api = OpenAI(base_url=url, api_key=FAKE_API_KEY, max_retries=0)
+        ask = [{"role": "user", "content": "hi"}]
+        assert (
+            api.chat.completions.create(model="fake", messages=ask).choices[0].message.content == "standalone"
+        )
+        control = urllib.request.Request(
+            url.removesuffix("/v1") + "/control/script",
+            data=json.dumps({"replies": ["steered"]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(control, timeout=5).read()
+        assert api.chat.completions.create(model="fake", messages=ask).choices[0].message.content == "steered"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
