@@ -1,0 +1,75 @@
+"""SIGKILL of the gateway mid-turn: every session file still parses, and no acknowledged message is lost."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openclaw_cli.paths import Home
+from openclaw_cli.sessions.index import read_index
+from openclaw_cli.sessions.store import SessionStore
+from tests.fake_openai import FakeOpenAI
+from tests.gateway_helpers import echo_last_user, frames_until, request, running_gateway, send, start_gateway, write_config
+
+SESSIONS = {"agent:main:direct:ann": ["a1", "a2", "a3"], "agent:main:direct:bob": ["b1", "b2"]}
+
+
+@pytest.fixture
+def slow_fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    server.respond_with(echo_last_user)
+    server.delay = 3.0  # every turn is still waiting for the model when the gateway is killed
+    yield server
+    server.stop()
+
+
+def _user_texts(home: Path, key: str) -> list[str]:
+    store = SessionStore(Home(home), "main")
+    session_id = store.current_session_id(key)
+    if session_id is None:
+        return []
+    view = store.read_session(session_id)
+    assert view.problems == [], view.problems
+    return [m["content"] for m in view.messages if m["role"] == "user"]
+
+
+def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, slow_fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+    gateway = start_gateway(home)
+    try:
+        with gateway.ws() as conn:
+            ids = {send(conn, "chat.send", {"text": t, "sessionKey": k}): t for k, texts in SESSIONS.items() for t in texts}
+            acked = frames_until(conn, lambda f: f.get("type") == "res" and f.get("id") == list(ids)[-1])
+            assert all(f["ok"] for f in acked if f.get("type") == "res")
+        deadline = time.monotonic() + 60
+        while len(slow_fake.requests_to("/chat/completions")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # both sessions' first turns are inside their model call
+        assert len(slow_fake.requests_to("/chat/completions")) == 2
+    finally:
+        gateway.kill()
+
+    # after the crash: every file parses
+    root = home / "agents" / "main" / "sessions"
+    index = read_index(root / "sessions.json")
+    for entry in index["sessions"].values():
+        json.loads((root / entry["sessionId"] / "meta.json").read_bytes())
+    before = {key: _user_texts(home, key) for key in SESSIONS}
+    assert before == {"agent:main:direct:ann": ["a1"], "agent:main:direct:bob": ["b1"]}
+
+    slow_fake.delay = 0.0
+    with running_gateway(home) as restarted:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if all(_user_texts(home, key) == texts for key, texts in SESSIONS.items()):
+                break
+            time.sleep(0.1)
+        with restarted.ws() as conn:
+            history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:ann"})["payload"]["messages"]
+    assert {key: _user_texts(home, key) for key in SESSIONS} == SESSIONS  # each once, in order
+    assert ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
+    assert (home / "gateway" / "inbox.jsonl").read_text().count('"op": "accept"') <= 3  # compacted
