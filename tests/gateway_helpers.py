@@ -30,7 +30,12 @@ def echo_last_user(body: dict[str, Any]) -> str:
 def write_config(home: Path, fake: FakeOpenAI | None, **sections: Any) -> None:
     """openclaw.json for a gateway test: the fake model, fast collect, plus `sections`."""
     config: dict[str, Any] = {
-        "llm": {"model": "openai/fake", "apiBase": fake.url if fake else None, "maxRetries": 0, "timeoutSeconds": 20},
+        "llm": {
+            "model": "openai/fake",
+            "apiBase": fake.url if fake else None,
+            "maxRetries": 0,
+            "timeoutSeconds": 20,
+        },
         "gateway": {"queue": {"mode": "followup", "debounceMs": 50}, "configPollMs": 100},
         "session": {"reset": {"atHour": None}},
     }
@@ -86,7 +91,11 @@ def start_gateway(home: Path, *args: str, env: dict[str, str] | None = None, tim
     log = open(home / "gateway-test.log", "ab")  # noqa: SIM115 - the child keeps it
     process = subprocess.Popen(
         [sys.executable, "-m", "openclaw_cli", "gateway", "run", "--port", "0", *args],
-        env=full_env, cwd=ROOT, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+        env=full_env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
     )
     log.close()
     deadline = time.monotonic() + timeout
@@ -140,13 +149,17 @@ def frames_until(conn: ClientConnection, done: Any, timeout: float = 30) -> list
             return seen
 
 
-def request(conn: ClientConnection, method: str, params: dict[str, Any] | None = None, timeout: float = 30) -> dict[str, Any]:
+def request(
+    conn: ClientConnection, method: str, params: dict[str, Any] | None = None, timeout: float = 30
+) -> dict[str, Any]:
     """Send one request; its response frame (events received meanwhile are dropped)."""
     request_id = send(conn, method, params)
     return frames_until(conn, lambda f: f.get("type") == "res" and f.get("id") == request_id, timeout)[-1]
 
 
-def send_all(conn: ClientConnection, texts: list[str], key: str, **params: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def send_all(
+    conn: ClientConnection, texts: list[str], key: str, **params: Any
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """chat.send each text (without waiting), then (acks in order, chat events) until every run ended."""
     ids = [send(conn, "chat.send", {"text": text, "sessionKey": key, **params}) for text in texts]
     acks: dict[str, dict[str, Any]] = {}
@@ -184,8 +197,15 @@ def chat_until_final(conn: ClientConnection, run_ids: set[str], timeout: float =
     return events
 
 
-def http_json(url: str, body: Any = None, *, token: str | None = None, method: str | None = None,
-              raw: bytes | None = None, timeout: float = 60) -> tuple[int, Any]:
+def http_json(
+    url: str,
+    body: Any = None,
+    *,
+    token: str | None = None,
+    method: str | None = None,
+    raw: bytes | None = None,
+    timeout: float = 60,
+) -> tuple[int, Any]:
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
     req = urllib.request.Request(url, data=data, method=method or ("POST" if data is not None else "GET"))
     req.add_header("Content-Type", "application/json")

@@ -82,7 +82,7 @@ def test_empty_object_and_empty_file() -> None:
 
 
 def test_strings_that_look_like_syntax_are_not_confused() -> None:
-    text = '{ a: "} // not a comment", b: \'it\\\'s, {x}\', c: 1 }'
+    text = "{ a: \"} // not a comment\", b: 'it\\'s, {x}', c: 1 }"
     edited = set_in_text(text, ["c"], 2)
     assert json5.loads(edited) == {"a": "} // not a comment", "b": "it's, {x}", "c": 2}
 
@@ -100,9 +100,17 @@ def test_unreadable_text_falls_back_to_plain_json() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    value=st.one_of(st.integers(), st.booleans(), st.none(), st.text(max_size=20),
-                    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2)),
-    parts=st.sampled_from([["session", "dmScope"], ["session", "x"], ["llm"], ["new"], ["session", "reset", "y", "z"]]),
+    value=st.one_of(
+        st.integers(),
+        st.booleans(),
+        st.none(),
+        st.text(max_size=20),
+        st.lists(st.integers(), max_size=3),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+    ),
+    parts=st.sampled_from(
+        [["session", "dmScope"], ["session", "x"], ["llm"], ["new"], ["session", "reset", "y", "z"]]
+    ),
 )
 def test_any_value_reads_back_as_set(value: Any, parts: list[str]) -> None:
     edited = set_in_text(COMMENTED, parts, value)
@@ -119,7 +127,13 @@ def test_cli_config_set_keeps_the_files_comments(cli: Any, home: Path) -> None:
     assert cli("config", "set", "session.dmScope", "per-channel-peer").returncode == 0
     assert cli("config", "set", "agents.maxConcurrent", "8").returncode == 0
     text = (home / "openclaw.json").read_text(encoding="utf-8")
-    for comment in ("// my assistant", "// how DMs are grouped", "// safe DMs", "identity links", "// the chat model"):
+    for comment in (
+        "// my assistant",
+        "// how DMs are grouped",
+        "// safe DMs",
+        "identity links",
+        "// the chat model",
+    ):
         assert comment in text
     shown = cli("config", "show", "--json").json()
     assert shown["session"]["dmScope"] == "per-channel-peer" and shown["agents"]["maxConcurrent"] == 8

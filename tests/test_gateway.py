@@ -159,10 +159,14 @@ def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None
 
 def test_malformed_frames_get_invalid_request_and_the_connection_stays(gateway: Gateway) -> None:
     with gateway.ws() as conn:
-        for bad in ("{not json", "[1, 2]", '{"type": "req", "method": "status"}',
-                    '{"type": "event", "id": "7", "method": "status"}',
-                    '{"type": "req", "id": "8", "method": "status", "params": [1]}',
-                    '{"type": "req", "id": "9", "method": 5}'):
+        for bad in (
+            "{not json",
+            "[1, 2]",
+            '{"type": "req", "method": "status"}',
+            '{"type": "event", "id": "7", "method": "status"}',
+            '{"type": "req", "id": "8", "method": "status", "params": [1]}',
+            '{"type": "req", "id": "9", "method": 5}',
+        ):
             conn.send(bad)
             frame = json.loads(conn.recv(timeout=10))
             assert frame["type"] == "res" and frame["ok"] is False, bad
@@ -181,16 +185,21 @@ def test_invalid_params_are_reported(gateway: Gateway) -> None:
     with gateway.ws() as conn:
         assert request(conn, "chat.send", {"text": 5})["error"]["code"] == "INVALID_PARAMS"
         assert request(conn, "chat.send", {"text": "  "})["error"]["code"] == "INVALID_PARAMS"
-        assert request(conn, "chat.send", {"text": "x", "sessionKey": "agent:work:main"})["error"]["code"] == (
-            "INVALID_PARAMS"
+        assert request(conn, "chat.send", {"text": "x", "sessionKey": "agent:work:main"})["error"][
+            "code"
+        ] == ("INVALID_PARAMS")
+        assert (
+            request(conn, "chat.send", {"text": "x", "agentId": "../etc"})["error"]["code"]
+            == "INVALID_PARAMS"
         )
-        assert request(conn, "chat.send", {"text": "x", "agentId": "../etc"})["error"]["code"] == "INVALID_PARAMS"
 
 
 def test_oversized_websocket_message_closes_the_connection(gateway: Gateway) -> None:
     limit = 1_048_576  # gateway.maxMessageBytes, default
     with gateway.ws() as conn:
-        conn.send(json.dumps({"type": "req", "id": "1", "method": "chat.send", "params": {"text": "x" * limit}}))
+        conn.send(
+            json.dumps({"type": "req", "id": "1", "method": "chat.send", "params": {"text": "x" * limit}})
+        )
         with pytest.raises(ConnectionClosed) as closed:
             conn.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
@@ -209,7 +218,9 @@ def test_oversized_http_body_is_413(gateway: Gateway) -> None:
 def test_chat_send_is_acknowledged_then_the_reply_streams_as_chat_events(gateway: Gateway) -> None:
     with gateway.ws() as conn:
         request_id = send(conn, "chat.send", {"text": "hello gateway", "sessionKey": "agent:main:direct:ann"})
-        frames = frames_until(conn, lambda f: f.get("event") == "chat" and f["payload"]["state"] == "final", 60)
+        frames = frames_until(
+            conn, lambda f: f.get("event") == "chat" and f["payload"]["state"] == "final", 60
+        )
     ack = frames[0]
     assert ack["type"] == "res" and ack["id"] == request_id and ack["ok"]
     run_id = ack["payload"]["runId"]
@@ -249,14 +260,19 @@ def test_openai_client_against_chat_completions(gateway: Gateway) -> None:
     with gateway.ws() as conn:
         got = request(conn, "chat.history", {"agentId": "work", "sessionKey": "agent:work:openai:direct:zoe"})
     assert [m["content"] for m in got["payload"]["messages"]] == [
-        "plain call", "echo: plain call", "streamed call", "echo: streamed call"
+        "plain call",
+        "echo: plain call",
+        "streamed call",
+        "echo: streamed call",
     ]
 
 
 def test_hooks_agent_routes_by_binding(gateway: Gateway) -> None:
     hook = gateway.http + "/hooks/agent"
     status, bound = http_json(
-        hook, {"channel": "telegram", "peer": "4242", "sender": "4242", "text": "hi work"}, token=gateway.token
+        hook,
+        {"channel": "telegram", "peer": "4242", "sender": "4242", "text": "hi work"},
+        token=gateway.token,
     )
     assert status == 200, bound
     assert (bound["agentId"], bound["matchedBy"], bound["reply"]) == ("work", "peer", "echo: hi work")
@@ -267,12 +283,19 @@ def test_hooks_agent_routes_by_binding(gateway: Gateway) -> None:
     assert (other["agentId"], other["matchedBy"]) == ("main", "default")
     status, group = http_json(
         hook,
-        {"channel": "slack", "accountId": "acme", "peer": {"kind": "group", "id": "C1"}, "sender": "u1",
-         "text": "hi team"},
+        {
+            "channel": "slack",
+            "accountId": "acme",
+            "peer": {"kind": "group", "id": "C1"},
+            "sender": "u1",
+            "text": "hi team",
+        },
         token=gateway.token,
     )
     assert (group["agentId"], group["matchedBy"], group["sessionKey"]) == (
-        "work", "channel", "agent:work:slack:acme:group:c1"
+        "work",
+        "channel",
+        "agent:work:slack:acme:group:c1",
     )
     assert http_json(hook, {"channel": "telegram", "text": "no peer"}, token=gateway.token)[0] == 400
 
@@ -284,12 +307,19 @@ def test_client_that_disconnects_mid_stream(gateway: Gateway, fresh_fake: FakeOp
         ack = request(conn, "chat.send", {"text": "answer after I left", "sessionKey": key})
         assert ack["ok"]
     # an HTTP stream whose reader goes away after the first chunk
-    body = json.dumps({"model": "main", "stream": True, "user": "leaver2",
-                       "messages": [{"role": "user", "content": "stream to nobody"}]}).encode()
+    body = json.dumps(
+        {
+            "model": "main",
+            "stream": True,
+            "user": "leaver2",
+            "messages": [{"role": "user", "content": "stream to nobody"}],
+        }
+    ).encode()
     with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as raw:
         raw.sendall(
             b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            + f"Authorization: Bearer {gateway.token}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+            + f"Authorization: Bearer {gateway.token}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
         )
         assert b"200" in raw.recv(200)
     deadline = time.monotonic() + 30
@@ -317,7 +347,9 @@ def test_model_server_down(gateway: Gateway, fake: FakeOpenAI) -> None:
     _rewrite_config(gateway, json.dumps(data))
     try:
         with gateway.ws() as conn:
-            ack = request(conn, "chat.send", {"text": "anyone there?", "sessionKey": "agent:main:direct:down"})
+            ack = request(
+                conn, "chat.send", {"text": "anyone there?", "sessionKey": "agent:main:direct:down"}
+            )
             events = chat_until_final(conn, {ack["payload"]["runId"]})
         assert events[-1]["state"] == "error" and events[-1]["text"]
         body = {"model": "main", "messages": [{"role": "user", "content": "still down?"}]}
@@ -326,7 +358,9 @@ def test_model_server_down(gateway: Gateway, fake: FakeOpenAI) -> None:
     finally:
         _rewrite_config(gateway, original)
     with gateway.ws() as conn:  # the user's message was kept
-        history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:down"})["payload"]["messages"]
+        history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:down"})["payload"][
+            "messages"
+        ]
     assert [m["content"] for m in history] == ["anyone there?"]
 
 
@@ -390,8 +424,12 @@ def test_session_methods(gateway: Gateway) -> None:
 
 def test_memory_methods(gateway: Gateway) -> None:
     with gateway.ws() as conn:
-        added = request(conn, "memory.add", {"text": "The user drinks green tea every morning",
-                                             "category": "preference", "userId": "ann"}, timeout=120)
+        added = request(
+            conn,
+            "memory.add",
+            {"text": "The user drinks green tea every morning", "category": "preference", "userId": "ann"},
+            timeout=120,
+        )
         assert added["ok"], added
         record_id = added["payload"]["id"]
         found = request(conn, "memory.search", {"query": "green tea", "userId": "ann"}, timeout=120)

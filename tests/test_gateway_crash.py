@@ -13,7 +13,15 @@ from openclaw_cli.paths import Home
 from openclaw_cli.sessions.index import read_index
 from openclaw_cli.sessions.store import SessionStore
 from tests.fake_openai import FakeOpenAI
-from tests.gateway_helpers import echo_last_user, frames_until, request, running_gateway, send, start_gateway, write_config
+from tests.gateway_helpers import (
+    echo_last_user,
+    frames_until,
+    request,
+    running_gateway,
+    send,
+    start_gateway,
+    write_config,
+)
 
 SESSIONS = {"agent:main:direct:ann": ["a1", "a2", "a3"], "agent:main:direct:bob": ["b1", "b2"]}
 
@@ -43,7 +51,11 @@ def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fak
     gateway = start_gateway(home)
     try:
         with gateway.ws() as conn:
-            ids = {send(conn, "chat.send", {"text": t, "sessionKey": k}): t for k, texts in SESSIONS.items() for t in texts}
+            ids = {
+                send(conn, "chat.send", {"text": t, "sessionKey": k}): t
+                for k, texts in SESSIONS.items()
+                for t in texts
+            }
             acked = frames_until(conn, lambda f: f.get("type") == "res" and f.get("id") == list(ids)[-1])
             assert all(f["ok"] for f in acked if f.get("type") == "res")
         deadline = time.monotonic() + 60
@@ -69,7 +81,9 @@ def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fak
                 break
             time.sleep(0.1)
         with restarted.ws() as conn:
-            history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:ann"})["payload"]["messages"]
+            history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:ann"})["payload"][
+                "messages"
+            ]
     assert {key: _user_texts(home, key) for key in SESSIONS} == SESSIONS  # each once, in order
     assert ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
     assert (home / "gateway" / "inbox.jsonl").read_text().count('"op": "accept"') <= 3  # compacted

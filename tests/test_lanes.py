@@ -64,8 +64,10 @@ def model(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> SlowEcho:
 
 def _settings(fake: FakeOpenAI) -> Settings:
     return validate_settings(
-        {"llm": {"model": "openai/fake", "apiBase": fake.url, "maxRetries": 0},
-         "session": {"reset": {"atHour": None}}},
+        {
+            "llm": {"model": "openai/fake", "apiBase": fake.url, "maxRetries": 0},
+            "session": {"reset": {"atHour": None}},
+        },
         {},
         Path("openclaw.json"),
     )
@@ -80,7 +82,9 @@ class Harness:
         self.events: list[tuple[str, dict[str, Any]]] = []
 
     def send(self, text: str, mode: str, key: str = KEY) -> Turn:
-        return self.lanes.submit("main", key, Message(text), mode, listener=lambda e, p: self.events.append((e, p)))
+        return self.lanes.submit(
+            "main", key, Message(text), mode, listener=lambda e, p: self.events.append((e, p))
+        )
 
     async def started(self, turn: Turn) -> None:
         """Wait until `turn` has started (its model call is under way)."""
@@ -144,7 +148,9 @@ def test_followup_and_queue_run_each_message_as_its_own_turn_in_order(
 
     history = _run(scenario())
     assert model.prompts == ["one", "two", "three"]
-    assert history == [pair for t in ("one", "two", "three") for pair in (("user", t), ("assistant", f"echo: {t}"))]
+    assert history == [
+        pair for t in ("one", "two", "three") for pair in (("user", t), ("assistant", f"echo: {t}"))
+    ]
 
 
 def test_steer_joins_the_turn_that_has_not_called_the_model_yet(
@@ -163,7 +169,9 @@ def test_steer_joins_the_turn_that_has_not_called_the_model_yet(
     assert model.prompts == ["start", "steer one\n\nsteer two"]
 
 
-def test_steer_reaches_a_turn_waiting_for_a_global_slot(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+def test_steer_reaches_a_turn_waiting_for_a_global_slot(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
     async def scenario() -> None:
         h = Harness(tmp_path, _settings(fake), limit=1)
         busy = h.send("other session", "steer", key="agent:main:direct:other")
@@ -176,7 +184,9 @@ def test_steer_reaches_a_turn_waiting_for_a_global_slot(tmp_path: Path, fake: Fa
     assert model.prompts == ["other session", "first\n\ncorrection"]
 
 
-def test_steer_backlog_steers_and_also_keeps_a_followup(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+def test_steer_backlog_steers_and_also_keeps_a_followup(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
     async def scenario() -> None:
         h = Harness(tmp_path, _settings(fake))
         running = h.send("start", "steer-backlog")
@@ -210,7 +220,9 @@ def test_interrupt_cancels_the_running_turn_and_keeps_its_message(
     ]
 
 
-def test_one_run_at_a_time_per_session_and_a_global_cap(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+def test_one_run_at_a_time_per_session_and_a_global_cap(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
     model.seconds = 0.3
 
     async def scenario() -> Harness:
@@ -247,7 +259,9 @@ def test_the_global_cap_can_change_while_runs_hold_it() -> None:
     assert asyncio.run(scenario()) == [0, 2]
 
 
-def test_abort_by_session_cancels_running_and_queued(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+def test_abort_by_session_cancels_running_and_queued(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
     async def scenario() -> list[str]:
         h = Harness(tmp_path, _settings(fake))
         first = h.send("a", "followup")

@@ -19,22 +19,66 @@ ALL_LEVELS: list[dict[str, Any]] = [
     {"agentId": "by-team", "match": {"channel": "discord", "teamId": "t1"}},
     {"agentId": "by-guild", "match": {"channel": "discord", "guildId": "g1"}},
     {"agentId": "by-roles", "match": {"channel": "discord", "guildId": "g1", "roles": ["admin"]}},
-    {"agentId": "by-parent", "match": {"channel": "discord", "parentPeer": {"kind": "group", "id": "thread-parent"}}},
+    {
+        "agentId": "by-parent",
+        "match": {"channel": "discord", "parentPeer": {"kind": "group", "id": "thread-parent"}},
+    },
     {"agentId": "by-peer", "match": {"channel": "discord", "peer": {"kind": "group", "id": "room1"}}},
 ]
 
 # (case, message fields, expected agent, expected level): each row carries everything the rows below
 # it match too, so the row's own level must be the one that wins.
 TABLE = [
-    ("peer", {"peer": Peer("group", "room1"), "parent_peer": Peer("group", "thread-parent"), "guild_id": "g1",
-              "roles": ("admin",), "team_id": "t1", "account_id": "bot2"}, "by-peer", "peer"),
-    ("parentPeer", {"peer": Peer("group", "room9"), "parent_peer": Peer("group", "thread-parent"),
-                    "guild_id": "g1", "roles": ("admin",), "team_id": "t1", "account_id": "bot2"},
-     "by-parent", "parentPeer"),
-    ("guild+roles", {"peer": Peer("group", "room9"), "guild_id": "g1", "roles": ("member", "admin"),
-                     "team_id": "t1", "account_id": "bot2"}, "by-roles", "guild+roles"),
-    ("guild", {"peer": Peer("group", "room9"), "guild_id": "g1", "roles": ("member",), "team_id": "t1",
-               "account_id": "bot2"}, "by-guild", "guild"),
+    (
+        "peer",
+        {
+            "peer": Peer("group", "room1"),
+            "parent_peer": Peer("group", "thread-parent"),
+            "guild_id": "g1",
+            "roles": ("admin",),
+            "team_id": "t1",
+            "account_id": "bot2",
+        },
+        "by-peer",
+        "peer",
+    ),
+    (
+        "parentPeer",
+        {
+            "peer": Peer("group", "room9"),
+            "parent_peer": Peer("group", "thread-parent"),
+            "guild_id": "g1",
+            "roles": ("admin",),
+            "team_id": "t1",
+            "account_id": "bot2",
+        },
+        "by-parent",
+        "parentPeer",
+    ),
+    (
+        "guild+roles",
+        {
+            "peer": Peer("group", "room9"),
+            "guild_id": "g1",
+            "roles": ("member", "admin"),
+            "team_id": "t1",
+            "account_id": "bot2",
+        },
+        "by-roles",
+        "guild+roles",
+    ),
+    (
+        "guild",
+        {
+            "peer": Peer("group", "room9"),
+            "guild_id": "g1",
+            "roles": ("member",),
+            "team_id": "t1",
+            "account_id": "bot2",
+        },
+        "by-guild",
+        "guild",
+    ),
     ("team", {"peer": Peer("group", "room9"), "team_id": "t1", "account_id": "bot2"}, "by-team", "team"),
     ("account", {"peer": Peer("group", "room9"), "account_id": "bot2"}, "by-account", "account"),
     ("channel", {"peer": Peer("group", "room9"), "account_id": "bot1"}, "by-channel", "channel"),
@@ -68,12 +112,21 @@ def test_every_named_field_must_match() -> None:
     assert route(_settings(bindings), on_other_channel).agent_id == "main"
     wrong_kind = Inbound(channel="slack", text="hi", peer=Peer("group", "u1"))
     assert route(_settings(bindings), wrong_kind).agent_id == "main"
-    assert route(_settings(bindings), Inbound(channel="SLACK", text="hi", peer=Peer("direct", "U1"))).agent_id == "work"
+    assert (
+        route(_settings(bindings), Inbound(channel="SLACK", text="hi", peer=Peer("direct", "U1"))).agent_id
+        == "work"
+    )
 
 
 def test_first_binding_wins_within_a_level() -> None:
-    bindings = [{"agentId": "first", "match": {"channel": "slack"}}, {"agentId": "second", "match": {"channel": "slack"}}]
-    assert route(_settings(bindings), Inbound(channel="slack", text="x", peer=Peer("direct", "1"))).agent_id == "first"
+    bindings = [
+        {"agentId": "first", "match": {"channel": "slack"}},
+        {"agentId": "second", "match": {"channel": "slack"}},
+    ]
+    assert (
+        route(_settings(bindings), Inbound(channel="slack", text="x", peer=Peer("direct", "1"))).agent_id
+        == "first"
+    )
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,12 @@ from openclaw_cli.agent.runtime import EventSink, TurnRequest, TurnResult
 QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
 Runner = Callable[[TurnRequest, EventSink, asyncio.Event], Awaitable[TurnResult]]
 Listener = Callable[[str, dict[str, Any]], None]  # (event name, payload), called on the event loop
+
+
+# When the frame or request carrying the message being handled was read (time.monotonic(), which on
+# Linux is CLOCK_MONOTONIC, the clock time.perf_counter() reads too): lets a client on the same host
+# separate time spent waiting to be read from the gateway's own work.
+RECEIVED_AT: ContextVar[float | None] = ContextVar("received_at", default=None)
 
 
 def new_run_id() -> str:
@@ -46,6 +53,7 @@ class Message:
     text: str
     sender: str | None = None
     journal_id: str | None = None  # its line in the inbox journal, marked done when the turn ends
+    received_at: float = field(default_factory=lambda: RECEIVED_AT.get() or time.monotonic())
 
 
 @dataclass
@@ -58,6 +66,9 @@ class Turn:
     listeners: list[Listener] = field(default_factory=list)
     user_id: str | None = None
     ready_at: float = 0.0  # monotonic time before which it must not start (collect's debounce)
+    created_at: float = field(default_factory=time.monotonic)
+    started_at: float = 0.0
+    ended_at: float = 0.0
     started: bool = False
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     done: asyncio.Future[TurnResult] = field(
@@ -200,9 +211,10 @@ class LaneManager:
                 await self.limiter.acquire()
                 try:
                     lane.pending.popleft()
-                    turn.started = True
+                    turn.started, turn.started_at = True, time.monotonic()
                     lane.current = turn
                     result = await self._run(turn)
+                    turn.ended_at = time.monotonic()
                 finally:
                     lane.current = None
                     await self.limiter.release()
@@ -243,6 +255,16 @@ class LaneManager:
                 "state": state,
                 "text": text,
                 "sessionId": result.session_id,
+                # waiting (lane, debounce, global cap) and running (the runtime: session files and the
+                # model), so a client can tell the gateway's own share of a turn's latency
+                "queuedMs": round((turn.started_at - turn.created_at) * 1000, 3),
+                "runMs": round((turn.ended_at - turn.started_at) * 1000, 3),
+                "timings": {  # monotonic seconds: last message read, turn created, started, ended
+                    "receivedAt": turn.messages[-1].received_at,
+                    "createdAt": turn.created_at,
+                    "startedAt": turn.started_at,
+                    "endedAt": turn.ended_at,
+                },
             },
         )
         if self.on_turn_done is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -17,6 +18,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.auth import token_matches
+from openclaw_cli.gateway.lanes import RECEIVED_AT
 from openclaw_cli.gateway.methods import error_code
 
 if TYPE_CHECKING:
@@ -88,6 +90,7 @@ class Connection:
 
     async def _handle(self, raw: str | bytes) -> bool:
         """False when the connection must close."""
+        RECEIVED_AT.set(time.monotonic())
         try:
             request = p.parse_request(raw)
         except p.FrameError as exc:
