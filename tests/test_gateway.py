@@ -206,10 +206,37 @@ def test_oversized_websocket_message_closes_the_connection(gateway: Gateway) -> 
     assert http_json(gateway.http + "/healthz")[0] == 200
 
 
+def _post_raw(gw: Gateway, headers: str, body_chunks: list[bytes]) -> bytes:
+    """POST with hand-made headers; the server may answer (and close) before the whole body is sent."""
+    with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as raw:
+        raw.sendall(
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {gw.token}\r\n"
+            f"Content-Type: application/json\r\n{headers}\r\n".encode()
+        )
+        try:
+            for chunk in body_chunks:
+                raw.sendall(chunk)
+        except OSError:
+            pass  # refused part-way: the answer is already waiting
+        answer = b""
+        while b"}}" not in answer:  # the JSON error body ends the answer
+            more = raw.recv(4096)
+            if not more:
+                break
+            answer += more
+        return answer
+
+
 def test_oversized_http_body_is_413(gateway: Gateway) -> None:
-    raw = json.dumps({"model": "main", "messages": [{"role": "user", "content": "x" * 1_100_000}]}).encode()
-    status, body = http_json(gateway.http + "/v1/chat/completions", raw=raw, token=gateway.token)
-    assert status == 413 and "maxMessageBytes" in body["error"]["message"]
+    declared = _post_raw(gateway, "Content-Length: 1100000\r\n", [])
+    assert declared.startswith(b"HTTP/1.1 413") and b"maxMessageBytes" in declared
+    chunk = b"x" * 65536
+    streamed = _post_raw(
+        gateway,
+        "Transfer-Encoding: chunked\r\n",
+        [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * 20 + [b"0\r\n\r\n"],
+    )
+    assert streamed.startswith(b"HTTP/1.1 413")
 
 
 # ---------------------------------------------------------------- chat
@@ -476,3 +503,28 @@ def test_cli_start_status_call_health_stop(tmp_path: Path, fake: FakeOpenAI) -> 
     assert run_cli(home, "gateway", "stop").returncode == 1
     with pytest.raises(ProcessLookupError):
         os.kill(record["pid"], 0)
+
+
+def test_chat_abort_cancels_a_run(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
+    fresh_fake.delay = 1.0
+    key = "agent:main:direct:abort"
+    with gateway.ws() as conn:
+        run_id = request(conn, "chat.send", {"text": "forget it", "sessionKey": key})["payload"]["runId"]
+        assert request(conn, "chat.abort", {"runId": run_id})["payload"] == {"aborted": [run_id]}
+        assert chat_until_final(conn, {run_id})[-1]["state"] == "aborted"
+        assert request(conn, "chat.abort", {"runId": "run-gone"})["payload"] == {"aborted": []}
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    assert [(m["role"], m["content"]) for m in history] == [("user", "forget it")]
+
+
+def test_reflect_run(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        reply = request(conn, "reflect.run", {"dryRun": True}, timeout=120)
+        bad = request(conn, "reflect.run", {"dryRun": "yes"})
+    try:
+        import openclaw_cli.memory.reflect  # noqa: F401
+    except ImportError:
+        assert reply["error"]["code"] == "UNAVAILABLE" and "not available" in reply["error"]["message"]
+        return
+    assert reply["ok"], reply
+    assert bad["error"]["code"] == "INVALID_PARAMS"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,3 +88,20 @@ def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fak
     assert {key: _user_texts(home, key) for key in SESSIONS} == SESSIONS  # each once, in order
     assert ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
     assert (home / "gateway" / "inbox.jsonl").read_text().count('"op": "accept"') <= 3  # compacted
+
+
+def test_inbox_journal_skips_a_torn_last_line_and_compacts(tmp_path: Path) -> None:
+    from openclaw_cli.gateway.inbox import Inbox
+
+    inbox = Inbox(tmp_path / "gateway" / "inbox.jsonl")
+    first = inbox.accept("main", "agent:main:main", "one", None, "2026-11-30T10:00:00.000Z")
+    second = inbox.accept("main", "agent:main:main", "two", "bob", "2026-11-30T10:00:01.000Z")
+    inbox.done([first.id])
+    inbox.close()
+    with open(inbox.path, "ab") as handle:
+        handle.write(b'{"op": "accept", "id": "m-torn", "agentId": "ma')  # killed mid-write, never acked
+    assert [entry.text for entry in Inbox(inbox.path).pending()] == ["two"]
+    inbox.compact([second])
+    assert inbox.path.read_text(encoding="utf-8").count("\n") == 1
+    assert stat.S_IMODE(inbox.path.stat().st_mode) == 0o600
+    assert [(e.text, e.sender) for e in Inbox(inbox.path).pending()] == [("two", "bob")]

@@ -83,8 +83,9 @@ class GatewayCore:
         return run_ids
 
     async def stop(self) -> None:
+        # Queued turns are not waited for: their messages stay in the inbox journal (not done) and are
+        # re-queued at the next start; a turn cut off mid-run has stored its user message already.
         self.ready = False
-        self.lanes.abort(session=None)
         await asyncio.to_thread(self.runtime.close)
         self.inbox.close()
 

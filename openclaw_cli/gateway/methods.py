@@ -73,10 +73,12 @@ class Methods:
         return await handler(self, params, listener)
 
     def close(self) -> None:
-        for service, lock in self._memory.values():
+        """Close the memory services (they are opened again, with the current settings, when next used)."""
+        services = list(self._memory.values())
+        self._memory.clear()
+        for service, lock in services:
             with lock:
                 service.close()
-        self._memory.clear()
 
     # ------------------------------------------------------------------ helpers
 

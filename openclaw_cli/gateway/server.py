@@ -74,6 +74,7 @@ class GatewayApp:
 
     async def apply(self, settings: Settings) -> None:
         await self.core.apply_settings(settings)
+        await asyncio.to_thread(self.methods.close)  # memory services re-open with the new settings
         auth = settings.gateway.auth
         self.failures.max_failures, self.failures.window = auth.max_failures, auth.window_seconds
 
