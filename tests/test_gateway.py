@@ -154,6 +154,13 @@ def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None
     assert not (home / "gateway" / "token").exists()
 
 
+def test_port_in_use_is_a_one_line_error(gateway: Gateway, tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "other", "gateway", "run", "--port", str(gateway.port), timeout=60)
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{gateway.port}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 # ---------------------------------------------------------------- frames
 
 

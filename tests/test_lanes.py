@@ -81,9 +81,9 @@ class Harness:
         self.lanes = LaneManager(self.runtime.run_turn, self.limiter, debounce_ms=debounce_ms)
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def send(self, text: str, mode: str, key: str = KEY) -> Turn:
+    def send(self, text: str, mode: str, key: str = KEY, sender: str | None = None) -> Turn:
         return self.lanes.submit(
-            "main", key, Message(text), mode, listener=lambda e, p: self.events.append((e, p))
+            "main", key, Message(text, sender), mode, listener=lambda e, p: self.events.append((e, p))
         )
 
     async def started(self, turn: Turn) -> None:
@@ -281,3 +281,16 @@ def test_unknown_queue_mode_is_refused(tmp_path: Path, fake: FakeOpenAI) -> None
             h.send("x", "shout")
 
     asyncio.run(scenario())
+
+
+def test_collect_in_a_group_says_who_said_what(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+    group = "agent:main:slack:acme:group:c1"
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake))
+        h.send("lunch?", "collect", key=group, sender="ann")
+        h.send("yes", "collect", key=group, sender="bob")
+        await h.lanes.wait_idle()
+
+    _run(scenario())
+    assert model.prompts == ["ann: lunch?\n\nbob: yes"]

@@ -77,6 +77,9 @@ class Turn:
 
     @property
     def text(self) -> str:
+        """The messages joined in order; when several people spoke (a group), each line says who."""
+        if len({m.sender for m in self.messages}) > 1:
+            return "\n\n".join(f"{m.sender or 'unknown'}: {m.text}" for m in self.messages)
         return "\n\n".join(m.text for m in self.messages)
 
     @property
