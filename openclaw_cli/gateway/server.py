@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,6 +213,9 @@ def serve(
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
+    # The runtime's thread (litellm is CPU-heavy) holds the GIL for up to the switch interval at a time;
+    # a shorter one lets the network loop answer sooner.
+    sys.setswitchinterval(0.001)
     gateway.pid_record = {"pid": os.getpid(), "host": host, "port": actual_port, "tokenSource": source}
     gateway.pid_path = pid_file(home)
     if on_ready is not None:
