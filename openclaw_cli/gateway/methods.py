@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound, OpenclawError, UsageError
+from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.lanes import Listener
 from openclaw_cli.sessions.keys import build_key, parse_key
@@ -29,6 +29,8 @@ def error_code(exc: OpenclawError) -> str:
         return exc.code
     if isinstance(exc, NotFound):
         return p.NOT_FOUND
+    if isinstance(exc, Conflict):
+        return p.CONFLICT
     if isinstance(exc, InvalidInput | UsageError):
         return p.INVALID_PARAMS
     return p.UNAVAILABLE
@@ -241,11 +243,12 @@ class Methods:
         if not isinstance(dry_run, bool):
             raise p.FrameError(p.INVALID_PARAMS, 'parameter "dryRun" must be true or false')
         category = p.param_str(params, "category", required=False, max_length=32)
-        lock_dir = self.core.home.root / "gateway"
+        agent_id = self._agent(params)
+        lock_dir = self.core.home.memory_dir(agent_id)  # the lock `openclaw reflect` takes too
         settings = self.core.settings
 
         def reflect(service: MemoryService) -> Any:
             return run_reflection(service, settings, lock_dir=lock_dir, dry_run=dry_run, category=category)
 
-        result = await self._with_memory(self._agent(params), reflect)
+        result = await self._with_memory(agent_id, reflect)
         return result.to_dict() if hasattr(result, "to_dict") else result
