@@ -8,6 +8,7 @@ Every request is its own turn (queue mode followup), queued on the session's lan
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -22,8 +23,6 @@ from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
 from openclaw_cli.sessions.keys import build_key, dm_key
 
 if TYPE_CHECKING:
-    import asyncio
-
     from openclaw_cli.gateway.server import GatewayApp
 
 
@@ -146,8 +145,6 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
         if user
         else f"agent:{agent}:main"
     )
-    import asyncio
-
     events: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
     turn = gateway.core.send(
         agent, key, text, mode="followup", listener=lambda e, pl: events.put_nowait((e, pl))
