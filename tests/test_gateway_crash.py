@@ -105,3 +105,21 @@ def test_inbox_journal_skips_a_torn_last_line_and_compacts(tmp_path: Path) -> No
     assert inbox.path.read_text(encoding="utf-8").count("\n") == 1
     assert stat.S_IMODE(inbox.path.stat().st_mode) == 0o600
     assert [(e.text, e.sender) for e in Inbox(inbox.path).pending()] == [("two", "bob")]
+
+
+def test_inbox_journal_empties_itself_when_nothing_is_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openclaw_cli.gateway import inbox as inbox_module
+
+    monkeypatch.setattr(inbox_module, "TRUNCATE_BYTES", 1000)
+    journal = inbox_module.Inbox(tmp_path / "inbox.jsonl")
+    kept = journal.accept("main", "agent:main:main", "still waiting", None, "2026-11-30T10:00:00.000Z")
+    for n in range(20):
+        entry = journal.accept("main", "agent:main:main", f"message {n}", None, "2026-11-30T10:00:00.000Z")
+        journal.done([entry.id])
+    assert journal.path.stat().st_size > 1000  # one message is still open: nothing is dropped
+    journal.done([kept.id])
+    assert journal.path.read_bytes() == b""
+    journal.accept("main", "agent:main:main", "after", None, "2026-11-30T10:00:00.000Z")
+    assert [e.text for e in inbox_module.Inbox(journal.path).pending()] == ["after"]

@@ -59,21 +59,32 @@ def _from_line(line: dict[str, Any]) -> Pending | None:
         return None
 
 
+# When nothing is pending and the journal has grown past this, it is emptied (a long-running gateway
+# would otherwise keep every message it ever took).
+TRUNCATE_BYTES = 4 * 1024 * 1024
+
+
 class Inbox:
+    """Used from one thread (the gateway's event loop)."""
+
     def __init__(self, path: Path, *, fsync: bool = False) -> None:
         self.path = path
         self.fsync = fsync
         self._fd: int | None = None
+        self._open: set[str] = set()  # accepted, not yet done, by this process or re-queued at start
+        self._written = 0
 
-    def _open(self) -> int:
+    def _descriptor(self) -> int:
         if self._fd is None:
             ensure_private_dir(self.path.parent)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         return self._fd
 
     def _write(self, line: dict[str, Any]) -> None:
-        fd = self._open()
-        os.write(fd, (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+        fd = self._descriptor()
+        data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+        os.write(fd, data)
+        self._written += len(data)
         if self.fsync:
             os.fsync(fd)
 
@@ -88,11 +99,16 @@ class Inbox:
     ) -> Pending:
         entry = Pending("m-" + uuid.uuid4().hex, agent_id, session_key, text, sender, accepted_at, user_id)
         self._write(entry.to_line())
+        self._open.add(entry.id)
         return entry
 
     def done(self, ids: list[str]) -> None:
-        if ids:
-            self._write({"op": "done", "ids": ids})
+        if not ids:
+            return
+        self._write({"op": "done", "ids": ids})
+        self._open.difference_update(ids)
+        if not self._open and self._written > TRUNCATE_BYTES:
+            self.compact([])
 
     def pending(self) -> list[Pending]:
         """Accepted and not done, in the order they were accepted."""
@@ -120,6 +136,8 @@ class Inbox:
         self.close()
         text = "".join(json.dumps(entry.to_line(), ensure_ascii=False) + "\n" for entry in keep)
         atomic_write_bytes(self.path, text.encode("utf-8"))
+        self._open = {entry.id for entry in keep}
+        self._written = len(text.encode("utf-8"))
 
     def close(self) -> None:
         if self._fd is not None:
