@@ -271,3 +271,53 @@ def test_typed_into_a_real_terminal(
     assert contents(home) == ["hello", "Hello **Alice**, how can I help?", "hello", "You said hello."]
     history = home / "agents" / "main" / "chat_history"
     assert "+hello" in history.read_text() and oct(history.stat().st_mode & 0o777) == "0o600"
+
+
+# -- through a running gateway ------------------------------------------------------------------------
+
+
+def test_chat_through_a_running_gateway(home: Path, fake: WindowedFakeOpenAI, model: ScriptedModel) -> None:
+    from tests.gateway_helpers import running_gateway, write_config
+
+    write_config(home, fake)
+    model.replies.append("Hello from the gateway.")
+    with running_gateway(home) as gateway:
+        lines = "hello gateway\n/remember my bike is red\n/memory bike red\n/status\n/compact\n/new\n"
+        result = run_cli(
+            home, "chat", "--port", str(gateway.port), input=lines, env={"OPENAI_API_KEY": FAKE_API_KEY}
+        )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert f"(gateway ws://127.0.0.1:{gateway.port}/ws)" in out
+    assert "Hello from the gateway." in out
+    remembered = next(line for line in out.splitlines() if "remembered" in line)
+    record_id = remembered.split("remembered ", 1)[1].split(":", 1)[0]
+    assert record_id in out.split(remembered, 1)[1]  # /memory found it through memory.search
+    assert "turnsDone" in out  # /status came from the gateway
+    assert "Nothing to compact" in out or "Compacted" in out
+    assert out.count("Started a new session") == 1  # the notice arrives twice; shown once
+    listed = run_cli(home, "session", "list", "--status", "archived", "--json").json()
+    [archived] = listed
+    store = SessionStore(Home(home), "main")
+    assert [m["content"] for m in store.read_messages(archived["sessionId"]).messages] == [
+        "hello gateway",
+        "Hello from the gateway.",
+    ]
+    assert contents(home) == ["/new"]
+
+
+def test_a_wrong_gateway_token_is_one_clear_error(home: Path, fake: WindowedFakeOpenAI) -> None:
+    from tests.gateway_helpers import running_gateway, write_config
+
+    write_config(home, fake)
+    with running_gateway(home) as gateway:
+        result = run_cli(
+            home,
+            "chat",
+            "--port",
+            str(gateway.port),
+            input="hi\n",
+            env={"OPENCLAW_GATEWAY_TOKEN": "wrong-token"},
+        )
+    assert result.returncode == 1
+    assert "wrong or missing token" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -97,6 +97,7 @@ class GatewayChat:
         )
         run_id = str((payload or {}).get("runId", ""))
         reply: list[str] = []
+        told: set[str] = set()  # notices come as they happen and again with the result: say them once
         pending = list(early)
         while True:
             frame = pending.pop(0) if pending else self._receive(REPLY_TIMEOUT)
@@ -104,7 +105,10 @@ class GatewayChat:
                 continue
             body = frame.get("payload") or {}
             if frame.get("event") == "notice" and body.get("runId") in (None, run_id):
-                on_event("notice", {"text": str(body.get("text", ""))})
+                text = str(body.get("text", ""))
+                if text not in told:
+                    told.add(text)
+                    on_event("notice", {"text": text})
                 continue
             if frame.get("event") != "chat" or str(body.get("runId")) != run_id:
                 continue
@@ -140,7 +144,8 @@ class GatewayChat:
         return dict(self.request("memory.add", {"text": text, "agentId": self.agent_id}) or {})
 
     def forget(self, record_id: str) -> dict[str, Any]:
-        return dict(self.request("memory.delete", {"id": record_id, "agentId": self.agent_id}) or {})
+        payload = dict(self.request("memory.delete", {"id": record_id, "agentId": self.agent_id}) or {})
+        return {"id": payload.get("deleted", record_id), **payload}
 
     def status(self) -> dict[str, Any]:
         payload = self.request("status", {})

@@ -32,11 +32,28 @@ def _token() -> str | None:
         return None
 
 
-def _backend(agent: str, session_key: str, local: bool, port: int) -> tuple[ChatBackend, str | None]:
+def _gateway_port(given: int | None) -> int:
+    """--port, else the port the running gateway wrote in its pid file, else gateway.port.
+
+    The pid file is read here rather than through openclaw_cli.gateway, which loads the server stack."""
+    import json
+
+    if given is not None:
+        return given
+    st = common.state()
+    try:
+        record = json.loads((st.home.root / "gateway" / "gateway.pid").read_bytes())
+        return int(record["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return int(st.settings.gateway.port)
+
+
+def _backend(agent: str, session_key: str, local: bool, port: int | None) -> tuple[ChatBackend, str | None]:
     """The gateway when one is listening (and --local is not given), else the in-process loop."""
     from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
 
     st = common.state()
+    port = _gateway_port(port) if not local else 0
     if not local and gateway_listening("127.0.0.1", port):
         url = f"ws://127.0.0.1:{port}{WS_PATH}"
         return GatewayChat(url, _token(), agent, session_key), None
@@ -57,7 +74,10 @@ def chat_cmd(
     local: Annotated[
         bool, typer.Option("--local", help="Run in-process even if a gateway is running.")
     ] = False,
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The gateway's port.")] = 18789,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=1, max=65535, help="The gateway's port (default: the running one's)."),
+    ] = None,
 ) -> None:
     """Chat with an agent. Type /help for the commands (/new, /compact, /memory, /remember, /forget, ...)."""
     from rich.console import Console
