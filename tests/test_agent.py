@@ -373,3 +373,16 @@ def test_settings_changed_applies_from_the_next_turn(runtime, model, fake):
     turn(runtime, "after")
     models = [r.body["model"] for r in fake.requests_to("/chat/completions") if r.body.get("tools")]
     assert models[-2:] == ["fake-chat", "other-model"]
+
+
+def test_the_message_being_answered_is_sent_even_past_the_budget(home, fake, model):
+    workspace = Home(home).ensure(Home(home).workspace_dir("main"))
+    (workspace / "AGENTS.md").write_text("Rules. " * 1500)  # alone more than the whole window
+    rt = make_runtime(home, fake, llm={"contextTokens": 512})
+    try:
+        model.replies.append("Still answered.")
+        result, _ = turn(rt, "the question")
+    finally:
+        rt.close()
+    assert result.reply == "Still answered."
+    assert model.agent_requests[-1]["messages"][-1] == {"role": "user", "content": "the question"}

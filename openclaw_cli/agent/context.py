@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.sessions.context import build_context, message_cost, prune_tool_results
+from openclaw_cli.sessions.context import Context, build_context, message_cost, prune_tool_results
 from openclaw_cli.sessions.tokens import count_tokens
 
 MAX_REPLY_TOKENS = 1024  # kept free for the answer (a quarter of the window, at most this)
@@ -80,7 +80,9 @@ def assemble(
     Old tool results are cut first (prune_tool_results), then the sliding window keeps tool calls
     with their results (sessions/context.py).
     """
-    context = build_context(prune_tool_results(messages), summary, checkpoint, budget)
+    pruned = prune_tool_results(messages)
+    context = build_context(pruned, summary, checkpoint, budget)
+    _keep_the_question(context, pruned)
     if context.dropped:
         # A window cut mid-conversation starts at the user's next message: some APIs refuse a history
         # that opens with the assistant, and an answer without its question misleads.
@@ -92,3 +94,14 @@ def assemble(
         system_prompt += f"\n\n## Summary of the earlier conversation\n\n{context.summary}"
     chat = [{"role": "system", "content": system_prompt}, *(to_chat_message(m) for m in context.messages)]
     return Prompt(chat, context.tokens, budget, context.dropped, context.messages)
+
+
+def _keep_the_question(context: Context, messages: list[dict[str, Any]]) -> None:
+    """The message being answered is always sent, even past the budget (the model then says whether
+    it fits: a context overflow leads to a compaction and a retry)."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+    if last_user is None or any(m is messages[last_user] for m in context.messages):
+        return
+    context.dropped += len(context.messages) - len(messages[last_user:])
+    context.messages = messages[last_user:]
+    context.tokens = sum(message_cost(m) for m in context.messages)

@@ -71,12 +71,12 @@ def run_turn(
     if command is not None and command.name == "compact":
         return _compact_command(turn)
     if command is not None and command.name in ("new", "reset"):
-        session_id = _start_new_session(turn)
+        session_id, message = _start_new_session(turn)
         if not command.rest:
             return turn.result  # nothing to answer: the command is stored, the user told
     else:
-        session_id = _append_user_message(turn)
-    _remember_now(turn, session_id)
+        session_id, message = _append_user_message(turn)
+    _remember_now(turn, session_id, message)
     model = settings.llm.model
     if model is None:
         turn.notice(NO_MODEL)
@@ -89,7 +89,7 @@ def run_turn(
 # -- step 1: the session ----------------------------------------------------------------------------
 
 
-def _append_user_message(turn: TurnContext) -> str:
+def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     request = turn.request
     appended = turn.services.manager.append(
         request.session_key, "user", request.text, turn.now(), sender=request.sender
@@ -98,10 +98,10 @@ def _append_user_message(turn: TurnContext) -> str:
     turn.result.user_message_idx = int(appended.message["idx"])
     if appended.new_session and appended.reason != "created":
         turn.notice(f"A new session started ({appended.reason}); the earlier one is archived.")
-    return appended.session_id
+    return appended.session_id, appended.message
 
 
-def _start_new_session(turn: TurnContext) -> str:
+def _start_new_session(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     """`/new` or `/reset`: flush the current session to memory, archive it, keep the command message."""
     services, request = turn.services, turn.request
     key = services.manager.key(request.session_key)
@@ -115,7 +115,7 @@ def _start_new_session(turn: TurnContext) -> str:
     turn.result.user_message_idx = int(stored["idx"])
     archived = f"; {previous} is archived" if previous else ""
     turn.notice(f"Started a new session {session_id}{archived}.")
-    return session_id
+    return session_id, stored
 
 
 def _compact_command(turn: TurnContext) -> TurnResult:
@@ -146,14 +146,12 @@ def describe_compaction(outcome: CompactionResult) -> str:
 # -- memory: remember now, extraction, flush -------------------------------------------------------
 
 
-def _remember_now(turn: TurnContext, session_id: str) -> None:
-    """ "Remember this" / 记住 is written at once (seed 003 §4.1), with or without a model."""
-    messages = turn.services.sessions.read_messages(session_id).messages
-    if not messages:
-        return
+def _remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) -> None:
+    """A message asking to be remembered ("remember this", 记住) is written at once (seed 003 §4.1),
+    with or without a model."""
     try:
         with turn.services.memory_lock:
-            outcomes = turn.services.extraction.remember_now(session_id, messages[-1], turn.request.user_id)
+            outcomes = turn.services.extraction.remember_now(session_id, message, turn.request.user_id)
     except OpenclawError as exc:
         turn.notice(f"Could not save to memory now: {exc.message}")
         return
