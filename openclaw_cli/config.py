@@ -41,7 +41,7 @@ class ResetSettings(_Section):
 
 
 class ContextSettings(_Section):
-    summary_threshold: int = Field(30, ge=2)
+    summary_threshold: int = Field(30, ge=2, description="summarise past this many unsummarised messages")
     summary_ratio: float = Field(0.75, gt=0, le=1, description="or past this share of the history budget")
 
 

@@ -375,3 +375,10 @@ def test_the_summary_request_fits_the_window_leaving_out_the_oldest() -> None:
     assert "earlier messages left out" in body and "[99] user: m99" in body and "[0] user" not in body
     short = summary_request(None, messages[:3], max_chars=10_000)[-1]["content"]
     assert "left out" not in short and "Previous summary: (none)" in short
+
+
+def test_session_context_says_how_to_summarise_what_it_dropped(home):
+    fill(home, 8)
+    result = run_cli(home, "session", "context", KEY, "--budget", "10", env=config_env(None))
+    assert result.returncode == 0, result.stderr
+    assert f"`openclaw session compact {KEY}`" in result.stdout

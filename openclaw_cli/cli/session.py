@@ -349,6 +349,8 @@ def context_cmd(
     common.echo(
         f"{result.tokens}/{result.budget} tokens, {len(result.messages)} message(s), {result.dropped} dropped"
     )
+    if result.dropped:
+        common.echo(f"(summarise the dropped messages with `openclaw session compact {target}`)")
 
 
 @app.command(
