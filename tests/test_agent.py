@@ -386,3 +386,8 @@ def test_the_message_being_answered_is_sent_even_past_the_budget(home, fake, mod
         rt.close()
     assert result.reply == "Still answered."
     assert model.agent_requests[-1]["messages"][-1] == {"role": "user", "content": "the question"}
+
+
+def test_a_direct_chat_does_not_name_its_one_speaker(runtime, model):
+    turn(runtime, "hi", "agent:main:telegram:default:direct:42", sender="42")
+    assert model.agent_requests[0]["messages"][-1]["content"] == "hi"

@@ -47,12 +47,13 @@ def system_text(agent_id: str, files: Sequence[Any], memory_text: str) -> str:
     return "\n\n".join(parts)
 
 
-def to_chat_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A stored message in the OpenAI chat format (tool calls and results included)."""
+def to_chat_message(message: dict[str, Any], *, group: bool = False) -> dict[str, Any]:
+    """A stored message in the OpenAI chat format (tool calls and results included). In a group chat
+    the user's messages say who spoke; in a direct chat there is only one user to name."""
     role = message.get("role")
     content = str(message.get("content", ""))
-    if role == "user" and message.get("sender"):
-        content = f"[{message['sender']}] {content}"  # group chats: say who spoke
+    if group and role == "user" and message.get("sender"):
+        content = f"[{message['sender']}] {content}"
     out: dict[str, Any] = {"role": role, "content": content}
     if role == "assistant" and message.get("toolCalls"):
         out["tool_calls"] = message["toolCalls"]
@@ -74,6 +75,8 @@ def assemble(
     summary: str | None,
     checkpoint: int | None,
     budget: int,
+    *,
+    group: bool = False,
 ) -> Prompt:
     """The system prompt with the summary, and the newest whole units of history within `budget`.
 
@@ -92,7 +95,10 @@ def assemble(
     system_prompt = system
     if context.summary:
         system_prompt += f"\n\n## Summary of the earlier conversation\n\n{context.summary}"
-    chat = [{"role": "system", "content": system_prompt}, *(to_chat_message(m) for m in context.messages)]
+    chat = [
+        {"role": "system", "content": system_prompt},
+        *(to_chat_message(m, group=group) for m in context.messages),
+    ]
     return Prompt(chat, context.tokens, budget, context.dropped, context.messages)
 
 

@@ -74,8 +74,7 @@ class GatewayChat:
         self, method: str, params: dict[str, Any], on_event: EventSink | None = None, timeout: float = 60.0
     ) -> Any:
         """Send one request and return its payload; events arriving meanwhile go to `on_event`."""
-        frame_id = str(next(self._ids))
-        self._ws.send(json.dumps({"type": "req", "id": frame_id, "method": method, "params": params}))
+        frame_id = self._send_frame(method, params)
         while True:
             frame = self._receive(timeout)
             if frame.get("type") == "res" and str(frame.get("id")) == frame_id:
@@ -84,6 +83,11 @@ class GatewayChat:
                 return frame.get("payload")
             if frame.get("type") == "event" and on_event is not None:
                 on_event("gateway-event", frame)
+
+    def _send_frame(self, method: str, params: dict[str, Any]) -> str:
+        frame_id = str(next(self._ids))
+        self._ws.send(json.dumps({"type": "req", "id": frame_id, "method": method, "params": params}))
+        return frame_id
 
     # -- the chat calls -------------------------------------------------------------------------------
 
@@ -100,7 +104,11 @@ class GatewayChat:
         told: set[str] = set()  # notices come as they happen and again with the result: say them once
         pending = list(early)
         while True:
-            frame = pending.pop(0) if pending else self._receive(REPLY_TIMEOUT)
+            try:
+                frame = pending.pop(0) if pending else self._receive(REPLY_TIMEOUT)
+            except KeyboardInterrupt:  # Ctrl-C: stop this reply, keep the chat (the run ends "aborted")
+                self._send_frame("chat.abort", {"runId": run_id})
+                continue
             if frame.get("type") != "event":
                 continue
             body = frame.get("payload") or {}

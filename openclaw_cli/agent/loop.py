@@ -264,7 +264,8 @@ def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.P
     fill_token_counts(store.session_dir(session_id), messages)
     summary, checkpoint = saved_summary(store, session_id)
     budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
-    return prompt_context.assemble(system, messages, summary, checkpoint, budget)
+    group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+    return prompt_context.assemble(system, messages, summary, checkpoint, budget, group=group)
 
 
 def _answer(turn: TurnContext, session_id: str, model: str) -> None:
