@@ -262,13 +262,26 @@ def test_typed_into_a_real_terminal(
         terminal.wait_for("You said hello.")
         terminal.type("/status", "Enter")
         terminal.wait_for("mode: in-process")
+        model.replies.append("one two three four five six seven eight nine ten eleven twelve")
+        fake.chunk_delay = 0.3
+        terminal.type("count slowly", "Enter")
+        terminal.wait_for("two")
+        terminal.type("C-c")  # stops the reply, not the chat
+        terminal.wait_for("stopped; your message is kept")
+        fake.chunk_delay = 0.0
         terminal.type("/exit", "Enter")
         deadline = time.monotonic() + 20
         while "chat" in terminal.tmux("list-sessions") and time.monotonic() < deadline:
             time.sleep(0.1)
     finally:
         terminal.close()
-    assert contents(home) == ["hello", "Hello **Alice**, how can I help?", "hello", "You said hello."]
+    assert contents(home) == [
+        "hello",
+        "Hello **Alice**, how can I help?",
+        "hello",
+        "You said hello.",
+        "count slowly",
+    ]
     history = home / "agents" / "main" / "chat_history"
     assert "+hello" in history.read_text() and oct(history.stat().st_mode & 0o777) == "0o600"
 
