@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     help="Chat with an agent in the terminal (replies stream; memory is used and written).",
+    subcommand_metavar=" ",  # a command without subcommands: no COMMAND in its usage line
     epilog="Examples:\n\n  openclaw chat\n\n  openclaw chat --local --session agent:main:direct:alice\n\n"
     "  openclaw chat --agent work\n\n  echo 'remember that I like green tea' | openclaw chat --local",
 )

@@ -360,8 +360,7 @@ def context_cmd(
 def compact_cmd(target: Target, as_json: JsonOpt = False) -> None:
     """Summarise a session's older messages now into context.json (messages.jsonl is not changed).
 
-    Facts in those messages are extracted to memory first. Needs a model (llm.model). The newest
-    exchange is kept as it is; `session context` then shows the summary followed by the newer messages.
+    Facts in those messages are extracted to memory first. Needs a model (llm.model). The last exchange is kept as it is.
     """
     from openclaw_cli.agent.runtime import AgentRuntime
     from openclaw_cli.cli.progress import spinner
