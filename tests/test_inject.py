@@ -101,10 +101,15 @@ def test_conversation_language_counts_han_against_latin_words() -> None:
 
 
 def test_insights_come_before_facts_of_equal_score(service: MemoryService) -> None:
-    # Same text, same age: the two score the same; the fact was written first.
+    # Same text, same age: the two score the same; the fact was written first. (Two users' memories, so
+    # that exact dedup on the write path keeps both.)
     created = NOW - timedelta(days=1)
-    fact = add(service, "User likes dark editor themes", category="preference", created_at=created)
-    insight = add(service, "User likes dark editor themes", category="insight", created_at=created)
+    fact = add(
+        service, "User likes dark editor themes", category="preference", created_at=created, user_id="a"
+    )
+    insight = add(
+        service, "User likes dark editor themes", category="insight", created_at=created, user_id="b"
+    )
     block = build_memory_block(service, InjectSettings(), query="dark editor themes", now=NOW)
     assert block.record_ids == [insight, fact]
     assert memory_lines(block.text)[0].startswith("- [insight, ")
@@ -204,6 +209,14 @@ def test_user_filter_keeps_other_users_memories_out(service: MemoryService) -> N
     assert block.record_ids == [mine]
 
 
+def test_with_a_user_the_agents_own_memories_are_injected_too(service: MemoryService) -> None:
+    add(service, "Lin takes green tea, no sugar", category="preference", user_id="lin")
+    mine = add(service, "Sam takes black tea with milk", category="preference", user_id="sam")
+    lesson = add(service, "When ordering tea, confirm the kind first", category="lesson", scope="agent")
+    block = build_memory_block(service, InjectSettings(), query="order tea", user_id="sam", now=NOW)
+    assert sorted(block.record_ids) == sorted([mine, lesson])
+
+
 def test_no_memories_gives_an_empty_block(service: MemoryService) -> None:
     block = build_memory_block(service, InjectSettings(), query="anything at all", now=NOW)
     assert (block.text, block.record_ids, block.tokens) == ("", [], 0)
@@ -220,6 +233,14 @@ def test_multi_line_memories_cannot_forge_lines_or_headings(service: MemoryServi
     block = build_memory_block(service, InjectSettings(), query="tea", now=NOW)
     assert len(memory_lines(block.text)) == 1
     assert block.text.count("\n## ") == 0
+
+
+def test_nul_characters_and_huge_messages_do_not_fail_the_turn(service: MemoryService) -> None:
+    wanted = add(service, "User drinks oat milk flat whites", category="preference")
+    messages = [{"role": "user", "content": "filler " * 2000 + "oat milk\x00 flat white?"}]
+    block = build_memory_block(service, InjectSettings(), messages=messages, now=NOW)
+    assert block.record_ids == [wanted]
+    assert len(block.query) <= 2000 and "\x00" not in block.query
 
 
 def test_query_from_messages_takes_recent_user_and_assistant_text() -> None:

@@ -120,7 +120,7 @@ def test_history_keeps_every_change_without_copies(tmp_path: Path) -> None:
     first = store.get(rid).public_dict()
     with write_txn(store.conn):  # no update path yet: log one the way an update will
         store.conn.execute("UPDATE records SET l1 = 'moved in May' WHERE id = ?", (rid,))
-        store._log(rid, "u1", "update", first, store.get(rid).public_dict())
+        store.log_change(rid, "u1", "update", first, store.get(rid).public_dict())
     updated = store.get(rid).public_dict()
     store.delete(rid)
     stored = list(store.conn.execute("SELECT action, old_value, new_value FROM history ORDER BY seq"))

@@ -48,6 +48,12 @@ def _chat_app() -> typer.Typer:
     return app
 
 
+def _reflect_app() -> typer.Typer:
+    from openclaw_cli.cli.reflect import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
@@ -56,6 +62,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "memory": _memory_app,
     "gateway": _gateway_app,
     "chat": _chat_app,
+    "reflect": _reflect_app,
 }
 
 

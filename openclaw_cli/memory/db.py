@@ -320,7 +320,14 @@ def with_tokenizer(sql: str) -> str:
 
 @contextmanager
 def write_txn(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """A write transaction that holds the write lock from the start; rolled back on any exception."""
+    """A write transaction that holds the write lock from the start; rolled back on any exception.
+
+    Inside another one on the same connection it is a savepoint instead, so the outer transaction
+    commits or rolls back the whole (reflection writes insights and marks their sources as one)."""
+    if conn.in_transaction:
+        with conn:  # apsw: SAVEPOINT, released on success, rolled back to on an exception
+            yield conn
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn

@@ -99,17 +99,33 @@ def build_memory_block(
     `record_hits=False` leaves FSRS untouched (an operator looking, not the agent recalling).
     """
     moment = now or datetime.now(UTC)
-    search_text = query if query is not None else query_from_messages(messages or ())
+    raw = query if query is not None else query_from_messages(messages or ())
+    # Whatever a conversation holds must not fail the turn: search refuses NUL and over-long queries.
+    search_text = raw.replace("\x00", " ")[:QUERY_CHARS]
     language = conversation_language(search_text if query is not None else _conversation_text(messages))
     if not search_text.strip():
         return MemoryBlock("", [], 0, language, search_text, ["nothing to search for: the query is empty"])
-    request = SearchRequest(query=search_text[:QUERY_CHARS], k=settings.top_k, user_id=user_id)
-    result = service.search(request, moment)
-    hits = order_hits(result.hits)
-    text, chosen = render_block(hits, language, settings)
+    hits, warnings = _search(service, search_text, settings.top_k, user_id, moment)
+    text, chosen = render_block(order_hits(hits), language, settings)
     if record_hits and chosen:
         service.record_hits(chosen, moment)
-    return MemoryBlock(text, chosen, count_tokens(text), language, search_text, list(result.warnings))
+    return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
+
+
+def _search(
+    service: MemoryService, text: str, k: int, user_id: str | None, now: datetime
+) -> tuple[list[SearchHit], list[str]]:
+    """The best `k` memories for `text`: with a user, that user's memories and the agent's own (which
+    belong to no user: lessons and cases of its work), never another user's."""
+    if user_id is None:
+        result = service.search(SearchRequest(query=text, k=k), now)
+        return result.hits, list(result.warnings)
+    mine = service.search(SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",)), now)
+    agent = service.search(SearchRequest(query=text, k=k, scopes=("agent",)), now)
+    seen = {hit.record.id for hit in mine.hits}
+    hits = mine.hits + [hit for hit in agent.hits if hit.record.id not in seen]
+    hits.sort(key=lambda hit: -hit.candidate.score)
+    return hits[:k], list(dict.fromkeys(mine.warnings + agent.warnings))
 
 
 def query_from_messages(messages: Sequence[dict[str, Any]]) -> str:

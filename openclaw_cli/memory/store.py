@@ -219,6 +219,30 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ writes
 
+    def set_fsrs(
+        self, record_id: str, state: FsrsState, *, reason: str, reflected_at: datetime | None = None
+    ) -> None:
+        """Overwrite a record's FSRS state (and, when given, when it was reflected on), with a history
+        row holding the old value."""
+        with write_txn(self.conn):
+            old = self.get(record_id)
+            self.conn.execute(
+                "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
+                "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ?, "
+                "reflected_at = COALESCE(?, reflected_at) WHERE id = ?",
+                (
+                    state.stability,
+                    state.difficulty,
+                    iso(state.last_review),
+                    iso(state.next_review),
+                    state.reps,
+                    state.lapses,
+                    iso(reflected_at),
+                    record_id,
+                ),
+            )
+            self.log_change(record_id, old.user_id, "update", old.public_dict(), None, reason)
+
     def add(
         self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
     ) -> WriteReport:
@@ -358,9 +382,9 @@ class MemoryStore:
             table = vectors.ensure_table(self.conn, self.embedder().identity)
             vectors.upsert(self.conn, table, rowid, vector, _vector_meta(record))
             vectors.bump_generation(self.conn)
-        self._log(record.id, record.user_id, "add", None, record.public_dict())
+        self.log_change(record.id, record.user_id, "add", None, record.public_dict())
 
-    def _log(
+    def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
     ) -> None:
         """One history row per change. The new value of an add, update or merge is what the records table
@@ -392,7 +416,7 @@ class MemoryStore:
             self.conn.execute(
                 "UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid)
             )
-            self._log(record_id, record.user_id, "delete", record.public_dict(), None)
+            self.log_change(record_id, record.user_id, "delete", record.public_dict(), None)
         return record
 
     def purge_user(self, user_id: str) -> int:
@@ -409,7 +433,7 @@ class MemoryStore:
                 self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
             vectors.bump_generation(self.conn)
-            self._log(
+            self.log_change(
                 "*",
                 None,
                 "purge",
