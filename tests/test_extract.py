@@ -153,3 +153,18 @@ def test_the_judge_asks_the_model_and_keeps_the_candidate_when_it_cannot_answer(
     assert judge(candidate, existing) == "different" and judge.last_error
     fake_openai.fail_next(1, status=500)
     assert judge(candidate, existing) == "different"
+
+
+def test_the_checkpoint_file_is_private_and_damage_is_a_clear_error(world: World, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    from openclaw_cli.errors import StoreError
+    from openclaw_cli.memory.extract_state import state_path
+
+    world.say("How are you?")
+    fake_openai.script_chat(reply())
+    world.extraction.run(world.session_id)
+    path = state_path(world.store.session_dir(world.session_id))
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.write_text('{"checkpoint": "soon"}')
+    with pytest.raises(StoreError, match="damaged") as caught:
+        world.extraction.run(world.session_id)
+    assert caught.value.hint and "extraction.json" in caught.value.hint

@@ -524,3 +524,4 @@ def index_cmd(
 from openclaw_cli.cli.memory_inject import register as _register_inject  # noqa: E402
 
 _register_inject(app)
+from openclaw_cli.cli import memory_extract  # noqa: E402, F401  (registers `memory extract`)

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 # Only what people said and what the assistant answered carries memories; tool output and system
 # prompts do not.
 EXTRACTED_ROLES = ("user", "assistant")
+# progress(messages done since the last call, messages in the run)
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -131,7 +133,8 @@ class ExtractionService:
             wanted = harvest.from_patterns(
                 [message], origin, explicit_only=True, previous=previous
             ).candidates
-            outcomes = write_memories(self.memory, wanted, judge=self._judge(), now=self.clock())
+            # No judge: the reply must not wait for a model, and the grey zone then counts as new.
+            outcomes = write_memories(self.memory, wanted, judge=None, now=self.clock())
             idx = message.get("idx")
             if isinstance(idx, int) and wanted:
                 state = read_state(self._dir(session_id))
@@ -144,14 +147,23 @@ class ExtractionService:
         """Extract now from the checkpoint up to message index `upto` (exclusive; None: all)."""
         return self._extract(session_id, upto=upto, user_id=user_id)
 
-    def run(self, session_id: str, *, dry_run: bool = False, user_id: str | None = None) -> ExtractionReport:
-        """On demand (the CLI): everything from the checkpoint on; a dry run writes nothing."""
-        return self._extract(session_id, user_id=user_id, dry_run=dry_run)
+    def run(
+        self,
+        session_id: str,
+        *,
+        dry_run: bool = False,
+        user_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> ExtractionReport:
+        """On demand (the CLI): everything from the checkpoint on; a dry run writes nothing.
+        `progress(done, total)` is told how many of the messages are done, chunk by chunk."""
+        return self._extract(session_id, user_id=user_id, dry_run=dry_run, progress=progress)
 
     def close(self, wait: bool = True) -> None:
         """Stop the background worker; with `wait`, pending extractions run first."""
-        self._scheduler.close(wait=wait)
-        if self._background_memory is not None:
+        stopped = self._scheduler.close(wait=wait)
+        # A run still going (close without wait) keeps its connections; the process ends them.
+        if stopped and self._background_memory is not None:
             self._background_memory.close()
             self._background_memory = None
 
@@ -180,6 +192,7 @@ class ExtractionService:
         dry_run: bool = False,
         automatic: bool = False,
         memory: MemoryService | None = None,
+        progress: Progress | None = None,
     ) -> ExtractionReport:
         directory = self._dir(session_id)
         with self._session_lock(session_id):
@@ -196,7 +209,7 @@ class ExtractionService:
                 return report
             window = self._window(messages, state, end)
             if window:
-                self._harvest(report, window, session_id, user_id, memory or self.memory)
+                self._harvest(report, window, user_id, memory or self.memory, progress)
             if not dry_run and end > state.checkpoint:
                 state.advance(end)
                 if automatic:
@@ -220,62 +233,63 @@ class ExtractionService:
         self,
         report: ExtractionReport,
         window: list[dict[str, Any]],
-        session_id: str,
         user_id: str | None,
         memory: MemoryService,
+        progress: Progress | None,
     ) -> None:
+        """Memories from `window`, chunk by chunk, one model request per speaker and chunk."""
         judge = self._judge()
-        for speaker in _speakers(window):
-            origin = harvest.Origin(session_id, speaker or user_id, self._l2_limit())
-            found = (
-                self._from_model(report, window, origin, speaker)
-                if self.model and not report.model_failed
-                else None
-            )
-            if found is None:
-                own = [m for m in window if m.get("role") != "user" or m.get("sender") == speaker]
-                found = harvest.from_patterns(own, origin)
-                report.used_patterns = True
-            report.notes.extend(found.notes)
-            report.outcomes.extend(found.skipped)
-            report.outcomes.extend(
-                write_memories(
-                    memory, found.candidates, judge=judge, now=self.clock(), dry_run=report.dry_run
+        for chunk in chunks(window):
+            for speaker in _speakers(chunk):
+                origin = harvest.Origin(report.session_id, speaker or user_id, self._l2_limit())
+                found = self._from_model(report, chunk, origin, speaker)
+                if found is None:
+                    own = [m for m in chunk if m.get("role") != "user" or m.get("sender") == speaker]
+                    found = harvest.from_patterns(own, origin)
+                    report.used_patterns = True
+                report.notes.extend(found.notes)
+                report.outcomes.extend(found.skipped)
+                report.outcomes.extend(
+                    write_memories(
+                        memory, found.candidates, judge=judge, now=self.clock(), dry_run=report.dry_run
+                    )
                 )
-            )
+            if progress is not None:
+                progress(len(chunk), len(window))
         if report.used_model and not report.model_failed:
             self._failing = None
+        if judge is not None and judge.failures:
+            report.notes.append(
+                f"the dedup judge could not answer {judge.failures} time(s), so those memories were kept "
+                f"as new: {judge.last_error}"
+            )
 
     def _from_model(
         self,
         report: ExtractionReport,
-        window: list[dict[str, Any]],
+        chunk: list[dict[str, Any]],
         origin: harvest.Origin,
         speaker: str | None,
     ) -> harvest.Harvest | None:
-        """The model's memories about `speaker` in `window`; None (after reporting why) when it failed."""
-        assert self.model is not None
-        combined = harvest.Harvest()
-        for chunk in chunks(window):
-            try:
-                reply = llm.complete_json(
-                    self.model,
-                    extraction_messages(chunk, speaker),
-                    ExtractionReply,
-                    self.settings.llm.api_base,
-                    max_retries=self.settings.llm.max_retries,
-                    timeout=self.settings.llm.timeout_seconds,
-                    temperature=0,
-                )
-            except llm.ModelUnavailable as exc:
-                self._report_failure(report, exc.message)
-                return None
-            part = harvest.from_model(reply.memories, chunk, origin, speaker)
-            combined.candidates += part.candidates
-            combined.skipped += part.skipped
-            combined.notes += part.notes
+        """The model's memories about `speaker` in `chunk`; None when there is no model or it failed
+        (after a failure, the rest of the run uses patterns: one failure, one wait, one report)."""
+        if self.model is None or report.model_failed:
+            return None
+        try:
+            reply = llm.complete_json(
+                self.model,
+                extraction_messages(chunk, speaker),
+                ExtractionReply,
+                self.settings.llm.api_base,
+                max_retries=self.settings.llm.max_retries,
+                timeout=self.settings.llm.timeout_seconds,
+                temperature=0,
+            )
+        except llm.ModelUnavailable as exc:
+            self._report_failure(report, exc.message)
+            return None
         report.used_model = True
-        return combined
+        return harvest.from_model(reply.memories, chunk, origin, speaker)
 
     def _report_failure(self, report: ExtractionReport, message: str) -> None:
         report.model_failed = True
@@ -323,7 +337,33 @@ class ExtractionService:
         return self._background_memory
 
 
-def _speakers(window: Sequence[dict[str, Any]]) -> list[str | None]:
-    """Who spoke, in order: one extraction each (None: a one-to-one chat's user)."""
-    found = dict.fromkeys(m.get("sender") for m in window if m.get("role") == "user")
-    return list(found) or [None]
+def _speakers(chunk: Sequence[dict[str, Any]]) -> list[str | None]:
+    """Who spoke, in order: one extraction each (None: a one-to-one chat's user). A chunk where only
+    the assistant speaks holds nothing about anyone."""
+    return list(dict.fromkeys(m.get("sender") for m in chunk if m.get("role") == "user"))
+
+
+def extract_session(
+    home: Home,
+    agent_id: str,
+    settings: Settings,
+    key_or_id: str,
+    *,
+    dry_run: bool = False,
+    user_id: str | None = None,
+    progress: Progress | None = None,
+) -> ExtractionReport:
+    """`openclaw memory extract`: one on-demand run over a session named by its key or id."""
+    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.sessions.store import SessionStore
+
+    sessions = SessionStore(home, agent_id)
+    memory = MemoryService(home, agent_id, settings.memory, fast_start=True)
+    service = ExtractionService(home, agent_id, settings, memory, sessions)
+    try:
+        session_id = sessions.resolve(key_or_id)
+        return service.run(session_id, dry_run=dry_run, user_id=user_id, progress=progress)
+    finally:
+        service.close(wait=False)
+        memory.close()
+        sessions.close()

@@ -156,7 +156,7 @@ def from_patterns(
             l0, sources = found.l0, [message]
             if not l0:  # "remember this": the fact is elsewhere
                 pointed = explicit_text(message, previous)
-                l0 = patterns.third_person(one_line(pointed, MAX_L0_CHARS)) if pointed else ""
+                l0 = patterns.third_person(patterns.clean(one_line(pointed, MAX_L0_CHARS))) if pointed else ""
                 if not l0:
                     harvest.notes.append(
                         f"message {message['idx']} asks to remember, but nothing precedes it"

@@ -40,7 +40,10 @@ class CoalescingScheduler:
     def poke(self, key: str) -> None:
         """Schedule a run of `key` at the end of its window (joining a window already open)."""
         with self._cond:
-            if self._closing or key in self._due:
+            due = self._due.get(key)
+            # Join an open window; but a run postponed for longer (rate limit) is brought forward to the
+            # end of a new window, and checks its limit again then.
+            if self._closing or (due is not None and due <= time.monotonic() + self._window):
                 return
             self._schedule(key, self._window)
             if self._thread is None:
@@ -66,9 +69,11 @@ class CoalescingScheduler:
                 self._cond.wait(left)
         return True
 
-    def close(self, wait: bool = True) -> None:
+    def close(self, wait: bool = True) -> bool:
         """Stop. With `wait`, pending runs start now (without waiting out their windows) and finish;
-        a run that asks to be retried later is left to the next process, which finds the checkpoint."""
+        a run that asks to be retried later is left to the next process, which finds the checkpoint.
+        Without, pending runs are dropped and a running one is left to finish on its own. True when
+        the worker has stopped."""
         with self._cond:
             self._closing = True
             if wait:
@@ -79,8 +84,10 @@ class CoalescingScheduler:
                 self._due.clear()
             self._cond.notify_all()
             thread = self._thread
-        if thread is not None and wait:
-            thread.join()
+            busy = self._running is not None
+        if thread is not None and (wait or not busy):
+            thread.join()  # an idle worker ends at once
+        return thread is None or not thread.is_alive()
 
     def _schedule(self, key: str, delay: float) -> None:
         due = time.monotonic() + delay

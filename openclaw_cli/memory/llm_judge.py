@@ -24,12 +24,13 @@ def extraction_model(settings: LlmSettings) -> str | None:
 
 
 class LlmJudge:
-    """A `writing.Judge` asking the extraction model; remembers the last failure for the report."""
+    """A `writing.Judge` asking the extraction model; counts its failures for the report."""
 
     def __init__(self, settings: LlmSettings, model: str) -> None:
         self.settings = settings
         self.model = model
         self.last_error: str | None = None
+        self.failures = 0
 
     def __call__(self, candidate: Candidate, existing: MemoryRecord) -> Verdict:
         messages = judge_messages(candidate.l0, candidate.l1, existing.l0, existing.l1)
@@ -45,7 +46,7 @@ class LlmJudge:
             )
         except llm.ModelUnavailable as exc:
             self.last_error = exc.message
+            self.failures += 1
             return "different"
-        self.last_error = None
         verdict: Verdict = reply.verdict  # type: ignore[assignment]  # checked by JudgeReply
         return verdict

@@ -70,7 +70,8 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
 
-def _clean(value: str) -> str:
+def clean(value: str) -> str:
+    """A stated value without surrounding quotes and final punctuation, within MAX_VALUE_CHARS."""
     value = value.strip().strip(" \"'“”‘’「」").rstrip(".!。！;；,，")
     return value[:MAX_VALUE_CHARS].strip()
 
@@ -78,19 +79,19 @@ def _clean(value: str) -> str:
 def _statement(sentence: str) -> PatternMemory | None:
     """The preference or profile fact a sentence states, if it states one plainly."""
     if match := _EN_NAME.search(sentence):
-        name = _clean(match["value"])
+        name = clean(match["value"])
         return PatternMemory("profile", f"User's name is {name}", "name") if name else None
     if match := _ZH_NAME.search(sentence):
-        return PatternMemory("profile", f"用户叫{_clean(match['value'])}", "name")
+        return PatternMemory("profile", f"用户叫{clean(match['value'])}", "name")
     if match := _EN_LIKING.search(sentence):
         verb = re.sub(r"[^a-z ]", "", " ".join(match["verb"].lower().split()))
-        value = _clean(match["value"])
+        value = clean(match["value"])
         return PatternMemory("preference", f"User {_EN_VERBS.get(verb, verb)} {value}") if value else None
     if match := _ZH_LIKING.search(sentence):
-        value = _clean(match["value"])
+        value = clean(match["value"])
         return PatternMemory("preference", f"用户{match['verb']}{value}") if value else None
     if match := _ZH_IDENTITY.search(sentence):
-        value = _clean(match["value"])
+        value = clean(match["value"])
         return PatternMemory("profile", f"用户是{value}") if value else None
     return None
 
@@ -107,7 +108,7 @@ def _remember_request(sentence: str) -> PatternMemory | None:
     match = _EN_REMEMBER.search(sentence) or _ZH_REMEMBER.search(sentence)
     if match is None:
         return None
-    value = _clean(match["value"])
+    value = clean(match["value"])
     inner = _statement(value) if value else None
     if inner is not None:
         return PatternMemory(inner.category, inner.l0, inner.attribute, explicit=True)

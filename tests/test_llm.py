@@ -1,0 +1,110 @@
+"""llm.py over real HTTP: failing fast when nobody listens, retries, and structured (JSON) replies."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from openclaw_cli import llm
+from tests import fake_openai as fake_server
+
+fake_openai = fake_server.fake_openai
+ASK = [{"role": "user", "content": "answer in JSON"}]
+
+
+class Answer(BaseModel):
+    verdict: str
+    score: int
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def litellm_loaded() -> None:
+    llm._client()  # importing litellm takes seconds; the timings below are about the calls
+
+
+def test_a_refused_completion_fails_fast_and_says_connection_refused() -> None:
+    start = time.monotonic()
+    with pytest.raises(llm.ModelUnavailable, match="connection refused") as caught:
+        llm.complete_json("openai/fake", ASK, Answer, closed_port_url(), api_key="sk-x", max_retries=5)
+    assert time.monotonic() - start < 3
+    assert "HTTP 500" not in caught.value.message
+
+
+def test_a_refused_embedding_fails_fast_and_says_connection_refused() -> None:
+    start = time.monotonic()
+    with pytest.raises(llm.ModelUnavailable, match="connection refused"):
+        llm.embed("openai/text-embedding-3-small", ["tea"], closed_port_url(), api_key="sk-x", max_retries=5)
+    assert time.monotonic() - start < 3
+
+
+def test_a_timeout_is_retried_then_reported_as_a_timeout(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.delay = 1.5
+    start = time.monotonic()
+    with pytest.raises(llm.ModelUnavailable, match="after 2 attempts") as caught:
+        llm.complete("openai/fake", ASK, fake_openai.url, max_retries=1, base_delay=0.1, timeout=0.3)
+    assert time.monotonic() - start < 3
+    assert "Timeout" in caught.value.message or "timed out" in caught.value.message.lower()
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_transient_statuses_are_retried_then_answered(fake_openai, status: int) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.fail_next(2, status=status)
+    fake_openai.script_chat('{"verdict": "same", "score": 3}')
+    assert llm.complete_json(
+        "openai/fake", ASK, Answer, fake_openai.url, max_retries=2, base_delay=0.05
+    ) == Answer(verdict="same", score=3)
+    assert len(fake_openai.requests_to("/chat/completions")) == 3
+
+
+def test_a_bad_key_is_not_retried(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.fail_next(1, status=401)
+    with pytest.raises(llm.ModelUnavailable, match="401"):
+        llm.complete("openai/fake", ASK, fake_openai.url, max_retries=3, base_delay=0.05)
+    assert len(fake_openai.requests_to("/chat/completions")) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"verdict": "same", "score": 3}',
+        '```json\n{"verdict": "same", "score": 3}\n```',
+        'Here it is: {"verdict": "same", "score": 3} — hope that helps.',
+    ],
+)
+def test_json_is_found_bare_fenced_or_inside_prose(fake_openai, text: str) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script_chat(text)
+    assert llm.complete_json("openai/fake", ASK, Answer, fake_openai.url) == Answer(verdict="same", score=3)
+
+
+def test_an_invalid_reply_gets_one_corrective_retry(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script_chat('{"verdict": "same", "score": "high"}', '{"verdict": "same", "score": 7}')
+    assert llm.complete_json("openai/fake", ASK, Answer, fake_openai.url).score == 7
+    second: dict[str, Any] = fake_openai.requests_to("/chat/completions")[1].body
+    assert second["messages"][-2] == {"role": "assistant", "content": '{"verdict": "same", "score": "high"}'}
+    assert "score" in second["messages"][-1]["content"] and "JSON only" in second["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "why"),
+    [
+        ("I cannot answer that.", "Still prose.", "no JSON object"),
+        ('{"verdict": "same", "sco', '{"verdict": "sa', "does not fit"),
+        ('{"verdict": "same"}', '{"score": 1}', "does not fit"),
+    ],
+)
+def test_two_invalid_replies_raise_invalid_reply(fake_openai, first: str, second: str, why: str) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script_chat(first, second)
+    with pytest.raises(llm.InvalidReply, match=why):
+        llm.complete_json("openai/fake", ASK, Answer, fake_openai.url)
+    assert len(fake_openai.requests_to("/chat/completions")) == 2
