@@ -154,6 +154,21 @@ def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None
     assert not (home / "gateway" / "token").exists()
 
 
+def test_lan_bind_with_a_given_token(tmp_path: Path, fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake)
+    token = "a-lan-token-that-is-long-enough"
+    with running_gateway(home, "--bind", "lan", "--token", token) as gw:
+        assert json.loads((home / "gateway" / "gateway.pid").read_text())["host"] == "0.0.0.0"
+        assert http_json(gw.http + "/v1/models", token=token)[0] == 200
+    assert not (home / "gateway" / "token").exists()  # a given token is never written down
+
+
+def test_short_token_is_refused(tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "home", "gateway", "run", "--port", "0", "--token", "short", timeout=60)
+    assert result.returncode == 1 and "shorter than 16 characters" in result.stderr
+
+
 def test_port_in_use_is_a_one_line_error(gateway: Gateway, tmp_path: Path) -> None:
     result = run_cli(tmp_path / "other", "gateway", "run", "--port", str(gateway.port), timeout=60)
     assert result.returncode == 1
