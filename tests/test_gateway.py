@@ -550,3 +550,15 @@ def test_reflect_run(gateway: Gateway) -> None:
         return
     assert reply["ok"], reply
     assert bad["error"]["code"] == "INVALID_PARAMS"
+
+
+def test_config_set_reaches_the_running_gateway(gateway: Gateway) -> None:
+    original = (gateway.home / "openclaw.json").read_text()
+    try:
+        assert run_cli(gateway.home, "config", "set", "agents.maxConcurrent", "9").returncode == 0
+        deadline = time.monotonic() + 15
+        while _status(gateway)["maxConcurrent"] != 9 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _status(gateway)["maxConcurrent"] == 9
+    finally:
+        _rewrite_config(gateway, original)
