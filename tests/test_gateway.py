@@ -562,3 +562,19 @@ def test_config_set_reaches_the_running_gateway(gateway: Gateway) -> None:
         assert _status(gateway)["maxConcurrent"] == 9
     finally:
         _rewrite_config(gateway, original)
+
+
+def test_interrupt_mode_cancels_the_running_turn(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
+    fresh_fake.delay = 1.0
+    key = "agent:main:direct:interrupt"
+    with gateway.ws() as conn:
+        first = request(conn, "chat.send", {"text": "slow one", "sessionKey": key})["payload"]["runId"]
+        deadline = time.monotonic() + 30
+        while _status(gateway)["running"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = request(conn, "chat.send", {"text": "instead", "sessionKey": key, "queueMode": "interrupt"})
+        events = chat_until_final(conn, {first, second["payload"]["runId"]})
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    states = {e["runId"]: e["state"] for e in events if e["state"] != "delta"}
+    assert states == {first: "aborted", second["payload"]["runId"]: "final"}
+    assert [m["content"] for m in history] == ["slow one", "instead", "echo: instead"]
