@@ -154,6 +154,21 @@ def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None
     assert not (home / "gateway" / "token").exists()
 
 
+def test_lan_bind_with_a_given_token(tmp_path: Path, fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake)
+    token = "a-lan-token-that-is-long-enough"
+    with running_gateway(home, "--bind", "lan", "--token", token) as gw:
+        assert json.loads((home / "gateway" / "gateway.pid").read_text())["host"] == "0.0.0.0"
+        assert http_json(gw.http + "/v1/models", token=token)[0] == 200
+    assert not (home / "gateway" / "token").exists()  # a given token is never written down
+
+
+def test_short_token_is_refused(tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "home", "gateway", "run", "--port", "0", "--token", "short", timeout=60)
+    assert result.returncode == 1 and "shorter than 16 characters" in result.stderr
+
+
 def test_port_in_use_is_a_one_line_error(gateway: Gateway, tmp_path: Path) -> None:
     result = run_cli(tmp_path / "other", "gateway", "run", "--port", str(gateway.port), timeout=60)
     assert result.returncode == 1
@@ -535,3 +550,31 @@ def test_reflect_run(gateway: Gateway) -> None:
         return
     assert reply["ok"], reply
     assert bad["error"]["code"] == "INVALID_PARAMS"
+
+
+def test_config_set_reaches_the_running_gateway(gateway: Gateway) -> None:
+    original = (gateway.home / "openclaw.json").read_text()
+    try:
+        assert run_cli(gateway.home, "config", "set", "agents.maxConcurrent", "9").returncode == 0
+        deadline = time.monotonic() + 15
+        while _status(gateway)["maxConcurrent"] != 9 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _status(gateway)["maxConcurrent"] == 9
+    finally:
+        _rewrite_config(gateway, original)
+
+
+def test_interrupt_mode_cancels_the_running_turn(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
+    fresh_fake.delay = 1.0
+    key = "agent:main:direct:interrupt"
+    with gateway.ws() as conn:
+        first = request(conn, "chat.send", {"text": "slow one", "sessionKey": key})["payload"]["runId"]
+        deadline = time.monotonic() + 30
+        while _status(gateway)["running"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = request(conn, "chat.send", {"text": "instead", "sessionKey": key, "queueMode": "interrupt"})
+        events = chat_until_final(conn, {first, second["payload"]["runId"]})
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    states = {e["runId"]: e["state"] for e in events if e["state"] != "delta"}
+    assert states == {first: "aborted", second["payload"]["runId"]: "final"}
+    assert [m["content"] for m in history] == ["slow one", "instead", "echo: instead"]

@@ -123,3 +123,30 @@ def test_inbox_journal_empties_itself_when_nothing_is_pending(
     assert journal.path.read_bytes() == b""
     journal.accept("main", "agent:main:main", "after", None, "2026-11-30T10:00:00.000Z")
     assert [e.text for e in inbox_module.Inbox(journal.path).pending()] == ["after"]
+
+
+def test_sigterm_lets_the_running_turn_finish(tmp_path: Path, slow_fake: FakeOpenAI) -> None:
+    slow_fake.delay = 1.5
+    home = tmp_path / "home"
+    write_config(home, slow_fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+    gateway = start_gateway(home)
+    try:
+        with gateway.ws() as conn:
+            assert request(conn, "chat.send", {"text": "finish me", "sessionKey": "agent:main:direct:ann"})[
+                "ok"
+            ]
+        deadline = time.monotonic() + 60
+        while not slow_fake.requests_to("/chat/completions") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        gateway.stop()  # SIGTERM while the model is still answering
+    assert gateway.process.returncode is not None
+    store = SessionStore(Home(home), "main")
+    session_id = store.current_session_id("agent:main:direct:ann")
+    assert session_id is not None
+    messages = store.read_session(session_id).messages
+    assert [(m["role"], m["content"]) for m in messages] == [
+        ("user", "finish me"),
+        ("assistant", "echo: finish me"),
+    ]
+    assert not (home / "gateway" / "gateway.pid").exists()

@@ -173,7 +173,11 @@ def call_cmd(
         float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the answer.")
     ] = 30.0,
 ) -> None:
-    """Call one WebSocket method and print its payload as JSON."""
+    """Call one WebSocket method and print its payload as JSON.
+
+    Methods: health, status, sessions.list/get/reset/compact, chat.send/history/abort,
+    memory.search/add/delete, reflect.run. chat.send returns at once with a run id; see chat.history.
+    """
     from openclaw_cli.gateway.control import call, client_token, endpoint
 
     try:

@@ -83,10 +83,17 @@ class GatewayCore:
         self.ready = True
         return run_ids
 
-    async def stop(self) -> None:
-        # Queued turns are not waited for: their messages stay in the inbox journal (not done) and are
-        # re-queued at the next start; a turn cut off mid-run has stored its user message already.
+    async def stop(self, grace_seconds: float = 10.0) -> None:
+        """Let running turns finish (for up to `grace_seconds`), then close the runtime.
+
+        Queued turns are not waited for: their messages stay in the inbox journal (not done) and are
+        re-queued at the next start; a turn cut off mid-run has stored its user message already.
+        """
         self.ready = False
+        running = self.lanes.running()
+        if running:
+            log.info("waiting for %d running turn(s) to finish", len(running))
+            await asyncio.wait(running, timeout=grace_seconds)
         await asyncio.to_thread(self.runtime.close)
         self.inbox.close()
 

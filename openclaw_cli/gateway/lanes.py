@@ -293,6 +293,10 @@ class LaneManager:
             lane.wake.set()
         return [turn.run_id for turn in turns]
 
+    def running(self) -> list[asyncio.Future[TurnResult]]:
+        """The completion futures of the turns running now."""
+        return [lane.current.done for lane in self.lanes.values() if lane.current is not None]
+
     def busy(self) -> dict[str, int]:
         queued = sum(len(lane.pending) for lane in self.lanes.values())
         running = sum(1 for lane in self.lanes.values() if lane.current is not None)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("openclaw.gateway")
 INLINE_METHODS = frozenset({"chat.send", "chat.abort", "health", "status"})
 POLICY_VIOLATION = 1008
+CONNECT_TIMEOUT_SECONDS = 10.0
 
 
 class Connection:
@@ -77,7 +78,14 @@ class Connection:
     async def _read_loop(self) -> None:
         while True:
             try:
-                message = await self.ws.receive()
+                if self.connected:
+                    message = await self.ws.receive()
+                else:  # an unauthenticated connection may not linger
+                    message = await asyncio.wait_for(self.ws.receive(), CONNECT_TIMEOUT_SECONDS)
+            except TimeoutError:
+                self.push(p.error_response(None, p.NOT_CONNECTED, "no connect request in time"))
+                await self._close(POLICY_VIOLATION, "connect timeout")
+                return
             except (WebSocketDisconnect, RuntimeError):
                 return
             if message["type"] == "websocket.disconnect":
