@@ -258,13 +258,15 @@ def test_a_daily_reset_tells_the_user_and_keeps_the_message(home, fake, model):
     clock = [datetime(2026, 3, 1, 10, 0).astimezone()]
     rt = AgentRuntime(Home(home), chat_settings(fake.url, embed_url=fake.url), clock=lambda: clock[0])
     try:
-        turn(rt, "yesterday's message")
+        turn(rt, "FACT yesterday I adopted a cat")
         clock[0] += timedelta(days=1)
         result, events = turn(rt, "today's message")
+        texts = [r.l0 for r in rt.services("main").memory.list_records()]
     finally:
         rt.close()
     assert "daily-reset" in events.of("notice")[0]["text"]
     assert [m["content"] for m in stored(home)][0] == "today's message"
+    assert "User: yesterday I adopted a cat" in texts  # the archived session was flushed first
 
 
 def test_a_model_error_is_reported_the_message_kept_and_the_next_turn_works(runtime, model, fake, home):

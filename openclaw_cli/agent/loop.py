@@ -98,6 +98,8 @@ def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     turn.result.user_message_idx = int(appended.message["idx"])
     if appended.new_session and appended.reason != "created":
         turn.notice(f"A new session started ({appended.reason}); the earlier one is archived.")
+    if appended.previous_session_id is not None:
+        _flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
     return appended.session_id, appended.message
 
 
@@ -126,7 +128,9 @@ def _compact_command(turn: TurnContext) -> TurnResult:
         return turn.result
     turn.result.session_id = session_id
     try:
-        outcome = compact(turn.services, turn.settings, session_id, turn.now(), force=True)
+        outcome = compact(
+            turn.services, turn.settings, session_id, turn.now(), force=True, user_id=turn.request.user_id
+        )
     except OpenclawError as exc:
         turn.result.status, turn.result.error = "error", f"compaction failed: {exc.message}"
         return turn.result
@@ -169,8 +173,12 @@ def _schedule_extraction(turn: TurnContext, session_id: str) -> None:
 
 
 def _flush(turn: TurnContext, session_id: str, upto: int | None) -> None:
-    with turn.services.memory_lock:
-        turn.services.extraction.flush(session_id, upto, turn.request.user_id)
+    """Extract from a session that is being left (reset): a failure is told, the reset goes on."""
+    try:
+        with turn.services.memory_lock:
+            turn.services.extraction.flush(session_id, upto, turn.request.user_id)
+    except OpenclawError as exc:
+        turn.notice(f"The earlier session's facts could not be saved to memory: {exc.message}")
 
 
 def compact(
@@ -181,6 +189,7 @@ def compact(
     *,
     force: bool,
     history_budget: int | None = None,
+    user_id: str | None = None,
 ) -> CompactionResult:
     """Flush then summarise the session's older messages (when due, or now if `force`).
 
@@ -210,7 +219,7 @@ def compact(
 
     def flush(flushed_session: str, upto: int) -> None:
         with services.memory_lock:
-            services.extraction.flush(flushed_session, upto)
+            services.extraction.flush(flushed_session, upto, user_id)
 
     if history_budget is None:
         window = settings.llm.context_tokens
@@ -288,7 +297,13 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
             retried = True  # flush + compact, then the same round once more
             try:
                 compact(
-                    turn.services, turn.settings, session_id, turn.now(), force=True, history_budget=budget
+                    turn.services,
+                    turn.settings,
+                    session_id,
+                    turn.now(),
+                    force=True,
+                    history_budget=budget,
+                    user_id=turn.request.user_id,
                 )
             except OpenclawError as failure:
                 return _fail(turn, f"{exc.message}; compaction failed too: {failure.message}")
@@ -309,7 +324,13 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
 def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
     try:
         outcome = compact(
-            turn.services, turn.settings, session_id, turn.now(), force=False, history_budget=budget
+            turn.services,
+            turn.settings,
+            session_id,
+            turn.now(),
+            force=False,
+            history_budget=budget,
+            user_id=turn.request.user_id,
         )
     except OpenclawError as exc:
         turn.notice(f"The older messages could not be summarised ({exc.message}); the newest are sent.")
