@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openclaw_cli.agent import context as prompt_context
@@ -245,7 +245,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
 
         private = parse_key(services.manager.key(request.session_key)).kind == "main"
         files = session_files(
-            services.home, services.agent_id, turn.settings.memory, private=private, today=date.today()
+            services.home, services.agent_id, turn.settings.memory, private=private, today=turn.now().date()
         )
     except OpenclawError as exc:
         turn.notice(f"Workspace files were not loaded: {exc.message}")
@@ -259,6 +259,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
                 query=request.text,
                 messages=recent[-MEMORY_CONTEXT_MESSAGES:],
                 user_id=request.user_id,
+                now=turn.now(),
             )
         memory_text = block.text
         turn.result.memory_ids = list(block.record_ids)
