@@ -4,9 +4,10 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "config doctor memory session" ;;
+        "commands:openclaw") echo "completion config doctor man memory reflect session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
+        "options:openclaw completion") echo "-h --help" ;;
         "commands:openclaw config") echo "get path set show" ;;
         "options:openclaw config") echo "-h --help" ;;
         "options:openclaw config get") echo "--json -h --help" ;;
@@ -14,21 +15,29 @@ _openclaw_words() {
         "options:openclaw config set") echo "-h --help" ;;
         "options:openclaw config show") echo "--json -h --help" ;;
         "options:openclaw doctor") echo "--fix --json -h --help" ;;
-        "commands:openclaw memory") echo "add delete get history index list purge search status" ;;
+        "options:openclaw man") echo "-h --help" ;;
+        "commands:openclaw memory") echo "add delete extract get history index inject list note purge search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
+        "options:openclaw memory extract") echo "-s --session --dry-run -u --user --json -h --help" ;;
+        "valued:openclaw memory extract") echo "-s --session -u --user" ;;
         "options:openclaw memory get") echo "--json -h --help" ;;
         "options:openclaw memory history") echo "--json -h --help" ;;
         "options:openclaw memory index") echo "--check --rebuild --json -h --help" ;;
+        "options:openclaw memory inject") echo "-q --query -s --session -u --user --json -h --help" ;;
+        "valued:openclaw memory inject") echo "-q --query -s --session -u --user" ;;
         "options:openclaw memory list") echo "-u --user -c --category --scope -n --limit --json -h --help" ;;
         "valued:openclaw memory list") echo "-u --user -c --category --scope -n --limit" ;;
-        "options:openclaw memory purge") echo "-u --user --yes --json -h --help" ;;
+        "options:openclaw memory note") echo "--durable --json -h --help" ;;
+        "options:openclaw memory purge") echo "-u --user --yes --all-agents --sessions --json -h --help" ;;
         "valued:openclaw memory purge") echo "-u --user" ;;
         "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
+        "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -h --help" ;;
+        "valued:openclaw reflect") echo "-c --category" ;;
         "commands:openclaw session") echo "append archive context delete export key list new reset show sweep" ;;
         "options:openclaw session") echo "-h --help" ;;
         "options:openclaw session append") echo "--role --sender --json -h --help" ;;
@@ -54,6 +63,16 @@ _openclaw_words() {
 _openclaw_values() {
     case "$1|$2" in
         "openclaw|--home") echo "@file" ;;
+        "openclaw memory add|-c") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory add|--category") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory add|--scope") echo "user agent" ;;
+        "openclaw memory list|-c") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory list|--category") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory list|--scope") echo "user agent" ;;
+        "openclaw memory search|-c") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory search|--category") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory search|--scope") echo "user agent" ;;
+        "openclaw memory search|--mode") echo "hybrid bm25 vector" ;;
     esac
 }
 

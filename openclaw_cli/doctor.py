@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from openclaw_cli.config import Settings
 
 PERMISSIONS = "home.permissions"
+WORKSPACE_PERMISSIONS = "workspace.permissions"
 CONFIG = "config"
 MEMORY = "memory"
 _MEMORY_CHECK_MODULE = "openclaw_cli.memory.check"
@@ -32,6 +33,7 @@ def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> lis
     findings = check_permissions(home, fix)
     settings, config_findings = check_config(home, env)
     findings += config_findings
+    findings += check_workspace_permissions(home, settings, fix)
     findings += _check_sessions(home, agent, fix)
     findings += check_model_leftovers(home, fix, settings)
     findings += _check_memory(home, agent, settings, fix)
@@ -101,16 +103,32 @@ def check_permissions(home: Home, fix: bool) -> list[Finding]:
                 path=str(root),
             )
         ]
+    return _check_tree(root, fix, PERMISSIONS)
+
+
+def check_workspace_permissions(home: Home, settings: Settings | None, fix: bool) -> list[Finding]:
+    """A workspace configured outside the home (`memory.workspace`) holds the same private notes, so it
+    gets the same check; inside the home it was already checked with the rest."""
+    configured = settings.memory.workspace if settings is not None else None
+    if not configured:
+        return []
+    root = Path(configured).expanduser()
+    if not root.is_dir() or root.resolve().is_relative_to(home.root.resolve()):
+        return []
+    return _check_tree(root, fix, WORKSPACE_PERMISSIONS)
+
+
+def _check_tree(root: Path, fix: bool, check: str) -> list[Finding]:
     findings: list[Finding] = []
     counted = 0
     for path, expected in _private_entries(root):
         counted += 1
-        problem = _mode_problem(path, expected, fix)
+        problem = _mode_problem(path, expected, fix, check)
         if problem is not None:
             findings.append(problem)
     if not findings:
         message = f"{counted} entries under {root} are private (0700/0600)"
-        findings.append(Finding(PERMISSIONS, "ok", message, path=str(root)))
+        findings.append(Finding(check, "ok", message, path=str(root)))
     return findings
 
 
@@ -137,7 +155,7 @@ def _is_regular_file(path: Path) -> bool:
         return False
 
 
-def _mode_problem(path: Path, expected: int, fix: bool) -> Finding | None:
+def _mode_problem(path: Path, expected: int, fix: bool, check: str = PERMISSIONS) -> Finding | None:
     try:
         actual = stat.S_IMODE(path.lstat().st_mode)
     except FileNotFoundError:  # removed while we walked: nothing to check
@@ -148,18 +166,18 @@ def _mode_problem(path: Path, expected: int, fix: bool) -> Finding | None:
     message = f"{kind} has mode {actual:04o}, expected {expected:04o}"
     hint = f"run `openclaw doctor --fix` or `chmod {expected:o} {path}`"
     if not fix:
-        return Finding(PERMISSIONS, "error", message, hint=hint, path=str(path))
+        return Finding(check, "error", message, hint=hint, path=str(path))
     try:
         os.chmod(path, expected)
     except OSError as exc:
         return Finding(
-            PERMISSIONS,
+            check,
             "error",
             f"{message}; chmod failed: {exc.strerror}",
             hint="check who owns the file (`ls -l`) and fix it as that user",
             path=str(path),
         )
-    return Finding(PERMISSIONS, "error", f"{message}; changed to {expected:04o}", path=str(path), fixed=True)
+    return Finding(check, "error", f"{message}; changed to {expected:04o}", path=str(path), fixed=True)
 
 
 # --- config ----------------------------------------------------------------------------------------

@@ -211,7 +211,7 @@ def test_purge_requires_yes(cli) -> None:  # type: ignore[no-untyped-def]
     refused = cli("memory", "purge", "--user", "alice")
     assert refused.returncode == 1 and "--yes" in refused.stderr
     done = cli("memory", "purge", "--user", "alice", "--yes", "--json")
-    assert done.json() == {"user": "alice", "purged": 1}
+    assert {k: done.json()[k] for k in ("user", "purged")} == {"user": "alice", "purged": 1}
 
 
 def test_a_query_starting_with_a_dash_goes_after_double_dash(cli) -> None:  # type: ignore[no-untyped-def]

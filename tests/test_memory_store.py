@@ -33,6 +33,8 @@ EXPECTED_OBJECTS = {
     ("table", "history"),
     ("index", "history_by_record"),
     ("table", "schema_migrations"),
+    ("table", "workspace_files"),
+    ("index", "records_by_note_path"),
 }
 RECORD_COLUMNS = [
     "rowid",
@@ -87,6 +89,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
         "0002_cache_in_records",
         "0003_history_without_copies",
         "0004_writing_columns",
+        "0005_workspace_files",
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -98,7 +101,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
 def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
     open_db(tmp_path / "m.sqlite").close()
     conn = open_db(tmp_path / "m.sqlite")
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 4
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 5
 
 
 def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:
@@ -175,7 +178,7 @@ def test_purge_removes_the_text_from_the_database_file(tmp_path: Path) -> None:
     add(service, f"alice's secret word is {marker}", user_id="alice")
     add(service, f"alice mentioned {marker} again", user_id="alice", l1=f"detail {marker}")
     bob = add(service, "bob likes tea", user_id="bob")
-    assert service.purge_user("alice") == 2
+    assert service.purge_user("alice").memories == 2
     assert [r.id for r in service.list_records()] == [bob]
     path = service.db_path("user")
     service.close()

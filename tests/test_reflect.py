@@ -167,17 +167,21 @@ def test_reflecting_on_insights_is_refused(service: MemoryService, locks: Path) 
         run_reflection(service, llm_settings("http://127.0.0.1:9"), lock_dir=locks, category="insight")
 
 
-def test_a_new_insight_on_the_same_topic_carries_the_same_topic_key(
+def test_a_new_insight_on_the_same_topic_replaces_the_older_one_which_stays_in_history(
     service: MemoryService, fake_openai: FakeOpenAI, locks: Path
 ) -> None:
-    """latest-wins needs the older insight to be findable: the topic, folded, is the attribute."""
+    """Latest-wins: the topic, folded, is the attribute the writer finds the older insight by."""
     add(service, "prefers dark mode", category="preference")
     fake_openai.script_chat(reply(insight(["m1"], topic="Editor Theme")))
     run_reflection(service, llm_settings(fake_openai.url), lock_dir=locks, now=NOW)
     add(service, "switched the terminal to a dark theme", category="preference")
     fake_openai.script_chat(reply(insight(["m1"], topic="editor theme!")))
     run_reflection(service, llm_settings(fake_openai.url), lock_dir=locks, now=NOW + timedelta(days=1))
-    assert {r.attribute for r in insights_of(service)} == {"editor theme"}
+    found = insights_of(service)
+    assert {r.attribute for r in found} == {"editor theme"}
+    assert len(found) == 1, "the second insight replaces the first instead of sitting beside it"
+    changes = [row["action"] for row in service.history(found[0].id)]
+    assert changes[0] == "add" and "update" in changes
 
 
 def test_dry_run_reports_the_insights_and_changes_nothing(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from openclaw_cli import __version__
-from openclaw_cli.cli import common
+from openclaw_cli.cli import common, shell
 from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
 from openclaw_cli.cli.doctor import doctor_cmd
 from openclaw_cli.cli.lazy import LazyRootGroup
@@ -27,6 +27,8 @@ app = typer.Typer(
 )
 LazyRootGroup.owner = app
 app.command("doctor", epilog=DOCTOR_EPILOG)(doctor_cmd)
+app.command("completion", epilog=shell.COMPLETION_EPILOG)(shell.completion_cmd)
+app.command("man", epilog=shell.MAN_EPILOG)(shell.man_cmd)
 
 
 def _version(value: bool) -> None:

@@ -39,9 +39,31 @@ SEARCH_EXAMPLES = """Examples:
 MAX_LIMIT = 2**62
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
+SEARCH_MODES = ("hybrid", "bm25", "vector")
+
+
+def _complete_categories() -> list[str]:
+    from openclaw_cli.memory.records import CATEGORIES
+
+    return list(CATEGORIES)
+
+
+def _complete_modes() -> list[str]:
+    return list(SEARCH_MODES)
+
+
+def _complete_scopes() -> list[str]:
+    return ["user", "agent"]
+
+
 CategoryOpt = Annotated[
     str | None,
-    typer.Option("--category", "-c", help="profile, preference, event, case, lesson, insight or note."),
+    typer.Option(
+        "--category",
+        "-c",
+        help="profile, preference, event, case, lesson, insight or note.",
+        autocompletion=_complete_categories,
+    ),
 ]
 
 
@@ -107,8 +129,12 @@ def _record_line(record: MemoryRecord) -> str:
 )
 def add_cmd(
     text: Annotated[str | None, typer.Argument(help="The memory (one line, L0); '-' reads stdin.")] = None,
-    category: Annotated[str, typer.Option("--category", "-c", help="Category.")] = "note",
-    scope: Annotated[str, typer.Option("--scope", help="user or agent.")] = "user",
+    category: Annotated[
+        str, typer.Option("--category", "-c", help="Category.", autocompletion=_complete_categories)
+    ] = "note",
+    scope: Annotated[
+        str, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = "user",
     user: UserOpt = None,
     l1: Annotated[str | None, typer.Option("--l1", help="Detail (L1).")] = None,
     l2: Annotated[str | None, typer.Option("--l2", help="Verbatim source (L2).")] = None,
@@ -119,13 +145,21 @@ def add_cmd(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Store a memory, or many with --batch.
+    """Store a memory, or many with --batch; a memory already stored is not stored twice.
+
+    A text whose normalised words (case, width, spacing and punctuation aside) match a live memory of the
+    same user and scope is a duplicate: nothing is stored, the existing memory counts as reviewed, and the
+    command says which one it duplicates (exit 0). A single TEXT of a category that merges (profile,
+    preference, lesson, insight) is also compared by meaning with the nearest memories of that category:
+    a near-certain duplicate is reported the same way, anything less certain is stored (without a model,
+    nothing is merged or dropped on a guess).
 
     --batch reads one JSON object per line: {"text", "category", "scope", "userId", "l1", "l2", "id",
     "createdAt", "source"}. The whole input is validated first: a malformed line (named by its number)
-    stores nothing. Lines whose id already exists are skipped, so a rerun is safe.
+    stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
+    rerun, with ids or without, stores nothing new.
     """
-    from openclaw_cli.memory.service import NewMemory
+    from openclaw_cli.memory.writing import Candidate, write_memories
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
@@ -138,16 +172,28 @@ def add_cmd(
             _add_batch(service, batch, as_json)
             return
         assert text is not None
-        item = NewMemory(common.read_text_arg(text), category, scope, user, l1, l2, record_id)
-        record, report = service.add(item)
-    if report.warning:
-        common.warn(report.warning)
+        candidate = Candidate(common.read_text_arg(text), category, l1, l2, scope, user, record_id=record_id)
+        [outcome] = write_memories(service, [candidate])
+        record = service.get(outcome.record_id) if outcome.action == "added" and outcome.record_id else None
+    _render_added(outcome, record, as_json)
+
+
+def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> None:
+    from openclaw_cli.errors import Conflict
+
+    if outcome.action == "skipped":
+        raise Conflict(outcome.reason, hint="choose another --id")
+    if record is not None and record.vector_status == "pending":
+        common.warn(f"the vector is pending ({outcome.reason}); run `openclaw memory index` later")
     if as_json:
+        body = record.public_dict() if record is not None else {}
         common.emit_json(
-            {**record.public_dict(), "vectorStatus": "pending" if report.pending_vectors else "ready"}
+            {**body, "action": outcome.action, "id": outcome.record_id, "reason": outcome.reason}
         )
+    elif outcome.action == "added":
+        common.echo(f"added {outcome.record_id}")
     else:
-        common.echo(f"added {record.id}")
+        common.echo(f"{outcome.action}: {outcome.reason}; nothing new stored (kept {outcome.record_id})")
 
 
 def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
@@ -167,14 +213,20 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
         common.warn(report.warning)
     summary = {
         "added": len(report.ids),
+        "duplicate": len(report.duplicates),
         "skipped": len(report.skipped),
         "pendingVectors": report.pending_vectors,
     }
     if as_json:
-        common.emit_json({**summary, "ids": report.ids, "skippedIds": report.skipped})
+        lines = {record.id: number for (number, _), record in zip(items, records, strict=True)}
+        duplicates = [{"line": lines[new], "duplicateOf": old} for new, old in report.duplicates]
+        common.emit_json(
+            {**summary, "ids": report.ids, "skippedIds": report.skipped, "duplicates": duplicates}
+        )
     else:
         common.echo(
-            f"added {summary['added']}, skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
+            f"added {summary['added']}, {summary['duplicate']} duplicates of stored memories, "
+            f"skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
         )
 
 
@@ -215,7 +267,9 @@ def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_jso
 def list_cmd(
     user: UserOpt = None,
     category: CategoryOpt = None,
-    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N records.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -244,11 +298,18 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
         common.echo("no matches")
     for hit in result.hits:
         d = hit.to_dict(request.explain)
-        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {d['l0']}")
+        text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
+        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
         if request.explain:
             common.echo("        " + _explain_line(d["explain"]))
     if request.explain:
         _render_analysis(result)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """A Markdown chunk on one line of the result list (--json gives it whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _explain_line(e: dict[str, Any]) -> str:
@@ -311,10 +372,19 @@ def search_cmd(
     user: UserOpt = None,
     category: Annotated[
         list[str] | None,
-        typer.Option("--category", "-c", help="Only these categories (-c a,b or repeated)."),
+        typer.Option(
+            "--category",
+            "-c",
+            help="Only these categories (-c a,b or repeated).",
+            autocompletion=_complete_categories,
+        ),
     ] = None,
-    scope: Annotated[str | None, typer.Option("--scope", help="user or agent.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or vector.")] = "hybrid",
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid, bm25 or vector.", autocompletion=_complete_modes)
+    ] = "hybrid",
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
     ] = False,
@@ -401,30 +471,15 @@ def delete_cmd(
         common.echo(f"deleted {record.id}")
 
 
-@app.command("purge", epilog="Examples:\n\n  openclaw memory purge --user alice --yes")
-def purge_cmd(
-    user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
-    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Remove every memory of one user, with its history, and compact the file (right to be forgotten)."""
-    if not yes:
-        raise InvalidInput(
-            f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm"
-        )
-    with _service() as service:
-        count = service.purge_user(user)
-    if as_json:
-        common.emit_json({"user": user, "purged": count})
-    else:
-        common.echo(f"purged {count} memories of {user}")
-
-
 @app.command("history", epilog="Examples:\n\n  openclaw memory history mem-0193... --json")
 def history_cmd(
     record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
 ) -> None:
-    """Every add, update, merge and delete of one memory, with old and new values."""
+    """Every add, update, merge and delete of one memory, with old and new values.
+
+    Works for a memory that is gone too (deleted, its tombstone cleared by `memory index`): the history
+    outlives it. An update (a merge of a newer memory) shows what it replaced and why.
+    """
     with _service() as service:
         entries = service.history(record_id)
     if as_json:
@@ -432,7 +487,10 @@ def history_cmd(
         return
     for entry in entries:
         value = entry["new"] or entry["old"] or {}
-        common.echo(f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}")
+        line = f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}"
+        if entry["action"] == "update" and entry["old"]:
+            line += f"  (was: {entry['old'].get('l0', '')}; {entry['reason'] or 'updated'})"
+        common.echo(line)
 
 
 @app.command(
@@ -491,7 +549,8 @@ def index_cmd(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify and repair the keyword and vector indexes (for cron: `openclaw memory index --check`)."""
+    """Sync the workspace Markdown, then verify and repair the keyword and vector indexes (for cron:
+    `openclaw memory index --check`, which only verifies)."""
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
     with _service() as service:
@@ -506,13 +565,20 @@ def index_cmd(
             if not ok:
                 raise typer.Exit(1)
             return
-        total = service.live_count() if rebuild else service.pending_count()
+        total = (
+            service.live_count() if rebuild else service.pending_count()
+        ) + service.workspace_file_count()
         with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
-            done = service.rebuild_indexes(advance) if rebuild else service.repair_indexes(advance)
+            synced, done = service.index(rebuild=rebuild, progress=advance)
     outcome = [r.to_dict() for r in done]
+    workspace = None if synced is None else synced.to_dict()
     if as_json:
-        common.emit_json({"rebuilt" if rebuild else "repaired": outcome})
+        common.emit_json({"rebuilt" if rebuild else "repaired": outcome, "workspace": workspace})
         return
+    if workspace is not None and (workspace["files"] or workspace["removed"] or workspace["problems"]):
+        for problem in workspace["problems"]:
+            common.warn(problem)
+        common.echo(common.human({k: v for k, v in workspace.items() if k != "problems"}))
     for r in outcome:
         if r.get("warning"):
             common.warn(r["warning"])
@@ -521,7 +587,12 @@ def index_cmd(
         common.echo("no memory database yet")
 
 
+from openclaw_cli.cli import memory_extract  # noqa: E402, F401  (registers `memory extract`)
 from openclaw_cli.cli.memory_inject import register as _register_inject  # noqa: E402
 
 _register_inject(app)
-from openclaw_cli.cli import memory_extract  # noqa: E402, F401  (registers `memory extract`)
+from openclaw_cli.cli.memory_purge import register as _register_purge  # noqa: E402
+from openclaw_cli.cli.memory_workspace import register as _register_workspace  # noqa: E402
+
+_register_purge(app)
+_register_workspace(app)

@@ -157,6 +157,26 @@ def _writing_columns(conn: apsw.Connection) -> None:
 
 MIGRATIONS.append(("0004_writing_columns", _writing_columns))
 
+# Workspace Markdown indexed as `note` records (markdown_index.py): each file's hash and stat, so an
+# unchanged file is neither re-read nor re-embedded, and an index to find a file's chunk records.
+MIGRATIONS.append(
+    (
+        "0005_workspace_files",
+        """
+        CREATE TABLE workspace_files (
+            path TEXT PRIMARY KEY,
+            file_hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            chunks INTEGER NOT NULL,
+            problem TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX records_by_note_path ON records(json_extract(source, '$.path'))
+            WHERE category = 'note' AND deleted = 0;
+        """,
+    )
+)
+
 
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.

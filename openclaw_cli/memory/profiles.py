@@ -46,6 +46,11 @@ class SearchProfile:
       finds Chinese memories about something else first.
     - `lexical_exponent`: the keyword share is raised to it, so matching one word of three counts for
       less than a third: a partial match is weak evidence, a full one strong.
+    - `dedup_new_below`, `dedup_duplicate_above`: semantic dedup's zones (memory/dedup.py): a candidate
+      less similar than the first to every neighbour is new, more similar than the second is a duplicate,
+      and in between the LLM judges. Measured on fixtures/dedup/pairs.jsonl (tests/test_dedup_zones.py).
+    - `dedup_english_only`: the embedder reads English only, so two other texts are never compared (their
+      vectors are built from unknown tokens and look alike whatever they say).
     """
 
     name: str
@@ -63,6 +68,10 @@ class SearchProfile:
     agreement: float = 1.0
     tail_floor: float | None = None
     tuned: bool = True
+    # The seed's boundaries (for its embedder) until a profile is measured.
+    dedup_new_below: float = 0.70
+    dedup_duplicate_above: float = 0.92
+    dedup_english_only: bool = False
 
     def fuse(self, lexical: float, semantic: float) -> float:
         """The stronger evidence, raised towards 1 by the weaker one: `agreement` 1 treats them as
@@ -99,6 +108,9 @@ class SearchProfile:
             "lexicalExponent": self.lexical_exponent,
             "agreement": self.agreement,
             "tailFloor": self.kept_floor(),
+            "dedupNewBelow": self.dedup_new_below,
+            "dedupDuplicateAbove": self.dedup_duplicate_above,
+            "dedupEnglishOnly": self.dedup_english_only,
         }
 
     def bonus(self, query_language: str, memory_language: str) -> float:
@@ -134,6 +146,8 @@ _PROFILES: dict[str, SearchProfile] = {
         chinese_to_english_bonus=0.2,
         lexical_exponent=1.0,
         agreement=1.0,
+        dedup_new_below=0.61,
+        dedup_duplicate_above=0.88,
     ),
     MINILM: SearchProfile(
         name=MINILM,
@@ -146,6 +160,9 @@ _PROFILES: dict[str, SearchProfile] = {
         unknown_token_threshold=0.3,
         relevance_floor=0.35,
         tuned=False,  # the pair above is the measured default; this one alone was not swept yet
+        dedup_english_only=True,
+        dedup_new_below=0.59,  # measured on the English pairs: it reads no other language
+        dedup_duplicate_above=0.88,
     ),
     USE_M3: SearchProfile(
         name=USE_M3,
@@ -159,6 +176,8 @@ _PROFILES: dict[str, SearchProfile] = {
         relevance_floor=0.35,
         cross_language_bonus=0.2,
         tuned=False,  # not swept alone yet
+        dedup_new_below=0.59,
+        dedup_duplicate_above=0.88,
     ),
 }
 

@@ -87,6 +87,9 @@ class SearchHit:
             "l0": self.record.l0,
             "createdAt": iso(self.record.created_at),
         }
+        location = note_location(self.record.source)
+        if location is not None:
+            out["location"] = location
         if explain:
             c = self.candidate
             out["explain"] = {
@@ -103,6 +106,13 @@ class SearchHit:
                 "language": self.record.language,
             }
         return out
+
+
+def note_location(source: dict[str, Any] | None) -> str | None:
+    """`path:start-end` of a chunk of workspace Markdown (markdown_index.py), else None."""
+    if not source or "path" not in source or "startLine" not in source:
+        return None
+    return f"{source['path']}:{source['startLine']}-{source.get('endLine', source['startLine'])}"
 
 
 @dataclass

@@ -34,6 +34,8 @@ from openclaw_cli.paths import SHARED_AGENT, Home
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
     from openclaw_cli.memory.embed import Embedder
+    from openclaw_cli.memory.markdown_index import SyncReport
+    from openclaw_cli.memory.purge import PurgeReport
 
 
 @dataclass(frozen=True)
@@ -187,14 +189,21 @@ class MemoryService:
         )
 
     def add(self, item: NewMemory) -> tuple[MemoryRecord, WriteReport]:
+        """Store one memory as given (no semantic dedup: that is `writing.write_memories`). An exact
+        duplicate of a live memory is not stored: that memory is returned, and `report.duplicates` says so."""
         record = self.build_record(item)
         with self.damage_guard():
-            return record, self.store(self.db_path(record.scope)).add_one(record)
+            store = self.store(self.db_path(record.scope))
+            report = store.add_one(record)
+            if report.duplicates:
+                record = store.get(report.duplicates[0][1])
+            return record, report
 
     def add_many(
         self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None
     ) -> WriteReport:
-        """Store already-validated records, grouped by database; existing ids are skipped."""
+        """Store already-validated records, grouped by database; existing ids are skipped, exact
+        duplicates of live memories are reviewed instead of stored (MemoryStore.add)."""
         total = WriteReport()
         by_path: dict[Path, list[MemoryRecord]] = {}
         for record in records:
@@ -204,6 +213,7 @@ class MemoryService:
                 report = self.store(path).add(group, progress=progress)
             total.ids += report.ids
             total.skipped += report.skipped
+            total.duplicates += report.duplicates
             total.pending_vectors += report.pending_vectors
             total.warning = total.warning or report.warning
         return total
@@ -212,10 +222,19 @@ class MemoryService:
         with self.damage_guard():
             return self._locate(record_id).delete(record_id)
 
-    def purge_user(self, user_id: str) -> int:
-        validate_user(user_id)
+    def purge_user(self, user_id: str, *, all_agents: bool = False, sessions: bool = False) -> PurgeReport:
+        """Forget `user_id` (see purge.py): this agent's and the shared store, or every agent's."""
+        from openclaw_cli.memory.purge import purge_user
+
         with self.damage_guard():
-            return sum(store.purge_user(user_id) for store in self.existing_stores())
+            return purge_user(
+                self.home,
+                self.agent_id,
+                user_id,
+                all_agents=all_agents,
+                sessions=sessions,
+                open_store=lambda path: self.store(path, create=False),
+            )
 
     def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
         """Review each hit; one deleted since the search is skipped (see MemoryStore.record_hits)."""
@@ -272,6 +291,7 @@ class MemoryService:
 
         validate_request(request)
         moment = now or utc_now()
+        self.sync_workspace(only_if_dirty=True)
         with self.damage_guard():
             results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
         if not results:
@@ -295,6 +315,33 @@ class MemoryService:
 
     # ------------------------------------------------------------------ maintenance
 
+    def sync_workspace(
+        self, progress: Callable[[int], None] | None = None, *, only_if_dirty: bool = False
+    ) -> SyncReport | None:
+        """Index the workspace's MEMORY.md and memory/*.md as note records in this agent's database.
+
+        None when there is nothing to do: no workspace and nothing indexed from one, or (`only_if_dirty`,
+        as before a search) no file added, removed or touched since the last sync.
+        """
+        from openclaw_cli.memory import markdown_index
+        from openclaw_cli.memory.workspace import workspace_dir
+
+        root = workspace_dir(self.home, self.agent_id, self.settings)
+        path = self.db_path("agent")
+        if not path.exists() and not markdown_index.workspace_files(root, []):
+            return None  # nothing to index, and no database to create for it
+        with self.damage_guard():
+            store = self.store(path)
+            if only_if_dirty and not markdown_index.is_dirty(store, root):
+                return None
+            return markdown_index.sync(store, root, self.agent_id, progress)
+
+    def workspace_file_count(self) -> int:
+        from openclaw_cli.memory.markdown_index import workspace_files
+        from openclaw_cli.memory.workspace import workspace_dir
+
+        return len(workspace_files(workspace_dir(self.home, self.agent_id, self.settings), []))
+
     def configured_identity(self) -> tuple[dict[str, Any], str | None]:
         """The configured embedder as far as known without an API call, and what is wrong with it."""
         from openclaw_cli.memory.embed import configured_identity
@@ -317,6 +364,13 @@ class MemoryService:
 
         embedder = self.embedder()
         return [rebuild(store, embedder, progress) for store in self.existing_stores()]
+
+    def index(
+        self, *, rebuild: bool, progress: Callable[[int], None] | None = None
+    ) -> tuple[SyncReport | None, list[Any]]:
+        """`memory index`: sync the workspace Markdown, then repair (or rebuild) every database's indexes."""
+        synced = self.sync_workspace(progress)
+        return synced, self.rebuild_indexes(progress) if rebuild else self.repair_indexes(progress)
 
     def live_count(self) -> int:
         from openclaw_cli.memory.index import total_live

@@ -64,6 +64,8 @@ class WriteReport:
 
     ids: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # (id not stored, id of the memory it duplicates): same user, scope and normalised L0 (dedup.py).
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
     pending_vectors: int = 0
     warning: str | None = None
 
@@ -118,6 +120,7 @@ class MemoryStore:
         self.path = path
         self._embedder_factory = embedder_factory
         self.matrix: vectors.VectorMatrix | None = None
+        self.dedup_index: Any = None  # dedup.NeighbourIndex, made by the first write that dedups
 
     @classmethod
     def open(
@@ -246,16 +249,21 @@ class MemoryStore:
     def add(
         self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
     ) -> WriteReport:
-        """Store `records` in transactions of `chunk`; records whose id already exists are skipped.
+        """Store `records` in transactions of `chunk`; records whose id already exists are skipped, and
+        an exact duplicate of a live memory (dedup.exact_duplicate) is not stored but counts as a review
+        of that memory, so rerunning an import or a batch without ids changes nothing but FSRS state.
 
         Embedding runs one chunk ahead in a worker thread (onnxruntime releases the GIL), so the model
         computes chunk n+1 while chunk n is analysed and written.
         """
         from concurrent.futures import ThreadPoolExecutor
 
+        from openclaw_cli.memory.dedup import exact_duplicate
+
         report = WriteReport()
+        moment = utc_now()
         batches = [list(records[i : i + chunk]) for i in range(0, len(records), chunk)]
-        embedder, report.warning = self._usable_embedder()
+        embedder, report.warning = self.usable_embedder()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
             jobs = [_EmbeddingJob(self, embedder, batches[0], pool)] if batches else []
             for number, batch in enumerate(batches):
@@ -269,7 +277,12 @@ class MemoryStore:
                         if self.exists(record.id):
                             report.skipped.append(record.id)
                             continue
-                        self._insert(record, vector)
+                        known = exact_duplicate(self.conn, record)
+                        if known is not None:
+                            self.review(known.id, moment)
+                            report.duplicates.append((record.id, known.id))
+                            continue
+                        self.insert_record(record, vector)
                         report.ids.append(record.id)
                         report.pending_vectors += vector is None
                 if progress is not None:
@@ -281,7 +294,7 @@ class MemoryStore:
             raise Conflict(f"a memory with id {record.id!r} already exists", hint="choose another --id")
         return self.add([record])
 
-    def _usable_embedder(self) -> tuple[Embedder | None, str | None]:
+    def usable_embedder(self) -> tuple[Embedder | None, str | None]:
         """The embedder new vectors come from, or None (and why) when vectors must stay pending."""
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
@@ -345,7 +358,9 @@ class MemoryStore:
             )
         return [found[h] for h in hashes]
 
-    def _insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+    def insert_record(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        """Insert a record whose vector (or None: pending) is already known; the caller holds a write
+        transaction (workspace sync replaces a file's records in one)."""
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "
@@ -409,7 +424,7 @@ class MemoryStore:
         """Remove a record from every index at once; the row stays as a tombstone until `memory index`."""
         with write_txn(self.conn):
             record = self.get(record_id)
-            rowid = self._rowid(record_id)
+            rowid = self.rowid(record_id)
             self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
             vectors.delete(self.conn, vectors.current_table(self.conn), [rowid])
             vectors.bump_generation(self.conn)
@@ -420,35 +435,10 @@ class MemoryStore:
         return record
 
     def purge_user(self, user_id: str) -> int:
-        """Remove every memory of `user_id` and their history, then VACUUM so the text is gone from the file."""
-        with write_txn(self.conn):
-            rowids = [
-                int(r[0])
-                for r in self.conn.execute("SELECT rowid FROM records WHERE user_id = ?", (user_id,))
-            ]
-            for rowid in rowids:
-                self.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
-            vectors.delete(self.conn, vectors.current_table(self.conn), rowids)
-            for rowid in rowids:
-                self.conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
-            self.conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
-            vectors.bump_generation(self.conn)
-            self.log_change(
-                "*",
-                None,
-                "purge",
-                None,
-                {"userId": hashlib.sha256(user_id.encode()).hexdigest()[:16], "count": len(rowids)},
-            )
-        self.compact()
-        return len(rowids)
+        """Remove every memory of `user_id` and their history so the text is gone from the file (purge.py)."""
+        from openclaw_cli.memory.purge import purge_store
 
-    def compact(self) -> None:
-        """Rewrite the file so deleted text does not linger in free pages or the WAL."""
-        self.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.conn.execute("VACUUM")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return purge_store(self, user_id)[0]
 
     def record_hits(self, record_ids: Sequence[str], now: datetime) -> list[str]:
         """An agent turn retrieved these memories: each counts as a successful FSRS review.
@@ -456,32 +446,37 @@ class MemoryStore:
         A memory deleted since the search (by another process) is skipped: there is nothing left to review,
         and the search's results must still reach the user. Returns the ids reviewed.
         """
-        from openclaw_cli.memory.forgetting import review
-
         reviewed: list[str] = []
         with write_txn(self.conn):
             for record_id in record_ids:
-                try:
-                    state = review(self.get(record_id).fsrs, now)
-                except NotFound:
-                    continue
-                reviewed.append(record_id)
-                self.conn.execute(
-                    "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
-                    "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
-                    (
-                        state.stability,
-                        state.difficulty,
-                        iso(state.last_review),
-                        iso(state.next_review),
-                        state.reps,
-                        state.lapses,
-                        record_id,
-                    ),
-                )
+                if self.review(record_id, now):
+                    reviewed.append(record_id)
         return reviewed
 
-    def _rowid(self, record_id: str) -> int:
+    def review(self, record_id: str, now: datetime) -> bool:
+        """One successful FSRS review of a live record (False when it is gone). Call inside a transaction."""
+        from openclaw_cli.memory.forgetting import review
+
+        try:
+            state = review(self.get(record_id).fsrs, now)
+        except NotFound:
+            return False
+        self.conn.execute(
+            "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
+            "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
+            (
+                state.stability,
+                state.difficulty,
+                iso(state.last_review),
+                iso(state.next_review),
+                state.reps,
+                state.lapses,
+                record_id,
+            ),
+        )
+        return True
+
+    def rowid(self, record_id: str) -> int:
         row = self.conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {record_id!r}")

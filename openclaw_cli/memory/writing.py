@@ -34,6 +34,8 @@ class Candidate:
     attribute: str | None = None
     source: dict[str, Any] | None = None
     created_at: datetime | None = None
+    # Only for an operator's `memory add --id`: the id a new memory gets (ignored when it is not new).
+    record_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,26 +72,48 @@ def write_memories(
     now: datetime | None = None,
     dry_run: bool = False,
 ) -> list[WriteOutcome]:
-    """Write each candidate through dedup and merge; nothing is deleted on a guess."""
+    """Write each candidate through dedup and merge; nothing is deleted on a guess.
+
+    One outcome per candidate, in order. A candidate that fails validation is `skipped` with the reason
+    and the others are still written. Decisions (and judge calls, which may be slow model calls) happen
+    before the write transaction, so the database is never locked while a model thinks; the writes then
+    go in one transaction per database. `dry_run` decides without writing.
+    """
+    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.memory.records import utc_now
+    from openclaw_cli.memory.write_plan import StoreWriter
+
+    moment = now or utc_now()
+    outcomes: list[WriteOutcome | None] = [None] * len(candidates)
+    groups: dict[Any, list[tuple[int, MemoryRecord]]] = {}
+    for number, candidate in enumerate(candidates):
+        try:
+            record = service.build_record(_new_memory(candidate, moment))
+        except OpenclawError as exc:
+            outcomes[number] = WriteOutcome(candidate, "skipped", exc.message)
+            continue
+        groups.setdefault(service.db_path(record.scope), []).append((number, record))
+    for path, items in groups.items():
+        with service.damage_guard():
+            writer = StoreWriter(service, service.store(path), judge, moment)
+            written = writer.write([candidates[n] for n, _ in items], [r for _, r in items], dry_run)
+        for (number, _), outcome in zip(items, written, strict=True):
+            outcomes[number] = outcome
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _new_memory(candidate: Candidate, now: datetime) -> Any:
     from openclaw_cli.memory.service import NewMemory
 
-    outcomes: list[WriteOutcome] = []
-    for candidate in candidates:
-        if dry_run:
-            outcomes.append(WriteOutcome(candidate, "added", "new memory (dry run)"))
-            continue
-        record, _ = service.add(
-            NewMemory(
-                l0=candidate.l0,
-                category=candidate.category,
-                scope=candidate.scope,
-                user_id=candidate.user_id,
-                l1=candidate.l1,
-                l2=candidate.l2,
-                created_at=candidate.created_at,
-                source=candidate.source,
-                attribute=candidate.attribute,
-            )
-        )
-        outcomes.append(WriteOutcome(candidate, "added", "new memory", record.id))
-    return outcomes
+    return NewMemory(
+        l0=candidate.l0,
+        category=candidate.category,
+        scope=candidate.scope,
+        user_id=candidate.user_id,
+        l1=candidate.l1,
+        l2=candidate.l2,
+        record_id=candidate.record_id,
+        created_at=candidate.created_at or now,
+        source=candidate.source,
+        attribute=candidate.attribute,
+    )

@@ -1,0 +1,171 @@
+"""`memory purge --user U`: every memory of U gone from every store, with history, vectors and sessions,
+so that no byte of the text is left anywhere under the home (seed 000 §12)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from openclaw_cli.memory.purge import vector_tables
+from openclaw_cli.memory.store import passage_hash
+from tests.conftest import run_cli
+from tests.memory_helpers import add, service_for
+
+MARKER = "zanzibarquokka"
+
+
+def _files_holding(home: Path, needle: bytes) -> list[str]:
+    """Every file under `home` (databases, -wal, -shm, caches, sessions) whose bytes contain `needle`."""
+    return sorted(
+        str(p.relative_to(home)) for p in home.rglob("*") if p.is_file() and needle in p.read_bytes()
+    )
+
+
+def _cli(home: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    result = run_cli(home, *args, env=env)
+    return result
+
+
+def _fill(home: Path) -> None:
+    """Alice's marker in main's store, in work's store, in the shared store and in two sessions."""
+    shared = {"OPENCLAW_MEMORY__SHAREUSERMEMORY": "true"}
+    steps: list[tuple[tuple[str, ...], dict[str, str] | None]] = [
+        (("memory", "add", f"alice's code word is {MARKER}", "-u", "alice"), None),
+        (
+            ("memory", "add", f"{MARKER} 我喜欢喝咖啡", "-u", "alice", "-c", "preference", "--l1", MARKER),
+            None,
+        ),
+        (("memory", "add", "bob likes green tea", "-u", "bob"), None),
+        (("--agent", "work", "memory", "add", f"alice said {MARKER} at work", "-u", "alice"), None),
+        (("--agent", "team", "memory", "add", f"shared note {MARKER}", "-u", "alice"), shared),
+        (
+            (
+                "session",
+                "append",
+                "agent:main:telegram:default:direct:alice",
+                "--role",
+                "user",
+                f"I am {MARKER}",
+            ),
+            None,
+        ),
+        (
+            (
+                "--agent",
+                "work",
+                "session",
+                "append",
+                "agent:work:telegram:default:direct:alice",
+                "--role",
+                "user",
+                MARKER,
+            ),
+            None,
+        ),
+        (
+            (
+                "session",
+                "append",
+                "agent:main:telegram:default:direct:bob",
+                "--role",
+                "user",
+                "hello from bob",
+            ),
+            None,
+        ),
+    ]
+    for args, env in steps:
+        done = _cli(home, *args, env=env)
+        assert done.returncode == 0, (args, done.stderr)
+    assert _cli(home, "memory", "search", "咖啡").returncode == 0  # jieba's cache is written
+
+
+def test_purge_of_one_agent_names_the_agents_it_did_not_cover(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _fill(home)
+    done = _cli(home, "memory", "purge", "--user", "alice", "--yes", "--json")
+    assert done.returncode == 1
+    assert "work" in done.stderr and "--all-agents" in done.stderr
+    report = json.loads(done.stdout)
+    assert report["purged"] == 3 and report["notCovered"] == ["work"]  # main's two and the shared one
+    assert _files_holding(home, MARKER.encode()) != []
+    left = _files_holding(home, MARKER.encode())
+    # What was not asked for: work's store, and the sessions (no --sessions).
+    assert all(f.startswith(("agents/work/", "agents/main/sessions/")) for f in left), left
+    assert "agents/work/memory/memory.sqlite" in left
+
+
+def test_purge_all_agents_with_sessions_leaves_no_byte_of_the_text(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _fill(home)
+    assert len(_files_holding(home, MARKER.encode())) >= 5
+    assert _files_holding(home, "我喜欢喝咖啡".encode()) != []
+    done = _cli(home, "memory", "purge", "--user", "alice", "--all-agents", "--sessions", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["purged"], report["sessions"], report["notCovered"]) == (4, 2, [])
+    assert report["historyRows"] == 4
+    assert _files_holding(home, MARKER.encode()) == []
+    # jieba's cache is its packaged dictionary (words, not what the user wrote): the sentence is gone.
+    assert _files_holding(home, "我喜欢喝咖啡".encode()) == []
+    # Bob is untouched: his memory and his session are still there.
+    assert "bob likes green tea" in _cli(home, "memory", "list").stdout
+    sessions = _cli(home, "session", "list", "--json")
+    assert [s["sessionKey"] for s in json.loads(sessions.stdout)] == [
+        "agent:main:telegram:default:direct:bob"
+    ]
+
+
+def test_purge_removes_vectors_cache_entries_and_history(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    texts = [f"alice fact {n} about {MARKER}" for n in range(6)]
+    for text in texts:
+        add(service, text, user_id="alice")
+    add(service, "bob fact", user_id="bob")
+    store = service.store(service.db_path("user"))
+    [table] = vector_tables(store.conn)
+    alice_rows = [r for (r,) in store.conn.execute("SELECT rowid FROM records WHERE user_id = 'alice'")]
+    blobs = [
+        store.conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (r,)).fetchone()[0]
+        for r in alice_rows
+    ]
+    assert len(blobs) == 6 and all(blobs)
+    assert len(store.cached_vectors(_key(store), [passage_hash(t) for t in texts])) == 6  # 6 of 6 cached
+
+    report = service.purge_user("alice")
+
+    assert (report.memories, report.history_rows) == (6, 6)
+    assert store.cached_vectors(_key(store), [passage_hash(t) for t in texts]) == {}
+    assert store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+    assert store.conn.execute("SELECT count(*) FROM records_fts").fetchone()[0] == 1
+    history = list(store.conn.execute("SELECT user_id, action, new_value FROM history ORDER BY seq"))
+    assert [(u, a) for u, a, _ in history] == [("bob", "add"), (None, "purge")]
+    assert "alice" not in history[-1][2]
+    path = service.db_path("user")
+    service.close()
+    data = b"".join(p.read_bytes() for p in path.parent.iterdir() if p.is_file())
+    assert MARKER.encode() not in data and b"alice" not in data
+    assert not [blob for blob in blobs if blob in data]
+
+
+def test_purge_of_a_user_with_no_memories_changes_nothing_else(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    add(service, "bob fact", user_id="bob")
+    assert service.purge_user("nobody").memories == 0
+    assert [r.user_id for r in service.list_records()] == ["bob"]
+    service.close()
+
+
+def test_purge_with_an_empty_user_id_is_refused(tmp_path: Path) -> None:
+    done = _cli(tmp_path / "home", "memory", "purge", "--user", " ", "--yes")
+    assert done.returncode == 1 and "invalid user id" in done.stderr
+
+
+def _key(store: Any) -> str:
+    from openclaw_cli.memory import vectors
+    from openclaw_cli.memory.store import embedder_key
+
+    identity = vectors.stored_identity(store.conn)
+    assert identity is not None
+    return embedder_key(identity)
