@@ -24,7 +24,7 @@ from pydantic_settings import (
 )
 
 from openclaw_cli.errors import ConfigError
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.fsutil import atomic_write_bytes
 
 ENV_PREFIX = "OPENCLAW_"
 # Variables that configure the CLI itself rather than a settings key.
@@ -41,7 +41,8 @@ class ResetSettings(_Section):
 
 
 class ContextSettings(_Section):
-    summary_threshold: int = Field(30, ge=2)
+    summary_threshold: int = Field(30, ge=2, description="summarise past this many unsummarised messages")
+    summary_ratio: float = Field(0.75, gt=0, le=1, description="or past this share of the history budget")
 
 
 class SessionSettings(_Section):
@@ -153,6 +154,68 @@ class LlmSettings(_Section):
     api_base: str | None = None
     timeout_seconds: float = Field(60, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
+    context_tokens: int = Field(8192, ge=512, description="the model's context window, in tokens")
+
+
+QueueMode = Literal["collect", "followup", "queue", "steer", "steer-backlog", "interrupt"]
+
+
+class GatewayQueueSettings(_Section):
+    """What a session's lane does with a message that arrives while it is busy (gateway/lanes.py)."""
+
+    mode: QueueMode = "collect"
+    debounce_ms: int = Field(1000, ge=0, le=600_000, description="collect: quiet time before a merged turn")
+
+
+class GatewayAuthSettings(_Section):
+    max_failures: int = Field(10, ge=1, description="failed attempts per client within the window")
+    window_seconds: float = Field(60, gt=0, description="after max_failures, the client waits this long")
+
+
+class GatewaySettings(_Section):
+    port: int = Field(18789, ge=1, le=65535)
+    bind: Literal["loopback", "lan"] = "loopback"
+    max_message_bytes: int = Field(
+        1_048_576, ge=1024, le=67_108_864, description="largest WebSocket frame or HTTP body accepted"
+    )
+    config_poll_ms: int = Field(500, ge=50, description="how often openclaw.json is checked for changes")
+    queue: GatewayQueueSettings = Field(default_factory=GatewayQueueSettings)
+    auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
+
+
+class AgentEntry(_Section):
+    id: str = Field(min_length=1, max_length=128)
+    name: str | None = None
+    workspace: str | None = None
+
+
+class AgentsSettings(_Section):
+    max_concurrent: int = Field(4, ge=1, le=256, description="runs at once across every session")
+    default: str = Field("main", min_length=1, max_length=128, description="agent of unrouted messages")
+    # `list` in the file (seed 003 §5.2); a Python field named `list` would hide the builtin here.
+    entries: list[AgentEntry] = Field(default_factory=lambda: list[AgentEntry](), alias="list")
+
+
+class PeerMatch(_Section):
+    kind: Literal["direct", "group", "channel"] = "direct"
+    id: str = Field(min_length=1)
+
+
+class BindingMatch(_Section):
+    """What an inbound message must carry for a binding to apply; every given field must match."""
+
+    channel: str | None = None
+    account_id: str | None = None
+    peer: PeerMatch | None = None
+    parent_peer: PeerMatch | None = None
+    guild_id: str | None = None
+    roles: list[str] | None = None
+    team_id: str | None = None
+
+
+class Binding(_Section):
+    agent_id: str = Field(min_length=1, max_length=128)
+    match: BindingMatch = Field(default_factory=BindingMatch)
 
 
 class _MappingEnvSource(EnvSettingsSource):
@@ -179,6 +242,9 @@ class Settings(BaseSettings):
     session: SessionSettings = Field(default_factory=SessionSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    agents: AgentsSettings = Field(default_factory=AgentsSettings)
+    bindings: list[Binding] = Field(default_factory=list)
 
 
 def _settings_class(env: Mapping[str, str]) -> type[Settings]:
@@ -310,7 +376,10 @@ def set_key(path: Path, key: str, value: Any, env: Mapping[str, str]) -> Setting
         node = child
     node[parts[-1]] = value
     settings = validate_settings(data, {}, path)
-    atomic_write_json(path, data)
+    from openclaw_cli.config_edit import edited_config_text
+
+    old_text = path.read_text(encoding="utf-8") if path.exists() else ""  # read_config_file read it already
+    atomic_write_bytes(path, edited_config_text(old_text, parts, value, data).encode("utf-8"))
     return settings
 
 

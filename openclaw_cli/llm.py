@@ -349,3 +349,117 @@ def complete_json(
                 {"role": "user", "content": f"That reply was not valid: {exc}. Answer with the JSON only."},
             ]
     raise AssertionError("unreachable")
+
+
+# -- streaming chat with tools (the agent loop) ----------------------------------------------------------
+
+# Imported here rather than at the top so that this section stays one addition (llm.py has several editors).
+from collections.abc import Iterator  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+
+class ContextOverflow(ModelUnavailable):
+    """The request was longer than the model's context window (the caller may compact and retry)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it (it may be invalid: the caller checks)
+
+
+@dataclass(frozen=True)
+class StreamPiece:
+    """One step of a streamed reply: a piece of text, or (last) the tool calls the model asked for."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+def _overflow(exc: BaseException) -> bool:
+    import litellm
+
+    current: BaseException | None = exc
+    for _ in range(8):
+        if current is None:
+            return False
+        if isinstance(current, litellm.ContextWindowExceededError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def complete_stream(
+    model: str,
+    messages: Sequence[dict[str, Any]],
+    api_base: str | None = None,
+    *,
+    tools: Sequence[dict[str, Any]] | None = None,
+    max_retries: int = 2,
+    base_delay: float = 0.5,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    **options: Any,
+) -> Iterator[StreamPiece]:
+    """A chat completion streamed piece by piece; tool calls come whole, in one last piece.
+
+    Opening the stream is retried like complete(); once text has been yielded a failure is not retried
+    (the caller has shown it), it raises ModelUnavailable. A context-window overflow raises ContextOverflow.
+    """
+    litellm = _client()
+    extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
+    kwargs = _request(
+        model, timeout, api_base, api_key, messages=list(messages), stream=True, **extra, **options
+    )
+    try:
+        stream = with_retries(
+            lambda: litellm.completion(**kwargs),
+            f"completion with {model}",
+            max_retries=max_retries,
+            base_delay=base_delay,
+        )
+    except ModelUnavailable as exc:
+        if _overflow(exc):
+            raise ContextOverflow(f"the conversation is too long for {model} ({exc.message})") from exc
+        raise
+    calls: dict[int, dict[str, str]] = {}
+    try:
+        for chunk in stream:
+            choices = getattr(chunk, "choices", None) or []
+            delta = getattr(choices[0], "delta", None) if choices else None
+            if delta is None:
+                continue
+            text = getattr(delta, "content", None)
+            if text:
+                yield StreamPiece(text=text)
+            for call in getattr(delta, "tool_calls", None) or []:
+                _merge_tool_call(calls, call)
+    except Exception as exc:
+        if isinstance(exc, OpenclawError):
+            raise
+        if _overflow(exc):
+            raise ContextOverflow(f"the conversation is too long for {model}") from exc
+        raise ModelUnavailable(f"completion with {model} broke off ({_describe(exc)})") from exc
+    if calls:
+        yield StreamPiece(
+            tool_calls=tuple(
+                ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"] or "{}")
+                for i, c in sorted(calls.items())
+            )
+        )
+
+
+def _merge_tool_call(calls: dict[int, dict[str, str]], delta: Any) -> None:
+    """Tool calls stream in fragments keyed by index: the id and name once, the arguments in pieces."""
+    index = getattr(delta, "index", None)
+    index = index if isinstance(index, int) else len(calls)
+    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+    if getattr(delta, "id", None):
+        entry["id"] = str(delta.id)
+    function = getattr(delta, "function", None)
+    if function is not None:
+        if getattr(function, "name", None):
+            entry["name"] = str(function.name)
+        if getattr(function, "arguments", None):
+            entry["arguments"] += str(function.arguments)

@@ -9,15 +9,25 @@ next piece and reports status "aborted", keeping the user's message.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from openclaw_cli.agent.compaction import CompactionResult
+    from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.config import Settings
     from openclaw_cli.paths import Home
 
 EventSink = Callable[[str, dict[str, Any]], None]
+# Said when a turn has no model to answer (here: the chat shows it at start without loading the loop).
+NO_MODEL = (
+    "No model is configured, so there is no reply; your messages are stored and facts in them are "
+    "still extracted. Set one with `openclaw config set llm.model openai/gpt-4o-mini` "
+    "(and `llm.apiBase` for a local server)."
+)
 TurnStatus = Literal["ok", "error", "aborted"]
 
 
@@ -39,6 +49,9 @@ class TurnResult:
     reply: str = ""
     error: str | None = None
     notices: list[str] = field(default_factory=list)
+    user_message_idx: int | None = None  # where the user's message was stored
+    memory_ids: list[str] = field(default_factory=list)  # memories injected into the prompt
+    compacted: bool = False  # older messages were summarised during this turn
 
     def public_dict(self) -> dict[str, Any]:
         return {
@@ -54,25 +67,71 @@ class TurnResult:
 class AgentRuntime:
     """Owns the sessions and memory services of every agent in this process."""
 
-    def __init__(self, home: Home, settings: Settings) -> None:
+    def __init__(
+        self, home: Home, settings: Settings, *, clock: Callable[[], datetime] | None = None
+    ) -> None:
         self.home = home
         self.settings = settings
+        # Local time, aware: the daily reset hour is local (sessions/lifecycle.py).
+        self.clock = clock or (lambda: datetime.now().astimezone())
+        self._agents: dict[str, AgentServices] = {}
+        self._retired: list[AgentServices] = []
+        self._guard = threading.Lock()
+
+    def services(self, agent_id: str) -> AgentServices:
+        """The agent's services, built on first use (nothing heavy is imported before a turn needs it)."""
+        from openclaw_cli.agent.services import AgentServices
+        from openclaw_cli.paths import validate_agent_id
+
+        agent_id = validate_agent_id(agent_id)
+        with self._guard:
+            services = self._agents.get(agent_id)
+            if services is None:
+                services = AgentServices(self.home, agent_id, self.settings)
+                self._agents[agent_id] = services
+            return services
 
     async def run_turn(self, request: TurnRequest, emit: EventSink, cancel: asyncio.Event) -> TurnResult:
-        """Store the user's message, answer it (streaming through `emit`), store the reply."""
-        from openclaw_cli.agent.simple_turn import run_simple_turn
+        """Store the user's message, answer it (streaming through `emit`), store the reply.
 
-        return await run_simple_turn(self, request, emit, cancel)
+        The turn blocks on files, SQLite and HTTP, so it runs in a worker thread; its events are handed
+        back to this event loop, in order, before the result is returned.
+        """
+        from openclaw_cli.agent.loop import run_turn
+
+        loop = asyncio.get_running_loop()
+        services = self.services(request.agent_id)
+        settings = self.settings
+
+        def sink(kind: str, payload: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(emit, kind, payload)
+
+        return await asyncio.to_thread(run_turn, services, settings, request, sink, cancel, self.clock)
 
     async def compact(self, agent_id: str, session_key: str) -> dict[str, Any]:
         """Summarise the session's older messages now (after a memory flush); returns what was done."""
-        from openclaw_cli.errors import UsageError
+        return (await asyncio.to_thread(self.compact_now, agent_id, session_key)).to_dict()
 
-        raise UsageError("compaction needs the full agent loop", hint="update openclaw")
+    def compact_now(self, agent_id: str, session_key: str) -> CompactionResult:
+        """compact() for callers without an event loop (`openclaw session compact`)."""
+        from openclaw_cli.agent.loop import compact
+
+        services = self.services(agent_id)
+        session_id = services.sessions.resolve(session_key)
+        return compact(services, self.settings, session_id, self.clock(), force=True)
 
     def settings_changed(self, settings: Settings) -> None:
-        """A new valid configuration, applied from the next turn on."""
-        self.settings = settings
+        """A new valid configuration, applied from the next turn on (services are rebuilt with it)."""
+        with self._guard:
+            # A turn may still be running on the old services: they are closed with the runtime.
+            self._retired.extend(self._agents.values())
+            self._agents = {}
+            self.settings = settings
 
     def close(self) -> None:
-        """Flush and release everything the runtime holds."""
+        """Flush and release everything the runtime holds (pending extractions finish first)."""
+        with self._guard:
+            old = [*self._retired, *self._agents.values()]
+            self._agents, self._retired = {}, []
+        for services in old:
+            services.close()

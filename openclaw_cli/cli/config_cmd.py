@@ -72,7 +72,8 @@ def set_cmd(
 ) -> None:
     """Set one key in openclaw.json; the whole file is validated before it is replaced atomically.
 
-    Comments in the file are not kept: it is rewritten as plain JSON.
+    Only the value changes (a new key is added after the last one of its object): comments, key order
+    and layout of the rest of the file are kept.
     """
     from openclaw_cli.config import parse_value, set_key
 

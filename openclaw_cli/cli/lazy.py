@@ -36,6 +36,18 @@ def _memory_app() -> typer.Typer:
     return app
 
 
+def _gateway_app() -> typer.Typer:
+    from openclaw_cli.cli.gateway import app
+
+    return app
+
+
+def _chat_app() -> typer.Typer:
+    from openclaw_cli.cli.chat import app
+
+    return app
+
+
 def _reflect_app() -> typer.Typer:
     from openclaw_cli.cli.reflect import app
 
@@ -48,6 +60,8 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "config": _config_app,
     "session": _session_app,
     "memory": _memory_app,
+    "gateway": _gateway_app,
+    "chat": _chat_app,
     "reflect": _reflect_app,
 }
 

@@ -19,3 +19,15 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n: bar.advance(task, n)
+
+
+@contextmanager
+def spinner(description: str) -> Iterator[None]:
+    """A spinner on stderr for work of unknown length (a model call), when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(description):
+        yield

@@ -422,3 +422,36 @@ def context_cmd(
     common.echo(
         f"{result.tokens}/{result.budget} tokens, {len(result.messages)} message(s), {result.dropped} dropped"
     )
+    if result.dropped:
+        common.echo(f"(summarise the dropped messages with `openclaw session compact {target}`)")
+
+
+@app.command(
+    "compact",
+    epilog=_epilog("openclaw session compact agent:main:main", "openclaw session compact s-0190... --json"),
+)
+def compact_cmd(target: Target, as_json: JsonOpt = False) -> None:
+    """Summarise a session's older messages now into context.json (messages.jsonl is not changed).
+
+    Facts in those messages are extracted to memory first. Needs a model (llm.model). The last exchange is kept as it is.
+    """
+    from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.cli.progress import spinner
+
+    st = common.state()
+    runtime = AgentRuntime(st.home, st.settings, clock=_now)
+    try:
+        with spinner("summarising the older messages"):
+            outcome = runtime.compact_now(st.agent, target)
+    finally:
+        runtime.close()
+    if as_json:
+        common.emit_json(outcome.to_dict())
+        return
+    if not outcome.compacted:
+        common.echo(f"nothing to compact in {outcome.session_id} ({outcome.kept} recent message(s) kept)")
+        return
+    common.echo(
+        f"compacted {outcome.session_id}: {outcome.summarised} message(s) summarised up to "
+        f"#{outcome.checkpoint}, {outcome.kept} kept ({outcome.summary_tokens} summary tokens)"
+    )

@@ -1,0 +1,147 @@
+"""Gateway load: 50 sessions x 20 messages sent concurrently over WebSocket, the fake model answering at once.
+
+Checks that every message is answered, in order within its session, none lost; reports throughput
+(messages/s), the gateway's own overhead per turn, and the gateway's RSS afterwards.
+
+Overhead per turn = the gateway's own work on it: from reading the `chat.send` frame to queuing the turn
+(parsing, the inbox journal, routing to the lane), plus from the runtime's return to the client holding
+the `final` event (lane bookkeeping, the event's encoding and delivery over the WebSocket). Excluded:
+the model and the rest of the agent runtime (`runMs`), waiting for the lane's earlier turns and for the
+global cap (`queuedMs`), and the time frames of the 1,000-message burst wait in the socket before the
+gateway reads them (reported apart as unread_backlog). The gateway reports its side as monotonic
+timestamps in the final event; the client reads the same clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+
+from tests.conftest import ROOT
+from tests.gateway_helpers import Gateway, chat_until_final, request, start_gateway, write_config
+
+SESSIONS = 50
+MESSAGES = 20
+REPLY = "noted"
+
+
+@pytest.fixture(scope="module")
+def loaded_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    # The fake model runs in its own process: in this one its threads would compete with the clients
+    # for the GIL and inflate what the clients measure.
+    fake = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai", "--port", "0", "--reply", REPLY],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert fake.stdout is not None
+    url = fake.stdout.readline().strip()
+    home = tmp_path_factory.mktemp("bench-gw") / "home"
+    write_config(home, None, llm={"apiBase": url}, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+    gateway = start_gateway(home)
+    with gateway.ws() as conn:  # the first turn imports litellm: not part of the measurement
+        ack = request(conn, "chat.send", {"text": "warm up"}, timeout=120)
+        chat_until_final(conn, {ack["payload"]["runId"]}, timeout=120)
+    yield gateway
+    gateway.stop()
+    fake.terminate()
+    fake.wait(10)
+
+
+async def _session(gateway: Gateway, number: int) -> list[dict[str, Any]]:
+    key = f"agent:main:direct:load{number}"
+    async with connect(f"ws://127.0.0.1:{gateway.port}/ws", max_size=None) as ws:
+        await ws.send(
+            json.dumps({"type": "req", "id": "c", "method": "connect", "params": {"token": gateway.token}})
+        )
+        assert json.loads(await ws.recv())["ok"]
+        sent: dict[str, tuple[int, float]] = {}
+        for i in range(MESSAGES):
+            sent[str(i)] = (i, time.perf_counter())
+            frame = {
+                "type": "req",
+                "id": str(i),
+                "method": "chat.send",
+                "params": {"text": f"s{number} m{i}", "sessionKey": key},
+            }
+            await ws.send(json.dumps(frame))
+        runs: dict[str, int] = {}
+        finals: list[dict[str, Any]] = []
+        while len(finals) < MESSAGES:
+            frame = json.loads(await ws.recv())
+            if frame.get("type") == "res":
+                assert frame["ok"], frame
+                runs[frame["payload"]["runId"]] = sent[frame["id"]][0]
+            elif frame.get("event") == "chat" and frame["payload"]["state"] != "delta":
+                payload = frame["payload"]
+                index = runs[payload["runId"]]
+                finals.append(
+                    {**payload, "index": index, "sentAt": sent[str(index)][1], "gotAt": time.perf_counter()}
+                )
+        return finals
+
+
+async def _load(gateway: Gateway) -> list[list[dict[str, Any]]]:
+    return list(await asyncio.gather(*(_session(gateway, n) for n in range(SESSIONS))))
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def test_bench_gateway_50_sessions_x_20_messages(benchmark, loaded_gateway: Gateway) -> None:  # type: ignore[no-untyped-def]
+    results: list[list[list[dict[str, Any]]]] = []
+
+    def run() -> None:
+        results.append(asyncio.run(_load(loaded_gateway)))
+
+    benchmark.pedantic(run, rounds=1, warmup_rounds=0)
+    sessions = results[-1]
+    for finals in sessions:
+        assert [f["state"] for f in finals] == ["final"] * MESSAGES
+        assert [f["index"] for f in finals] == list(range(MESSAGES)), "answered out of order"
+        assert [f["text"] for f in finals] == [REPLY] * MESSAGES
+    with loaded_gateway.ws() as conn:  # nothing lost on disk either
+        for number in range(SESSIONS):
+            history = request(conn, "chat.history", {"sessionKey": f"agent:main:direct:load{number}"})
+            users = [m["content"] for m in history["payload"]["messages"] if m["role"] == "user"]
+            assert users == [f"s{number} m{i}" for i in range(MESSAGES)]
+    finals = [f for s in sessions for f in s]
+    # perf_counter() here and monotonic() in the gateway read the same clock (CLOCK_MONOTONIC on Linux)
+    timings = [(f["sentAt"], f["timings"], f["gotAt"]) for f in finals]
+    backlog = [(t["receivedAt"] - sent) * 1000 for sent, t, _ in timings]
+    overhead = [((t["createdAt"] - t["receivedAt"]) + (got - t["endedAt"])) * 1000 for _, t, got in timings]
+    total = SESSIONS * MESSAGES
+    benchmark.extra_info.update(
+        {
+            "messages": total,
+            "messages_per_second": round(total / benchmark.stats.stats.mean, 1),
+            "overhead_ms_p50": round(_percentile(overhead, 0.50), 2),
+            "overhead_ms_p99": round(_percentile(overhead, 0.99), 2),
+            "goal_overhead_ms_p99": 20,
+            "unread_backlog_ms_p50": round(_percentile(backlog, 0.50), 2),
+            "unread_backlog_ms_p99": round(_percentile(backlog, 0.99), 2),
+            "run_ms_p50": round(_percentile([f["runMs"] for f in finals], 0.50), 2),
+            "run_ms_p99": round(_percentile([f["runMs"] for f in finals], 0.99), 2),
+            "gateway_rss_mb_after": round(_rss_kb(loaded_gateway.process.pid) / 1024, 1),
+        }
+    )
+    print(json.dumps(benchmark.extra_info, indent=2))

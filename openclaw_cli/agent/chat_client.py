@@ -1,0 +1,122 @@
+"""What `openclaw chat` talks to: the same calls whether the turn runs in this process or in a gateway.
+
+`ChatBackend` is the terminal's view of an agent: send a message (events stream back through a
+callback), compact, search/add/forget memories, status. `LocalChat` runs AgentRuntime in-process;
+`openclaw_cli.agent.gateway_client.GatewayChat` speaks the gateway's WebSocket protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import signal
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+from openclaw_cli.agent.runtime import AgentRuntime, EventSink, TurnRequest
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+    from openclaw_cli.paths import Home
+
+MEMORY_RESULTS = 8
+
+
+class ChatBackend(Protocol):
+    mode: str  # "in-process" or "gateway <url>"
+
+    def send(self, text: str, on_event: EventSink) -> dict[str, Any]: ...
+    def compact(self) -> dict[str, Any]: ...
+    def memory_search(self, query: str) -> list[dict[str, Any]]: ...
+    def remember(self, text: str) -> dict[str, Any]: ...
+    def forget(self, record_id: str) -> dict[str, Any]: ...
+    def status(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+class LocalChat:
+    """The agent loop in this process. Ctrl-C during a reply aborts the turn (the message is kept)."""
+
+    mode = "in-process"
+
+    def __init__(self, home: Home, settings: Settings, agent_id: str, session_key: str) -> None:
+        self.runtime = AgentRuntime(home, settings)
+        self.settings = settings
+        self.agent_id = agent_id
+        self.session_key = session_key
+        self._runs = itertools.count(1)
+
+    def send(self, text: str, on_event: EventSink) -> dict[str, Any]:
+        request = TurnRequest(self.agent_id, self.session_key, text, f"local-{next(self._runs)}")
+        return asyncio.run(self._send(request, on_event))
+
+    async def _send(self, request: TurnRequest, on_event: EventSink) -> dict[str, Any]:
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        interruptible = threading.current_thread() is threading.main_thread()
+        if interruptible:
+            loop.add_signal_handler(signal.SIGINT, cancel.set)
+        try:
+            result = await self.runtime.run_turn(request, on_event, cancel)
+        finally:
+            if interruptible:
+                loop.remove_signal_handler(signal.SIGINT)
+        return result.public_dict()
+
+    def compact(self) -> dict[str, Any]:
+        return self.runtime.compact_now(self.agent_id, self.session_key).to_dict()
+
+    def memory_search(self, query: str) -> list[dict[str, Any]]:
+        from openclaw_cli.memory.search import SearchRequest
+
+        services = self.runtime.services(self.agent_id)
+        request = SearchRequest(query=query, k=MEMORY_RESULTS)
+        with services.memory_lock:
+            result = services.memory.search(request)
+        return [hit.to_dict(False) for hit in result.hits]
+
+    def remember(self, text: str) -> dict[str, Any]:
+        from openclaw_cli.memory.service import NewMemory
+
+        services = self.runtime.services(self.agent_id)
+        with services.memory_lock:
+            record, _ = services.memory.add(NewMemory(l0=text, source={"kind": "chat-command"}))
+        return {"id": record.id, "l0": record.l0, "category": record.category}
+
+    def forget(self, record_id: str) -> dict[str, Any]:
+        from openclaw_cli.memory.records import validate_record_id
+
+        services = self.runtime.services(self.agent_id)
+        with services.memory_lock:
+            record = services.memory.delete(validate_record_id(record_id))
+        return {"id": record.id, "l0": record.l0}
+
+    def status(self) -> dict[str, Any]:
+        from openclaw_cli.agent.compaction import saved_summary
+        from openclaw_cli.errors import NotFound
+
+        services = self.runtime.services(self.agent_id)
+        out: dict[str, Any] = {
+            "mode": self.mode,
+            "agentId": self.agent_id,
+            "sessionKey": self.session_key,
+            "model": self.settings.llm.model,
+            "contextTokens": self.settings.llm.context_tokens,
+        }
+        try:
+            session_id = services.sessions.resolve(self.session_key)
+        except NotFound:
+            return {**out, "sessionId": None, "messageCount": 0}
+        meta = services.sessions.read_meta(session_id)
+        summary, checkpoint = saved_summary(services.sessions, session_id)
+        return {
+            **out,
+            "sessionId": session_id,
+            "messageCount": meta.get("messageCount"),
+            "status": meta.get("status"),
+            "summaryCheckpoint": checkpoint,
+            "hasSummary": summary is not None,
+        }
+
+    def close(self) -> None:
+        self.runtime.close()

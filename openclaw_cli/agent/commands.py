@@ -1,0 +1,25 @@
+"""Slash commands sent as messages. `/new`, `/reset` and `/compact` act on the session in the turn itself
+(so they work from any channel through the gateway); the terminal chat handles the others."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TURN_COMMANDS = ("new", "reset", "compact")
+CHAT_COMMANDS = ("new", "reset", "compact", "memory", "remember", "forget", "status", "exit", "help")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    rest: str  # the text after the command word, stripped
+
+
+def parse_command(text: str, known: tuple[str, ...] = TURN_COMMANDS) -> Command | None:
+    """`/name rest...` when name is one of `known` (case-insensitive); None for anything else."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    word, _, rest = stripped[1:].partition(" ")
+    name = word.lower()
+    return Command(name, rest.strip()) if name in known else None

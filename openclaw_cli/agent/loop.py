@@ -1,0 +1,387 @@
+"""One agent turn, step by step (issue 10):
+
+1. resolve the session (reset rules, `/new` and `/reset`), telling the user when a new one started;
+2. load the workspace files; 3. retrieve memories (FSRS hits) into the memory block;
+4. fit the history to the context window (old tool results cut first, a sliding window of whole tool
+   units, a summary of what came before once the history passes the threshold);
+5. stream the model's reply through llm.py, running the memory tools it calls;
+6. append every message; 7. schedule extraction.
+
+It runs in a worker thread (all of it blocks: files, SQLite, HTTP); events go out through `sink`.
+A model failure is reported to the user, and the user's message stays stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from openclaw_cli.agent import context as prompt_context
+from openclaw_cli.agent.commands import parse_command
+from openclaw_cli.agent.compaction import CompactionResult, compact_session, saved_summary, summary_request
+from openclaw_cli.agent.runtime import NO_MODEL, EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.tools import run_tool, tool_specs
+from openclaw_cli.errors import OpenclawError
+from openclaw_cli.sessions.context import CompactionRule, fill_token_counts
+from openclaw_cli.sessions.keys import parse_key
+
+if TYPE_CHECKING:
+    from openclaw_cli.agent.services import AgentServices
+    from openclaw_cli.config import Settings
+    from openclaw_cli.llm import ToolCall
+
+MAX_TOOL_ROUNDS = 4  # model calls per turn that may ask for tools; the last one must answer
+MEMORY_CONTEXT_MESSAGES = 6  # recent messages the memory query also looks at
+
+
+class Cancel(Protocol):
+    def is_set(self) -> bool: ...
+
+
+@dataclass
+class TurnContext:
+    """Everything one turn's steps share."""
+
+    services: AgentServices
+    settings: Settings
+    request: TurnRequest
+    sink: EventSink
+    cancel: Cancel
+    now: Callable[[], datetime]
+    result: TurnResult
+
+    def notice(self, text: str) -> None:
+        self.result.notices.append(text)
+        self.sink("notice", {"text": text})
+
+
+def run_turn(
+    services: AgentServices,
+    settings: Settings,
+    request: TurnRequest,
+    sink: EventSink,
+    cancel: Cancel,
+    now: Callable[[], datetime],
+) -> TurnResult:
+    turn = TurnContext(services, settings, request, sink, cancel, now, TurnResult(request.run_id, "", "ok"))
+    command = parse_command(request.text)
+    if command is not None and command.name == "compact":
+        return _compact_command(turn)
+    if command is not None and command.name in ("new", "reset"):
+        session_id, message = _start_new_session(turn)
+        if not command.rest:
+            return turn.result  # nothing to answer: the command is stored, the user told
+    else:
+        session_id, message = _append_user_message(turn)
+    _remember_now(turn, session_id, message)
+    model = settings.llm.model
+    if model is None:
+        turn.notice(NO_MODEL)
+    else:
+        _answer(turn, session_id, model)
+    _schedule_extraction(turn, session_id)
+    return turn.result
+
+
+# -- step 1: the session ----------------------------------------------------------------------------
+
+
+def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
+    request = turn.request
+    appended = turn.services.manager.append(
+        request.session_key, "user", request.text, turn.now(), sender=request.sender
+    )
+    turn.result.session_id = appended.session_id
+    turn.result.user_message_idx = int(appended.message["idx"])
+    if appended.new_session and appended.reason != "created":
+        turn.notice(f"A new session started ({appended.reason}); the earlier one is archived.")
+    if appended.previous_session_id is not None:
+        _flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
+    return appended.session_id, appended.message
+
+
+def _start_new_session(turn: TurnContext) -> tuple[str, dict[str, Any]]:
+    """`/new` or `/reset`: flush the current session to memory, archive it, keep the command message."""
+    services, request = turn.services, turn.request
+    key = services.manager.key(request.session_key)
+    current = services.sessions.current_session_id(key)
+    if current is not None:
+        _flush(turn, current, None)
+    meta, previous = services.manager.new(key, turn.now())
+    session_id = str(meta["sessionId"])
+    stored = services.sessions.append(session_id, "user", request.text, turn.now(), sender=request.sender)
+    turn.result.session_id = session_id
+    turn.result.user_message_idx = int(stored["idx"])
+    archived = f"; {previous} is archived" if previous else ""
+    turn.notice(f"Started a new session {session_id}{archived}.")
+    return session_id, stored
+
+
+def _compact_command(turn: TurnContext) -> TurnResult:
+    key = turn.services.manager.key(turn.request.session_key)
+    session_id = turn.services.sessions.current_session_id(key)
+    if session_id is None:
+        turn.notice("Nothing to compact: this conversation has no session yet.")
+        return turn.result
+    turn.result.session_id = session_id
+    try:
+        outcome = compact(
+            turn.services, turn.settings, session_id, turn.now(), force=True, user_id=turn.request.user_id
+        )
+    except OpenclawError as exc:
+        turn.result.status, turn.result.error = "error", f"compaction failed: {exc.message}"
+        return turn.result
+    turn.notice(describe_compaction(outcome))
+    return turn.result
+
+
+def describe_compaction(outcome: CompactionResult) -> str:
+    if not outcome.compacted:
+        return f"Nothing to compact ({outcome.kept} recent message(s) are kept as they are)."
+    return (
+        f"Compacted: {outcome.summarised} message(s) summarised up to #{outcome.checkpoint}, "
+        f"{outcome.kept} kept as they are."
+    )
+
+
+# -- memory: remember now, extraction, flush -------------------------------------------------------
+
+
+def _remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) -> None:
+    """A message asking to be remembered ("remember this", 记住) is written at once (seed 003 §4.1),
+    with or without a model."""
+    try:
+        with turn.services.memory_lock:
+            outcomes = turn.services.extraction.remember_now(session_id, message, turn.request.user_id)
+    except OpenclawError as exc:
+        turn.notice(f"Could not save to memory now: {exc.message}")
+        return
+    if outcomes:
+        turn.notice(f"Saved to memory ({len(outcomes)} item(s)).")
+
+
+def _schedule_extraction(turn: TurnContext, session_id: str) -> None:
+    if not turn.settings.memory.extraction.enabled:
+        return
+    try:
+        turn.services.extraction.note_turn(session_id, turn.request.user_id)
+    except OpenclawError as exc:
+        turn.notice(f"Memory extraction is not available: {exc.message}")
+
+
+def _flush(turn: TurnContext, session_id: str, upto: int | None) -> None:
+    """Extract from a session that is being left (reset): a failure is told, the reset goes on."""
+    try:
+        with turn.services.memory_lock:
+            turn.services.extraction.flush(session_id, upto, turn.request.user_id)
+    except OpenclawError as exc:
+        turn.notice(f"The earlier session's facts could not be saved to memory: {exc.message}")
+
+
+def compact(
+    services: AgentServices,
+    settings: Settings,
+    session_id: str,
+    now: datetime,
+    *,
+    force: bool,
+    history_budget: int | None = None,
+    user_id: str | None = None,
+) -> CompactionResult:
+    """Flush then summarise the session's older messages (when due, or now if `force`).
+
+    `history_budget` is what a turn has left for summary + history after its system prompt and tool
+    schemas; without one (a compaction outside a turn) the window less the reply's share is used.
+    """
+    model = settings.llm.model
+    if model is None:
+        from openclaw_cli.errors import ConfigError
+
+        raise ConfigError(
+            "summaries need a model and none is configured",
+            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
+        )
+
+    def summarise(previous: str | None, messages: list[dict[str, Any]]) -> str:
+        from openclaw_cli import llm
+
+        return llm.complete(
+            model,
+            # about 4 characters a token: the transcript takes at most half the window
+            summary_request(previous, messages, max_chars=settings.llm.context_tokens * 2),
+            settings.llm.api_base,
+            max_retries=settings.llm.max_retries,
+            timeout=settings.llm.timeout_seconds,
+        )
+
+    def flush(flushed_session: str, upto: int) -> None:
+        with services.memory_lock:
+            services.extraction.flush(flushed_session, upto, user_id)
+
+    if history_budget is None:
+        window = settings.llm.context_tokens
+        history_budget = window - prompt_context.reply_reserve(window)
+    rule = compaction_rule(settings, history_budget)
+    return compact_session(services.sessions, session_id, rule, summarise, flush, now, force=force)
+
+
+def compaction_rule(settings: Settings, history_budget: int) -> CompactionRule:
+    context = settings.session.context
+    return CompactionRule(context.summary_threshold, context.summary_ratio, max(1, history_budget))
+
+
+# -- steps 2-6: the prompt and the model ---------------------------------------------------------------
+
+
+def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, Any]]) -> str:
+    services, request = turn.services, turn.request
+    files: list[Any] = []
+    memory_text = ""
+    try:
+        from openclaw_cli.memory.workspace import session_files
+
+        private = parse_key(services.manager.key(request.session_key)).kind == "main"
+        files = session_files(
+            services.home, services.agent_id, turn.settings.memory, private=private, today=turn.now().date()
+        )
+    except OpenclawError as exc:
+        turn.notice(f"Workspace files were not loaded: {exc.message}")
+    try:
+        from openclaw_cli.memory.inject import build_memory_block
+
+        with services.memory_lock:
+            block = build_memory_block(
+                services.memory,
+                turn.settings.memory.inject,
+                query=request.text,
+                messages=recent[-MEMORY_CONTEXT_MESSAGES:],
+                user_id=request.user_id,
+                now=turn.now(),
+            )
+        memory_text = block.text
+        turn.result.memory_ids = list(block.record_ids)
+    except OpenclawError as exc:
+        turn.notice(f"Memories were not retrieved: {exc.message}")
+    return prompt_context.system_text(services.agent_id, files, memory_text)
+
+
+def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.Prompt:
+    store = turn.services.sessions
+    messages = store.read_messages(session_id).messages
+    fill_token_counts(store.session_dir(session_id), messages)
+    summary, checkpoint = saved_summary(store, session_id)
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+    group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+    return prompt_context.assemble(system, messages, summary, checkpoint, budget, group=group)
+
+
+def _answer(turn: TurnContext, session_id: str, model: str) -> None:
+    from openclaw_cli.llm import ContextOverflow, ModelUnavailable
+
+    store = turn.services.sessions
+    recent = store.read_messages(session_id).messages
+    system = _system_prompt(turn, session_id, recent)
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+    _compact_if_due(turn, session_id, budget)
+    retried = False
+    for _round in range(MAX_TOOL_ROUNDS):
+        prompt = _prompt(turn, session_id, system)
+        tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
+        try:
+            text, calls = _stream(turn, model, prompt.messages, tools)
+        except ContextOverflow as exc:
+            if retried:
+                return _fail(turn, exc.message)
+            retried = True  # flush + compact, then the same round once more
+            try:
+                compact(
+                    turn.services,
+                    turn.settings,
+                    session_id,
+                    turn.now(),
+                    force=True,
+                    history_budget=budget,
+                    user_id=turn.request.user_id,
+                )
+            except OpenclawError as failure:
+                return _fail(turn, f"{exc.message}; compaction failed too: {failure.message}")
+            continue
+        except ModelUnavailable as exc:
+            return _fail(turn, exc.message)
+        if turn.cancel.is_set():
+            turn.result.status = "aborted"
+            return None
+        if not calls:
+            store.append(session_id, "assistant", text, turn.now())
+            turn.result.reply = text
+            return None
+        _run_tools(turn, session_id, text, calls)
+    return _fail(turn, "the model kept calling tools without answering")
+
+
+def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
+    try:
+        outcome = compact(
+            turn.services,
+            turn.settings,
+            session_id,
+            turn.now(),
+            force=False,
+            history_budget=budget,
+            user_id=turn.request.user_id,
+        )
+    except OpenclawError as exc:
+        turn.notice(f"The older messages could not be summarised ({exc.message}); the newest are sent.")
+        return
+    if outcome.compacted:
+        turn.result.compacted = True
+
+
+def _fail(turn: TurnContext, message: str) -> None:
+    turn.result.status = "error"
+    turn.result.error = f"The model did not answer: {message}. Your message is kept; try again."
+
+
+def _stream(
+    turn: TurnContext, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> tuple[str, tuple[ToolCall, ...]]:
+    from openclaw_cli import llm
+
+    settings = turn.settings.llm
+    pieces: list[str] = []
+    calls: tuple[ToolCall, ...] = ()
+    for piece in llm.complete_stream(
+        model,
+        messages,
+        settings.api_base,
+        tools=tools or None,
+        max_retries=settings.max_retries,
+        timeout=settings.timeout_seconds,
+    ):
+        if turn.cancel.is_set():
+            break
+        if piece.text:
+            pieces.append(piece.text)
+            turn.sink("delta", {"text": piece.text})
+        if piece.tool_calls:
+            calls = piece.tool_calls
+    return "".join(pieces), calls
+
+
+def _run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCall, ...]) -> None:
+    """Store the assistant's tool calls, run each, store each result (one unit in the history)."""
+    store = turn.services.sessions
+    stored_calls = [
+        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+        for call in calls
+    ]
+    store.append(session_id, "assistant", text, turn.now(), tool_calls=stored_calls)
+    for call in calls:
+        with turn.services.memory_lock:
+            result = run_tool(call.name, call.arguments, turn.services.memory, turn.request.user_id)
+        text_result = json.dumps(result, ensure_ascii=False)
+        store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
+        turn.sink("tool", {"name": call.name, "arguments": call.arguments, "result": result})

@@ -1,0 +1,64 @@
+"""The long-lived objects of one agent in a process: its session store, memory and extraction services."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
+from openclaw_cli.sessions.store import SessionStore
+from openclaw_cli.sessions.writer import Durability
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+    from openclaw_cli.memory.extract import ExtractionService
+    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.paths import Home
+
+
+class AgentServices:
+    """Built on first use and kept for the process (the memory service keeps its vectors warm).
+
+    The memory databases are used from the turn threads of every session of the agent; `memory_lock`
+    makes those uses one at a time (a search takes milliseconds, a turn seconds).
+    """
+
+    def __init__(self, home: Home, agent_id: str, settings: Settings) -> None:
+        self.home = home
+        self.agent_id = agent_id
+        self.settings = settings
+        self.sessions = SessionStore(home, agent_id, Durability.from_settings(settings.session))
+        self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(settings.session))
+        self.memory_lock = threading.RLock()
+        self._memory: MemoryService | None = None
+        self._extraction: ExtractionService | None = None
+
+    @property
+    def memory(self) -> MemoryService:
+        with self.memory_lock:
+            if self._memory is None:
+                from openclaw_cli.memory.service import MemoryService
+
+                self._memory = MemoryService(self.home, self.agent_id, self.settings.memory, warm=True)
+            return self._memory
+
+    @property
+    def extraction(self) -> ExtractionService:
+        with self.memory_lock:
+            if self._extraction is None:
+                from openclaw_cli.memory.extract import ExtractionService
+
+                self._extraction = ExtractionService(
+                    self.home, self.agent_id, self.settings, self.memory, self.sessions
+                )
+            return self._extraction
+
+    def close(self) -> None:
+        with self.memory_lock:
+            if self._extraction is not None:
+                self._extraction.close(wait=True)
+                self._extraction = None
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
+        self.sessions.close()

@@ -1,0 +1,117 @@
+"""The built-in tools the model may call: memory_search, memory_add, memory_forget.
+
+Arguments come from the model, so they are validated like user input (pydantic); a bad call is answered
+with an error the model can read and correct, never raised into the turn.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from openclaw_cli.errors import OpenclawError
+
+if TYPE_CHECKING:
+    from openclaw_cli.memory.service import MemoryService
+
+MAX_RESULTS = 10
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class SearchArgs(_Args):
+    query: str = Field(min_length=1, max_length=2000)
+    limit: int = Field(5, ge=1, le=MAX_RESULTS)
+
+
+class AddArgs(_Args):
+    text: str = Field(min_length=1, max_length=4000)
+    category: Literal["profile", "preference", "event", "case", "lesson", "note"] = "note"
+
+
+class ForgetArgs(_Args):
+    id: str = Field(min_length=1, max_length=128)
+
+
+def _spec(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any]:
+    parameters = schema.model_json_schema()
+    parameters.pop("title", None)
+    for field in parameters.get("properties", {}).values():
+        field.pop("title", None)
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
+@functools.cache
+def tool_specs() -> list[dict[str, Any]]:
+    """The tools offered to the model (OpenAI function schemas), built once on first use."""
+    return [
+        _spec(
+            "memory_search",
+            "Search long-term memory (facts, preferences, events about the user) for a query.",
+            SearchArgs,
+        ),
+        _spec("memory_add", "Store one durable fact or preference in long-term memory.", AddArgs),
+        _spec("memory_forget", "Delete one memory by its id (as shown by memory_search).", ForgetArgs),
+    ]
+
+
+TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget"})
+
+
+def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+    """Run one tool call; the result (or the error) as a JSON-able dict for the tool message."""
+    try:
+        raw = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return {"error": f"arguments are not valid JSON ({exc.msg})"}
+    if not isinstance(raw, dict):
+        return {"error": "arguments must be a JSON object"}
+    try:
+        if name == "memory_search":
+            return _search(SearchArgs.model_validate(raw), memory, user_id)
+        if name == "memory_add":
+            return _add(AddArgs.model_validate(raw), memory, user_id)
+        if name == "memory_forget":
+            return _forget(ForgetArgs.model_validate(raw), memory)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
+        return {"error": f"invalid arguments ({where}: {first.get('msg')})"}
+    except OpenclawError as exc:
+        return {"error": exc.message}
+    return {"error": f"unknown tool {name!r}; the tools are {', '.join(sorted(TOOL_NAMES))}"}
+
+
+def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+    from openclaw_cli.memory.search import SearchRequest
+
+    result = memory.search(SearchRequest(query=args.query, k=args.limit, user_id=user_id))
+    hits = [
+        {"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in result.hits
+    ]
+    memory.record_hits([hit["id"] for hit in hits])  # recalled by the model: an FSRS review
+    return {"results": hits}
+
+
+def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+    from openclaw_cli.memory.service import NewMemory
+
+    record, _ = memory.add(
+        NewMemory(l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"})
+    )
+    return {"id": record.id, "stored": record.l0}
+
+
+def _forget(args: ForgetArgs, memory: MemoryService) -> dict[str, Any]:
+    from openclaw_cli.memory.records import validate_record_id
+
+    record = memory.delete(validate_record_id(args.id))
+    return {"deleted": record.id, "text": record.l0}

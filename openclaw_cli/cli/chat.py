@@ -1,0 +1,125 @@
+"""`openclaw chat`: talk to an agent in the terminal, through a running gateway or in-process."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from openclaw_cli.cli import common
+
+if TYPE_CHECKING:
+    from openclaw_cli.agent.chat_client import ChatBackend
+
+app = typer.Typer(
+    help="Chat with an agent in the terminal (replies stream; memory is used and written).",
+    subcommand_metavar=" ",  # a command without subcommands: no COMMAND in its usage line
+    epilog="Examples:\n\n  openclaw chat\n\n  openclaw chat --local --session agent:main:direct:alice\n\n"
+    "  openclaw chat --agent work\n\n  echo 'remember that I like green tea' | openclaw chat --local",
+)
+
+
+def _token() -> str | None:
+    """The gateway token: OPENCLAW_GATEWAY_TOKEN, else the one the gateway stored in the home."""
+    st = common.state()
+    token = st.env.get("OPENCLAW_GATEWAY_TOKEN")
+    if token:
+        return token
+    try:
+        return (st.home.root / "gateway" / "token").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def _gateway_port(given: int | None) -> int:
+    """--port, else the port the running gateway wrote in its pid file, else gateway.port.
+
+    The pid file is read here rather than through openclaw_cli.gateway, which loads the server stack."""
+    import json
+
+    if given is not None:
+        return given
+    st = common.state()
+    try:
+        record = json.loads((st.home.root / "gateway" / "gateway.pid").read_bytes())
+        return int(record["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return int(st.settings.gateway.port)
+
+
+def _backend(agent: str, session_key: str, local: bool, port: int | None) -> tuple[ChatBackend, str | None]:
+    """The gateway when one is listening (and --local is not given), else the in-process loop."""
+    from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
+
+    st = common.state()
+    port = _gateway_port(port) if not local else 0
+    if not local and gateway_listening("127.0.0.1", port):
+        url = f"ws://127.0.0.1:{port}{WS_PATH}"
+        return GatewayChat(url, _token(), agent, session_key), None
+    from openclaw_cli.agent.chat_client import LocalChat
+
+    why = None if local else f"no gateway on port {port}: running in-process"
+    return LocalChat(st.home, st.settings, agent, session_key), why
+
+
+@app.callback(invoke_without_command=True)
+def chat_cmd(
+    session: Annotated[
+        str | None, typer.Option("--session", help="The session key (default agent:AGENT:main).")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="The agent (default: the global --agent).")
+    ] = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="Run in-process even if a gateway is running.")
+    ] = False,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=1, max=65535, help="The gateway's port (default: the running one's)."),
+    ] = None,
+) -> None:
+    """Chat with an agent. Type /help for the commands (/new, /compact, /memory, /remember, /forget, ...)."""
+    from rich.console import Console
+
+    from openclaw_cli.agent.runtime import NO_MODEL
+    from openclaw_cli.cli.chat_ui import read_lines, run_chat
+    from openclaw_cli.paths import validate_agent_id
+    from openclaw_cli.sessions.keys import build_key, parse_key
+
+    st = common.state()
+    agent_id = validate_agent_id(agent) if agent else st.agent
+    key = build_key(parse_key(session)) if session else f"agent:{agent_id}:main"
+    if parse_key(key).agent_id != agent_id:
+        common.fail(
+            f"session {key} belongs to another agent", hint=f"pass --agent {parse_key(key).agent_id}", code=2
+        )
+    backend, why = _backend(agent_id, key, local, port)
+    interactive = sys.stdin.isatty()
+    # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
+    console = Console(highlight=False, force_terminal=interactive or None, soft_wrap=not interactive)
+    banner = [f"agent {agent_id}, session {key} ({backend.mode}); /help for commands, Ctrl-D to leave"]
+    if why:
+        banner.append(why)
+    if backend.mode == "in-process" and st.settings.llm.model is None:
+        banner.append(NO_MODEL)
+    history = _history_path(agent_id) if interactive else None
+    try:
+        run_chat(backend, console, agent_id, banner, lambda: read_lines(history, interactive), interactive)
+    finally:
+        backend.close()
+
+
+def _history_path(agent_id: str) -> Path | None:
+    """The prompt history file, private to the user (0600 in a 0700 directory)."""
+    from openclaw_cli.fsutil import create_private_file
+
+    st = common.state()
+    path = st.home.ensure(st.home.agent_dir(agent_id)) / "chat_history"
+    try:
+        if not path.exists():
+            create_private_file(path)
+    except OSError:
+        return None
+    return path

@@ -1,0 +1,213 @@
+"""The terminal side of `openclaw chat`: prompt_toolkit reads lines (editing, history), rich renders.
+
+A reply streams into a rich Live view as Markdown. Without a terminal on stdin (a pipe, a script) the
+lines are read plainly and the reply printed as it comes, so `echo hi | openclaw chat` works too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.agent.commands import CHAT_COMMANDS, Command, parse_command
+from openclaw_cli.errors import OpenclawError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from openclaw_cli.agent.chat_client import ChatBackend
+
+PROMPT = "you> "
+HELP = """Commands:
+  /new, /reset      start a new session (this one is archived; its facts go to memory first)
+  /compact          summarise the older messages now
+  /memory QUERY     search long-term memory
+  /remember TEXT    store TEXT in long-term memory now
+  /forget ID        delete the memory with that id
+  /status           the session, model and mode
+  /exit             leave (Ctrl-D works too)"""
+NEEDS_ARGUMENT = {"memory": "QUERY", "remember": "TEXT", "forget": "ID"}
+
+
+def read_lines(history_path: Path | None, interactive: bool) -> Iterator[str]:
+    """Lines typed at the prompt; Ctrl-C clears the line, Ctrl-D (or the end of input) ends."""
+    if not interactive:
+        for line in sys.stdin:
+            yield line.rstrip("\n")
+        return
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    history = FileHistory(str(history_path)) if history_path is not None else InMemoryHistory()
+    session: PromptSession[str] = PromptSession(history=history)
+    while True:
+        try:
+            yield session.prompt(PROMPT)
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            return
+
+
+class ChatScreen:
+    """Renders what the backend says; one instance per chat."""
+
+    def __init__(self, console: Console, backend: ChatBackend, agent_id: str, live: bool) -> None:
+        self.console = console
+        self.backend = backend
+        self.agent_id = agent_id
+        self.live = live
+        self.said: set[str] = set()  # the banner: not repeated after every message
+
+    def notice(self, text: str) -> None:
+        if text not in self.said:
+            self.console.print(f"[yellow]* {_escape(text)}[/yellow]")
+
+    def error(self, text: str) -> None:
+        self.console.print(f"[red]error: {_escape(text)}[/red]")
+
+    def handle(self, line: str) -> bool:
+        """One line typed by the user; False when the chat should end."""
+        text = line.strip()
+        if not text:
+            return True
+        command = parse_command(text, CHAT_COMMANDS)
+        if command is None and _looks_like_command(text):
+            self.error(f"unknown command {text.split()[0]} (type /help for the list)")
+            return True
+        try:
+            if command is None or command.name in ("new", "reset"):
+                self.reply(text)
+                return True
+            return self.run_command(command)
+        except OpenclawError as exc:
+            self.error(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            return True
+
+    def run_command(self, command: Command) -> bool:
+        if command.name == "exit":
+            return False
+        if command.name == "help":
+            self.console.print(HELP, markup=False, highlight=False)
+        elif command.name in NEEDS_ARGUMENT and not command.rest:
+            self.error(f"usage: /{command.name} {NEEDS_ARGUMENT[command.name]}")
+        elif command.name == "compact":
+            with self.console.status("summarising…"):
+                outcome = self.backend.compact()
+            from openclaw_cli.agent.compaction import CompactionResult
+            from openclaw_cli.agent.loop import describe_compaction
+
+            self.notice(describe_compaction(CompactionResult(**_snake(outcome))))
+        elif command.name == "memory":
+            self.show_memories(self.backend.memory_search(command.rest))
+        elif command.name == "remember":
+            stored = self.backend.remember(command.rest)
+            self.notice(f"remembered {stored.get('id')}: {stored.get('l0', command.rest)}")
+        elif command.name == "forget":
+            gone = self.backend.forget(command.rest)
+            self.notice(f"forgot {gone.get('id', command.rest)}")
+        elif command.name == "status":
+            for key, value in self.backend.status().items():
+                self.console.print(f"{key}: {value}", markup=False, highlight=False)
+        return True
+
+    def show_memories(self, hits: list[dict[str, Any]]) -> None:
+        if not hits:
+            self.notice("no memories found")
+            return
+        for hit in hits:
+            self.console.print(
+                f"[dim]{_escape(str(hit.get('id')))}[/dim]  {_escape(str(hit.get('category', '')))}  "
+                f"{_escape(str(hit.get('l0', hit.get('text', ''))))}"
+            )
+
+    def reply(self, text: str) -> None:
+        """Send a message and render the reply as it streams."""
+        if not self.live:
+            result = self.backend.send(text, self._plain_event)
+            if result.get("reply"):
+                sys.stdout.write("\n")
+            self._finish(result)
+            return
+        from rich.live import Live
+        from rich.markdown import Markdown
+
+        pieces: list[str] = []
+        with Live(Markdown(""), console=self.console, refresh_per_second=15, transient=False) as view:
+
+            def on_event(kind: str, payload: dict[str, Any]) -> None:
+                if kind == "delta":
+                    pieces.append(str(payload.get("text", "")))
+                    view.update(Markdown("".join(pieces)))
+                elif kind == "notice":
+                    self.notice(str(payload.get("text", "")))
+                elif kind == "tool":
+                    view.console.print(f"[dim]· {_escape(str(payload.get('name')))}[/dim]")
+
+            result = self.backend.send(text, on_event)
+        self._finish(result)
+
+    def _plain_event(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "delta":
+            sys.stdout.write(str(payload.get("text", "")))
+            sys.stdout.flush()
+        elif kind == "notice":
+            self.notice(str(payload.get("text", "")))
+
+    def _finish(self, result: dict[str, Any]) -> None:
+        if result.get("status") == "error":
+            self.error(str(result.get("error")))
+        elif result.get("status") == "aborted":
+            self.notice("stopped; your message is kept")
+
+
+def _looks_like_command(text: str) -> bool:
+    word = text.split()[0]
+    return word.startswith("/") and len(word) > 1 and word[1:].isalpha()
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _snake(outcome: dict[str, Any]) -> dict[str, Any]:
+    """A compaction outcome from JSON (camelCase) back to CompactionResult's fields."""
+    names = {
+        "sessionId": "session_id",
+        "previousCheckpoint": "previous_checkpoint",
+        "summaryTokens": "summary_tokens",
+    }
+    return {names.get(key, key): value for key, value in outcome.items() if names.get(key, key) in _FIELDS}
+
+
+_FIELDS = {
+    "session_id",
+    "compacted",
+    "reason",
+    "checkpoint",
+    "previous_checkpoint",
+    "summarised",
+    "kept",
+    "summary_tokens",
+}
+
+
+def run_chat(
+    backend: ChatBackend,
+    console: Console,
+    agent_id: str,
+    banner: list[str],
+    lines: Callable[[], Iterator[str]],
+    live: bool,
+) -> None:
+    screen = ChatScreen(console, backend, agent_id, live)
+    for line in banner:
+        screen.notice(line)
+    screen.said.update(banner)
+    for line in lines():
+        if not screen.handle(line):
+            break

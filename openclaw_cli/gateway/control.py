@@ -1,0 +1,215 @@
+"""Controlling a gateway from the CLI: start in the background, stop, status, health, call a method.
+
+The running gateway writes `$OPENCLAW_HOME/gateway/gateway.pid` (JSON: pid, host, port) once it listens
+and removes it when it stops; a background gateway logs to `gateway/gateway.log` (0600).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.fsutil import FILE_MODE
+from openclaw_cli.gateway.auth import read_token_file
+from openclaw_cli.gateway.server import log_file, pid_file
+from openclaw_cli.paths import Home
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class GatewayDown(OpenclawError):
+    """No gateway answers."""
+
+
+def read_pid_record(home: Home) -> dict[str, Any] | None:
+    try:
+        value = json.loads(pid_file(home).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("pid"), int) else None
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def probe(host: str, port: int, path: str = "/healthz", timeout: float = 2.0) -> dict[str, Any] | None:
+    """The JSON a health endpoint answers, or None when nothing answers."""
+    target = "127.0.0.1" if host == "0.0.0.0" else host
+    try:
+        with urllib.request.urlopen(f"http://{target}:{port}{path}", timeout=timeout) as reply:
+            value = json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        with contextlib.suppress(ValueError, OSError):
+            value = json.loads(exc.read())
+            return value if isinstance(value, dict) else None
+        return None
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def client_token(home: Home, given: str | None, env_token: str | None) -> str | None:
+    return given or env_token or read_token_file(home.root / "gateway" / "token")
+
+
+def endpoint(home: Home, port: int | None) -> tuple[str, int]:
+    """Where to reach the gateway: --port on loopback, else what the pid file says, else the default."""
+    if port is not None:
+        return "127.0.0.1", port
+    record = read_pid_record(home)
+    if record is not None:
+        return str(record.get("host", "127.0.0.1")), int(record.get("port", 18789))
+    return "127.0.0.1", 18789
+
+
+def call(
+    host: str,
+    port: int,
+    token: str | None,
+    method: str,
+    params: dict[str, Any],
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Any:
+    """Connect over WebSocket, authenticate, call one method; its payload, or OpenclawError."""
+    from websockets.exceptions import WebSocketException
+    from websockets.sync.client import connect
+
+    target = "127.0.0.1" if host == "0.0.0.0" else host
+    try:
+        with connect(f"ws://{target}:{port}/ws", open_timeout=timeout, close_timeout=2) as ws:
+            for request_id, name, body in (
+                ("c", "connect", {"auth": {"token": token or ""}}),
+                ("1", method, params),
+            ):
+                ws.send(json.dumps({"type": "req", "id": request_id, "method": name, "params": body}))
+                reply = _response(ws, request_id, timeout)
+                if not reply.get("ok"):
+                    error = reply.get("error") or {}
+                    raise OpenclawError(
+                        f"{name}: {error.get('code')}: {error.get('message')}", error.get("hint")
+                    )
+            return reply.get("payload")
+    except (OSError, WebSocketException, TimeoutError) as exc:
+        raise GatewayDown(
+            f"no gateway answers on {target}:{port} ({exc.__class__.__name__})",
+            hint="start one with `openclaw gateway start`",
+        ) from exc
+
+
+def _response(ws: Any, request_id: str, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        frame = json.loads(ws.recv(timeout=max(0.01, deadline - time.monotonic())))
+        if frame.get("type") == "res" and frame.get("id") == request_id:
+            return dict(frame)
+
+
+def start_background(
+    home: Home, run_args: list[str], env: dict[str, str], timeout: float = 30.0
+) -> dict[str, Any]:
+    """Start `openclaw gateway run ARGS` detached; wait until it answers /healthz."""
+    record = read_pid_record(home)
+    if record is not None and process_alive(record["pid"]):
+        raise OpenclawError(
+            f"a gateway is already running (pid {record['pid']}, port {record.get('port')})",
+            hint="stop it with `openclaw gateway stop`",
+        )
+    home.ensure(home.root / "gateway")
+    with contextlib.suppress(FileNotFoundError):
+        pid_file(home).unlink()  # stale: its process is gone
+    log_path = log_file(home)
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    with os.fdopen(fd, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "openclaw_cli", "--home", str(home.root), "gateway", "run", *run_args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise OpenclawError(
+                f"the gateway exited at start (status {process.returncode}): {_log_tail(log_path)}",
+                hint=f"see {log_path}",
+            )
+        record = read_pid_record(home)
+        if record is not None and record["pid"] == process.pid and probe(record["host"], record["port"]):
+            return {**record, "log": str(log_path)}
+        time.sleep(0.1)
+    process.terminate()
+    raise OpenclawError(f"the gateway did not answer within {timeout:.0f} s", hint=f"see {log_path}")
+
+
+def _log_tail(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "-"
+    return lines[-1] if lines else "-"
+
+
+def stop(home: Home, timeout: float = 15.0) -> dict[str, Any]:
+    """SIGTERM the gateway of this home and wait for it to exit (SIGKILL after `timeout`)."""
+    record = read_pid_record(home)
+    if record is None or not process_alive(record["pid"]):
+        with contextlib.suppress(FileNotFoundError):
+            pid_file(home).unlink()
+        raise NotFound("no gateway is running for this home", hint="start one with `openclaw gateway start`")
+    pid = record["pid"]
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process_alive(pid) or _reaped(pid):
+            return {"stopped": True, "pid": pid, "forced": False}
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(FileNotFoundError):
+        pid_file(home).unlink()
+    return {"stopped": True, "pid": pid, "forced": True}
+
+
+def _reaped(pid: int) -> bool:
+    """A child of this process that exited is a zombie until waited for (only in tests that start it)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return done == pid
+
+
+def status(home: Home, port: int | None, token: str | None) -> dict[str, Any]:
+    record = read_pid_record(home)
+    host, chosen = endpoint(home, port)
+    health = probe(host, chosen)
+    result: dict[str, Any] = {
+        "running": health is not None,
+        "pid": record.get("pid") if record else None,
+        "host": host,
+        "port": chosen,
+        "pidFile": str(pid_file(home)),
+        "log": str(log_file(home)),
+    }
+    if health is not None and token:
+        with contextlib.suppress(OpenclawError):
+            result["gateway"] = call(host, chosen, token, "status", {}, timeout=5)
+    return result

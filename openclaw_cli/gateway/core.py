@@ -1,0 +1,195 @@
+"""The gateway's state: settings, the agent runtime, lanes, the inbox journal. No HTTP here.
+
+Everything runs on one asyncio event loop; blocking file and database work goes to threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.agent.runtime import AgentRuntime, TurnResult
+from openclaw_cli.gateway.inbox import Inbox, Pending
+from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, RunLimiter, Turn
+from openclaw_cli.gateway.runtime_host import RuntimeHost
+from openclaw_cli.memory.records import iso, utc_now
+from openclaw_cli.paths import validate_agent_id
+from openclaw_cli.sessions.keys import build_key, parse_key
+from openclaw_cli.sessions.store import SessionStore, parse_time
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+    from openclaw_cli.paths import Home
+
+log = logging.getLogger("openclaw.gateway")
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    host: str
+    port: int
+    token: str
+    token_source: str  # flag, env, file, generated
+
+
+class GatewayCore:
+    def __init__(
+        self,
+        home: Home,
+        settings: Settings,
+        options: GatewayOptions,
+        runtime_factory: Callable[[Home, Settings], AgentRuntime] = AgentRuntime,
+    ) -> None:
+        self.home = home
+        self.settings = settings
+        self.options = options
+        self.runtime = RuntimeHost(runtime_factory(home, settings))
+        self.inbox = Inbox(home.root / "gateway" / "inbox.jsonl", fsync=settings.session.fsync == "always")
+        self.limiter = RunLimiter(settings.agents.max_concurrent)
+        self.lanes = LaneManager(
+            self.runtime.run_turn,
+            self.limiter,
+            debounce_ms=settings.gateway.queue.debounce_ms,
+            on_turn_done=self._turn_done,
+        )
+        self.started_at = time.time()
+        self.config_error: str | None = None  # the last rejected edit of openclaw.json
+        self.config_loaded_at = time.time()
+        self.turns_done = 0
+        self.ready = False
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def start(self) -> list[str]:
+        """Re-queue what an earlier process acknowledged but never stored; the run ids started."""
+        pending = await asyncio.to_thread(self.inbox.pending)
+        unstored = [entry for entry in pending if not await asyncio.to_thread(self._already_stored, entry)]
+        await asyncio.to_thread(self.inbox.compact, unstored)
+        run_ids = []
+        for entry in unstored:
+            message = Message(entry.text, entry.sender, entry.id)
+            turn = self.lanes.submit(
+                entry.agent_id, entry.session_key, message, "followup", user_id=entry.user_id
+            )
+            run_ids.append(turn.run_id)
+        if run_ids:
+            log.info("re-queued %d acknowledged message(s) from before a stop", len(run_ids))
+        self.ready = True
+        return run_ids
+
+    async def stop(self, grace_seconds: float = 10.0) -> None:
+        """Let running turns finish (for up to `grace_seconds`), then close the runtime.
+
+        Queued turns are not waited for: their messages stay in the inbox journal (not done) and are
+        re-queued at the next start; a turn cut off mid-run has stored its user message already.
+        """
+        self.ready = False
+        running = self.lanes.running()
+        if running:
+            log.info("waiting for %d running turn(s) to finish", len(running))
+            await asyncio.wait(running, timeout=grace_seconds)
+        await asyncio.to_thread(self.runtime.close)
+        self.inbox.close()
+
+    def _already_stored(self, entry: Pending) -> bool:
+        """Whether the turn stored the message before the process died (no `done` line yet)."""
+        store = SessionStore(self.home, entry.agent_id)
+        try:
+            session_id = store.current_session_id(entry.session_key)
+            if session_id is None:
+                return False
+            accepted = parse_time(entry.accepted_at)
+            for message in reversed(store.read_messages(session_id).messages):
+                ts = parse_time(message.get("ts"))
+                if accepted is not None and ts is not None and ts < accepted:
+                    break
+                if message.get("role") == "user" and entry.text in str(message.get("content", "")):
+                    return True
+            return False
+        finally:
+            store.close()
+
+    # ------------------------------------------------------------------ settings
+
+    async def apply_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        self.lanes.debounce_ms = settings.gateway.queue.debounce_ms
+        await self.limiter.resize(settings.agents.max_concurrent)
+        self.runtime.settings_changed(settings)
+        self.config_error = None
+        self.config_loaded_at = time.time()
+
+    # ------------------------------------------------------------------ messages
+
+    def agent_id(self, given: str | None) -> str:
+        return validate_agent_id(given or self.settings.agents.default)
+
+    def send(
+        self,
+        agent_id: str,
+        session_key: str,
+        text: str,
+        *,
+        sender: str | None = None,
+        user_id: str | None = None,
+        mode: str | None = None,
+        listener: Listener | None = None,
+    ) -> Turn:
+        """Journal the message, then queue it on its lane; the turn it joined (ack with its run id)."""
+        key = build_key(parse_key(session_key))
+        if parse_key(key).agent_id != agent_id:
+            from openclaw_cli.errors import InvalidInput
+
+            raise InvalidInput(f"session key {key} belongs to another agent than {agent_id}")
+        chosen = mode or self.settings.gateway.queue.mode
+        if chosen not in QUEUE_MODES:
+            from openclaw_cli.errors import InvalidInput
+
+            raise InvalidInput(f"unknown queue mode {chosen!r}", hint=f"use one of {', '.join(QUEUE_MODES)}")
+        entry = self.inbox.accept(agent_id, key, text, sender, str(iso(utc_now())), user_id)
+        message = Message(text, sender, entry.id)
+        return self.lanes.submit(agent_id, key, message, chosen, listener=listener, user_id=user_id)
+
+    def _turn_done(self, turn: Turn, result: TurnResult) -> None:
+        self.turns_done += 1
+        ids = [m.journal_id for m in turn.messages if m.journal_id is not None]
+        try:
+            self.inbox.done(ids)
+        except OSError as exc:  # the messages are stored; re-queued at the next start only if not
+            log.warning("could not mark messages done in the inbox journal: %s", exc)
+
+    # ------------------------------------------------------------------ status
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "ready": self.ready,
+            "pid": os.getpid(),
+            "uptimeSeconds": round(time.time() - self.started_at, 3),
+        }
+
+    def status(self) -> dict[str, Any]:
+        return {
+            **self.health(),
+            "host": self.options.host,
+            "port": self.options.port,
+            "home": str(self.home.root),
+            "defaultAgent": self.settings.agents.default,
+            "agents": [entry.id for entry in self.settings.agents.entries] or [self.settings.agents.default],
+            "maxConcurrent": self.limiter.limit,
+            "queueMode": self.settings.gateway.queue.mode,
+            "debounceMs": self.settings.gateway.queue.debounce_ms,
+            "model": self.settings.llm.model,
+            "turnsDone": self.turns_done,
+            "config": {
+                "loadedAt": datetime.fromtimestamp(self.config_loaded_at).astimezone().isoformat(),
+                "error": self.config_error,
+            },
+            **self.lanes.busy(),
+        }

@@ -1,0 +1,256 @@
+"""HTTP endpoints: health probes, the OpenAI-compatible chat endpoint and the channel hook.
+
+`/v1/chat/completions`: `model` names the agent, `user` picks the session (agent:{agent}:openai:direct:
+{user}; without it the agent's main session). The gateway keeps the history itself, so only the last
+user message of `messages` is taken as the new turn. `stream: true` answers with server-sent events.
+Every request is its own turn (queue mode followup), queued on the session's lane like any message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from openclaw_cli.errors import InvalidInput, OpenclawError
+from openclaw_cli.gateway.auth import bearer, token_matches
+from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
+from openclaw_cli.sessions.keys import build_key, dm_key
+
+if TYPE_CHECKING:
+    from openclaw_cli.gateway.server import GatewayApp
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.kind = kind
+
+    def response(self) -> JSONResponse:
+        return JSONResponse({"error": {"message": self.message, "type": self.kind}}, status_code=self.status)
+
+
+def check_auth(gateway: GatewayApp, request: Request) -> None:
+    client = request.client.host if request.client else "unknown"
+    wait = gateway.failures.blocked_for(client)
+    if wait > 0:
+        raise HttpError(429, f"too many failed attempts; retry in {wait:.0f} s", "rate_limit_error")
+    if not token_matches(gateway.core.options.token, bearer(request.headers.get("authorization"))):
+        gateway.failures.failed(client)
+        raise HttpError(
+            401, "wrong or missing token: send Authorization: Bearer TOKEN", "authentication_error"
+        )
+
+
+async def read_json(gateway: GatewayApp, request: Request) -> dict[str, Any]:
+    """The body as a JSON object, refused (413) past gateway.maxMessageBytes without reading it all."""
+    limit = gateway.core.settings.gateway.max_message_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HttpError(413, f"the body is larger than {limit} bytes (gateway.maxMessageBytes)")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HttpError(413, f"the body is larger than {limit} bytes (gateway.maxMessageBytes)")
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks))
+    except (ValueError, RecursionError) as exc:
+        raise HttpError(400, "the body is not JSON") from exc
+    if not isinstance(body, dict):
+        raise HttpError(400, "the body must be a JSON object")
+    return body
+
+
+def _known_agent(gateway: GatewayApp, model: Any) -> str:
+    agents = gateway.core.settings.agents
+    known = {entry.id.lower() for entry in agents.entries} | {agents.default.lower()}
+    if not isinstance(model, str) or not model:
+        return gateway.core.agent_id(None)
+    name = model.removeprefix("openclaw/").lower()
+    if name not in known:
+        raise HttpError(
+            404,
+            f"no agent {model!r}: the model field names an agent ({', '.join(sorted(known))})",
+            "model_not_found",
+        )
+    return gateway.core.agent_id(name)
+
+
+def _last_user_text(messages: Any) -> str:
+    if not isinstance(messages, list) or not messages:
+        raise HttpError(400, '"messages" must be a non-empty list')
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts: keep the text ones
+                content = "\n".join(
+                    str(part.get("text", ""))
+                    for part in content
+                    if isinstance(part, dict) and part.get("type") == "text"
+                )
+            if isinstance(content, str) and content.strip():
+                return content
+            break
+    raise HttpError(400, "the last user message has no text")
+
+
+def _completion(run_id: str, agent: str, text: str, finish: str | None, *, chunk: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": f"chatcmpl-{run_id}",
+        "object": "chat.completion.chunk" if chunk else "chat.completion",
+        "created": int(time.time()),
+        "model": agent,
+    }
+    if chunk:
+        delta = {"role": "assistant", "content": text} if text else {}
+        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    else:
+        body["choices"] = [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+        ]
+        body["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    return body
+
+
+async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
+    check_auth(gateway, request)
+    body = await read_json(gateway, request)
+    agent = _known_agent(gateway, body.get("model"))
+    text = _last_user_text(body.get("messages"))
+    user = body.get("user")
+    if user is not None and (not isinstance(user, str) or not user.strip()):
+        raise HttpError(400, '"user" must be a non-empty string')
+    session = gateway.core.settings.session
+    key = (
+        build_key(
+            dm_key(
+                agent,
+                "openai",
+                DEFAULT_ACCOUNT,
+                user,
+                dm_scope="per-channel-peer",
+                identity_links=session.identity_links,
+            )
+        )
+        if user
+        else f"agent:{agent}:main"
+    )
+    events: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    turn = gateway.core.send(
+        agent, key, text, mode="followup", listener=lambda e, pl: events.put_nowait((e, pl))
+    )
+    if body.get("stream") is True:
+        return StreamingResponse(_stream(turn.run_id, agent, events), media_type="text/event-stream")
+    result = await turn.done
+    if result.status != "ok":
+        raise HttpError(
+            502 if result.status == "error" else 499,
+            result.error or "the turn was aborted",
+            "upstream_error" if result.status == "error" else "aborted",
+        )
+    return JSONResponse(_completion(turn.run_id, agent, result.reply, "stop", chunk=False))
+
+
+async def _stream(
+    run_id: str, agent: str, events: asyncio.Queue[tuple[str, dict[str, Any]]]
+) -> AsyncIterator[str]:
+    def sse(value: Any) -> str:
+        return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
+
+    yield sse(_completion(run_id, agent, "", None, chunk=True))
+    while True:
+        event, payload = await events.get()
+        if event != "chat" or payload.get("runId") != run_id:
+            continue
+        state = payload.get("state")
+        if state == "delta":
+            yield sse(_completion(run_id, agent, str(payload.get("text", "")), None, chunk=True))
+        elif state == "final":
+            yield sse(_completion(run_id, agent, "", "stop", chunk=True))
+            break
+        else:
+            yield sse({"error": {"message": payload.get("text") or str(state), "type": "upstream_error"}})
+            break
+    yield "data: [DONE]\n\n"
+
+
+def _peer(value: Any, what: str) -> Peer | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return Peer("direct", value)
+    if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"]:
+        kind = value.get("kind", "direct")
+        if kind not in ("direct", "group", "channel"):
+            raise HttpError(400, f'"{what}.kind" must be direct, group or channel')
+        return Peer(kind, value["id"])
+    raise HttpError(400, f'"{what}" must be an id or {{"kind", "id"}}')
+
+
+def _text_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise HttpError(400, f'"{name}" must be a non-empty string')
+    return value
+
+
+def inbound_from(body: dict[str, Any]) -> Inbound:
+    peer = _peer(body.get("peer"), "peer")
+    if peer is None:
+        raise HttpError(400, '"peer" is required')
+    roles = body.get("roles") or []
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise HttpError(400, '"roles" must be a list of strings')
+    return Inbound(
+        channel=_text_field(body, "channel", required=True) or "",
+        text=_text_field(body, "text", required=True) or "",
+        peer=peer,
+        account_id=_text_field(body, "accountId") or DEFAULT_ACCOUNT,
+        sender=_text_field(body, "sender"),
+        parent_peer=_peer(body.get("parentPeer"), "parentPeer"),
+        guild_id=_text_field(body, "guildId"),
+        team_id=_text_field(body, "teamId"),
+        roles=tuple(roles),
+    )
+
+
+async def hooks_agent(gateway: GatewayApp, request: Request) -> Response:
+    """An inbound channel message: routed by the bindings, queued, answered; the reply is returned."""
+    check_auth(gateway, request)
+    message = inbound_from(await read_json(gateway, request))
+    try:
+        target = route(gateway.core.settings, message)
+    except InvalidInput as exc:
+        raise HttpError(400, exc.message) from exc
+    turn = gateway.core.send(target.agent_id, target.session_key, message.text, sender=message.sender)
+    result = await turn.done
+    answer = {
+        "runId": turn.run_id,
+        "agentId": target.agent_id,
+        "sessionKey": target.session_key,
+        "matchedBy": target.level,
+        **{k: v for k, v in result.public_dict().items() if k != "runId"},
+    }
+    return JSONResponse(answer, status_code=200 if result.status == "ok" else 502)
+
+
+async def guarded(gateway: GatewayApp, request: Request, handler: Any) -> Response:
+    try:
+        response: Response = await handler(gateway, request)
+        return response
+    except HttpError as exc:
+        return exc.response()
+    except OpenclawError as exc:
+        return HttpError(400, exc.message).response()

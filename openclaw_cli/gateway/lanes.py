@@ -1,0 +1,308 @@
+"""Lanes (seed 003 §6): one queue per session, one run at a time in it, and a global cap on runs.
+
+What a message does when its session already has work (`gateway.queue.mode`, default collect):
+
+- collect: it joins the newest turn that has not started, and that turn waits until no message has
+  arrived for `debounceMs`; a burst of messages becomes one turn (texts joined by blank lines, in order).
+- followup: it becomes its own turn, run after everything before it.
+- queue: the legacy one-message-at-a-time form: its own turn, in order, like followup. (Where a runtime
+  can take messages into a running turn, queue injects them one by one; the AgentRuntime interface
+  has no such entry point, so queue and followup behave alike here.)
+- steer: it is injected into the earliest turn that has not started its model call yet (one waiting for
+  the lane or for a global slot), with no debounce; when every turn has started, it falls back to
+  followup. A turn that has called the model is never changed (the runtime cannot take input mid-call).
+- steer-backlog: steered like steer, and also kept for a follow-up turn of its own (two replies).
+- interrupt: the running turn is cancelled (the runtime stores the user's message, drops the reply, and
+  reports "aborted"); the new message runs next. Nothing queued is dropped.
+
+Every turn, whatever its mode, keeps the order of its session's messages. Runs across all sessions are
+capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from openclaw_cli.agent.runtime import EventSink, TurnRequest, TurnResult
+
+QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
+Runner = Callable[[TurnRequest, EventSink, asyncio.Event], Awaitable[TurnResult]]
+Listener = Callable[[str, dict[str, Any]], None]  # (event name, payload), called on the event loop
+
+
+# When the frame or request carrying the message being handled was read (time.monotonic(), which on
+# Linux is CLOCK_MONOTONIC, the clock time.perf_counter() reads too): lets a client on the same host
+# separate time spent waiting to be read from the gateway's own work.
+RECEIVED_AT: ContextVar[float | None] = ContextVar("received_at", default=None)
+
+
+def new_run_id() -> str:
+    return "run-" + uuid.uuid4().hex[:16]
+
+
+@dataclass
+class Message:
+    text: str
+    sender: str | None = None
+    journal_id: str | None = None  # its line in the inbox journal, marked done when the turn ends
+    received_at: float = field(default_factory=lambda: RECEIVED_AT.get() or time.monotonic())
+
+
+@dataclass
+class Turn:
+    agent_id: str
+    session_key: str
+    mode: str
+    run_id: str = field(default_factory=new_run_id)
+    messages: list[Message] = field(default_factory=list)
+    listeners: list[Listener] = field(default_factory=list)
+    user_id: str | None = None
+    ready_at: float = 0.0  # monotonic time before which it must not start (collect's debounce)
+    created_at: float = field(default_factory=time.monotonic)
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    started: bool = False
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Future[TurnResult] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def text(self) -> str:
+        """The messages joined in order; when several people spoke (a group), each line says who."""
+        if len({m.sender for m in self.messages}) > 1:
+            return "\n\n".join(f"{m.sender or 'unknown'}: {m.text}" for m in self.messages)
+        return "\n\n".join(m.text for m in self.messages)
+
+    @property
+    def sender(self) -> str | None:
+        senders = {m.sender for m in self.messages}
+        return self.messages[0].sender if len(senders) == 1 else None
+
+    def publish(self, event: str, payload: dict[str, Any]) -> None:
+        for listener in list(self.listeners):
+            listener(event, payload)
+
+
+class RunLimiter:
+    """A counting limit on concurrent runs whose size can change while runs hold it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.active = 0
+        self._changed = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.active < self.limit)
+            self.active += 1
+
+    async def release(self) -> None:
+        async with self._changed:
+            self.active -= 1
+            self._changed.notify_all()
+
+    async def resize(self, limit: int) -> None:
+        async with self._changed:
+            self.limit = limit
+            self._changed.notify_all()
+
+
+@dataclass
+class Lane:
+    key: tuple[str, str]  # (agentId, sessionKey)
+    pending: deque[Turn] = field(default_factory=deque)
+    current: Turn | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    worker: asyncio.Task[None] | None = None
+
+
+class LaneManager:
+    def __init__(
+        self,
+        runner: Runner,
+        limiter: RunLimiter,
+        *,
+        debounce_ms: int = 1000,
+        on_turn_done: Callable[[Turn, TurnResult], None] | None = None,
+    ) -> None:
+        self.runner = runner
+        self.limiter = limiter
+        self.debounce_ms = debounce_ms
+        self.on_turn_done = on_turn_done
+        self.lanes: dict[tuple[str, str], Lane] = {}
+        self.runs: dict[str, Turn] = {}  # run id -> turn, while queued or running
+
+    # ------------------------------------------------------------------ submitting
+
+    def submit(
+        self,
+        agent_id: str,
+        session_key: str,
+        message: Message,
+        mode: str,
+        *,
+        listener: Listener | None = None,
+        user_id: str | None = None,
+    ) -> Turn:
+        """Queue `message` on its session's lane under `mode`; the turn it joined (its run id is the ack)."""
+        if mode not in QUEUE_MODES:
+            raise ValueError(f"unknown queue mode {mode!r}")
+        lane = self._lane(agent_id, session_key)
+        waiting = [turn for turn in lane.pending if not turn.started]
+        now = time.monotonic()
+        if mode == "collect" and waiting and waiting[-1].mode == "collect":
+            turn = waiting[-1]
+            turn.ready_at = now + self.debounce_ms / 1000
+        elif mode in ("steer", "steer-backlog") and waiting:
+            turn = waiting[0]
+            if mode == "steer-backlog":
+                self._join(turn, Message(message.text, message.sender), listener)
+                turn = self._new_turn(lane, agent_id, session_key, "followup", now, user_id)
+        else:
+            if mode == "interrupt" and lane.current is not None:
+                lane.current.cancel.set()
+            turn = self._new_turn(lane, agent_id, session_key, mode, now, user_id)
+        self._join(turn, message, listener)
+        lane.wake.set()
+        if lane.worker is None:
+            lane.worker = asyncio.get_running_loop().create_task(self._drain(lane))
+        return turn
+
+    def _lane(self, agent_id: str, session_key: str) -> Lane:
+        key = (agent_id, session_key)
+        lane = self.lanes.get(key)
+        if lane is None:
+            lane = self.lanes[key] = Lane(key)
+        return lane
+
+    def _new_turn(
+        self, lane: Lane, agent_id: str, session_key: str, mode: str, now: float, user_id: str | None
+    ) -> Turn:
+        delay = self.debounce_ms / 1000 if mode == "collect" else 0.0
+        turn = Turn(agent_id, session_key, mode, user_id=user_id, ready_at=now + delay)
+        lane.pending.append(turn)
+        self.runs[turn.run_id] = turn
+        return turn
+
+    @staticmethod
+    def _join(turn: Turn, message: Message, listener: Listener | None) -> None:
+        turn.messages.append(message)
+        if listener is not None and listener not in turn.listeners:
+            turn.listeners.append(listener)
+
+    # ------------------------------------------------------------------ running
+
+    async def _drain(self, lane: Lane) -> None:
+        try:
+            while lane.pending:
+                turn = lane.pending[0]
+                delay = turn.ready_at - time.monotonic()
+                if delay > 0:
+                    lane.wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(lane.wake.wait(), delay)
+                    continue  # a new message may have pushed the debounce further
+                await self.limiter.acquire()
+                try:
+                    lane.pending.popleft()
+                    turn.started, turn.started_at = True, time.monotonic()
+                    lane.current = turn
+                    result = await self._run(turn)
+                    turn.ended_at = time.monotonic()
+                finally:
+                    lane.current = None
+                    await self.limiter.release()
+                self._finish(turn, result)
+        finally:
+            lane.worker = None
+            if not lane.pending and self.lanes.get(lane.key) is lane:
+                del self.lanes[lane.key]
+
+    async def _run(self, turn: Turn) -> TurnResult:
+        request = TurnRequest(
+            turn.agent_id, turn.session_key, turn.text, turn.run_id, sender=turn.sender, user_id=turn.user_id
+        )
+
+        def emit(kind: str, payload: dict[str, Any]) -> None:
+            base = {"runId": turn.run_id, "sessionKey": turn.session_key}
+            if kind == "delta":
+                turn.publish("chat", {**base, "state": "delta", "text": payload.get("text", "")})
+            else:
+                turn.publish(kind, {**base, **payload})
+
+        try:
+            return await self.runner(request, emit, turn.cancel)
+        except Exception as exc:  # noqa: BLE001 - one failed turn must not stop the lane
+            return TurnResult(turn.run_id, "", "error", error=f"{exc.__class__.__name__}: {exc}")
+
+    def _finish(self, turn: Turn, result: TurnResult) -> None:
+        self.runs.pop(turn.run_id, None)
+        for notice in result.notices:
+            turn.publish("notice", {"runId": turn.run_id, "sessionKey": turn.session_key, "text": notice})
+        state = {"ok": "final", "error": "error", "aborted": "aborted"}[result.status]
+        text = result.reply if result.status == "ok" else (result.error or "")
+        turn.publish(
+            "chat",
+            {
+                "runId": turn.run_id,
+                "sessionKey": turn.session_key,
+                "state": state,
+                "text": text,
+                "sessionId": result.session_id,
+                # waiting (lane, debounce, global cap) and running (the runtime: session files and the
+                # model), so a client can tell the gateway's own share of a turn's latency
+                "queuedMs": round((turn.started_at - turn.created_at) * 1000, 3),
+                "runMs": round((turn.ended_at - turn.started_at) * 1000, 3),
+                "timings": {  # monotonic seconds: last message read, turn created, started, ended
+                    "receivedAt": turn.messages[-1].received_at,
+                    "createdAt": turn.created_at,
+                    "startedAt": turn.started_at,
+                    "endedAt": turn.ended_at,
+                },
+            },
+        )
+        if self.on_turn_done is not None:
+            self.on_turn_done(turn, result)
+        if not turn.done.done():
+            turn.done.set_result(result)
+
+    # ------------------------------------------------------------------ control
+
+    def abort(self, run_id: str | None = None, session: tuple[str, str] | None = None) -> list[str]:
+        """Cancel a run by id, or everything queued and running on a session's lane; the run ids hit."""
+        turns: list[Turn] = []
+        if run_id is not None and run_id in self.runs:
+            turns.append(self.runs[run_id])
+        if session is not None and session in self.lanes:
+            lane = self.lanes[session]
+            turns.extend([lane.current] if lane.current else [])
+            turns.extend(lane.pending)
+        for turn in turns:
+            turn.cancel.set()
+            turn.ready_at = 0.0
+        for lane in self.lanes.values():
+            lane.wake.set()
+        return [turn.run_id for turn in turns]
+
+    def running(self) -> list[asyncio.Future[TurnResult]]:
+        """The completion futures of the turns running now."""
+        return [lane.current.done for lane in self.lanes.values() if lane.current is not None]
+
+    def busy(self) -> dict[str, int]:
+        queued = sum(len(lane.pending) for lane in self.lanes.values())
+        running = sum(1 for lane in self.lanes.values() if lane.current is not None)
+        return {"lanes": len(self.lanes), "running": running, "queued": queued}
+
+    async def wait_idle(self) -> None:
+        workers = [lane.worker for lane in self.lanes.values() if lane.worker is not None]
+        if workers:
+            await asyncio.gather(*workers, return_exceptions=True)

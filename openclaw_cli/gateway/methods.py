@@ -1,0 +1,254 @@
+"""The WebSocket methods (and `gateway call`): each takes the params object and returns the payload.
+
+Errors are FrameError (protocol codes) or OpenclawError, mapped to a code by `error_code`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
+from openclaw_cli.gateway import protocol as p
+from openclaw_cli.gateway.lanes import Listener
+from openclaw_cli.sessions.keys import build_key, parse_key
+
+if TYPE_CHECKING:
+    from openclaw_cli.gateway.core import GatewayCore
+    from openclaw_cli.memory.service import MemoryService
+
+Method = Callable[["Methods", dict[str, Any], "Listener | None"], Awaitable[Any]]
+MAX_TEXT = 1_000_000
+
+
+def error_code(exc: OpenclawError) -> str:
+    if isinstance(exc, p.FrameError):
+        return exc.code
+    if isinstance(exc, NotFound):
+        return p.NOT_FOUND
+    if isinstance(exc, Conflict):
+        return p.CONFLICT
+    if isinstance(exc, InvalidInput | UsageError):
+        return p.INVALID_PARAMS
+    return p.UNAVAILABLE
+
+
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
+class Methods:
+    """Dispatch of one request; holds the warm memory services of the agents (one lock each)."""
+
+    def __init__(self, core: GatewayCore) -> None:
+        self.core = core
+        self._memory: dict[str, tuple[MemoryService, threading.Lock]] = {}
+        self._table: dict[str, Method] = {
+            "health": Methods.health,
+            "status": Methods.status,
+            "sessions.list": Methods.sessions_list,
+            "sessions.get": Methods.sessions_get,
+            "sessions.reset": Methods.sessions_reset,
+            "sessions.compact": Methods.sessions_compact,
+            "chat.send": Methods.chat_send,
+            "chat.history": Methods.chat_history,
+            "chat.abort": Methods.chat_abort,
+            "memory.search": Methods.memory_search,
+            "memory.add": Methods.memory_add,
+            "memory.delete": Methods.memory_delete,
+            "reflect.run": Methods.reflect_run,
+        }
+
+    @property
+    def names(self) -> list[str]:
+        return ["connect", *self._table]
+
+    async def call(self, method: str, params: dict[str, Any], listener: Listener | None = None) -> Any:
+        handler = self._table.get(method)
+        if handler is None:
+            raise p.FrameError(
+                p.UNKNOWN_METHOD, f"unknown method {method!r}", hint="see `openclaw gateway call --help`"
+            )
+        return await handler(self, params, listener)
+
+    def close(self) -> None:
+        """Close the memory services (they are opened again, with the current settings, when next used)."""
+        services = list(self._memory.values())
+        self._memory.clear()
+        for service, lock in services:
+            with lock:
+                service.close()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _agent(self, params: dict[str, Any]) -> str:
+        return self.core.agent_id(p.param_str(params, "agentId", required=False, max_length=128))
+
+    def _key(self, params: dict[str, Any], agent_id: str, *, required: bool = False) -> str:
+        text = p.param_str(params, "sessionKey", required=required, max_length=1024)
+        key = build_key(parse_key(text)) if text else f"agent:{agent_id}:main"
+        if parse_key(key).agent_id != agent_id:
+            raise InvalidInput(f"session key {key} belongs to another agent than {agent_id}")
+        return key
+
+    def _store(self, agent_id: str) -> Any:
+        from openclaw_cli.sessions.store import Durability, SessionStore
+
+        return SessionStore(self.core.home, agent_id, Durability.from_settings(self.core.settings.session))
+
+    async def _with_memory(self, agent_id: str, work: Callable[[MemoryService], Any]) -> Any:
+        from openclaw_cli.memory.service import MemoryService
+
+        if agent_id not in self._memory:
+            service = MemoryService(self.core.home, agent_id, self.core.settings.memory, warm=True)
+            self._memory[agent_id] = (service, threading.Lock())
+        service, lock = self._memory[agent_id]
+
+        def locked() -> Any:
+            with lock:
+                return work(service)
+
+        return await asyncio.to_thread(locked)
+
+    # ------------------------------------------------------------------ methods
+
+    async def health(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        return self.core.health()
+
+    async def status(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        return self.core.status()
+
+    async def sessions_list(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        from openclaw_cli.sessions.index import STATUSES, list_sessions
+
+        agent_id = self._agent(params)
+        status = p.param_str(params, "status", required=False, max_length=32)
+        if status is not None and status not in STATUSES:
+            raise InvalidInput(f"unknown status {status!r}", hint=f"use one of {', '.join(STATUSES)}")
+        rows = await asyncio.to_thread(list_sessions, self.core.home.sessions_dir(agent_id), status)
+        return {"agentId": agent_id, "sessions": rows}
+
+    async def _read(self, params: dict[str, Any]) -> Any:
+        agent_id = self._agent(params)
+        target = p.param_str(params, "sessionId", required=False, max_length=256) or self._key(
+            params, agent_id
+        )
+        store = self._store(agent_id)
+        try:
+            return await asyncio.to_thread(lambda: store.read_session(store.resolve(target)))
+        finally:
+            store.close()
+
+    async def sessions_get(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        view = await self._read(params)
+        tail = p.param_int(params, "tail", 0, 0, 1_000_000)
+        messages = view.messages[-tail:] if tail else view.messages
+        return {"meta": view.meta, "messages": messages, "problems": [x.to_dict() for x in view.problems]}
+
+    async def sessions_reset(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
+
+        agent_id = self._agent(params)
+        key = self._key(params, agent_id, required=True)
+        store = self._store(agent_id)
+        manager = SessionManager(store, ResetPolicy.from_settings(self.core.settings.session))
+        try:
+            meta, previous = await asyncio.to_thread(manager.reset, key, _now())
+        finally:
+            store.close()
+        return {"sessionKey": key, "sessionId": meta["sessionId"], "previousSessionId": previous}
+
+    async def sessions_compact(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        agent_id = self._agent(params)
+        key = self._key(params, agent_id, required=True)
+        try:
+            return await self.core.runtime.compact(agent_id, key)
+        except UsageError as exc:
+            raise p.FrameError(p.UNAVAILABLE, exc.message, exc.hint) from exc
+
+    async def chat_send(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        agent_id = self._agent(params)
+        key = self._key(params, agent_id)
+        text = p.param_str(params, "text", max_length=MAX_TEXT) or ""
+        if not text.strip():
+            raise InvalidInput("the message text is empty", hint="send some text")
+        turn = self.core.send(
+            agent_id,
+            key,
+            text,
+            sender=p.param_str(params, "sender", required=False, max_length=256),
+            user_id=p.param_str(params, "userId", required=False, max_length=256),
+            mode=p.param_str(params, "queueMode", required=False, max_length=32),
+            listener=listener,
+        )
+        return {"runId": turn.run_id, "sessionKey": key, "agentId": agent_id, "status": "accepted"}
+
+    async def chat_history(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        try:
+            view = await self._read(params)
+        except NotFound:
+            return {"sessionId": None, "messages": []}
+        limit = p.param_int(params, "limit", 200, 1, 100_000)
+        return {"sessionId": view.meta.get("sessionId"), "messages": view.messages[-limit:]}
+
+    async def chat_abort(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        run_id = p.param_str(params, "runId", required=False, max_length=128)
+        session = None
+        if run_id is None:
+            agent_id = self._agent(params)
+            session = (agent_id, self._key(params, agent_id, required=True))
+        return {"aborted": self.core.lanes.abort(run_id, session)}
+
+    async def memory_search(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        from openclaw_cli.memory.search import MAX_K, SearchRequest
+
+        query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
+        request = SearchRequest(
+            query=query,
+            k=p.param_int(params, "k", 10, 1, MAX_K),
+            user_id=p.param_str(params, "userId", required=False, max_length=256),
+        )
+        result = await self._with_memory(self._agent(params), lambda service: service.search(request))
+        return result.to_dict(request)
+
+    async def memory_add(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        from openclaw_cli.memory.service import NewMemory
+
+        item = NewMemory(
+            p.param_str(params, "text", max_length=MAX_TEXT) or "",
+            p.param_str(params, "category", required=False, max_length=32) or "note",
+            p.param_str(params, "scope", required=False, max_length=16) or "user",
+            p.param_str(params, "userId", required=False, max_length=256),
+            p.param_str(params, "l1", required=False, max_length=MAX_TEXT),
+        )
+        record, report = await self._with_memory(self._agent(params), lambda service: service.add(item))
+        return {**record.public_dict(), "warning": report.warning}
+
+    async def memory_delete(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        record_id = p.param_str(params, "id", max_length=256) or ""
+        record = await self._with_memory(self._agent(params), lambda service: service.delete(record_id))
+        return {"deleted": record.id}
+
+    async def reflect_run(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        try:
+            from openclaw_cli.memory.reflect import run_reflection  # type: ignore[import-not-found,unused-ignore]
+        except ImportError as exc:
+            raise p.FrameError(
+                p.UNAVAILABLE, "reflection is not available in this build", hint="update openclaw"
+            ) from exc
+        dry_run = params.get("dryRun", False)
+        if not isinstance(dry_run, bool):
+            raise p.FrameError(p.INVALID_PARAMS, 'parameter "dryRun" must be true or false')
+        category = p.param_str(params, "category", required=False, max_length=32)
+        agent_id = self._agent(params)
+        lock_dir = self.core.home.memory_dir(agent_id)  # the lock `openclaw reflect` takes too
+        settings = self.core.settings
+
+        def reflect(service: MemoryService) -> Any:
+            return run_reflection(service, settings, lock_dir=lock_dir, dry_run=dry_run, category=category)
+
+        result = await self._with_memory(agent_id, reflect)
+        return result.to_dict() if hasattr(result, "to_dict") else result

@@ -1,0 +1,226 @@
+"""The gateway process: a Starlette app served by uvicorn (websockets), HTTP and WebSocket on one port.
+
+Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox has been recovered and
+turns are accepted). Everything else needs the token: WebSocket `/` or `/ws` (in the `connect` request),
+POST /v1/chat/completions, GET /v1/models, POST /hooks/agent (as `Authorization: Bearer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from openclaw_cli.errors import ConfigError, OpenclawError
+from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.gateway import http_api
+from openclaw_cli.gateway.auth import FailureLimiter
+from openclaw_cli.gateway.config_watch import ConfigWatcher
+from openclaw_cli.gateway.core import GatewayCore, GatewayOptions
+from openclaw_cli.gateway.methods import Methods
+from openclaw_cli.gateway.websocket import Connection
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+    from openclaw_cli.paths import Home
+
+log = logging.getLogger("openclaw.gateway")
+BIND_HOSTS = {"loopback": "127.0.0.1", "lan": "0.0.0.0"}
+
+
+def pid_file(home: Home) -> Path:
+    return home.root / "gateway" / "gateway.pid"
+
+
+def log_file(home: Home) -> Path:
+    return home.root / "gateway" / "gateway.log"
+
+
+@dataclass
+class GatewayApp:
+    core: GatewayCore
+    methods: Methods
+    failures: FailureLimiter
+    watcher: ConfigWatcher | None = None
+    pid_record: dict[str, Any] | None = None  # written to pid_path while serving
+    pid_path: Path | None = None
+
+    def write_pid(self) -> None:
+        if self.pid_path is not None and self.pid_record is not None:
+            atomic_write_json(self.pid_path, self.pid_record)
+
+    def remove_pid(self) -> None:
+        # uvicorn re-raises SIGTERM after its shutdown, so code after server.run() may never run: the
+        # pid file goes here, at the end of the lifespan.
+        with contextlib.suppress(OSError, ValueError):
+            if self.pid_path is not None and json.loads(self.pid_path.read_bytes()).get("pid") == os.getpid():
+                self.pid_path.unlink()
+
+    def config_rejected(self, message: str) -> None:
+        self.core.config_error = message
+
+    async def apply(self, settings: Settings) -> None:
+        await self.core.apply_settings(settings)
+        await asyncio.to_thread(self.methods.close)  # memory services re-open with the new settings
+        auth = settings.gateway.auth
+        self.failures.max_failures, self.failures.window = auth.max_failures, auth.window_seconds
+
+
+def build_app(gateway: GatewayApp) -> Starlette:
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    async def readyz(request: Request) -> Response:
+        ready = gateway.core.ready
+        return JSONResponse({"ok": ready}, status_code=200 if ready else 503)
+
+    async def completions(request: Request) -> Response:
+        return await http_api.guarded(gateway, request, http_api.chat_completions)
+
+    async def hooks(request: Request) -> Response:
+        return await http_api.guarded(gateway, request, http_api.hooks_agent)
+
+    async def models(request: Request) -> Response:
+        async def listing(gw: GatewayApp, req: Request) -> Response:
+            http_api.check_auth(gw, req)
+            agents = gw.core.settings.agents
+            ids = [e.id for e in agents.entries] or [agents.default]
+            return JSONResponse(
+                {
+                    "object": "list",
+                    "data": [{"id": i, "object": "model", "owned_by": "openclaw"} for i in ids],
+                }
+            )
+
+        return await http_api.guarded(gateway, request, listing)
+
+    async def websocket(ws: WebSocket) -> None:
+        await Connection(gateway, ws).serve()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await gateway.core.start()
+        gateway.write_pid()
+        watch = asyncio.create_task(gateway.watcher.run()) if gateway.watcher else None
+        try:
+            yield
+        finally:
+            if watch is not None:
+                watch.cancel()
+            gateway.methods.close()
+            await gateway.core.stop()
+            gateway.remove_pid()
+
+    return Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/hooks/agent", hooks, methods=["POST"]),
+            WebSocketRoute("/", websocket),
+            WebSocketRoute("/ws", websocket),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def resolve_token(home: Home, bind: str, given: str | None, env_token: str | None) -> tuple[str, str]:
+    """(token, where it came from). Beyond loopback a token must be given: none is generated there."""
+    from openclaw_cli.gateway.auth import check_token_strength, load_or_create_token, read_token_file
+
+    token_path = home.root / "gateway" / "token"
+    if given:
+        check_token_strength(given)
+        return given, "flag"
+    if env_token:
+        check_token_strength(env_token)
+        return env_token, "env"
+    if bind != "loopback":
+        stored = read_token_file(token_path)
+        if stored is None:
+            raise ConfigError(
+                "refusing to listen beyond loopback without a token",
+                hint="give --token, set OPENCLAW_GATEWAY_TOKEN, or run once on loopback to generate one",
+            )
+        return stored, "file"
+    token, created = load_or_create_token(token_path)
+    return token, "generated" if created else "file"
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OpenclawError(
+            f"cannot listen on {host}:{port} ({exc.strerror})",
+            hint="is a gateway already running? see `openclaw gateway status`, or pick another --port",
+        ) from exc
+    sock.listen(512)
+    return sock
+
+
+def serve(
+    home: Home,
+    settings: Settings,
+    *,
+    env: Mapping[str, str],
+    port: int | None = None,
+    bind: str | None = None,
+    token: str | None = None,
+    on_ready: Any = None,
+) -> None:
+    """Run the gateway in the foreground until SIGINT/SIGTERM. `on_ready(host, port)` once listening."""
+    import uvicorn
+
+    chosen_bind = bind or settings.gateway.bind
+    host = BIND_HOSTS[chosen_bind]
+    home.ensure_root()
+    secret, source = resolve_token(home, chosen_bind, token, env.get("OPENCLAW_GATEWAY_TOKEN"))
+    sock = bind_socket(host, settings.gateway.port if port is None else port)
+    actual_port = sock.getsockname()[1]
+    core = GatewayCore(home, settings, GatewayOptions(host, actual_port, secret, source))
+    auth = settings.gateway.auth
+    gateway = GatewayApp(core, Methods(core), FailureLimiter(auth.max_failures, auth.window_seconds))
+    gateway.watcher = ConfigWatcher(
+        home.config_file, env, gateway.apply, gateway.config_rejected, lambda: core.settings
+    )
+    config = uvicorn.Config(
+        build_app(gateway),
+        ws="websockets-sansio",
+        ws_max_size=settings.gateway.max_message_bytes,
+        ws_ping_interval=20.0,
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    # The runtime's thread (litellm is CPU-heavy) holds the GIL for up to the switch interval at a time;
+    # a shorter one lets the network loop answer sooner.
+    sys.setswitchinterval(0.001)
+    gateway.pid_record = {"pid": os.getpid(), "host": host, "port": actual_port, "tokenSource": source}
+    gateway.pid_path = pid_file(home)
+    if on_ready is not None:
+        on_ready(host, actual_port, source)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

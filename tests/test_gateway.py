@@ -1,0 +1,580 @@
+"""The gateway as a real process: WebSocket frames, auth, HTTP endpoints, faults, config reload.
+
+One gateway (and one fake model server) serves most tests of this module; tests that need their own
+configuration start their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from tests.conftest import run_cli
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+from tests.gateway_helpers import (
+    Gateway,
+    chat_until_final,
+    echo_last_user,
+    frames_until,
+    http_json,
+    request,
+    running_gateway,
+    send,
+    send_all,
+    write_config,
+)
+
+BINDINGS = [
+    {"agentId": "work", "match": {"channel": "telegram", "peer": {"kind": "direct", "id": "4242"}}},
+    {"agentId": "work", "match": {"channel": "slack"}},
+]
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    server.respond_with(echo_last_user)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[Gateway]:
+    home = tmp_path_factory.mktemp("gw") / "home"
+    write_config(home, fake, agents={"list": [{"id": "main"}, {"id": "work"}]}, bindings=BINDINGS)
+    with running_gateway(home) as gw:
+        yield gw
+
+
+@pytest.fixture
+def fresh_fake(fake: FakeOpenAI) -> Iterator[FakeOpenAI]:
+    """The shared fake, put back as it was after the test."""
+    yield fake
+    fake.delay = 0.0
+    fake.chunk_delay = 0.0
+    fake.respond_with(echo_last_user)
+
+
+def _status(gw: Gateway) -> dict[str, Any]:
+    with gw.ws() as conn:
+        reply = request(conn, "status")
+    assert reply["ok"], reply
+    return dict(reply["payload"])
+
+
+def _rewrite_config(gw: Gateway, text: str) -> None:
+    """Replace openclaw.json and wait until the gateway has looked at it."""
+    before = _status(gw)["config"]
+    (gw.home / "openclaw.json").write_text(text, encoding="utf-8")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        now = _status(gw)["config"]
+        if now != before:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the gateway did not reload openclaw.json")
+
+
+# ---------------------------------------------------------------- open endpoints and auth
+
+
+def test_health_endpoints_are_open_and_the_rest_needs_the_token(gateway: Gateway) -> None:
+    assert http_json(gateway.http + "/healthz") == (200, {"ok": True})
+    assert http_json(gateway.http + "/readyz") == (200, {"ok": True})
+    status, body = http_json(gateway.http + "/v1/models")
+    assert status == 401 and "token" in body["error"]["message"]
+    status, body = http_json(gateway.http + "/v1/models", token=gateway.token)
+    assert status == 200 and {m["id"] for m in body["data"]} == {"main", "work"}
+
+
+def test_wrong_token_over_http_is_401(gateway: Gateway) -> None:
+    body = {"model": "main", "messages": [{"role": "user", "content": "hi"}]}
+    status, reply = http_json(gateway.http + "/v1/chat/completions", body, token="not-the-token-at-all")
+    assert status == 401
+    assert reply["error"]["type"] == "authentication_error"
+
+
+def test_wrong_token_over_websocket_is_refused_and_closed(gateway: Gateway) -> None:
+    with gateway.ws(auth=False) as conn:
+        reply = request(conn, "connect", {"auth": {"token": "wrong-token-wrong-token"}})
+        assert reply["ok"] is False and reply["error"]["code"] == "UNAUTHORIZED"
+        with pytest.raises(ConnectionClosed) as closed:
+            conn.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+def test_requests_before_connect_are_refused(gateway: Gateway) -> None:
+    with gateway.ws(auth=False) as conn:
+        reply = request(conn, "status")
+        assert reply["error"]["code"] == "NOT_CONNECTED"
+        assert request(conn, "connect", {"token": gateway.token})["ok"]
+        assert request(conn, "status")["ok"]
+
+
+def test_failed_attempts_are_rate_limited(tmp_path: Path, fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake, gateway={"auth": {"maxFailures": 2, "windowSeconds": 60}})
+    with running_gateway(home) as gw:
+        for _ in range(2):
+            assert http_json(gw.http + "/v1/models", token="wrong-token-wrong-token")[0] == 401
+        # now even the right token waits for the window to pass
+        status, body = http_json(gw.http + "/v1/models", token=gw.token)
+        assert status == 429 and body["error"]["type"] == "rate_limit_error"
+        with gw.ws(auth=False) as conn:
+            assert request(conn, "connect", {"auth": {"token": gw.token}})["error"]["code"] == "RATE_LIMITED"
+
+
+def test_generated_token_is_private_and_env_token_wins(tmp_path: Path, fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake)
+    with running_gateway(home) as gw:
+        token_file = home / "gateway" / "token"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert gw.token == token_file.read_text().strip() and len(gw.token) >= 32
+    env_token = "an-env-token-of-enough-length"
+    with running_gateway(home, env={"OPENCLAW_GATEWAY_TOKEN": env_token}) as gw:
+        assert http_json(gw.http + "/v1/models", token=env_token)[0] == 200
+        assert http_json(gw.http + "/v1/models", token=token_file.read_text().strip())[0] == 401
+
+
+def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = run_cli(home, "gateway", "run", "--bind", "lan", "--port", "0", timeout=60)
+    assert result.returncode == 1
+    assert "refusing to listen beyond loopback without a token" in result.stderr
+    assert not (home / "gateway" / "token").exists()
+
+
+def test_lan_bind_with_a_given_token(tmp_path: Path, fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake)
+    token = "a-lan-token-that-is-long-enough"
+    with running_gateway(home, "--bind", "lan", "--token", token) as gw:
+        assert json.loads((home / "gateway" / "gateway.pid").read_text())["host"] == "0.0.0.0"
+        assert http_json(gw.http + "/v1/models", token=token)[0] == 200
+    assert not (home / "gateway" / "token").exists()  # a given token is never written down
+
+
+def test_short_token_is_refused(tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "home", "gateway", "run", "--port", "0", "--token", "short", timeout=60)
+    assert result.returncode == 1 and "shorter than 16 characters" in result.stderr
+
+
+def test_port_in_use_is_a_one_line_error(gateway: Gateway, tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "other", "gateway", "run", "--port", str(gateway.port), timeout=60)
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{gateway.port}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- frames
+
+
+def test_malformed_frames_get_invalid_request_and_the_connection_stays(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        for bad in (
+            "{not json",
+            "[1, 2]",
+            '{"type": "req", "method": "status"}',
+            '{"type": "event", "id": "7", "method": "status"}',
+            '{"type": "req", "id": "8", "method": "status", "params": [1]}',
+            '{"type": "req", "id": "9", "method": 5}',
+        ):
+            conn.send(bad)
+            frame = json.loads(conn.recv(timeout=10))
+            assert frame["type"] == "res" and frame["ok"] is False, bad
+            assert frame["error"]["code"] == "INVALID_REQUEST", bad
+        assert request(conn, "health")["ok"]
+
+
+def test_unknown_method(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        reply = request(conn, "no.such.method")
+        assert reply["ok"] is False and reply["error"]["code"] == "UNKNOWN_METHOD"
+        assert "no.such.method" in reply["error"]["message"]
+
+
+def test_invalid_params_are_reported(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        assert request(conn, "chat.send", {"text": 5})["error"]["code"] == "INVALID_PARAMS"
+        assert request(conn, "chat.send", {"text": "  "})["error"]["code"] == "INVALID_PARAMS"
+        assert request(conn, "chat.send", {"text": "x", "sessionKey": "agent:work:main"})["error"][
+            "code"
+        ] == ("INVALID_PARAMS")
+        assert (
+            request(conn, "chat.send", {"text": "x", "agentId": "../etc"})["error"]["code"]
+            == "INVALID_PARAMS"
+        )
+
+
+def test_oversized_websocket_message_closes_the_connection(gateway: Gateway) -> None:
+    limit = 1_048_576  # gateway.maxMessageBytes, default
+    with gateway.ws() as conn:
+        conn.send(
+            json.dumps({"type": "req", "id": "1", "method": "chat.send", "params": {"text": "x" * limit}})
+        )
+        with pytest.raises(ConnectionClosed) as closed:
+            conn.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    assert http_json(gateway.http + "/healthz")[0] == 200
+
+
+def _post_raw(gw: Gateway, headers: str, body_chunks: list[bytes]) -> bytes:
+    """POST with hand-made headers; the server may answer (and close) before the whole body is sent."""
+    with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as raw:
+        raw.sendall(
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {gw.token}\r\n"
+            f"Content-Type: application/json\r\n{headers}\r\n".encode()
+        )
+        try:
+            for chunk in body_chunks:
+                raw.sendall(chunk)
+        except OSError:
+            pass  # refused part-way: the answer is already waiting
+        answer = b""
+        while b"}}" not in answer:  # the JSON error body ends the answer
+            more = raw.recv(4096)
+            if not more:
+                break
+            answer += more
+        return answer
+
+
+def test_oversized_http_body_is_413(gateway: Gateway) -> None:
+    declared = _post_raw(gateway, "Content-Length: 1100000\r\n", [])
+    assert declared.startswith(b"HTTP/1.1 413") and b"maxMessageBytes" in declared
+    chunk = b"x" * 65536
+    streamed = _post_raw(
+        gateway,
+        "Transfer-Encoding: chunked\r\n",
+        [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * 20 + [b"0\r\n\r\n"],
+    )
+    assert streamed.startswith(b"HTTP/1.1 413")
+
+
+# ---------------------------------------------------------------- chat
+
+
+def test_chat_send_is_acknowledged_then_the_reply_streams_as_chat_events(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        request_id = send(conn, "chat.send", {"text": "hello gateway", "sessionKey": "agent:main:direct:ann"})
+        frames = frames_until(
+            conn, lambda f: f.get("event") == "chat" and f["payload"]["state"] == "final", 60
+        )
+    ack = frames[0]
+    assert ack["type"] == "res" and ack["id"] == request_id and ack["ok"]
+    run_id = ack["payload"]["runId"]
+    chats = [f["payload"] for f in frames if f.get("event") == "chat"]
+    assert [c["state"] for c in chats] == ["delta", "final"]
+    assert all(c["runId"] == run_id and c["sessionKey"] == "agent:main:direct:ann" for c in chats)
+    assert chats[-1]["text"] == "echo: hello gateway"
+
+
+def test_messages_of_one_session_are_answered_in_order(gateway: Gateway) -> None:
+    key = "agent:main:direct:order"
+    with gateway.ws() as conn:
+        acks, events = send_all(conn, [f"m{i}" for i in range(5)], key)
+        finals = [e for e in events if e["state"] == "final"]
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    assert [e["text"] for e in finals] == [f"echo: m{i}" for i in range(5)]
+    assert [(m["role"], m["content"]) for m in history] == [
+        pair for i in range(5) for pair in (("user", f"m{i}"), ("assistant", f"echo: m{i}"))
+    ]
+
+
+def test_openai_client_against_chat_completions(gateway: Gateway) -> None:
+    from openai import NotFoundError, OpenAI
+
+    client = OpenAI(base_url=gateway.http + "/v1", api_key=gateway.token, max_retries=0)
+    reply = client.chat.completions.create(
+        model="work", messages=[{"role": "user", "content": "plain call"}], user="zoe"
+    )
+    assert reply.choices[0].message.content == "echo: plain call"
+    stream = client.chat.completions.create(
+        model="work", messages=[{"role": "user", "content": "streamed call"}], user="zoe", stream=True
+    )
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+    assert text == "echo: streamed call"
+    with pytest.raises(NotFoundError):
+        client.chat.completions.create(model="nobody", messages=[{"role": "user", "content": "x"}])
+    with gateway.ws() as conn:
+        got = request(conn, "chat.history", {"agentId": "work", "sessionKey": "agent:work:openai:direct:zoe"})
+    assert [m["content"] for m in got["payload"]["messages"]] == [
+        "plain call",
+        "echo: plain call",
+        "streamed call",
+        "echo: streamed call",
+    ]
+
+
+def test_hooks_agent_routes_by_binding(gateway: Gateway) -> None:
+    hook = gateway.http + "/hooks/agent"
+    status, bound = http_json(
+        hook,
+        {"channel": "telegram", "peer": "4242", "sender": "4242", "text": "hi work"},
+        token=gateway.token,
+    )
+    assert status == 200, bound
+    assert (bound["agentId"], bound["matchedBy"], bound["reply"]) == ("work", "peer", "echo: hi work")
+    assert bound["sessionKey"] == "agent:work:main"  # dmScope main
+    status, other = http_json(
+        hook, {"channel": "telegram", "peer": "7", "text": "hi main"}, token=gateway.token
+    )
+    assert (other["agentId"], other["matchedBy"]) == ("main", "default")
+    status, group = http_json(
+        hook,
+        {
+            "channel": "slack",
+            "accountId": "acme",
+            "peer": {"kind": "group", "id": "C1"},
+            "sender": "u1",
+            "text": "hi team",
+        },
+        token=gateway.token,
+    )
+    assert (group["agentId"], group["matchedBy"], group["sessionKey"]) == (
+        "work",
+        "channel",
+        "agent:work:slack:acme:group:c1",
+    )
+    assert http_json(hook, {"channel": "telegram", "text": "no peer"}, token=gateway.token)[0] == 400
+
+
+def test_client_that_disconnects_mid_stream(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
+    fresh_fake.delay = 0.5
+    key = "agent:main:direct:leaver"
+    with gateway.ws() as conn:
+        ack = request(conn, "chat.send", {"text": "answer after I left", "sessionKey": key})
+        assert ack["ok"]
+    # an HTTP stream whose reader goes away after the first chunk
+    body = json.dumps(
+        {
+            "model": "main",
+            "stream": True,
+            "user": "leaver2",
+            "messages": [{"role": "user", "content": "stream to nobody"}],
+        }
+    ).encode()
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as raw:
+        raw.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {gateway.token}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        assert b"200" in raw.recv(200)
+    deadline = time.monotonic() + 30
+    with gateway.ws() as conn:
+        while time.monotonic() < deadline:
+            history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+            other = request(conn, "chat.history", {"sessionKey": "agent:main:openai:direct:leaver2"})
+            if len(history) == 2 and len(other["payload"]["messages"]) == 2:
+                break
+            time.sleep(0.1)
+        assert [m["content"] for m in history] == ["answer after I left", "echo: answer after I left"]
+        assert other["payload"]["messages"][1]["content"] == "echo: stream to nobody"
+        assert request(conn, "health")["ok"]
+
+
+def test_model_server_down(gateway: Gateway, fake: FakeOpenAI) -> None:
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead_port = dead.getsockname()[1]
+    dead.close()  # nothing listens there now
+    config = gateway.home / "openclaw.json"
+    original = config.read_text()
+    data = json.loads(original)
+    data["llm"]["apiBase"] = f"http://127.0.0.1:{dead_port}/v1"
+    _rewrite_config(gateway, json.dumps(data))
+    try:
+        with gateway.ws() as conn:
+            ack = request(
+                conn, "chat.send", {"text": "anyone there?", "sessionKey": "agent:main:direct:down"}
+            )
+            events = chat_until_final(conn, {ack["payload"]["runId"]})
+        assert events[-1]["state"] == "error" and events[-1]["text"]
+        body = {"model": "main", "messages": [{"role": "user", "content": "still down?"}]}
+        status, reply = http_json(gateway.http + "/v1/chat/completions", body, token=gateway.token)
+        assert status == 502 and reply["error"]["type"] == "upstream_error"
+    finally:
+        _rewrite_config(gateway, original)
+    with gateway.ws() as conn:  # the user's message was kept
+        history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:down"})["payload"][
+            "messages"
+        ]
+    assert [m["content"] for m in history] == ["anyone there?"]
+
+
+# ---------------------------------------------------------------- config reload
+
+
+def test_valid_config_change_applies_without_restart(gateway: Gateway) -> None:
+    config = gateway.home / "openclaw.json"
+    original = config.read_text()
+    data = json.loads(original)
+    data["agents"]["maxConcurrent"] = 7
+    data["gateway"]["queue"]["mode"] = "steer"
+    pid = _status(gateway)["pid"]
+    try:
+        _rewrite_config(gateway, "// edited by hand\n" + json.dumps(data, indent=2))
+        status = _status(gateway)
+        assert (status["maxConcurrent"], status["queueMode"], status["config"]["error"]) == (7, "steer", None)
+        assert status["pid"] == pid
+    finally:
+        _rewrite_config(gateway, original)
+
+
+def test_invalid_config_change_is_logged_and_the_running_config_kept(gateway: Gateway) -> None:
+    original = (gateway.home / "openclaw.json").read_text()
+    try:
+        _rewrite_config(gateway, original.replace('"maxRetries": 0', '"maxRetries": "many"'))
+        status = _status(gateway)
+        assert "maxRetries" in status["config"]["error"]
+        assert status["queueMode"] == "followup"
+        _rewrite_config(gateway, "{ this is not json5")
+        assert "invalid JSON5" in _status(gateway)["config"]["error"]
+        with gateway.ws() as conn:  # still serving with the old settings
+            ack = request(conn, "chat.send", {"text": "still fine", "sessionKey": "agent:main:direct:cfg"})
+            assert chat_until_final(conn, {ack["payload"]["runId"]})[-1]["text"] == "echo: still fine"
+    finally:
+        _rewrite_config(gateway, original)
+    assert _status(gateway)["config"]["error"] is None
+    assert "not valid; keeping the running config" in gateway.log()
+
+
+# ---------------------------------------------------------------- sessions, memory, reflect
+
+
+def test_session_methods(gateway: Gateway) -> None:
+    key = "agent:main:direct:sess"
+    with gateway.ws() as conn:
+        ack = request(conn, "chat.send", {"text": "first", "sessionKey": key})
+        chat_until_final(conn, {ack["payload"]["runId"]})
+        listed = request(conn, "sessions.list")["payload"]["sessions"]
+        assert key in {row["sessionKey"] for row in listed}
+        got = request(conn, "sessions.get", {"sessionKey": key, "tail": 1})["payload"]
+        assert got["meta"]["sessionKey"] == key and [m["content"] for m in got["messages"]] == ["echo: first"]
+        reset = request(conn, "sessions.reset", {"sessionKey": key})["payload"]
+        assert reset["previousSessionId"] == got["meta"]["sessionId"] != reset["sessionId"]
+        assert request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"] == []
+        missing = request(conn, "sessions.get", {"sessionKey": "agent:main:direct:nobody"})
+        assert missing["error"]["code"] == "NOT_FOUND"
+        compact = request(conn, "sessions.compact", {"sessionKey": key})
+        assert compact["ok"] or compact["error"]["code"] == "UNAVAILABLE"
+
+
+def test_memory_methods(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        added = request(
+            conn,
+            "memory.add",
+            {"text": "The user drinks green tea every morning", "category": "preference", "userId": "ann"},
+            timeout=120,
+        )
+        assert added["ok"], added
+        record_id = added["payload"]["id"]
+        found = request(conn, "memory.search", {"query": "green tea", "userId": "ann"}, timeout=120)
+        assert record_id in [hit["id"] for hit in found["payload"]["results"]]
+        assert request(conn, "memory.delete", {"id": record_id})["payload"] == {"deleted": record_id}
+        again = request(conn, "memory.search", {"query": "green tea", "userId": "ann"})
+        assert record_id not in [hit["id"] for hit in again["payload"]["results"]]
+        assert request(conn, "memory.add", {"text": "x", "category": "nonsense"})["error"]["code"] == (
+            "INVALID_PARAMS"
+        )
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def test_cli_start_status_call_health_stop(tmp_path: Path, fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake)
+    env = {"OPENAI_API_KEY": FAKE_API_KEY}
+    started = run_cli(home, "gateway", "start", "--port", "0", "--json", env=env)
+    assert started.returncode == 0, started.stderr
+    record = started.json()
+    try:
+        assert stat.S_IMODE((home / "gateway" / "gateway.log").stat().st_mode) == 0o600
+        status = run_cli(home, "gateway", "status", "--json")
+        assert status.returncode == 0 and status.json()["running"] is True
+        assert status.json()["gateway"]["pid"] == record["pid"]
+        health = run_cli(home, "gateway", "health", "--json")
+        assert health.returncode == 0 and health.json()["ok"] is True
+        called = run_cli(home, "gateway", "call", "chat.send", "--params", '{"text": "via cli"}')
+        assert called.returncode == 0 and called.json()["status"] == "accepted"
+        bad = run_cli(home, "gateway", "call", "status", "--params", "[1]")
+        assert bad.returncode == 2
+        wrong = run_cli(home, "gateway", "call", "status", "--token", "wrong-token-wrong-token")
+        assert wrong.returncode == 1 and "UNAUTHORIZED" in wrong.stderr
+        again = run_cli(home, "gateway", "start", "--port", "0", env=env)
+        assert again.returncode == 1 and "already running" in again.stderr
+    finally:
+        stopped = run_cli(home, "gateway", "stop", "--json")
+    assert stopped.returncode == 0 and stopped.json()["pid"] == record["pid"]
+    assert not (home / "gateway" / "gateway.pid").exists()
+    down = run_cli(home, "gateway", "status")
+    assert down.returncode == 1 and "not running" in down.stdout
+    assert run_cli(home, "gateway", "stop").returncode == 1
+    with pytest.raises(ProcessLookupError):
+        os.kill(record["pid"], 0)
+
+
+def test_chat_abort_cancels_a_run(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
+    fresh_fake.delay = 1.0
+    key = "agent:main:direct:abort"
+    with gateway.ws() as conn:
+        run_id = request(conn, "chat.send", {"text": "forget it", "sessionKey": key})["payload"]["runId"]
+        assert request(conn, "chat.abort", {"runId": run_id})["payload"] == {"aborted": [run_id]}
+        assert chat_until_final(conn, {run_id})[-1]["state"] == "aborted"
+        assert request(conn, "chat.abort", {"runId": "run-gone"})["payload"] == {"aborted": []}
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    assert [(m["role"], m["content"]) for m in history] == [("user", "forget it")]
+
+
+def test_reflect_run(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        reply = request(conn, "reflect.run", {"dryRun": True}, timeout=120)
+        bad = request(conn, "reflect.run", {"dryRun": "yes"})
+    try:
+        import openclaw_cli.memory.reflect  # noqa: F401
+    except ImportError:
+        assert reply["error"]["code"] == "UNAVAILABLE" and "not available" in reply["error"]["message"]
+        return
+    assert reply["ok"], reply
+    assert bad["error"]["code"] == "INVALID_PARAMS"
+
+
+def test_config_set_reaches_the_running_gateway(gateway: Gateway) -> None:
+    original = (gateway.home / "openclaw.json").read_text()
+    try:
+        assert run_cli(gateway.home, "config", "set", "agents.maxConcurrent", "9").returncode == 0
+        deadline = time.monotonic() + 15
+        while _status(gateway)["maxConcurrent"] != 9 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _status(gateway)["maxConcurrent"] == 9
+    finally:
+        _rewrite_config(gateway, original)
+
+
+def test_interrupt_mode_cancels_the_running_turn(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
+    fresh_fake.delay = 1.0
+    key = "agent:main:direct:interrupt"
+    with gateway.ws() as conn:
+        first = request(conn, "chat.send", {"text": "slow one", "sessionKey": key})["payload"]["runId"]
+        deadline = time.monotonic() + 30
+        while _status(gateway)["running"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = request(conn, "chat.send", {"text": "instead", "sessionKey": key, "queueMode": "interrupt"})
+        events = chat_until_final(conn, {first, second["payload"]["runId"]})
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    states = {e["runId"]: e["state"] for e in events if e["state"] != "delta"}
+    assert states == {first: "aborted", second["payload"]["runId"]: "final"}
+    assert [m["content"] for m in history] == ["slow one", "instead", "echo: instead"]

@@ -1,0 +1,152 @@
+"""SIGKILL of the gateway mid-turn: every session file still parses, and no acknowledged message is lost."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openclaw_cli.paths import Home
+from openclaw_cli.sessions.index import read_index
+from openclaw_cli.sessions.store import SessionStore
+from tests.fake_openai import FakeOpenAI
+from tests.gateway_helpers import (
+    echo_last_user,
+    frames_until,
+    request,
+    running_gateway,
+    send,
+    start_gateway,
+    write_config,
+)
+
+SESSIONS = {"agent:main:direct:ann": ["a1", "a2", "a3"], "agent:main:direct:bob": ["b1", "b2"]}
+
+
+@pytest.fixture
+def slow_fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    server.respond_with(echo_last_user)
+    server.delay = 3.0  # every turn is still waiting for the model when the gateway is killed
+    yield server
+    server.stop()
+
+
+def _user_texts(home: Path, key: str) -> list[str]:
+    store = SessionStore(Home(home), "main")
+    session_id = store.current_session_id(key)
+    if session_id is None:
+        return []
+    view = store.read_session(session_id)
+    assert view.problems == [], view.problems
+    return [m["content"] for m in view.messages if m["role"] == "user"]
+
+
+def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fake: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    write_config(home, slow_fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+    gateway = start_gateway(home)
+    try:
+        with gateway.ws() as conn:
+            ids = {
+                send(conn, "chat.send", {"text": t, "sessionKey": k}): t
+                for k, texts in SESSIONS.items()
+                for t in texts
+            }
+            acked = frames_until(conn, lambda f: f.get("type") == "res" and f.get("id") == list(ids)[-1])
+            assert all(f["ok"] for f in acked if f.get("type") == "res")
+        deadline = time.monotonic() + 60
+        while len(slow_fake.requests_to("/chat/completions")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # both sessions' first turns are inside their model call
+        assert len(slow_fake.requests_to("/chat/completions")) == 2
+    finally:
+        gateway.kill()
+
+    # after the crash: every file parses
+    root = home / "agents" / "main" / "sessions"
+    index = read_index(root / "sessions.json")
+    for entry in index["sessions"].values():
+        json.loads((root / entry["sessionId"] / "meta.json").read_bytes())
+    before = {key: _user_texts(home, key) for key in SESSIONS}
+    assert before == {"agent:main:direct:ann": ["a1"], "agent:main:direct:bob": ["b1"]}
+
+    slow_fake.delay = 0.0
+    with running_gateway(home) as restarted:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if all(_user_texts(home, key) == texts for key, texts in SESSIONS.items()):
+                break
+            time.sleep(0.1)
+        with restarted.ws() as conn:
+            history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:ann"})["payload"][
+                "messages"
+            ]
+    assert {key: _user_texts(home, key) for key in SESSIONS} == SESSIONS  # each once, in order
+    assert ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
+    assert (home / "gateway" / "inbox.jsonl").read_text().count('"op": "accept"') <= 3  # compacted
+
+
+def test_inbox_journal_skips_a_torn_last_line_and_compacts(tmp_path: Path) -> None:
+    from openclaw_cli.gateway.inbox import Inbox
+
+    inbox = Inbox(tmp_path / "gateway" / "inbox.jsonl")
+    first = inbox.accept("main", "agent:main:main", "one", None, "2026-11-30T10:00:00.000Z")
+    second = inbox.accept("main", "agent:main:main", "two", "bob", "2026-11-30T10:00:01.000Z")
+    inbox.done([first.id])
+    inbox.close()
+    with open(inbox.path, "ab") as handle:
+        handle.write(b'{"op": "accept", "id": "m-torn", "agentId": "ma')  # killed mid-write, never acked
+    assert [entry.text for entry in Inbox(inbox.path).pending()] == ["two"]
+    inbox.compact([second])
+    assert inbox.path.read_text(encoding="utf-8").count("\n") == 1
+    assert stat.S_IMODE(inbox.path.stat().st_mode) == 0o600
+    assert [(e.text, e.sender) for e in Inbox(inbox.path).pending()] == [("two", "bob")]
+
+
+def test_inbox_journal_empties_itself_when_nothing_is_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openclaw_cli.gateway import inbox as inbox_module
+
+    monkeypatch.setattr(inbox_module, "TRUNCATE_BYTES", 1000)
+    journal = inbox_module.Inbox(tmp_path / "inbox.jsonl")
+    kept = journal.accept("main", "agent:main:main", "still waiting", None, "2026-11-30T10:00:00.000Z")
+    for n in range(20):
+        entry = journal.accept("main", "agent:main:main", f"message {n}", None, "2026-11-30T10:00:00.000Z")
+        journal.done([entry.id])
+    assert journal.path.stat().st_size > 1000  # one message is still open: nothing is dropped
+    journal.done([kept.id])
+    assert journal.path.read_bytes() == b""
+    journal.accept("main", "agent:main:main", "after", None, "2026-11-30T10:00:00.000Z")
+    assert [e.text for e in inbox_module.Inbox(journal.path).pending()] == ["after"]
+
+
+def test_sigterm_lets_the_running_turn_finish(tmp_path: Path, slow_fake: FakeOpenAI) -> None:
+    slow_fake.delay = 1.5
+    home = tmp_path / "home"
+    write_config(home, slow_fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+    gateway = start_gateway(home)
+    try:
+        with gateway.ws() as conn:
+            assert request(conn, "chat.send", {"text": "finish me", "sessionKey": "agent:main:direct:ann"})[
+                "ok"
+            ]
+        deadline = time.monotonic() + 60
+        while not slow_fake.requests_to("/chat/completions") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        gateway.stop()  # SIGTERM while the model is still answering
+    assert gateway.process.returncode is not None
+    store = SessionStore(Home(home), "main")
+    session_id = store.current_session_id("agent:main:direct:ann")
+    assert session_id is not None
+    messages = store.read_session(session_id).messages
+    assert [(m["role"], m["content"]) for m in messages] == [
+        ("user", "finish me"),
+        ("assistant", "echo: finish me"),
+    ]
+    assert not (home / "gateway" / "gateway.pid").exists()

@@ -1,0 +1,296 @@
+"""Lanes and queue modes, in process: the real AgentRuntime and session files, the fake model server.
+
+Each queue-mode test starts a turn that is still waiting for the (slow) model, sends more messages to
+the same session, and checks which model calls were made and what the session holds afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openclaw_cli.agent.runtime import AgentRuntime, TurnResult
+from openclaw_cli.config import Settings, validate_settings
+from openclaw_cli.gateway.lanes import LaneManager, Message, RunLimiter, Turn
+from openclaw_cli.paths import Home
+from openclaw_cli.sessions.store import SessionStore
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+
+KEY = "agent:main:direct:lane"
+
+
+class SlowEcho:
+    """A fake-model responder: `echo: TEXT` after `seconds`, counting calls running at once."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.active = 0
+        self.peak = 0
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        text = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        with self._lock:
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+            self.prompts.append(text)
+        time.sleep(self.seconds)
+        with self._lock:
+            self.active -= 1
+        return f"echo: {text}"
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def model(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> SlowEcho:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    responder = SlowEcho(0.4)
+    fake.respond_with(responder)
+    return responder
+
+
+def _settings(fake: FakeOpenAI) -> Settings:
+    return validate_settings(
+        {
+            "llm": {"model": "openai/fake", "apiBase": fake.url, "maxRetries": 0},
+            "session": {"reset": {"atHour": None}},
+        },
+        {},
+        Path("openclaw.json"),
+    )
+
+
+class Harness:
+    def __init__(self, home: Path, settings: Settings, limit: int = 4, debounce_ms: int = 150) -> None:
+        self.home = Home(home)
+        self.runtime = AgentRuntime(self.home, settings)
+        self.limiter = RunLimiter(limit)
+        self.lanes = LaneManager(self.runtime.run_turn, self.limiter, debounce_ms=debounce_ms)
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def send(self, text: str, mode: str, key: str = KEY, sender: str | None = None) -> Turn:
+        return self.lanes.submit(
+            "main", key, Message(text, sender), mode, listener=lambda e, p: self.events.append((e, p))
+        )
+
+    async def started(self, turn: Turn) -> None:
+        """Wait until `turn` has started (its model call is under way)."""
+        while not turn.started:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+
+    def history(self, key: str = KEY) -> list[tuple[str, str]]:
+        store = SessionStore(self.home, "main")
+        session_id = store.current_session_id(key)
+        assert session_id is not None
+        return [(m["role"], m["content"]) for m in store.read_messages(session_id).messages]
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def test_collect_merges_a_burst_into_one_turn(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+    async def scenario() -> list[Turn]:
+        h = Harness(tmp_path, _settings(fake))
+        turns = [h.send(text, "collect") for text in ("a", "b", "c")]
+        await asyncio.sleep(0.08)  # within debounceMs of the last one
+        turns.append(h.send("d", "collect"))
+        await h.lanes.wait_idle()
+        assert h.history() == [("user", "a\n\nb\n\nc\n\nd"), ("assistant", "echo: a\n\nb\n\nc\n\nd")]
+        return turns
+
+    turns = _run(scenario())
+    assert len({t.run_id for t in turns}) == 1
+    assert model.prompts == ["a\n\nb\n\nc\n\nd"]
+
+
+def test_collect_gathers_what_arrives_during_a_run_into_one_followup(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake))
+        first = h.send("first", "collect")
+        await h.started(first)
+        later = [h.send(text, "collect") for text in ("second", "third")]
+        assert later[0] is later[1] is not first
+        await h.lanes.wait_idle()
+
+    _run(scenario())
+    assert model.prompts == ["first", "second\n\nthird"]
+
+
+@pytest.mark.parametrize("mode", ["followup", "queue"])
+def test_followup_and_queue_run_each_message_as_its_own_turn_in_order(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho, mode: str
+) -> None:
+    async def scenario() -> list[tuple[str, str]]:
+        h = Harness(tmp_path, _settings(fake))
+        first = h.send("one", mode)
+        await h.started(first)
+        turns = [h.send(text, mode) for text in ("two", "three")]
+        assert len({first.run_id, *(t.run_id for t in turns)}) == 3
+        await h.lanes.wait_idle()
+        return h.history()
+
+    history = _run(scenario())
+    assert model.prompts == ["one", "two", "three"]
+    assert history == [
+        pair for t in ("one", "two", "three") for pair in (("user", t), ("assistant", f"echo: {t}"))
+    ]
+
+
+def test_steer_joins_the_turn_that_has_not_called_the_model_yet(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake))
+        running = h.send("start", "steer")
+        await h.started(running)
+        waiting = h.send("steer one", "steer")  # the running turn has called the model: a followup
+        steered = h.send("steer two", "steer")  # joins the followup, which has not started
+        assert waiting is steered is not running
+        await h.lanes.wait_idle()
+
+    _run(scenario())
+    assert model.prompts == ["start", "steer one\n\nsteer two"]
+
+
+def test_steer_reaches_a_turn_waiting_for_a_global_slot(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake), limit=1)
+        busy = h.send("other session", "steer", key="agent:main:direct:other")
+        await h.started(busy)
+        queued = h.send("first", "steer")
+        assert h.send("correction", "steer") is queued
+        await h.lanes.wait_idle()
+
+    _run(scenario())
+    assert model.prompts == ["other session", "first\n\ncorrection"]
+
+
+def test_steer_backlog_steers_and_also_keeps_a_followup(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake))
+        running = h.send("start", "steer-backlog")
+        await h.started(running)
+        h.send("one", "steer-backlog")
+        h.send("two", "steer-backlog")
+        await h.lanes.wait_idle()
+
+    _run(scenario())
+    # "one" had nothing to steer into (a followup of its own); "two" steered into it and kept its own turn
+    assert model.prompts == ["start", "one\n\ntwo", "two"]
+
+
+def test_interrupt_cancels_the_running_turn_and_keeps_its_message(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> tuple[TurnResult, TurnResult, list[tuple[str, str]]]:
+        h = Harness(tmp_path, _settings(fake))
+        first = h.send("long question", "interrupt")
+        await h.started(first)
+        second = h.send("never mind, this instead", "interrupt")
+        results = await asyncio.gather(first.done, second.done)
+        return results[0], results[1], h.history()
+
+    first, second, history = _run(scenario())
+    assert (first.status, second.status) == ("aborted", "ok")
+    assert history == [
+        ("user", "long question"),
+        ("user", "never mind, this instead"),
+        ("assistant", "echo: never mind, this instead"),
+    ]
+
+
+def test_one_run_at_a_time_per_session_and_a_global_cap(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    model.seconds = 0.3
+
+    async def scenario() -> Harness:
+        h = Harness(tmp_path, _settings(fake), limit=2)
+        for session in range(4):
+            for n in range(2):
+                h.send(f"s{session}m{n}", "followup", key=f"agent:main:direct:p{session}")
+        await asyncio.sleep(0.1)
+        assert h.lanes.busy()["running"] <= 2
+        await h.lanes.wait_idle()
+        return h
+
+    h = _run(scenario())
+    assert model.peak == 2
+    for session in range(4):
+        key = f"agent:main:direct:p{session}"
+        assert [c for role, c in h.history(key) if role == "user"] == [f"s{session}m0", f"s{session}m1"]
+    finals = [p for e, p in h.events if e == "chat" and p["state"] == "final"]
+    assert len(finals) == 8
+
+
+def test_the_global_cap_can_change_while_runs_hold_it() -> None:
+    async def scenario() -> list[int]:
+        limiter = RunLimiter(1)
+        await limiter.acquire()
+        waiter = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0.05)
+        seen = [int(waiter.done())]
+        await limiter.resize(2)
+        await asyncio.wait_for(waiter, 1)
+        seen.append(limiter.active)
+        return seen
+
+    assert asyncio.run(scenario()) == [0, 2]
+
+
+def test_abort_by_session_cancels_running_and_queued(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> list[str]:
+        h = Harness(tmp_path, _settings(fake))
+        first = h.send("a", "followup")
+        await h.started(first)
+        second = h.send("b", "followup")
+        assert set(h.lanes.abort(session=("main", KEY))) == {first.run_id, second.run_id}
+        results = await asyncio.gather(first.done, second.done)
+        return [r.status for r in results]
+
+    assert _run(scenario()) == ["aborted", "aborted"]
+
+
+def test_unknown_queue_mode_is_refused(tmp_path: Path, fake: FakeOpenAI) -> None:
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake))
+        with pytest.raises(ValueError, match="unknown queue mode"):
+            h.send("x", "shout")
+
+    asyncio.run(scenario())
+
+
+def test_collect_in_a_group_says_who_said_what(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+    group = "agent:main:slack:acme:group:c1"
+
+    async def scenario() -> None:
+        h = Harness(tmp_path, _settings(fake))
+        h.send("lunch?", "collect", key=group, sender="ann")
+        h.send("yes", "collect", key=group, sender="bob")
+        await h.lanes.wait_idle()
+
+    _run(scenario())
+    assert model.prompts == ["ann: lunch?\n\nbob: yes"]
