@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.agent.runtime import AgentRuntime, TurnResult
 from openclaw_cli.gateway.inbox import Inbox, Pending
 from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, RunLimiter, Turn
-from openclaw_cli.gateway.runtime_host import RuntimeHost
 from openclaw_cli.memory.records import iso, utc_now
 from openclaw_cli.paths import validate_agent_id
 from openclaw_cli.sessions.keys import build_key, parse_key
@@ -49,7 +48,7 @@ class GatewayCore:
         self.home = home
         self.settings = settings
         self.options = options
-        self.runtime = RuntimeHost(runtime_factory(home, settings))
+        self.runtime = runtime_factory(home, settings)
         self.inbox = Inbox(home.root / "gateway" / "inbox.jsonl", fsync=settings.session.fsync == "always")
         self.limiter = RunLimiter(settings.agents.max_concurrent)
         self.lanes = LaneManager(

@@ -213,7 +213,7 @@ def serve(
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
-    # The runtime's thread (litellm is CPU-heavy) holds the GIL for up to the switch interval at a time;
+    # The runtime's worker threads (litellm is CPU-heavy) hold the GIL for up to the switch interval;
     # a shorter one lets the network loop answer sooner.
     sys.setswitchinterval(0.001)
     gateway.pid_record = {"pid": os.getpid(), "host": host, "port": actual_port, "tokenSource": source}
