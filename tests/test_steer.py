@@ -259,3 +259,27 @@ def test_a_command_is_never_steered(tmp_path: Path, fake: FakeOpenAI, api_key: N
     assert command is not running
     assert all(m.get("content") != "/compact" for body in script.bodies for m in body)
     assert len(script.bodies) == 2  # the run and its tool round: the command ran on its own
+
+
+def test_steered_too_late_into_an_aborted_run_is_stored_and_not_answered(
+    tmp_path: Path, streaming: FakeOpenAI, api_key: None
+) -> None:
+    script = Script(tool_first=False)
+    streaming.respond_with(lambda body: script(body) + " five six seven eight")
+
+    async def scenario() -> tuple[Harness, Turn]:
+        h = Harness(tmp_path, _settings(streaming))
+        running = h.send("a", "steer")
+        await called(script)
+        await asyncio.sleep(0.1)
+        h.send("b", "steer")
+        h.lanes.abort(session=("main", KEY))
+        await h.lanes.wait_idle()
+        return h, running
+
+    h, running = _run(scenario())
+    assert len(script.bodies) == 1  # the followup made for "b" shares the abort: no model call
+    assert [(m["role"], m["content"]) for m in stored(h)] == [("user", "a"), ("user", "b")]
+    runs = finals(h)
+    assert [p["state"] for p in runs.values()] == ["aborted", "aborted"]
+    assert runs[running.run_id]["followupRunId"] in runs
