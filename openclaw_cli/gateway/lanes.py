@@ -11,8 +11,10 @@ What a message does when its session already has work (`gateway.queue.mode`, def
   the first one or the one after a tool result (agent/steering.py), and the run goes on; one reply
   answers everything. When the turn has no model call left (its final reply is streaming), the message
   is not lost: it runs next as a followup turn, ahead of anything queued after it (several such
-  messages share that turn, each stored separately). A command (`/new`, `/compact`...) is never
-  steered: it is its own turn.
+  messages share that turn, each stored separately). Its ack is the run it was steered into; that
+  run's final `chat` event names the followup (`followupRunId`) when there is one. If the run is
+  cancelled, its steered messages share its fate: stored, not answered. A command (`/new`,
+  `/compact`...) is never steered: it is its own turn.
 - steer-backlog: steered like steer, and also kept as a followup turn of its own, queued at once,
   that answers it again (so two replies: the run's and its own). The session still holds the message
   once: when the run took it, the followup answers the stored message (the runtime's replay_idx)
@@ -21,8 +23,9 @@ What a message does when its session already has work (`gateway.queue.mode`, def
 - interrupt: the running turn is cancelled (the runtime stores the user's message, drops the reply, and
   reports "aborted"); the new message runs next. Nothing queued is dropped.
 
-Every turn, whatever its mode, keeps the order of its session's messages. Runs across all sessions are
-capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
+A session's messages are stored in the order they arrived, except that a steered message goes into
+the running turn ahead of turns already queued (that is what steering is for). Runs across all
+sessions are capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
 """
 
 from __future__ import annotations
