@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -580,3 +581,37 @@ def test_interrupt_mode_cancels_the_running_turn(gateway: Gateway, fresh_fake: F
     states = {e["runId"]: e["state"] for e in events if e["state"] != "delta"}
     assert states == {first: "aborted", second["payload"]["runId"]: "final"}
     assert [m["content"] for m in history] == ["slow one", "instead", "echo: instead"]
+
+
+def test_steer_mode_reaches_the_running_turn_between_its_model_calls(
+    gateway: Gateway, fresh_fake: FakeOpenAI
+) -> None:
+    from tests.agent_helpers import tool_call
+
+    asked = threading.Event()
+
+    def respond(body: dict[str, Any]) -> Any:
+        messages = body["messages"]
+        if body.get("tools") and messages[-1] == {"role": "user", "content": "gw question"}:
+            asked.set()
+            time.sleep(0.8)  # the first model call is slow: the steered message arrives during it
+            return tool_call("memory_search", {"query": "weather"})
+        return echo_last_user(body)
+
+    fresh_fake.respond_with(respond)
+    key = "agent:main:direct:steer"
+    with gateway.ws() as conn:
+        params = {"sessionKey": key, "queueMode": "steer"}
+        first = request(conn, "chat.send", {"text": "gw question", **params})["payload"]["runId"]
+        assert asked.wait(30)
+        second = request(conn, "chat.send", {"text": "gw steered", **params})["payload"]["runId"]
+        events = chat_until_final(conn, {first})
+        history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+    assert second == first  # taken into the running turn: no turn of its own
+    assert events[-1]["state"] == "final" and events[-1]["text"] == "echo: gw steered"
+    assert [(m["role"], m["content"]) for m in history if m["role"] != "tool"] == [
+        ("user", "gw question"),
+        ("assistant", ""),
+        ("user", "gw steered"),
+        ("assistant", "echo: gw steered"),
+    ]

@@ -4,7 +4,8 @@
 2. load the workspace files; 3. retrieve memories (FSRS hits) into the memory block;
 4. fit the history to the context window (old tool results cut first, a sliding window of whole tool
    units, a summary of what came before once the history passes the threshold);
-5. stream the model's reply through llm.py, running the memory tools it calls;
+5. stream the model's reply through llm.py, running the memory tools it calls; before each model
+   call, the messages steered into the turn (request.steering) are stored and join the context;
 6. append every message; 7. schedule extraction.
 
 It runs in a worker thread (all of it blocks: files, SQLite, HTTP); events go out through `sink`.
@@ -52,6 +53,7 @@ class TurnContext:
     cancel: Cancel
     now: Callable[[], datetime]
     result: TurnResult
+    appended: int = 0  # messages this turn stored after its question (tool units, steered messages)
 
     def notice(self, text: str) -> None:
         self.result.notices.append(text)
@@ -67,6 +69,26 @@ def run_turn(
     now: Callable[[], datetime],
 ) -> TurnResult:
     turn = TurnContext(services, settings, request, sink, cancel, now, TurnResult(request.run_id, "", "ok"))
+    try:
+        return _run(turn)
+    finally:
+        if request.steering is not None:
+            request.steering.close()  # what was not taken goes back to the caller (a followup)
+
+
+def _run(turn: TurnContext) -> TurnResult:
+    request, settings = turn.request, turn.settings
+    replay = _replayed_message(turn) if request.replay_idx is not None else None
+    if replay is not None:
+        session_id = turn.result.session_id
+        model = settings.llm.model
+        if model is None:
+            _take_steered(turn, session_id)  # stored, like the question, though nothing answers
+            turn.notice(NO_MODEL)
+        else:
+            _answer(turn, session_id, model, replay)
+        _schedule_extraction(turn, session_id)
+        return turn.result
     command = parse_command(request.text)
     if command is not None and command.name == "compact":
         return _compact_command(turn)
@@ -79,6 +101,7 @@ def run_turn(
     _remember_now(turn, session_id, message)
     model = settings.llm.model
     if model is None:
+        _take_steered(turn, session_id)
         turn.notice(NO_MODEL)
     else:
         _answer(turn, session_id, model)
@@ -101,6 +124,32 @@ def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     if appended.previous_session_id is not None:
         _flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
     return appended.session_id, appended.message
+
+
+def _replayed_message(turn: TurnContext) -> dict[str, Any] | None:
+    """The stored message a replay turn answers again; None (store it anew) if it is out of reach."""
+    services, request = turn.services, turn.request
+    session_id = services.sessions.current_session_id(services.manager.key(request.session_key))
+    if session_id is None:
+        return None
+    for message in reversed(services.sessions.read_messages(session_id).messages):
+        if message.get("idx") == request.replay_idx and message.get("role") == "user":
+            turn.result.session_id = session_id
+            turn.result.user_message_idx = request.replay_idx
+            return message
+    return None
+
+
+def _take_steered(turn: TurnContext, session_id: str) -> None:
+    """Store the messages steered in since the last model call, in order, as the user's messages."""
+    steering = turn.request.steering
+    if steering is None:
+        return
+    for item in steering.take():
+        stored = turn.services.sessions.append(session_id, "user", item.text, turn.now(), sender=item.sender)
+        item.stored_idx = int(stored["idx"])
+        turn.appended += 1
+        _remember_now(turn, session_id, stored)
 
 
 def _start_new_session(turn: TurnContext) -> tuple[str, dict[str, Any]]:
@@ -278,7 +327,7 @@ def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.P
     return prompt_context.assemble(system, messages, summary, checkpoint, budget, group=group)
 
 
-def _answer(turn: TurnContext, session_id: str, model: str) -> None:
+def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
     from openclaw_cli.llm import ContextOverflow, ModelUnavailable
 
     store = turn.services.sessions
@@ -288,10 +337,15 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
     _compact_if_due(turn, session_id, budget)
     retried = False
     for _round in range(MAX_TOOL_ROUNDS):
+        _take_steered(turn, session_id)
+        if turn.cancel.is_set():  # no model call for a turn already cancelled
+            turn.result.status = "aborted"
+            return None
         prompt = _prompt(turn, session_id, system)
+        messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
         tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
-            text, calls = _stream(turn, model, prompt.messages, tools)
+            text, calls = _stream(turn, model, messages, tools)
         except ContextOverflow as exc:
             if retried:
                 return _fail(turn, exc.message)
@@ -320,6 +374,15 @@ def _answer(turn: TurnContext, session_id: str, model: str) -> None:
             return None
         _run_tools(turn, session_id, text, calls)
     return _fail(turn, "the model kept calling tools without answering")
+
+
+def _with_replay(
+    turn: TurnContext, messages: list[dict[str, Any]], replay: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The context with the replayed question asked again just before what this turn stored."""
+    group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+    at = max(1, len(messages) - turn.appended)
+    return [*messages[:at], prompt_context.to_chat_message(replay, group=group), *messages[at:]]
 
 
 def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
@@ -379,9 +442,11 @@ def _run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolC
         for call in calls
     ]
     store.append(session_id, "assistant", text, turn.now(), tool_calls=stored_calls)
+    turn.appended += 1
     for call in calls:
         with turn.services.memory_lock:
             result = run_tool(call.name, call.arguments, turn.services.memory, turn.request.user_id)
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
+        turn.appended += 1
         turn.sink("tool", {"name": call.name, "arguments": call.arguments, "result": result})

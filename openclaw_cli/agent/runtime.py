@@ -3,7 +3,9 @@
 A turn's events go to `emit(kind, payload)` as they happen: "delta" ({"text"}) for each piece of the
 streamed reply, "notice" ({"text"}) for what the user should be told (a new session, a missing model),
 "tool" ({"name", "arguments", "result"}) for a tool call. Cancelling sets `cancel`; the turn stops at the
-next piece and reports status "aborted", keeping the user's message.
+next piece and reports status "aborted", keeping the user's message. `request.steering` (optional)
+lets more user messages into the running turn: each is stored and sent before the turn's next model call
+(agent/steering.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from openclaw_cli.agent.compaction import CompactionResult
     from openclaw_cli.agent.services import AgentServices
+    from openclaw_cli.agent.steering import Steering
     from openclaw_cli.config import Settings
     from openclaw_cli.paths import Home
 
@@ -39,6 +42,11 @@ class TurnRequest:
     run_id: str
     sender: str | None = None  # who spoke, in a group chat
     user_id: str | None = None  # whose long-term memory the turn reads and writes
+    # Messages steered in while the turn runs: taken before each model call, closed when it ends.
+    steering: Steering | None = field(default=None, compare=False, repr=False)
+    # The message is already in the session at this idx (steered into an earlier run, steer-backlog):
+    # it is answered again without being stored twice.
+    replay_idx: int | None = None
 
 
 @dataclass

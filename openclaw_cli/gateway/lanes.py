@@ -5,18 +5,27 @@ What a message does when its session already has work (`gateway.queue.mode`, def
 - collect: it joins the newest turn that has not started, and that turn waits until no message has
   arrived for `debounceMs`; a burst of messages becomes one turn (texts joined by blank lines, in order).
 - followup: it becomes its own turn, run after everything before it.
-- queue: the legacy one-message-at-a-time form: its own turn, in order, like followup. (Where a runtime
-  can take messages into a running turn, queue injects them one by one; the AgentRuntime interface
-  has no such entry point, so queue and followup behave alike here.)
-- steer: it is injected into the earliest turn that has not started its model call yet (one waiting for
-  the lane or for a global slot), with no debounce; when every turn has started, it falls back to
-  followup. A turn that has called the model is never changed (the runtime cannot take input mid-call).
-- steer-backlog: steered like steer, and also kept for a follow-up turn of its own (two replies).
+- queue: the legacy one-message-at-a-time form: its own turn, in order, like followup.
+- steer: it is steered into the running turn (or, when none runs, the earliest waiting one), with no
+  debounce: the turn stores it as a user message of its own and sends it with its next model call,
+  the first one or the one after a tool result (agent/steering.py), and the run goes on; one reply
+  answers everything. When the turn has no model call left (its final reply is streaming), the message
+  is not lost: it runs next as a followup turn, ahead of anything queued after it (several such
+  messages share that turn, each stored separately). Its ack is the run it was steered into; that
+  run's final `chat` event names the followup (`followupRunId`) when there is one. If the run is
+  cancelled, its steered messages share its fate: stored, not answered. A command (`/new`,
+  `/compact`...) is never steered: it is its own turn.
+- steer-backlog: steered like steer, and also kept as a followup turn of its own, queued at once,
+  that answers it again (so two replies: the run's and its own). The session still holds the message
+  once: when the run took it, the followup answers the stored message (the runtime's replay_idx)
+  instead of storing it again; when the run did not take it, the followup simply stores and answers
+  it (and no extra followup is made). With no turn to steer into, it is just its own turn.
 - interrupt: the running turn is cancelled (the runtime stores the user's message, drops the reply, and
   reports "aborted"); the new message runs next. Nothing queued is dropped.
 
-Every turn, whatever its mode, keeps the order of its session's messages. Runs across all sessions are
-capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
+A session's messages are stored in the order they arrived, except that a steered message goes into
+the running turn ahead of turns already queued (that is what steering is for). Runs across all
+sessions are capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
 """
 
 from __future__ import annotations
@@ -31,7 +40,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.steering import SteeredMessage, Steering
 
 QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
 Runner = Callable[[TurnRequest, EventSink, asyncio.Event], Awaitable[TurnResult]]
@@ -57,6 +68,16 @@ class Message:
 
 
 @dataclass
+class Steered:
+    """A message steered into a turn: what the runtime sees, and the lane's own bookkeeping."""
+
+    message: Message
+    item: SteeredMessage
+    listener: Listener | None
+    backlog: Turn | None = None  # steer-backlog: the followup turn that answers it again
+
+
+@dataclass
 class Turn:
     agent_id: str
     session_key: str
@@ -71,6 +92,10 @@ class Turn:
     ended_at: float = 0.0
     started: bool = False
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    steering: Steering = field(default_factory=Steering, repr=False)
+    steered: list[Steered] = field(default_factory=list, repr=False)
+    replay: Message | None = None  # steer-backlog: the one message it answers again
+    replay_idx: int | None = None  # where the steered run stored it (None: not taken, store it)
     done: asyncio.Future[TurnResult] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -159,23 +184,60 @@ class LaneManager:
         lane = self._lane(agent_id, session_key)
         waiting = [turn for turn in lane.pending if not turn.started]
         now = time.monotonic()
-        if mode == "collect" and waiting and waiting[-1].mode == "collect":
+        target = self._steer_target(lane) if mode in ("steer", "steer-backlog") else None
+        if target is not None and parse_command(message.text) is None:
+            turn = self._steer(lane, target, message, mode, listener, user_id, now)
+        elif mode == "collect" and waiting and waiting[-1].mode == "collect":
             turn = waiting[-1]
             turn.ready_at = now + self.debounce_ms / 1000
-        elif mode in ("steer", "steer-backlog") and waiting:
-            turn = waiting[0]
-            if mode == "steer-backlog":
-                self._join(turn, Message(message.text, message.sender), listener)
-                turn = self._new_turn(lane, agent_id, session_key, "followup", now, user_id)
+            self._join(turn, message, listener)
         else:
             if mode == "interrupt" and lane.current is not None:
                 lane.current.cancel.set()
             turn = self._new_turn(lane, agent_id, session_key, mode, now, user_id)
-        self._join(turn, message, listener)
+            self._join(turn, message, listener)
         lane.wake.set()
         if lane.worker is None:
             lane.worker = asyncio.get_running_loop().create_task(self._drain(lane))
         return turn
+
+    @staticmethod
+    def _steer_target(lane: Lane) -> Turn | None:
+        """The running turn while it still takes messages, else the earliest waiting one."""
+        candidates = [lane.current] if lane.current is not None else []
+        candidates += [t for t in lane.pending if not t.started and t.replay is None]
+        for turn in candidates:
+            if not turn.cancel.is_set() and not turn.steering.closed:
+                return turn
+        return None
+
+    def _steer(
+        self,
+        lane: Lane,
+        target: Turn,
+        message: Message,
+        mode: str,
+        listener: Listener | None,
+        user_id: str | None,
+        now: float,
+    ) -> Turn:
+        """Offer the message to `target`; the turn whose run id acknowledges it."""
+        item = SteeredMessage(message.text, message.sender)
+        if not target.steering.offer(item):  # closed in between: its own turn
+            turn = self._new_turn(lane, target.agent_id, target.session_key, "followup", now, user_id)
+            self._join(turn, message, listener)
+            return turn
+        steered = Steered(message, item, listener)
+        target.steered.append(steered)
+        if listener is not None and listener not in target.listeners:
+            target.listeners.append(listener)
+        if mode != "steer-backlog":
+            return target
+        backlog = self._new_turn(lane, target.agent_id, target.session_key, "followup", now, user_id)
+        backlog.replay = message
+        self._join(backlog, message, listener)
+        steered.backlog = backlog
+        return backlog
 
     def _lane(self, agent_id: str, session_key: str) -> Lane:
         key = (agent_id, session_key)
@@ -185,11 +247,22 @@ class LaneManager:
         return lane
 
     def _new_turn(
-        self, lane: Lane, agent_id: str, session_key: str, mode: str, now: float, user_id: str | None
+        self,
+        lane: Lane,
+        agent_id: str,
+        session_key: str,
+        mode: str,
+        now: float,
+        user_id: str | None,
+        *,
+        first: bool = False,
     ) -> Turn:
         delay = self.debounce_ms / 1000 if mode == "collect" else 0.0
         turn = Turn(agent_id, session_key, mode, user_id=user_id, ready_at=now + delay)
-        lane.pending.append(turn)
+        if first:
+            lane.pending.appendleft(turn)
+        else:
+            lane.pending.append(turn)
         self.runs[turn.run_id] = turn
         return turn
 
@@ -221,7 +294,8 @@ class LaneManager:
                 finally:
                     lane.current = None
                     await self.limiter.release()
-                self._finish(turn, result)
+                followup = self._settle_steered(lane, turn)
+                self._finish(turn, result, followup)
         finally:
             lane.worker = None
             if not lane.pending and self.lanes.get(lane.key) is lane:
@@ -229,7 +303,14 @@ class LaneManager:
 
     async def _run(self, turn: Turn) -> TurnResult:
         request = TurnRequest(
-            turn.agent_id, turn.session_key, turn.text, turn.run_id, sender=turn.sender, user_id=turn.user_id
+            turn.agent_id,
+            turn.session_key,
+            turn.text,
+            turn.run_id,
+            sender=turn.sender,
+            user_id=turn.user_id,
+            steering=turn.steering,
+            replay_idx=turn.replay_idx,
         )
 
         def emit(kind: str, payload: dict[str, Any]) -> None:
@@ -244,7 +325,36 @@ class LaneManager:
         except Exception as exc:  # noqa: BLE001 - one failed turn must not stop the lane
             return TurnResult(turn.run_id, "", "error", error=f"{exc.__class__.__name__}: {exc}")
 
-    def _finish(self, turn: Turn, result: TurnResult) -> None:
+    def _settle_steered(self, lane: Lane, turn: Turn) -> Turn | None:
+        """After a run: what it took is its own; what it did not take runs next (the followup made)."""
+        turn.steering.close()
+        taken = {id(item) for item in turn.steering.taken}
+        leftovers: list[Steered] = []
+        for steered in turn.steered:
+            if id(steered.item) in taken:
+                turn.messages.append(steered.message)  # stored by this run: its journal line is done
+                if steered.backlog is not None:
+                    steered.backlog.replay_idx = steered.item.stored_idx
+            elif steered.backlog is None:  # a backlog turn stores and answers it already
+                leftovers.append(steered)
+        if not leftovers:
+            return None
+        first = leftovers[0]
+        now = time.monotonic()
+        followup = self._new_turn(
+            lane, turn.agent_id, turn.session_key, "followup", now, turn.user_id, first=True
+        )
+        if turn.cancel.is_set():
+            followup.cancel.set()  # they share the fate of the run they were steered into: stored, aborted
+        self._join(followup, first.message, first.listener)
+        for steered in leftovers[1:]:
+            followup.steering.offer(steered.item)
+            followup.steered.append(steered)
+            if steered.listener is not None and steered.listener not in followup.listeners:
+                followup.listeners.append(steered.listener)
+        return followup
+
+    def _finish(self, turn: Turn, result: TurnResult, followup: Turn | None = None) -> None:
         self.runs.pop(turn.run_id, None)
         for notice in result.notices:
             turn.publish("notice", {"runId": turn.run_id, "sessionKey": turn.session_key, "text": notice})
@@ -258,6 +368,8 @@ class LaneManager:
                 "state": state,
                 "text": text,
                 "sessionId": result.session_id,
+                # messages steered in too late for this run's model calls run next in this turn
+                **({"followupRunId": followup.run_id} if followup is not None else {}),
                 # waiting (lane, debounce, global cap) and running (the runtime: session files and the
                 # model), so a client can tell the gateway's own share of a turn's latency
                 "queuedMs": round((turn.started_at - turn.created_at) * 1000, 3),
