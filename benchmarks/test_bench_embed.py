@@ -1,7 +1,7 @@
 """Local embedder speed: passages per second for a bulk load, and the latency of one query.
 
 Goal: a bulk load of >= 400 records/s overall, so embedding alone must be well above that.
-Run: pytest benchmarks/test_bench_embed.py --benchmark-only -p no:cacheprovider
+Run: pytest benchmarks/test_bench_embed.py --benchmark-only -n 0 -p no:cacheprovider
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Retrieval quality on fixtures/eval: recall@5, recall@10 and MRR per query kind for bm25-only,
 vector-only and hybrid, through the real searcher; nonsense queries report the share answered with nothing.
 
-Run: python -m pytest benchmarks/test_bench_eval.py --benchmark-only -s
+Run: python -m pytest benchmarks/test_bench_eval.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Cost of extraction's local work: the explicit patterns and the bounded transcript, on ordinary turns
 and on a 100,000-character paste (which must stay cheap: it runs inside "remember this" and fallbacks).
 
-Run: pytest benchmarks/test_bench_extract.py --benchmark-only -p no:randomly
+Run: pytest benchmarks/test_bench_extract.py --benchmark-only -n 0 -p no:randomly
 """
 
 from __future__ import annotations

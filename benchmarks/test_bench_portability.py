@@ -9,7 +9,7 @@ texts and would measure the model rather than the import. Peak RSS is each child
 test_import_with_the_real_models measures `memory import` as users run it, on
 OPENCLAW_BENCH_PORTABILITY_REAL_N records (default 500).
 
-    python -m pytest benchmarks/test_bench_portability.py --benchmark-only -s
+    python -m pytest benchmarks/test_bench_portability.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Search speed: warm in-process hybrid search at 10k and 100k memories, cold whole-process search at 10k,
 and bulk loading with the local model.
 
-Run: python -m pytest benchmarks/test_bench_search.py --benchmark-only -s
+Run: python -m pytest benchmarks/test_bench_search.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations

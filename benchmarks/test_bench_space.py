@@ -2,7 +2,7 @@
 
 Built through `MemoryService.add_many` (FTS, vec0, history as the product writes them), then
 checkpointed and vacuumed so the figure is the file a long-lived store settles at.
-Run: python -m pytest benchmarks/test_bench_space.py --benchmark-only -s
+Run: python -m pytest benchmarks/test_bench_space.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Throughput of text analysis: index_terms on English and Chinese memories, query analysis, and jieba's
 one-time dictionary load (paid by the first Han text a process sees), measured separately.
 
-Run: pytest benchmarks/test_bench_text.py --benchmark-only -p no:randomly
+Run: pytest benchmarks/test_bench_text.py --benchmark-only -n 0 -p no:randomly
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """USE multilingual v3 embedder: one-time conversion cost, load time, query latency, passages per second.
 
-Run: pytest benchmarks/test_bench_use_m3.py --benchmark-only -p no:cacheprovider -s
+Run: pytest benchmarks/test_bench_use_m3.py --benchmark-only -n 0 -p no:cacheprovider -s
 The conversion runs in a child process so its peak RSS is its own, not this process's high-water mark.
 """
 

@@ -10,7 +10,7 @@ by the same models (what the pipeline adds around the embedding).
 The 10k store is written with synthetic composite vectors (benchmarks/synth.py) under the real
 composite embedder's identity, so the real models then embed the new memories into the same table.
 
-Run: python -m pytest benchmarks/test_bench_writing.py --benchmark-only -s
+Run: python -m pytest benchmarks/test_bench_writing.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations

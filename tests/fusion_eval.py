@@ -134,7 +134,9 @@ class KindMetrics:
         }
 
 
-def metrics(features: Sequence[Features], profile: SearchProfile, mode: str = "hybrid") -> dict[str, KindMetrics]:
+def metrics(
+    features: Sequence[Features], profile: SearchProfile, mode: str = "hybrid"
+) -> dict[str, KindMetrics]:
     """Per kind, and overall ("all", answerable queries only)."""
     sums: dict[str, KindMetrics] = {}
     for f in features:

@@ -29,8 +29,17 @@ ALL_USERS = {"u-lin", "u-sam", "u-mei", "u-hao", "u-omar"}
 SCOPES = {"user", "agent"}
 CATEGORIES = {"profile", "preference", "event", "case", "lesson", "insight"}
 KINDS = {
-    "keyword", "paraphrase", "zh-2char", "zh", "mixed", "identifier", "cross-en-zh", "cross-zh-en",
-    "japanese", "nonsense", "other-person",
+    "keyword",
+    "paraphrase",
+    "zh-2char",
+    "zh",
+    "mixed",
+    "identifier",
+    "cross-en-zh",
+    "cross-zh-en",
+    "japanese",
+    "nonsense",
+    "other-person",
 }
 LANGUAGES = {"en", "zh", "mixed", "ja"}
 MEMORY_KEYS = {"id", "userId", "scope", "category", "l0", "l1"}
@@ -39,8 +48,17 @@ QUERY_KEYS = {"query", "expected", "userId", "kind", "language"}
 CONVERSATION_QUERY_KEYS = QUERY_KEYS | {"aspect"}
 ASPECTS = {"single", "combine", "cross", "correction"}
 KIND_MINIMUMS = {
-    "paraphrase": 40, "zh-2char": 8, "mixed": 8, "identifier": 8, "cross-en-zh": 20, "cross-zh-en": 20,
-    "japanese": 10, "nonsense": 15, "other-person": 20, "keyword": 20, "zh": 15,
+    "paraphrase": 40,
+    "zh-2char": 8,
+    "mixed": 8,
+    "identifier": 8,
+    "cross-en-zh": 20,
+    "cross-zh-en": 20,
+    "japanese": 10,
+    "nonsense": 15,
+    "other-person": 20,
+    "keyword": 20,
+    "zh": 15,
 }
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -359,7 +377,10 @@ def spoken(turn: dict[str, Any]) -> str:
 def test_dialogues_are_long_enough(turns: list[dict[str, Any]]) -> None:
     conversations = Counter(t["id"].split("-")[1] for t in turns)
     sessions = {t["session"] for t in turns}
-    assert len(conversations) >= 8 and len(sessions) >= 40 and len(turns) >= 500, (conversations, len(sessions))
+    assert len(conversations) >= 8 and len(sessions) >= 40 and len(turns) >= 500, (
+        conversations,
+        len(sessions),
+    )
     assert Counter(script_of(spoken(t)) for t in turns)["zh"] >= 100
     for conv in conversations:  # turns of a session are numbered 1..n and move forward in time
         rows = [t for t in turns if t["id"].split("-")[1] == conv]
@@ -434,6 +455,8 @@ def test_generated_files_are_reproducible(tmp_path: Path) -> None:
     out = tmp_path / "distractors.jsonl"
     subprocess.run([sys.executable, str(ROOT / "tools" / "gen_eval.py"), "--out", str(out)], check=True)
     assert out.read_bytes() == DISTRACTORS.read_bytes()
-    subprocess.run([sys.executable, str(ROOT / "tools" / "build_conversations.py"), "--out", str(tmp_path)], check=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "build_conversations.py"), "--out", str(tmp_path)], check=True
+    )
     assert (tmp_path / "conversations.jsonl").read_bytes() == CONVERSATIONS.read_bytes()
     assert (tmp_path / "conversation_queries.jsonl").read_bytes() == CONVERSATION_QUERIES.read_bytes()

@@ -26,7 +26,9 @@ def test_add_get_list_search_history_json(cli) -> None:  # type: ignore[no-untyp
     doc = found.json()
     first = doc["results"][0]
     assert first["id"] == rid and {"id", "score", "category", "l0", "createdAt", "explain"} <= set(first)
-    assert {"relevance", "lexical", "semantic", "bm25Rank", "vectorRank", "similarity"} <= set(first["explain"])
+    assert {"relevance", "lexical", "semantic", "bm25Rank", "vectorRank", "similarity"} <= set(
+        first["explain"]
+    )
     assert 0.0 <= first["score"] <= 1.0
     assert {"analyse", "bm25", "embed", "vector", "total"} <= set(doc["timingsMs"])
     history = cli("memory", "history", rid, "--json").json()

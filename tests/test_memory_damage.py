@@ -64,9 +64,7 @@ def _cli(home: Path, *args: str, input: str | None = None) -> Result:
 @pytest.mark.parametrize(
     "table", ["vec_1_vector_chunks00", "records_fts_data", "records_fts_content", "vec_1_rowids"]
 )
-def test_derived_damage_is_named_and_rebuild_restores_every_record(
-    tmp_path: Path, table: str
-) -> None:  # type: ignore[no-untyped-def]
+def test_derived_damage_is_named_and_rebuild_restores_every_record(tmp_path: Path, table: str) -> None:  # type: ignore[no-untyped-def]
     home = tmp_path / "home"
     path = _filled(home)
     _damage(path, table)
@@ -94,9 +92,7 @@ def test_derived_damage_is_named_and_rebuild_restores_every_record(
 
 
 @pytest.mark.parametrize("table", ["records", "history"])
-def test_damaged_records_or_history_send_the_user_to_a_backup(
-    tmp_path: Path, table: str
-) -> None:  # type: ignore[no-untyped-def]
+def test_damaged_records_or_history_send_the_user_to_a_backup(tmp_path: Path, table: str) -> None:  # type: ignore[no-untyped-def]
     home = tmp_path / "home"
     path = _filled(home)
     _damage(path, table)

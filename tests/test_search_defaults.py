@@ -56,7 +56,9 @@ def profile(eval_service: MemoryService) -> SearchProfile:
 
 
 def _score(features: list[fusion_eval.Features], profile: SearchProfile) -> float:
-    return fusion_eval.objective(fusion_eval.metrics(features, profile), fusion_eval.leg_metrics(features, profile))
+    return fusion_eval.objective(
+        fusion_eval.metrics(features, profile), fusion_eval.leg_metrics(features, profile)
+    )
 
 
 def test_no_neighbouring_profile_beats_the_defaults(

@@ -45,7 +45,10 @@ def top(service: MemoryService, query: str, **request: object) -> list[str]:
 
 
 def test_readme_example_finds_dark_mode_among_ordinary_memories(service: MemoryService) -> None:
-    assert top(service, "which colour theme does he like in his editor")[0] == "prefers dark mode in every editor"
+    assert (
+        top(service, "which colour theme does he like in his editor")[0]
+        == "prefers dark mode in every editor"
+    )
     # With no word in common the models rank it first too, but below the relevance floor (0.1 here).
     assert (
         top(service, "which colour scheme does he like for his IDE", all_results=True)[0]

@@ -70,11 +70,20 @@ def parse(source: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             if match:
                 tags[match.group(1)] = turn_id
             name = "User" if speaker == "user" else "Assistant"
-            turns.append({
-                "id": turn_id, "userId": users[conv], "scope": "user", "category": "event", "l0": f"{name}: {text}",
-                "l1": "", "session": f"s-{session}", "turn": turn_no, "speaker": speaker,
-                "ts": (start + TURN_GAP * (turn_no - 1)).isoformat(),
-            })
+            turns.append(
+                {
+                    "id": turn_id,
+                    "userId": users[conv],
+                    "scope": "user",
+                    "category": "event",
+                    "l0": f"{name}: {text}",
+                    "l1": "",
+                    "session": f"s-{session}",
+                    "turn": turn_no,
+                    "speaker": speaker,
+                    "ts": (start + TURN_GAP * (turn_no - 1)).isoformat(),
+                }
+            )
         elif line.startswith("Q: "):
             match = QUESTION.match(line)
             assert match, f"line {number}: malformed question"
@@ -87,11 +96,19 @@ def parse(source: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             assert tag in tags, f"line {number}: unknown tag {tag}"
             expected.append(tags[tag])
         owner = next(t["userId"] for t in turns if t["id"] == expected[0])
-        assert meta["conv"] == expected[0].split("-")[1], f"line {number}: question under the wrong conversation"
-        resolved.append({
-            "query": query, "expected": expected, "userId": owner, "kind": "conversation",
-            "language": script_of(query), "aspect": aspect.split(),
-        })
+        assert meta["conv"] == expected[0].split("-")[1], (
+            f"line {number}: question under the wrong conversation"
+        )
+        resolved.append(
+            {
+                "query": query,
+                "expected": expected,
+                "userId": owner,
+                "kind": "conversation",
+                "language": script_of(query),
+                "aspect": aspect.split(),
+            }
+        )
     return turns, resolved
 
 
@@ -100,7 +117,9 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=EVAL_DIR)
     args = parser.parse_args()
     turns, questions = parse(SOURCE.read_text(encoding="utf-8"))
