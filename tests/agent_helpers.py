@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openclaw_cli.agent.runtime import AgentRuntime, TurnRequest, TurnResult
 from openclaw_cli.config import Settings
 from openclaw_cli.paths import Home
-from tests.fake_openai import FakeOpenAI, _error
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, _error
 from tests.memory_helpers import shared_model_cache
 
 OVERFLOW_MESSAGE = (
@@ -174,3 +177,23 @@ def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str = "call-1
         "content": None,
         "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}],
     }
+
+
+# Fixtures shared by the agent, compaction and chat tests (a test module re-exports the ones it uses).
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[WindowedFakeOpenAI]:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    server = WindowedFakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def model(fake: WindowedFakeOpenAI) -> ScriptedModel:
+    brain = ScriptedModel()
+    fake.respond_with(brain)
+    return brain

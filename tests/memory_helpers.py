@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.config import Settings
+from openclaw_cli.memory.records import MemoryRecord
 from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.writing import Candidate, Verdict
 from openclaw_cli.paths import Home
 
 
@@ -52,3 +54,24 @@ def service_for(home: Path, settings: Settings | None = None, **kwargs: Any) -> 
 def add(service: MemoryService, text: str, **fields: Any) -> str:
     record, _ = service.add(NewMemory(l0=text, **fields))
     return record.id
+
+
+# Dedup tests: a grey zone wide enough that every related pair they use lands in it (measured 0.52-0.95
+# apart), and the caller's own judge (a plain function is what a caller without a model may pass).
+WIDE_GREY = {"newBelow": 0.5, "duplicateAbove": 0.97}
+
+
+class FixedJudge:
+    """Answers with a fixed verdict and records what it was asked."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        self.asked: list[tuple[str, str]] = []
+
+    def __call__(self, candidate: Candidate, existing: MemoryRecord) -> Verdict:
+        self.asked.append((candidate.l0, existing.l0))
+        return self.verdict
+
+
+def dedup_service(tmp_path: Path, **dedup: Any) -> MemoryService:
+    return service_for(tmp_path / "home", settings_with(dedup=dedup) if dedup else None)

@@ -17,6 +17,7 @@ from openclaw_cli.memory.search import SearchRequest
 from openclaw_cli.memory.service import NewMemory
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
+from tests import agent_helpers
 from tests.agent_helpers import (
     Events,
     ScriptedModel,
@@ -29,27 +30,8 @@ from tests.fake_openai import FAKE_API_KEY
 
 KEY = "agent:main:main"
 
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[WindowedFakeOpenAI]:
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
-    server = WindowedFakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def model(fake: WindowedFakeOpenAI) -> ScriptedModel:
-    brain = ScriptedModel()
-    fake.respond_with(brain)
-    return brain
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+# The fake model server that enforces a context window, and the scripted model behind it (agent_helpers).
+fake, model = agent_helpers.fake, agent_helpers.model
 
 
 def make_runtime(home: Path, fake: WindowedFakeOpenAI | None, **overrides: Any) -> AgentRuntime:

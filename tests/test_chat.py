@@ -9,35 +9,21 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
+from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, config_env
 from tests.conftest import ROOT, base_env, run_cli
 from tests.fake_openai import FAKE_API_KEY
 
 KEY = "agent:main:main"
 
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[WindowedFakeOpenAI]:
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
-    server = WindowedFakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def model(fake: WindowedFakeOpenAI) -> ScriptedModel:
-    brain = ScriptedModel()
-    fake.respond_with(brain)
-    return brain
+# The fake model server that enforces a context window, and the scripted model behind it (agent_helpers).
+fake, model = agent_helpers.fake, agent_helpers.model
 
 
 def free_port() -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +19,14 @@ from openclaw_cli.sessions.context import (
     prune_tool_results,
 )
 from openclaw_cli.sessions.store import SessionStore
-from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, config_env, tool_call, turn
+from tests import agent_helpers
+from tests.agent_helpers import WindowedFakeOpenAI, chat_settings, config_env, tool_call, turn
 from tests.conftest import run_cli
-from tests.fake_openai import FAKE_API_KEY
 
 KEY = "agent:main:main"
+
+# The fake model server that enforces a context window, and the scripted model behind it (agent_helpers).
+fake, model = agent_helpers.fake, agent_helpers.model
 
 
 def msg(idx: int, role: str = "user", content: str = "x", **extra: Any) -> dict[str, Any]:
@@ -108,28 +110,6 @@ def test_a_forced_plan_keeps_the_last_exchange_with_its_tool_calls() -> None:
 
 
 # -- through the runtime and the fake model -----------------------------------------------------------
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[WindowedFakeOpenAI]:
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
-    server = WindowedFakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def model(fake: WindowedFakeOpenAI) -> ScriptedModel:
-    brain = ScriptedModel()
-    fake.respond_with(brain)
-    return brain
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
 
 
 def runtime_with(home: Path, fake: WindowedFakeOpenAI, **overrides: Any) -> AgentRuntime:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from openclaw_cli.config import DedupSettings
 from openclaw_cli.memory import profiles, vectors
@@ -18,27 +17,11 @@ from openclaw_cli.memory.records import MemoryRecord
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.text import l0_hash
 from openclaw_cli.memory.writing import Candidate, Verdict, write_memories
-from tests.memory_helpers import service_for, settings_with
+from tests.memory_helpers import WIDE_GREY, service_for, settings_with
+from tests.memory_helpers import FixedJudge as Judge
+from tests.memory_helpers import dedup_service as _service
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-# Grey zone wide enough that every related pair used here lands in it (measured 0.52-0.95 apart).
-WIDE_GREY = {"newBelow": 0.5, "duplicateAbove": 0.97}
-
-
-class Judge:
-    """The caller's judge: answers with a fixed verdict and records what it was asked."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        self.verdict = verdict
-        self.asked: list[tuple[str, str]] = []
-
-    def __call__(self, candidate: Candidate, existing: MemoryRecord) -> Verdict:
-        self.asked.append((candidate.l0, existing.l0))
-        return self.verdict
-
-
-def _service(tmp_path: Path, **dedup: Any) -> MemoryService:
-    return service_for(tmp_path / "home", settings_with(dedup=dedup) if dedup else None)
 
 
 def _live(service: MemoryService) -> list[MemoryRecord]:

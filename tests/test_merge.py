@@ -10,32 +10,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.records import MemoryRecord
 from openclaw_cli.memory.search import SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.writing import Candidate, Verdict, write_memories
+from openclaw_cli.memory.writing import Candidate, write_memories
 from tests import fake_openai as fake_server
-from tests.memory_helpers import api_settings, service_for, settings_with
+from tests.memory_helpers import WIDE_GREY, api_settings, service_for
+from tests.memory_helpers import FixedJudge as Judge
+from tests.memory_helpers import dedup_service as _service
 
 fake_openai = fake_server.fake_openai
 
 T0 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T1 = T0 + timedelta(days=30)
-WIDE_GREY = {"newBelow": 0.5, "duplicateAbove": 0.97}
-
-
-class Judge:
-    def __init__(self, verdict: Verdict) -> None:
-        self.verdict = verdict
-        self.asked: list[tuple[str, str]] = []
-
-    def __call__(self, candidate: Candidate, existing: MemoryRecord) -> Verdict:
-        self.asked.append((candidate.l0, existing.l0))
-        return self.verdict
-
-
-def _service(tmp_path: Path, **dedup: Any) -> MemoryService:
-    return service_for(tmp_path / "home", settings_with(dedup=dedup) if dedup else None)
 
 
 def _history_actions(service: MemoryService, record_id: str) -> list[str]:

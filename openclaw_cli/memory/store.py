@@ -229,21 +229,7 @@ class MemoryStore:
         row holding the old value."""
         with write_txn(self.conn):
             old = self.get(record_id)
-            self.conn.execute(
-                "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
-                "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ?, "
-                "reflected_at = COALESCE(?, reflected_at) WHERE id = ?",
-                (
-                    state.stability,
-                    state.difficulty,
-                    iso(state.last_review),
-                    iso(state.next_review),
-                    state.reps,
-                    state.lapses,
-                    iso(reflected_at),
-                    record_id,
-                ),
-            )
+            self._write_fsrs(record_id, state, reflected_at)
             self.log_change(record_id, old.user_id, "update", old.public_dict(), None, reason)
 
     def add(
@@ -460,6 +446,24 @@ class MemoryStore:
 
         return purge_store(self, user_id)[0]
 
+    def _write_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None:
+        """Store a record's FSRS state (and, from reflection, when it was reflected on)."""
+        self.conn.execute(
+            "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
+            "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ?, "
+            "reflected_at = COALESCE(?, reflected_at) WHERE id = ?",
+            (
+                state.stability,
+                state.difficulty,
+                iso(state.last_review),
+                iso(state.next_review),
+                state.reps,
+                state.lapses,
+                iso(reflected_at),
+                record_id,
+            ),
+        )
+
     def record_hits(self, record_ids: Sequence[str], now: datetime) -> list[str]:
         """An agent turn retrieved these memories: each counts as a successful FSRS review.
 
@@ -481,19 +485,7 @@ class MemoryStore:
             state = review(self.get(record_id).fsrs, now)
         except NotFound:
             return False
-        self.conn.execute(
-            "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
-            "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ? WHERE id = ?",
-            (
-                state.stability,
-                state.difficulty,
-                iso(state.last_review),
-                iso(state.next_review),
-                state.reps,
-                state.lapses,
-                record_id,
-            ),
-        )
+        self._write_fsrs(record_id, state)
         return True
 
     def rowid(self, record_id: str) -> int:
