@@ -351,15 +351,7 @@ def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, An
                 return _fail(turn, exc.message)
             retried = True  # flush + compact, then the same round once more
             try:
-                compact(
-                    turn.services,
-                    turn.settings,
-                    session_id,
-                    turn.now(),
-                    force=True,
-                    history_budget=budget,
-                    user_id=turn.request.user_id,
-                )
+                _compact(turn, session_id, budget, force=True)
             except OpenclawError as failure:
                 return _fail(turn, f"{exc.message}; compaction failed too: {failure.message}")
             continue
@@ -385,17 +377,22 @@ def _with_replay(
     return [*messages[:at], prompt_context.to_chat_message(replay, group=group), *messages[at:]]
 
 
+def _compact(turn: TurnContext, session_id: str, budget: int, *, force: bool) -> CompactionResult:
+    """Flush and summarise this turn's session (forced after a context overflow, else when due)."""
+    return compact(
+        turn.services,
+        turn.settings,
+        session_id,
+        turn.now(),
+        force=force,
+        history_budget=budget,
+        user_id=turn.request.user_id,
+    )
+
+
 def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
     try:
-        outcome = compact(
-            turn.services,
-            turn.settings,
-            session_id,
-            turn.now(),
-            force=False,
-            history_budget=budget,
-            user_id=turn.request.user_id,
-        )
+        outcome = _compact(turn, session_id, budget, force=False)
     except OpenclawError as exc:
         turn.notice(f"The older messages could not be summarised ({exc.message}); the newest are sent.")
         return
