@@ -99,6 +99,13 @@ class SearchSettings(_Section):
     semantic_weight: float | None = Field(None, ge=0, le=1)
     english_weight: float | None = Field(None, ge=0, le=1, description="English leg of a two-model vector")
     unknown_token_threshold: float | None = Field(None, ge=0, le=1)
+    other_person_factor: float = Field(
+        0.5, ge=0, le=1, description="relevance factor of a memory about someone the query does not name"
+    )
+    question_factor: float = Field(0.6, ge=0, le=1, description="relevance factor of a memory that only asks")
+    assistant_factor: float = Field(
+        0.5, ge=0, le=1, description="relevance factor of a stored turn the assistant said"
+    )
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
 

@@ -51,6 +51,7 @@ def build_service(home_dir: Path) -> MemoryService:
                 l1=m.get("l1") or None,
                 record_id=m["id"],
                 created_at=CREATED,
+                source=_turn_source(m),
             )
         )
         for name in MEMORY_FILES
@@ -58,6 +59,13 @@ def build_service(home_dir: Path) -> MemoryService:
     ]
     service.add_many(records)
     return service
+
+
+def _turn_source(memory: dict[str, Any]) -> dict[str, Any] | None:
+    """A dialogue turn keeps where it was said, as extraction records it: session id, message index."""
+    if "session" not in memory:
+        return None
+    return {"sessionId": memory["session"], "messages": [memory["turn"]]}
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import lexical, semantic, vectors
+from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
 from openclaw_cli.memory.search import HybridSearcher
 from openclaw_cli.memory.service import MemoryService
@@ -40,7 +40,63 @@ class Features:
     languages: tuple[str, np.ndarray]  # the query's, and each memory's
     unknown_share: float
     has_terms: bool
+    context: Context
     similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    best_evidence: float = 0.0  # the best relevance before the context weights (the floor decides on it)
+
+
+@dataclass
+class Context:
+    """What search weighs after fusion (subject.py, dialogue.py), per memory of the query's user."""
+
+    other_person: np.ndarray  # about someone the query does not name
+    question: np.ndarray
+    assistant: np.ndarray
+    after: np.ndarray  # index of the memory said next in the same session, or -1
+    before: np.ndarray
+    settings: SearchSettings = field(default_factory=SearchSettings)
+
+
+def _context(query: str, rows: list[tuple[Any, ...]], names: frozenset[str]) -> Context:
+    asked = subject.query_subject(query, names)
+    cast = subject.cast_pattern(names)
+    places = [dialogue.place_of(r[5]) for r in rows]
+    after = np.full(len(rows), -1)
+    before = np.full(len(rows), -1)
+    by_session: dict[str, list[tuple[int, dialogue.Place]]] = {}
+    for i, place in enumerate(places):
+        if place is not None:
+            by_session.setdefault(place.session, []).append((i, place))
+    for i, place in enumerate(places):
+        if place is None:
+            continue
+        lent = dialogue.lent_relevance(place, 1.0, True, by_session[place.session], dialogue.Shares())
+        for j, share in lent.items():
+            (after if share == dialogue.Shares().after_question else before)[i] = j
+    return Context(
+        other_person=np.array([subject.mismatch(asked, subject.subject_of(r[4], cast)) for r in rows]),
+        question=np.array([subject.is_question(r[4]) for r in rows]),
+        assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
+        after=after,
+        before=before,
+    )
+
+
+def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
+    """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance."""
+    c, shares = f.context, dialogue.Shares()
+    f.best_evidence = float(rel.max()) if len(rel) else 0.0
+    rel = rel * np.where(c.other_person, c.settings.other_person_factor, 1.0)
+    order = np.lexsort((-f.bm25, -f.similarity, -rel))[: shares.seeds]
+    lent = rel.copy()
+    for i in order:
+        if c.after[i] >= 0:
+            share = shares.after_question if c.question[i] else shares.after_statement
+            lent[c.after[i]] = max(lent[c.after[i]], share * rel[i])
+        if c.before[i] >= 0:
+            lent[c.before[i]] = max(lent[c.before[i]], shares.before * rel[i])
+    lent = lent * np.where(c.question, c.settings.question_factor, 1.0)
+    return lent * np.where(c.assistant, c.settings.assistant_factor, 1.0)
 
 
 def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[Features]:
@@ -49,7 +105,9 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     searcher = HybridSearcher(store, SearchSettings(), embedder, warm=True)
     profile = searcher.profile
     matrix = store.vector_matrix()
-    rows = list(store.conn.execute("SELECT rowid, id, user_id, language FROM records WHERE deleted = 0"))
+    rows = list(
+        store.conn.execute("SELECT rowid, id, user_id, language, l0, source FROM records WHERE deleted = 0")
+    )
     out = []
     for item in queries:
         mine = [r for r in rows if r[2] == item["userId"]]
@@ -76,6 +134,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 languages=(detect_language(item["query"]), np.array([str(r[3]) for r in mine])),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
+                context=_context(item["query"], mine, people.cast(store.conn, item["userId"])),
             )
         )
     return out
@@ -84,6 +143,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
 def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.ndarray:
     if not f.has_terms:
         f.similarity = np.zeros(len(f.ids))
+        f.best_evidence = 0.0
         return np.zeros(len(f.ids))
     if f.legs.shape[1] == 1:
         similarity = f.legs[:, 0] * semantic.single_leg_weight(profile, f.unknown_share)
@@ -99,17 +159,17 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
     f.similarity = similarity
     words = f.lexical**profile.lexical_exponent
     if mode == "bm25":
-        return words
+        return _weigh_context(f, words)
     if mode == "vector":
-        return meaning
+        return _weigh_context(f, meaning)
     a, b = profile.lexical_weight * words, profile.semantic_weight * meaning
     high, low = np.maximum(a, b), np.minimum(a, b)
-    return high + profile.agreement * low * (1.0 - high)
+    return _weigh_context(f, high + profile.agreement * low * (1.0 - high))
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
-    if not len(rel) or rel.max() < max(profile.relevance_floor, 1e-9):
+    if not len(rel) or f.best_evidence < max(profile.relevance_floor, 1e-9):
         return []
     keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
@@ -182,10 +242,10 @@ def leg_metrics(features: Sequence[Features], profile: SearchProfile) -> list[di
 
 
 GRID: dict[str, tuple[float, ...]] = {
-    "english_weight": (0.4, 0.5, 0.6),
+    "english_weight": (0.3, 0.4, 0.5, 0.6),
     "cos_floor": (0.3, 0.35, 0.4),
     "cos_full": (0.5, 0.55, 0.6),
-    "lexical_weight": (0.8,),
+    "lexical_weight": (0.8, 0.9, 1.0),
     "relevance_floor": (0.35,),
     "cross_language_bonus": (0.1, 0.15, 0.2),
     "chinese_to_english_bonus": (0.15, 0.2, 0.25),

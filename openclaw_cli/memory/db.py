@@ -177,6 +177,32 @@ MIGRATIONS.append(
     )
 )
 
+# Memories written from one conversation share its session id (extraction's `source`): dialogue.py finds
+# the turns next to a good hit through this index.
+MIGRATIONS.append(
+    (
+        "0006_records_by_session",
+        """
+        CREATE INDEX records_by_session ON records(json_extract(source, '$.sessionId'))
+            WHERE deleted = 0 AND source IS NOT NULL;
+        """,
+    )
+)
+
+
+def _people(conn: apsw.Connection) -> None:
+    """The names memories introduce with a relation, per user (people.py), filled from what is stored."""
+    from openclaw_cli.memory import people
+
+    conn.execute(
+        "CREATE TABLE people (user_id TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (user_id, name)) "
+        "WITHOUT ROWID"
+    )
+    people.rebuild(conn)
+
+
+MIGRATIONS.append(("0007_people", _people))
+
 
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.

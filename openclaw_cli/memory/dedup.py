@@ -92,7 +92,7 @@ def pair_similarity(
         if profile.dedup_english_only and not (language_a == "en" and language_b == "en"):
             return None
         return float(legs[0])
-    weight = profile.english_weight * LANGUAGE_TRUST.get(language_a, 0.0)
+    weight = profile.dedup_weight() * LANGUAGE_TRUST.get(language_a, 0.0)
     return combine(legs, weight, language_b)
 
 
@@ -296,7 +296,7 @@ def group_similarities(
             readable = np.array([language == "en" and other == "en" for other in languages], dtype=bool)
             values = np.where(readable, values, -np.inf)
         return values
-    weight = profile.english_weight * LANGUAGE_TRUST.get(language, 0.0)
+    weight = profile.dedup_weight() * LANGUAGE_TRUST.get(language, 0.0)
     english = weight * np.array([LANGUAGE_TRUST.get(other, 0.0) for other in languages], dtype=np.float64)
     other = 1.0 - weight
     total = english + other

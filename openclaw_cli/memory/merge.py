@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from openclaw_cli.memory import vectors
+from openclaw_cli.memory import people, vectors
 from openclaw_cli.memory.records import iso
 
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ def apply(
     from openclaw_cli.memory.store import write_fts_row
 
     rowid = store.rowid(old.id)
+    people.note(store.conn, new.user_id, new.l0)
     store.conn.execute(
         "UPDATE records SET l0 = ?, l1 = ?, l2 = ?, language = ?, l0_hash = ?, text_hash = ?, "
         "attribute = ?, source = ?, created_at = ?, updated_at = ?, vector_status = ? WHERE rowid = ?",

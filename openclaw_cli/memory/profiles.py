@@ -49,6 +49,8 @@ class SearchProfile:
     - `dedup_new_below`, `dedup_duplicate_above`: semantic dedup's zones (memory/dedup.py): a candidate
       less similar than the first to every neighbour is new, more similar than the second is a duplicate,
       and in between the LLM judges. Measured on fixtures/dedup/pairs.jsonl (tests/test_dedup_zones.py).
+    - `dedup_english_weight`: the English leg's weight when comparing two memories for dedup (default:
+      `english_weight`); the zones were measured with it, so retuning search does not move them.
     - `dedup_english_only`: the embedder reads English only, so two other texts are never compared (their
       vectors are built from unknown tokens and look alike whatever they say).
     """
@@ -72,6 +74,10 @@ class SearchProfile:
     dedup_new_below: float = 0.70
     dedup_duplicate_above: float = 0.92
     dedup_english_only: bool = False
+    dedup_english_weight: float | None = None
+
+    def dedup_weight(self) -> float:
+        return self.english_weight if self.dedup_english_weight is None else self.dedup_english_weight
 
     def fuse(self, lexical: float, semantic: float) -> float:
         """The stronger evidence, raised towards 1 by the weaker one: `agreement` 1 treats them as
@@ -134,10 +140,10 @@ _PROFILES: dict[str, SearchProfile] = {
     COMPOSITE: SearchProfile(
         name=COMPOSITE,
         legs=(MINILM_DIMS, USE_M3_DIMS),
-        english_weight=0.6,
+        english_weight=0.4,
         cos_floor=0.3,
         cos_full=0.55,
-        lexical_weight=0.8,
+        lexical_weight=1.0,
         semantic_weight=1.0,
         unknown_token_threshold=0.3,
         relevance_floor=0.4,
@@ -148,6 +154,7 @@ _PROFILES: dict[str, SearchProfile] = {
         agreement=1.0,
         dedup_new_below=0.61,
         dedup_duplicate_above=0.88,
+        dedup_english_weight=0.6,
     ),
     MINILM: SearchProfile(
         name=MINILM,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory import vectors
+from openclaw_cli.memory import people, vectors
 from openclaw_cli.memory.db import write_txn
 from openclaw_cli.memory.records import iso, utc_now, validate_user
 from openclaw_cli.paths import SHARED_AGENT, Home
@@ -100,6 +100,7 @@ def purge_store(store: MemoryStore, user_id: str) -> tuple[int, int]:
         remove_rows(conn, rowids)
         conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
         history = conn.changes()
+        people.forget_user(conn, user_id)
         # The purge itself is kept, with a hash instead of the user id (the id may be a name or a number).
         digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
         conn.execute(

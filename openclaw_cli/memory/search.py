@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory import lexical, semantic, vectors
+from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
 from openclaw_cli.memory.forgetting import retrievability
 from openclaw_cli.memory.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.records import MemoryRecord, iso
@@ -198,6 +198,7 @@ class HybridSearcher:
             return result
         self._term_weights(result.terms)
         self._every_match_listed = False
+        self._best_evidence = 0.0
         clock.lap("analyse")
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         pool = max(self.settings.candidates, request.k)
@@ -211,6 +212,8 @@ class HybridSearcher:
         facts = self.store.ranking_facts(by_row)
         merged = [c for c in by_row.values() if c.rowid in facts]
         self._relevance(merged, facts, result, request, query)
+        self._lend_to_neighbours(merged, facts, where)
+        self._weigh_utterances(merged, facts)
         clock.lap("fuse")
         if self.reranker is not None and merged:
             merged = self._rerank(request.query, merged, facts, result)
@@ -358,12 +361,79 @@ class HybridSearcher:
                 cand.vector_score = similarity
                 cand.semantic = profile.semantic(similarity)
             cand.relevance = profile.fuse(cand.lexical, cand.semantic)
+        # Whether anything relevant is stored at all is decided on the evidence, before the context
+        # weights below move memories about other people or mere questions down.
+        self._best_evidence = max((c.relevance for c in merged), default=0.0)
+        self._weigh_subjects(merged, facts, request.query, request.user_id)
         ranked = sorted(
             (c for c in merged if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
         )
         for rank, cand in enumerate(ranked, start=1):
             cand.vector_rank = rank
-        merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
+        _by_relevance(merged)
+
+    def _weigh_subjects(
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str, user_id: str | None
+    ) -> None:
+        """A memory about someone the query does not ask about counts for less (subject.py)."""
+        factor = self.settings.other_person_factor
+        if factor >= 1.0 or not merged:
+            return
+        names = people.cast(self.store.conn, user_id)
+        asked = subject.query_subject(query, names)
+        cast = subject.cast_pattern(names)
+        for cand in merged:
+            if subject.mismatch(asked, subject.subject_of(facts[cand.rowid].l0, cast)):
+                cand.relevance *= factor
+
+    def _lend_to_neighbours(
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: vectors.VectorFilter
+    ) -> None:
+        """Turns said next to a good hit in the same conversation share its relevance (dialogue.py)."""
+        lent = self._lent_relevance(merged, facts, where)
+        if not lent:
+            return
+        by_row = {cand.rowid: cand for cand in merged}
+        facts.update(self.store.ranking_facts(rowid for rowid in lent if rowid not in by_row))
+        for rowid, value in lent.items():
+            if rowid not in facts:  # deleted meanwhile
+                continue
+            if rowid not in by_row:
+                by_row[rowid] = Candidate(rowid)
+                merged.append(by_row[rowid])
+            by_row[rowid].relevance = max(by_row[rowid].relevance, value)
+        _by_relevance(merged)
+
+    def _lent_relevance(
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: vectors.VectorFilter
+    ) -> dict[int, float]:
+        shares = dialogue.Shares()
+        sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
+        lent: dict[int, float] = {}
+        for cand in merged[: shares.seeds]:
+            place = dialogue.place_of(facts[cand.rowid].source)
+            if place is None:
+                continue
+            if place.session not in sessions:
+                sessions[place.session] = dialogue.session_rows(self.store.conn, place.session, where)
+            question = subject.is_question(facts[cand.rowid].l0)
+            for rowid, value in dialogue.lent_relevance(
+                place, cand.relevance, question, sessions[place.session], shares
+            ).items():
+                lent[rowid] = max(lent.get(rowid, 0.0), value)
+        return lent
+
+    def _weigh_utterances(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
+        """A memory that only asks, or that the assistant said, is weaker evidence than the user's own
+        words. Applied after dialogue context, so a question still lends its answer its full relevance."""
+        question, assistant = self.settings.question_factor, self.settings.assistant_factor
+        for cand in merged:
+            l0 = facts[cand.rowid].l0
+            if subject.is_question(l0):
+                cand.relevance *= question
+            if subject.said_by_assistant(l0):
+                cand.relevance *= assistant
+        _by_relevance(merged)
 
     def _floor(
         self, merged: list[Candidate], request: SearchRequest, result: SearchResult
@@ -371,7 +441,7 @@ class HybridSearcher:
         """Nothing when the best result is below the relevance floor; else everything down to the tail floor."""
         if request.all_results:
             return [c for c in merged if c.relevance > 0]
-        best = max((c.relevance for c in merged), default=0.0)
+        best = self._best_evidence
         if best < self.profile.relevance_floor:
             if merged:
                 result.warnings.append(
@@ -410,6 +480,10 @@ class HybridSearcher:
         for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
             candidate.relevance = value
         return sorted(merged, key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
+
+
+def _by_relevance(merged: list[Candidate]) -> None:
+    merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
 
 
 _ORDER = {"insight": 0}

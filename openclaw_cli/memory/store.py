@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound
-from openclaw_cli.memory import vectors
+from openclaw_cli.memory import people, vectors
 from openclaw_cli.memory.db import open_db, text_hash, write_txn
 from openclaw_cli.memory.forgetting import initial_state
 from openclaw_cli.memory.history import VALUE_IN_RECORDS
@@ -45,6 +45,8 @@ class RankingFacts:
     language: str
     category: str
     fsrs_columns: tuple[Any, ...]  # stability, difficulty, last review, next review
+    l0: str = ""
+    source: str | None = None
 
     def fsrs(self) -> FsrsState:
         """The FSRS state retrievability reads; built only for the candidates that get that far, and
@@ -161,12 +163,12 @@ class MemoryStore:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" for _ in chunk)
-            for rowid, language, category, *fsrs in self.conn.execute(
-                "SELECT rowid, language, category, fsrs_stability, fsrs_difficulty, fsrs_last_review, "
-                f"fsrs_next_review FROM records WHERE rowid IN ({marks}) AND deleted = 0",
+            for rowid, language, category, l0, source, *fsrs in self.conn.execute(
+                "SELECT rowid, language, category, l0, source, fsrs_stability, fsrs_difficulty, "
+                f"fsrs_last_review, fsrs_next_review FROM records WHERE rowid IN ({marks}) AND deleted = 0",
                 chunk,
             ):
-                found[int(rowid)] = RankingFacts(str(language), str(category), tuple(fsrs))
+                found[int(rowid)] = RankingFacts(str(language), str(category), tuple(fsrs), str(l0), source)
         return found
 
     def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
@@ -367,6 +369,7 @@ class MemoryStore:
     ) -> None:
         """Insert a record whose vector (or None: pending) is already known, inside the caller's
         `write_txn` (an import or a workspace sync writes many in one transaction)."""
+        people.note(self.conn, record.user_id, record.l0)
         fs = record.fsrs
         self.conn.execute(
             f"INSERT INTO records({RECORD_COLUMNS.replace('rowid, ', '')}, text_hash) "

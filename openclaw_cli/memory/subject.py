@@ -1,0 +1,300 @@
+"""Whose memory is it: the user's own, or about someone in the user's life.
+
+A user's store holds facts about the user ("Has a ginger cat named Niangao") beside facts about the
+people around them ("Lin's neighbour Wang Hao has a grey cat named Mochi", "同事老周每天早上一杯气泡水").
+Both embedders and keywords see the second as a near-perfect answer to "what is the name of his cat", so
+search asks who each memory is about and who the query asks about, and a memory about somebody else
+counts for less unless the query names that person or that relation (seed 000 §4.5: the user-vs-other
+confusions are the typical failure of memory retrieval).
+
+The subject is read from the head of the memory, in English or Chinese: an optional owner ("Lin's",
+"His", "The user's", "林伟的"), a few modifiers ("old", "new", "组里的"), then a relation word from the
+lexicon below ("friend", "同事") and usually a name. Names introduced that way make up the store's cast,
+so that a later memory starting with the bare name ("高峰每天早上一杯冷萃", "Nina's wedding is ...") is
+known to be about that person too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+# Relation groups: a query naming one surface form is about every memory naming another of the group.
+RELATIONS: dict[str, tuple[str, ...]] = {
+    "spouse": ("wife", "husband", "spouse", "妻子", "老婆", "太太", "爱人", "丈夫", "老公"),
+    "partner": (
+        "partner",
+        "girlfriend",
+        "boyfriend",
+        "fiancé",
+        "fiancée",
+        "fiance",
+        "fiancee",
+        "女朋友",
+        "男朋友",
+        "女友",
+        "男友",
+        "未婚妻",
+        "未婚夫",
+        "对象",
+    ),
+    "sibling": ("sister", "brother", "sibling", "姐姐", "妹妹", "哥哥", "弟弟", "姐妹", "兄弟姐妹"),
+    "parent": (
+        "parent",
+        "mother",
+        "father",
+        "mum",
+        "mom",
+        "dad",
+        "父母",
+        "爸妈",
+        "妈妈",
+        "母亲",
+        "爸爸",
+        "父亲",
+        "老妈",
+        "老爸",
+    ),
+    "child": ("daughter", "son", "kid", "child", "children", "女儿", "儿子", "孩子"),
+    "in-law": (
+        "mother-in-law",
+        "father-in-law",
+        "sister-in-law",
+        "brother-in-law",
+        "岳母",
+        "丈母娘",
+        "岳父",
+        "老丈人",
+        "婆婆",
+        "公公",
+        "嫂子",
+        "姐夫",
+        "妹夫",
+        "小舅子",
+    ),
+    "grandparent": (
+        "grandmother",
+        "grandfather",
+        "grandma",
+        "grandpa",
+        "奶奶",
+        "爷爷",
+        "外婆",
+        "外公",
+        "姥姥",
+        "姥爷",
+    ),
+    "relative": (
+        "cousin",
+        "uncle",
+        "aunt",
+        "niece",
+        "nephew",
+        "relative",
+        "表哥",
+        "表姐",
+        "表妹",
+        "表弟",
+        "堂哥",
+        "堂姐",
+        "叔叔",
+        "舅舅",
+        "阿姨",
+        "姑姑",
+        "侄子",
+        "外甥",
+        "亲戚",
+    ),
+    "friend": (
+        "friend",
+        "buddy",
+        "roommate",
+        "flatmate",
+        "朋友",
+        "好友",
+        "室友",
+        "闺蜜",
+        "搭子",
+        "发小",
+        "哥们",
+    ),
+    "colleague": (
+        "colleague",
+        "coworker",
+        "co-worker",
+        "teammate",
+        "manager",
+        "boss",
+        "hire",
+        "intern",
+        "同事",
+        "领导",
+        "老板",
+        "上司",
+        "组长",
+        "实习生",
+        "下属",
+        "队友",
+    ),
+    "classmate": ("classmate", "schoolmate", "同学", "校友"),
+    "neighbour": ("neighbour", "neighbor", "邻居"),
+    "landlord": ("landlord", "landlady", "tenant", "房东", "房客", "租客"),
+}
+
+SPEAKER = re.compile(r"^\s*(?:user|assistant|用户|助手)\s*[:：]\s*", re.IGNORECASE)
+HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
+# Leading words of a Chinese name that are grammar, not a name: "女儿叫朵朵" names 朵朵, not 叫朵.
+NOT_A_NAME = set("叫是在住说和跟与也都要会就还又才今明昨每这那去来有对最很不没把被给让从的了着过们上下")
+# The most common Chinese surnames (about nine in ten people carry one of them).
+SURNAMES = set(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈"
+    "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+    "欧"
+)
+# Owners and modifiers allowed before the relation word.
+_EN_OWNER = r"(?:(?i:(?:the\s+)?user's|his|her|their|my|our)|[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?'s)"
+_EN_MODIFIERS = r"(?:[a-z][a-z-]*\s+){0,2}"
+_ZH_OWNER = rf"(?:[{HAN}]{{1,4}}的)?"
+_ZH_MODIFIERS = rf"(?:[{HAN}]{{1,3}}的|以前的|[{HAN}]{{0,2}})?"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Who a text is about: `relation` (a RELATIONS key) and/or `name`; both None for the user."""
+
+    relation: str | None = None
+    name: str | None = None
+
+    @property
+    def is_user(self) -> bool:
+        return self.relation is None and self.name is None
+
+
+USER = Subject()
+
+
+@lru_cache(maxsize=1)
+def _surface_groups() -> dict[str, str]:
+    return {form.lower(): group for group, forms in RELATIONS.items() for form in forms}
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    forms = sorted(_surface_groups(), key=len, reverse=True)
+    english = "|".join(re.escape(f) for f in forms if f.isascii())
+    chinese = "|".join(re.escape(f) for f in forms if not f.isascii())
+    en_head = re.compile(
+        rf"^{_EN_OWNER}\s+{_EN_MODIFIERS}(?P<rel>(?i:{english}))(?:e?s)?\b"
+        rf"(?:\s+(?:from|at|in)\s+[a-z]+)?(?:\s+(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))?"
+    )
+    zh_head = re.compile(rf"^{_ZH_OWNER}{_ZH_MODIFIERS}(?P<rel>{chinese})(?P<name>[{HAN}]{{2}})?")
+    en_any = re.compile(rf"\b(?P<rel>{english})(?:e?s)?\b", re.IGNORECASE)
+    zh_any = re.compile(rf"(?P<rel>{chinese})")
+    return en_head, zh_head, en_any, zh_any
+
+
+def _clean_name(name: str | None) -> str | None:
+    """A Chinese name after a relation word, if it looks like one: a common surname, or 老/小/阿 and a
+    character ("同事老周"). Without a segmenter this is what tells 邻居高峰 from 父母住在宁波."""
+    if not name or name[0] in NOT_A_NAME:
+        return None
+    return name if name[0] in SURNAMES or name[0] in "老小阿" else None
+
+
+def subject_of(text: str, cast: re.Pattern[str] | None = None) -> Subject:
+    """Who a memory is about: a relation (and name) at its head, else a known name in it, else the user.
+    `cast` is `cast_pattern(names)` of the store's known names."""
+    head = SPEAKER.sub("", text, count=1).strip()
+    en_head, zh_head, _, _ = _patterns()
+    for pattern in (en_head, zh_head):
+        match = pattern.match(head)
+        if match:
+            group = _surface_groups()[match.group("rel").lower()]
+            name = match.group("name")
+            # "His friend from university Nina" vs "His friend is moving": a name is capitalised.
+            if name and pattern is en_head and name.split()[0].lower() in _surface_groups():
+                name = None
+            return Subject(group, _clean_name(name) if pattern is zh_head else name)
+    mention = cast.search(head) if cast is not None else None
+    return Subject(None, mention.group(0)) if mention else USER
+
+
+@lru_cache(maxsize=16)
+def cast_pattern(names: frozenset[str], ignore_case: bool = False) -> re.Pattern[str] | None:
+    """One pattern finding any of `names`: a Latin name as a whole word, a Chinese one anywhere."""
+    if not names:
+        return None
+    parts = [
+        re.escape(name) if _han_name(name) else rf"(?<![^\W\d_]){re.escape(name)}(?![^\W\d_])"
+        for name in sorted(names, key=len, reverse=True)
+    ]
+    return re.compile("|".join(parts), re.IGNORECASE if ignore_case else 0)
+
+
+def _han_name(name: str) -> bool:
+    return all("\u3400" <= ch <= "\u9fff" for ch in name)
+
+
+@dataclass
+class QuerySubject:
+    """Who a query asks about: the relation groups and cast names it mentions (none: the user)."""
+
+    relations: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+
+    @property
+    def is_user(self) -> bool:
+        return not self.relations and not self.names
+
+
+def query_subject(query: str, names: frozenset[str] = frozenset()) -> QuerySubject:
+    _, _, en_any, zh_any = _patterns()
+    groups = _surface_groups()
+    found = QuerySubject()
+    for pattern in (en_any, zh_any):
+        for match in pattern.finditer(query):
+            found.relations.add(groups[match.group("rel").lower()])
+    cast = cast_pattern(names, ignore_case=True)
+    if cast is not None:
+        by_folded = {name.casefold(): name for name in names}
+        found.names.update(by_folded.get(m.group(0).casefold(), m.group(0)) for m in cast.finditer(query))
+    return found
+
+
+def mismatch(query: QuerySubject, memory: Subject) -> bool:
+    """True when the memory is about somebody the query does not ask about."""
+    if memory.is_user:
+        return False
+    if query.is_user:
+        return True
+    if memory.relation is not None and memory.relation in query.relations:
+        return False
+    return not (memory.name is not None and memory.name in query.names)
+
+
+def introduced_names(texts: Iterable[str]) -> set[str]:
+    """The names that memories introduce with a relation ("neighbour Gao Feng", "邻居高峰")."""
+    names: set[str] = set()
+    for text in texts:
+        subject = subject_of(text)
+        if subject.name:
+            names.add(subject.name)
+    return names
+
+
+QUESTION_END = re.compile(r"[?？]\s*$|[吗呢][。.!！]?\s*$")
+
+
+def is_question(text: str) -> bool:
+    """A memory that only asks something ("Assistant: Kevin is the groom?") states no fact."""
+    return bool(QUESTION_END.search(text))
+
+
+ASSISTANT_TURN = re.compile(r"^\s*(?:assistant|助手)\s*[:：]", re.IGNORECASE)
+
+
+def said_by_assistant(text: str) -> bool:
+    """A stored turn the assistant said: it repeats or asks, the user's own words are the evidence."""
+    return bool(ASSISTANT_TURN.match(text))
