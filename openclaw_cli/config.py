@@ -93,6 +93,9 @@ class SearchSettings(_Section):
 
     candidates: int = Field(50, ge=1, le=1000, description="candidates taken from each leg")
     relevance_floor: float | None = Field(None, ge=0, le=1, description="results below are left out")
+    sentence_floor: float | None = Field(
+        None, ge=0, le=1, description="the floor for a query of four or more terms"
+    )
     cos_floor: float | None = Field(None, ge=-1, le=1, description="similarity where relevance starts")
     cos_full: float | None = Field(None, ge=-1, le=1, description="similarity where relevance is 1")
     lexical_weight: float | None = Field(None, ge=0, le=1)
@@ -102,9 +105,9 @@ class SearchSettings(_Section):
     other_person_factor: float = Field(
         0.5, ge=0, le=1, description="relevance factor of a memory about someone the query does not name"
     )
-    question_factor: float = Field(0.6, ge=0, le=1, description="relevance factor of a memory that only asks")
+    question_factor: float = Field(0.5, ge=0, le=1, description="relevance factor of a memory that only asks")
     assistant_factor: float = Field(
-        0.5, ge=0, le=1, description="relevance factor of a stored turn the assistant said"
+        0.4, ge=0, le=1, description="relevance factor of a stored turn the assistant said"
     )
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 

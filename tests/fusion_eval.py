@@ -40,6 +40,7 @@ class Features:
     languages: tuple[str, np.ndarray]  # the query's, and each memory's
     unknown_share: float
     has_terms: bool
+    terms: int
     context: Context
     similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
     best_evidence: float = 0.0  # the best relevance before the context weights (the floor decides on it)
@@ -134,6 +135,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 languages=(detect_language(item["query"]), np.array([str(r[3]) for r in mine])),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
+                terms=len(terms),
                 context=_context(item["query"], mine, people.cast(store.conn, item["userId"])),
             )
         )
@@ -169,7 +171,7 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
-    if not len(rel) or f.best_evidence < max(profile.relevance_floor, 1e-9):
+    if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms), 1e-9):
         return []
     keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]

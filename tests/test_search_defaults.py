@@ -34,6 +34,7 @@ STEPS = {
     "lexical_exponent": 1.0,
     "agreement": 0.25,
     "tail_floor": 0.05,
+    "sentence_floor": 0.05,
 }
 
 

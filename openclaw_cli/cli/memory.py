@@ -312,6 +312,14 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+_CONTEXT_WORDS = {
+    "otherPerson": "about someone the query does not name ×{:.2f}",
+    "dialogue": "said next to a better hit: {:.2f}",
+    "question": "only asks ×{:.2f}",
+    "assistant": "said by the assistant ×{:.2f}",
+}
+
+
 def _explain_line(e: dict[str, Any]) -> str:
     parts = [f"relevance {e['relevance']:.2f} = keywords {e['lexical']:.2f} + meaning {e['semantic']:.2f}"]
     if e["bm25Rank"] is not None:
@@ -321,6 +329,7 @@ def _explain_line(e: dict[str, Any]) -> str:
         parts.append(f"similarity {e['similarity']:.2f} (models {legs}, {e['language']})")
     if e["rerankScore"] is not None:
         parts.append(f"rerank {e['rerankScore']:.2f}")
+    parts.extend(_CONTEXT_WORDS[key].format(value) for key, value in e["context"].items())
     parts.append(f"recall {e['retrievability']:.2f}")
     return "; ".join(parts)
 

@@ -28,9 +28,9 @@ MAX_GAP = 2  # message indexes between a hit and a neighbour (a tool message may
 class Shares:
     """The share of a hit's relevance its neighbours get, by position."""
 
-    after_question: float = 0.9
-    after_statement: float = 0.6
-    before: float = 0.7
+    after_question: float = 0.7
+    after_statement: float = 0.5
+    before: float = 0.6
     seeds: int = 10  # how many of the best hits lend relevance
 
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory import vectors
+from openclaw_cli.memory import people, vectors
 from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
 from openclaw_cli.memory.integrity import RESTORE_HINT, Damage, drop_derived, find_damage
 from openclaw_cli.memory.store import write_fts_row
@@ -347,6 +347,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
             for rowid, l0, l1 in rows:
                 write_fts_row(conn, rowid, l0, l1)
             set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
+            people.rebuild(conn)  # names of deleted memories go
     except BaseException:
         with write_txn(conn):
             vectors.drop_table(conn, new_table)

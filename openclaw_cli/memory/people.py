@@ -2,8 +2,8 @@
 
 Kept in the `people` table as memories are written (store.insert_record, merge) so that search reads a
 few hundred names instead of analysing every memory (subject.py explains what the names are for). A name
-stays after its memory is deleted or purged with the user (purge.py removes the user's rows); an extra
-name only makes search ask whether a memory starting with it is about that person.
+goes when the last memory saying it is deleted, and with its user on purge; `memory index --rebuild`
+recomputes the table.
 """
 
 from __future__ import annotations
@@ -26,6 +26,19 @@ def note(conn: apsw.Connection, user_id: str | None, l0: str) -> None:
             "INSERT INTO people(user_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING",
             (user_id or ANY_USER, name),
         )
+
+
+def forget_if_unused(conn: apsw.Connection, user_id: str | None, l0: str) -> None:
+    """After a memory is deleted: drop the name it introduced unless another live memory still says it."""
+    name = subject.subject_of(l0).name
+    if not name:
+        return
+    still = conn.execute(
+        "SELECT 1 FROM records WHERE user_id IS ? AND deleted = 0 AND instr(l0, ?) > 0 LIMIT 1",
+        (user_id, name),
+    ).fetchone()
+    if still is None:
+        conn.execute("DELETE FROM people WHERE user_id = ? AND name = ?", (user_id or ANY_USER, name))
 
 
 def cast(conn: apsw.Connection, user_id: str | None) -> frozenset[str]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 MINILM = "all-MiniLM-L6-v2-int8"
 USE_M3 = "use-m3-int8"
 COMPOSITE = f"{MINILM}+{USE_M3}"
+SENTENCE_TERMS = 4
 MINILM_DIMS = 384
 USE_M3_DIMS = 512
 
@@ -40,6 +41,8 @@ class SearchProfile:
       (nothing relevant is stored); otherwise results down to `tail_floor` (default: the same) are kept.
       Deciding "is there anything?" once per query lets weaker but real answers through after a strong
       one without letting nonsense queries return noise.
+    - `sentence_floor`: the floor instead of `relevance_floor` for a query of SENTENCE_TERMS or more terms
+      (a paraphrased question's best match is often weaker than a keyword hit, and nonsense is short).
     - `cross_language_bonus`: added to the similarity of an English query and a Chinese memory, and
       `chinese_to_english_bonus` (default: the same) for the reverse. A multilingual model scores a
       translation lower than a same-language sentence on the same topic, so without it a Chinese query
@@ -75,6 +78,7 @@ class SearchProfile:
     dedup_duplicate_above: float = 0.92
     dedup_english_only: bool = False
     dedup_english_weight: float | None = None
+    sentence_floor: float | None = None
 
     def dedup_weight(self) -> float:
         return self.english_weight if self.dedup_english_weight is None else self.dedup_english_weight
@@ -109,6 +113,7 @@ class SearchProfile:
             "semanticWeight": self.semantic_weight,
             "unknownTokenThreshold": self.unknown_token_threshold,
             "relevanceFloor": self.relevance_floor,
+            "sentenceFloor": self.sentence_floor,
             "crossLanguageBonus": self.cross_language_bonus,
             "chineseToEnglishBonus": self.bonus("zh", "en"),
             "lexicalExponent": self.lexical_exponent,
@@ -131,6 +136,14 @@ class SearchProfile:
             )
         return 0.0
 
+    def floor_for(self, terms: int) -> float:
+        """The relevance floor for a query of `terms` distinct terms: a sentence (SENTENCE_TERMS or more)
+        says enough to be a real question even when its best match is a paraphrase, and random words are
+        rarely that many, so it may use `sentence_floor`."""
+        if self.sentence_floor is not None and terms >= SENTENCE_TERMS:
+            return self.sentence_floor
+        return self.relevance_floor
+
     def kept_floor(self) -> float:
         return self.relevance_floor if self.tail_floor is None else self.tail_floor
 
@@ -147,6 +160,7 @@ _PROFILES: dict[str, SearchProfile] = {
         semantic_weight=1.0,
         unknown_token_threshold=0.3,
         relevance_floor=0.4,
+        sentence_floor=0.35,
         tail_floor=0.1,
         cross_language_bonus=0.15,
         chinese_to_english_bonus=0.2,
@@ -228,6 +242,7 @@ def apply_overrides(profile: SearchProfile, settings: SearchSettings) -> SearchP
             ("semantic_weight", settings.semantic_weight),
             ("english_weight", settings.english_weight),
             ("relevance_floor", settings.relevance_floor),
+            ("sentence_floor", settings.sentence_floor),
             ("unknown_token_threshold", settings.unknown_token_threshold),
         )
         if value is not None

@@ -65,6 +65,7 @@ class Candidate:
     rerank_score: float | None = None
     retrievability: float = 1.0
     score: float = 0.0
+    context: dict[str, float] = field(default_factory=dict)  # what subject/dialogue rules did, for --explain
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:
@@ -104,6 +105,7 @@ class SearchHit:
                 "rerankScore": _round(c.rerank_score),
                 "retrievability": round(c.retrievability, 4),
                 "language": self.record.language,
+                "context": dict(c.context),
             }
         return out
 
@@ -192,13 +194,13 @@ class HybridSearcher:
         validate_request(request)
         clock = _Clock()
         result = SearchResult(hits=[], profile=self.profile)
+        self._best_evidence = 0.0
         result.terms = query_terms(request.query)
         if not result.terms:
             result.warnings.append("the query has no words or numbers to search for")
             return result
         self._term_weights(result.terms)
         self._every_match_listed = False
-        self._best_evidence = 0.0
         clock.lap("analyse")
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         pool = max(self.settings.candidates, request.k)
@@ -385,6 +387,7 @@ class HybridSearcher:
         for cand in merged:
             if subject.mismatch(asked, subject.subject_of(facts[cand.rowid].l0, cast)):
                 cand.relevance *= factor
+                cand.context["otherPerson"] = factor
 
     def _lend_to_neighbours(
         self, merged: list[Candidate], facts: dict[int, RankingFacts], where: vectors.VectorFilter
@@ -401,7 +404,9 @@ class HybridSearcher:
             if rowid not in by_row:
                 by_row[rowid] = Candidate(rowid)
                 merged.append(by_row[rowid])
-            by_row[rowid].relevance = max(by_row[rowid].relevance, value)
+            if value > by_row[rowid].relevance:
+                by_row[rowid].relevance = value
+                by_row[rowid].context["dialogue"] = round(value, 4)
         _by_relevance(merged)
 
     def _lent_relevance(
@@ -431,8 +436,10 @@ class HybridSearcher:
             l0 = facts[cand.rowid].l0
             if subject.is_question(l0):
                 cand.relevance *= question
+                cand.context["question"] = question
             if subject.said_by_assistant(l0):
                 cand.relevance *= assistant
+                cand.context["assistant"] = assistant
         _by_relevance(merged)
 
     def _floor(
@@ -442,11 +449,12 @@ class HybridSearcher:
         if request.all_results:
             return [c for c in merged if c.relevance > 0]
         best = self._best_evidence
-        if best < self.profile.relevance_floor:
+        floor = self.profile.floor_for(len(result.terms))
+        if best < floor:
             if merged:
                 result.warnings.append(
                     f"nothing relevant enough (best relevance {best:.2f}, floor "
-                    f"{self.profile.relevance_floor:.2f}); --all shows weaker matches"
+                    f"{floor:.2f}); --all shows weaker matches"
                 )
             return []
         return [c for c in merged if c.relevance >= self.profile.kept_floor()]

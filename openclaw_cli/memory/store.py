@@ -440,6 +440,7 @@ class MemoryStore:
             self.conn.execute(
                 "UPDATE records SET deleted = 1, updated_at = ? WHERE rowid = ?", (iso(utc_now()), rowid)
             )
+            people.forget_if_unused(self.conn, record.user_id, record.l0)
             self.log_change(record_id, record.user_id, "delete", record.public_dict(), None)
         return record
 

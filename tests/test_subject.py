@@ -1,0 +1,103 @@
+"""Whose memory is it (subject.py), and the cast of names a store learns as it is written (people.py).
+
+The text rules are checked directly; the table is checked through real stores: written by every writer
+(add, import, merge), filled by the migration from older databases, and emptied by purge."""
+
+from __future__ import annotations
+
+import pytest
+
+from openclaw_cli.memory import subject
+from openclaw_cli.memory.subject import Subject
+
+NAMES = frozenset({"Bob", "Lin Xiao", "高峰", "老周"})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Lin's neighbour Wang Hao has a grey cat named Mochi.", Subject("neighbour", "Wang Hao")),
+        ("His climbing buddy Daniel tends to over-engineer.", Subject("friend", "Daniel")),
+        ("The user's teammate Song Jia likes Catppuccin.", Subject("colleague", "Song Jia")),
+        ("User's friend from university Nina lives in Qingdao.", Subject("friend", "Nina")),
+        ("My sister is getting married", Subject("sibling", None)),
+        ("林伟的同事老周每天早上一杯气泡水。", Subject("colleague", "老周")),
+        ("组里的同事宋佳所有软件都用深色模式。", Subject("colleague", "宋佳")),
+        ("大学同学邓超这周值班，有事找他。", Subject("classmate", "邓超")),
+        ("妻子陈静是中学英语老师。", Subject("spouse", "陈静")),
+        # After the relation, grammar is not a name: 女儿叫朵朵 names 朵朵, 父母住在 names nobody.
+        ("女儿叫朵朵，今年六岁。", Subject("child", None)),
+        ("父母住在宁波，逢年过节开车回去。", Subject("parent", None)),
+        ("User: My mum suggested 8,800 yuan.", Subject("parent", None)),
+    ],
+)
+def test_a_relation_at_the_head_names_who_the_memory_is_about(text: str, expected: Subject) -> None:
+    assert subject.subject_of(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Has a ginger cat named Niangao (年糕).",
+        "Lin's birthday is March 14.",
+        "对青霉素过敏，看病时要提醒医生。",
+        "Prefers dark themes in every editor and terminal.",
+        "Report the bug to the friend channel",  # a relation word that is not at the head after an owner
+        "周末带丈母娘去吃了一家湘菜。",
+        "高峰期的地铁太挤",  # 高峰 is in the cast, but not in a store that never introduced it
+    ],
+)
+def test_the_users_own_memories_are_about_the_user(text: str) -> None:
+    assert subject.subject_of(text).is_user
+
+
+def test_a_known_name_makes_a_memory_about_that_person() -> None:
+    cast = subject.cast_pattern(NAMES)
+    assert subject.subject_of("高峰每天早上一杯冷萃。", cast) == Subject(None, "高峰")
+    assert subject.subject_of("Remind Lin a week before Bob's birthday.", cast) == Subject(None, "Bob")
+    # A Latin name is a whole word: Bobby is not Bob, and Lin is not Lin Xiao.
+    assert subject.subject_of("Bobby tables again", cast).is_user
+    assert subject.subject_of("Lin's birthday is March 14.", cast).is_user
+
+
+def test_the_query_names_relations_in_either_language_and_known_people() -> None:
+    asked = subject.query_subject("what does Lin's wife do", NAMES)
+    assert asked.relations == {"spouse"} and not asked.names
+    assert subject.query_subject("林伟的妻子做什么工作", NAMES).relations == {"spouse"}
+    assert subject.query_subject("where does bob live", NAMES).names == {"Bob"}
+    assert subject.query_subject("老周喝什么", NAMES).names == {"老周"}
+    assert subject.query_subject("what is he allergic to", NAMES).is_user
+
+
+def test_mismatch_spares_the_user_and_whoever_the_query_names() -> None:
+    user = subject.query_subject("what coffee does he drink")
+    wife = subject.query_subject("what does his wife do")
+    bob = subject.query_subject("where does Bob live", NAMES)
+    friend_bob = Subject("friend", "Bob")
+    assert subject.mismatch(user, friend_bob)
+    assert not subject.mismatch(user, subject.USER)
+    assert not subject.mismatch(wife, Subject("spouse", "陈静"))
+    assert subject.mismatch(wife, Subject("sibling", "Lin Xiao"))
+    assert not subject.mismatch(bob, friend_bob)
+    assert not subject.mismatch(wife, subject.USER)  # "the wedding is on Oct 11" may be the answer
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("Assistant: Kevin is the groom?", True),
+        ("Assistant: 需要准备什么吗？", True),
+        ("她喜欢吃什么呢。", True),
+        ("User: Yes, Kevin Zhang, he's an architect.", False),
+        ("Opened PR #342?ref=main in the repo", False),
+    ],
+)
+def test_a_memory_that_only_asks(text: str, question: bool) -> None:
+    assert subject.is_question(text) is question
+
+
+def test_what_the_assistant_said() -> None:
+    assert subject.said_by_assistant("Assistant: Noted, they'll move in spring.")
+    assert subject.said_by_assistant("助手：记下了。")
+    assert not subject.said_by_assistant("User: Assistant: is a word I typed")
+    assert not subject.said_by_assistant("The assistant should answer in Chinese.")
