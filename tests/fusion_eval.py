@@ -20,9 +20,9 @@ import numpy as np
 from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.search import HybridSearcher
+from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.text import detect_language, query_terms
+from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 
 NONSENSE = "nonsense"
 
@@ -41,6 +41,7 @@ class Features:
     unknown_share: float
     has_terms: bool
     terms: int
+    topic: float  # STOPWORD_WEIGHT for a query of stopwords only, else 1
     context: Context
     similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
     best_evidence: float = 0.0  # the best relevance before the context weights (the floor decides on it)
@@ -136,6 +137,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
                 terms=len(terms),
+                topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
                 context=_context(item["query"], mine, people.cast(store.conn, item["userId"])),
             )
         )
@@ -157,7 +159,7 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
         for language in ("en", "zh"):
             similarity = similarity + profile.bonus(query_language, language) * (memory_languages == language)
     mid, width = profile.logistic()
-    meaning = 1.0 / (1.0 + np.exp(-np.clip((similarity - mid) / width, -60, 60)))
+    meaning = f.topic / (1.0 + np.exp(-np.clip((similarity - mid) / width, -60, 60)))
     f.similarity = similarity
     words = f.lexical**profile.lexical_exponent
     if mode == "bm25":

@@ -108,10 +108,23 @@ def test_scores_are_between_zero_and_one_and_a_full_match_is_near_one(service: M
     assert scores and all(0.0 <= s <= 1.0 for s in scores) and scores[0] > 0.8
 
 
-@pytest.mark.parametrize("query", ["?!", "the", "dog", "asdfgh qwerty"])
+@pytest.mark.parametrize("query", ["?!", "the", "dog", "asdfgh qwerty", "呃", "啊啊啊", "的了吗", "嗯嗯"])
 def test_nonsense_finds_nothing_and_says_why(service: MemoryService, query: str) -> None:
     result = service.search(SearchRequest(query))
     assert result.hits == [] and result.warnings
+
+
+def test_a_whole_question_is_held_to_the_lower_sentence_floor(service: MemoryService) -> None:
+    """Four terms or more: the best match of a paraphrase is weaker than a keyword hit, and nonsense is
+    short. The same evidence that is not enough for two words is enough for a sentence."""
+    profile = service.search(SearchRequest("coffee")).profile
+    assert profile is not None and profile.sentence_floor is not None
+    assert profile.floor_for(2) == profile.relevance_floor
+    assert profile.floor_for(4) == profile.sentence_floor < profile.relevance_floor
+    short = service.search(SearchRequest("asdfgh qwerty")).warnings
+    long = service.search(SearchRequest("asdfgh qwerty zxcvbn poiuyt")).warnings
+    assert any(f"floor {profile.relevance_floor:.2f}" in w for w in short)
+    assert any(f"floor {profile.sentence_floor:.2f}" in w for w in long)
 
 
 def test_all_shows_what_the_floor_hides(service: MemoryService) -> None:

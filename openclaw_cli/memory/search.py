@@ -351,6 +351,9 @@ class HybridSearcher:
         )
         english = result.vector_weight if query is not None else 0.0
         query_language = detect_language(request.query)
+        # A query of stopwords only ("呃", "的了吗", "the") has no topic: its meaning counts as little as
+        # its words, or the models' nearest sentence would always look like an answer.
+        topic = STOPWORD_WEIGHT if all(is_stopword(t) for t in result.terms) else 1.0
         for cand in merged:
             cand.lexical = lexical_scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
             if cand.legs is not None and query is not None:
@@ -361,7 +364,7 @@ class HybridSearcher:
                 else:  # mixed text is both languages, so it is never across
                     similarity += profile.bonus(query_language, language)
                 cand.vector_score = similarity
-                cand.semantic = profile.semantic(similarity)
+                cand.semantic = profile.semantic(similarity) * topic
             cand.relevance = profile.fuse(cand.lexical, cand.semantic)
         # Whether anything relevant is stored at all is decided on the evidence, before the context
         # weights below move memories about other people or mere questions down.

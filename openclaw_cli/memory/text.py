@@ -118,7 +118,12 @@ def query_terms(text: str) -> list[str]:
 
 def is_stopword(term: str) -> bool:
     """True for an analysed query term that is an English or Chinese stopword."""
-    return term in ENGLISH_STOPWORDS or term in CHINESE_STOPWORDS
+    return term in ENGLISH_STOPWORDS or _chinese_stopword(term)
+
+
+def _chinese_stopword(word: str) -> bool:
+    """A Chinese stopword, or one particle repeated (啊啊啊, 哈哈哈: an interjection, not a topic)."""
+    return word in CHINESE_STOPWORDS or (len(set(word)) == 1 and word[0] in CHINESE_STOPWORDS)
 
 
 def fts_match(terms: Sequence[str]) -> str | None:
@@ -244,9 +249,10 @@ def _stemmer(language: str) -> Callable[[str], str]:
 def _han_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
     words = [word for word in _jieba().cut_for_search(run) if word.strip()]
     for word in words:
-        yield word, word in CHINESE_STOPWORDS
+        stop = _chinese_stopword(word)
+        yield word, stop
         if for_query and len(word) > 2:
-            yield from ((pair, False) for pair in _pairs(word))
+            yield from ((pair, stop) for pair in _pairs(word))
     if not for_query:
         known = set(words)
         yield from ((ch, False) for ch in run if ch not in known)
