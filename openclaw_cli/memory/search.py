@@ -13,6 +13,7 @@ Every stage is timed; with `explain` each result carries its ranks and scores fr
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ MAX_QUERY_CHARS = 2000
 MAX_K = 200
 # A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
 STOPWORD_WEIGHT = 0.2
+SUBJECT_CACHE = 50_000  # memories whose subject a warm searcher keeps (~10 MB at most)
 Mode = Literal["hybrid", "bm25", "vector"]
 
 
@@ -189,6 +191,7 @@ class HybridSearcher:
         self.reranker = reranker
         self.warm = warm
         self.profile = profile_for(vectors.stored_identity(store.conn), settings)
+        self._subjects_of: tuple[re.Pattern[str] | None, dict[str, subject.Subject]] = (None, {})
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
@@ -387,8 +390,14 @@ class HybridSearcher:
         names = people.cast(self.store.conn, user_id)
         asked = subject.query_subject(query, names)
         cast = subject.cast_pattern(names)
+        if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
+            self._subjects_of = (cast, {})
+        known = self._subjects_of[1]  # a warm searcher reads each memory's subject once per cast
         for cand in merged:
-            if subject.mismatch(asked, subject.subject_of(facts[cand.rowid].l0, cast)):
+            l0 = facts[cand.rowid].l0
+            if l0 not in known:
+                known[l0] = subject.subject_of(l0, cast)
+            if subject.mismatch(asked, known[l0]):
                 cand.relevance *= factor
                 cand.context["otherPerson"] = factor
 
