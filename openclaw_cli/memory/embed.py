@@ -430,7 +430,7 @@ def create_embedder(
     `one_shot` is for a process that embeds a single query (a CLI search): local models then load
     without graph optimisation, which is faster end to end for one run (see load_session).
     `fast_start` (implied by one_shot) is for a process that embeds a few texts and exits (`memory add
-    TEXT`): what loads fastest without changing any vector, i.e. USE-m3's vocabulary from its marshal
+    TEXT`): what loads fastest without changing any vector, i.e. USE-m3's vocabulary as lookups in its
     cache; graph optimisation stays on, since turning it off changes the stored vectors in the last bits.
     `cache_dir` holds the packaged model converted to int8 compute (quantize.py); without one, the
     conversion goes to a directory that lives as long as the process.
