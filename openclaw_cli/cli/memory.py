@@ -432,6 +432,8 @@ def search_cmd(
     request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
     with _service(one_shot=True) as service:
         _announce_model_preparation(service)
+        if request.mode != "bm25":
+            service.preload_embedder()
         result = service.search(request)
         if record_hit:
             service.record_hits([hit.record.id for hit in result.hits])
