@@ -169,6 +169,7 @@ def add_cmd(
     with _service(fast_start=batch is None) as service:
         _announce_model_preparation(service)
         if batch is not None:
+            service.preload_embedder()  # the models load while the input is read and validated
             _add_batch(service, batch, as_json)
             return
         assert text is not None
