@@ -493,12 +493,17 @@ def _local_embedder(
     model = _check_local(settings)
     if model == profiles.USE_M3:
         return _multilingual(settings, cache_dir, fast_start)
-    english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)
     if model == profiles.MINILM:
-        return english
+        return _minilm(settings, optimise=optimise, cache_dir=cache_dir)
+    from concurrent.futures import ThreadPoolExecutor
+
     from openclaw_cli.memory.composite import CompositeEmbedder
 
-    return CompositeEmbedder(english, _multilingual(settings, cache_dir, fast_start))
+    # The two models load side by side: onnxruntime builds a session without holding the GIL.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-load") as helper:
+        multilingual = helper.submit(_multilingual, settings, cache_dir, fast_start)
+        english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)
+        return CompositeEmbedder(english, multilingual.result())
 
 
 def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool) -> Embedder:
