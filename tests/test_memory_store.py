@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
-from openclaw_cli.memory import vectors
+from openclaw_cli.memory import vector_matrix, vectors
 from openclaw_cli.memory.db import open_db
 from openclaw_cli.memory.search import SearchRequest
 from openclaw_cli.memory.service import NewMemory
@@ -315,8 +315,8 @@ def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch
     """The sign-bit prefilter (used from 20k rows) re-scores its candidates exactly: same answers as vec0."""
     import numpy as np
 
-    monkeypatch.setattr(vectors, "SIGN_PREFILTER_MIN_ROWS", 1)
-    monkeypatch.setattr(vectors, "SIGN_POOL", 8)
+    monkeypatch.setattr(vector_matrix, "SIGN_PREFILTER_MIN_ROWS", 1)
+    monkeypatch.setattr(vector_matrix, "SIGN_POOL", 8)
     service = service_for(tmp_path, warm=True)
     texts = [
         f"memory {n} about {topic}" for n, topic in enumerate(["tea", "rust", "deploys", "birthdays"] * 10)

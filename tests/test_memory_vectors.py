@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.memory import db, index, vectors
+from openclaw_cli.memory import db, index, vector_matrix, vectors
 from openclaw_cli.memory import vector_codec as codec
 from openclaw_cli.memory.db import open_db, write_txn
 from openclaw_cli.memory.store import MemoryStore, new_record, passage_hash
@@ -143,8 +143,8 @@ def test_sign_prefilter_follows_any_weighting_of_the_halves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """recall@10 of the warm matrix (sign prefilter + int8 rescoring) against exact float search."""
-    monkeypatch.setattr(vectors, "SIGN_PREFILTER_MIN_ROWS", 1)
-    monkeypatch.setattr(vectors, "SIGN_POOL", 300)
+    monkeypatch.setattr(vector_matrix, "SIGN_PREFILTER_MIN_ROWS", 1)
+    monkeypatch.setattr(vector_matrix, "SIGN_POOL", 300)
     rng = np.random.default_rng(11)
     centers = [rng.normal(size=(64, d)) * 0.6 for d in (384, 512)]
     data = unit_halves(rng, 3000, centers)
@@ -154,7 +154,7 @@ def test_sign_prefilter_follows_any_weighting_of_the_halves(
         vectors.set_current(conn, table, CompositeFake().identity)
         for n, vector in enumerate(data, start=1):
             vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
-    matrix = vectors.VectorMatrix()
+    matrix = vector_matrix.VectorMatrix()
     matrix.refresh(conn)
     queries = unit_halves(rng, 40, centers)
     for weights in ((1.0, 0.0), (0.0, 1.0), (0.7, 0.3)):
@@ -168,3 +168,62 @@ def test_sign_prefilter_follows_any_weighting_of_the_halves(
     only_u1 = matrix.knn(queries[0], 10, vectors.VectorFilter(user_id="u1"))
     assert len(only_u1) == 10 and all(r % 2 == 1 for r, _ in only_u1)
     conn.close()
+
+
+@pytest.mark.parametrize("prefilter", [False, True])
+def test_weightings_of_the_halves_searched_together_match_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefilter: bool
+) -> None:
+    """`knn_scaled` (the two scans of a composite query at once) finds what `knn` finds for each
+    weighting alone, through the sign prefilter and through the full scan, with and without a filter;
+    scores agree to float32 rounding (the full scan sums the halves' products separately)."""
+    if prefilter:
+        monkeypatch.setattr(vector_matrix, "SIGN_PREFILTER_MIN_ROWS", 1)
+        monkeypatch.setattr(vector_matrix, "SIGN_POOL", 400)
+    rng = np.random.default_rng(5)
+    centers = [rng.normal(size=(32, d)) * 0.6 for d in (384, 512)]
+    data = unit_halves(rng, 2500, centers)
+    conn = open_db(tmp_path / "m.sqlite")
+    with write_txn(conn):
+        table = vectors.create_table(conn, 896)
+        vectors.set_current(conn, table, CompositeFake().identity)
+        for n, vector in enumerate(data, start=1):
+            vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
+    matrix = vector_matrix.VectorMatrix()
+    matrix.refresh(conn)
+    assert (matrix._signs is not None) == prefilter
+    scalings = [(0.0, 1.0), (0.7, 0.3), (1.0, 0.0)]
+    for query in unit_halves(rng, 10, centers):
+        for where in (vectors.VectorFilter(), vectors.VectorFilter(user_id="u1")):
+            together = vectors.knn_scaled(matrix, query, (384, 512), scalings, 20, where)
+            table_source = vectors.TableSource(conn, table)
+            for factors, found in zip(scalings, together, strict=True):
+                alone = matrix.knn(vectors.scale_legs(query, (384, 512), factors), 20, where)
+                assert [r for r, _ in found] == [r for r, _ in alone]
+                # float32 products of unit-scale vectors: ~1e-7 relative per term, far below 1e-5
+                assert np.allclose([s for _, s in found], [s for _, s in alone], atol=1e-5)
+                if where.user_id:
+                    assert all(r % 2 == 1 for r, _ in found)
+            # A vec0 table (one-shot commands) answers the same through the generic path.
+            generic = vectors.knn_scaled(table_source, query, (384, 512), scalings[:1], 20, where)
+            assert len(generic) == 1 and len(generic[0]) == 20
+    conn.close()
+
+
+def test_the_sampled_bound_selects_the_same_rows_as_a_full_selection() -> None:
+    rng = np.random.default_rng(9)
+    for size, pool in ((100_000, 2048), (20_000, 2048), (5000, 100), (3000, 2048)):
+        scores = rng.normal(size=size).astype(np.float32)
+        mask = rng.random(size) < 0.5
+        for where in (None, mask):
+            chosen = vector_matrix._best(scores, pool, where)
+            masked = scores if where is None else np.where(where, scores, -np.inf)
+            expected = np.argsort(-masked, kind="stable")[:pool]
+            expected = expected[np.isfinite(masked[expected])]
+            assert sorted(chosen.tolist()) == sorted(expected.tolist())
+    # Ties, and a pool larger than what the filter allows.
+    flat = np.zeros(50_000, dtype=np.float32)
+    assert len(vector_matrix._best(flat, 2048, None)) == 2048
+    few = np.zeros(50_000, dtype=bool)
+    few[:100] = True
+    assert sorted(vector_matrix._best(flat, 2048, few).tolist()) == list(range(100))

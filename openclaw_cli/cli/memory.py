@@ -169,6 +169,7 @@ def add_cmd(
     with _service(fast_start=batch is None) as service:
         _announce_model_preparation(service)
         if batch is not None:
+            service.preload_embedder()  # the models load while the input is read and validated
             _add_batch(service, batch, as_json)
             return
         assert text is not None
@@ -441,6 +442,8 @@ def search_cmd(
     request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
     with _service(one_shot=True) as service:
         _announce_model_preparation(service)
+        if request.mode != "bm25":
+            service.preload_embedder()
         result = service.search(request)
         if record_hit:
             service.record_hits([hit.record.id for hit in result.hits])

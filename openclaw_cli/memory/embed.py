@@ -430,7 +430,7 @@ def create_embedder(
     `one_shot` is for a process that embeds a single query (a CLI search): local models then load
     without graph optimisation, which is faster end to end for one run (see load_session).
     `fast_start` (implied by one_shot) is for a process that embeds a few texts and exits (`memory add
-    TEXT`): what loads fastest without changing any vector, i.e. USE-m3's vocabulary from its marshal
+    TEXT`): what loads fastest without changing any vector, i.e. USE-m3's vocabulary as lookups in its
     cache; graph optimisation stays on, since turning it off changes the stored vectors in the last bits.
     `cache_dir` holds the packaged model converted to int8 compute (quantize.py); without one, the
     conversion goes to a directory that lives as long as the process.
@@ -493,12 +493,17 @@ def _local_embedder(
     model = _check_local(settings)
     if model == profiles.USE_M3:
         return _multilingual(settings, cache_dir, fast_start)
-    english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)
     if model == profiles.MINILM:
-        return english
+        return _minilm(settings, optimise=optimise, cache_dir=cache_dir)
+    from concurrent.futures import ThreadPoolExecutor
+
     from openclaw_cli.memory.composite import CompositeEmbedder
 
-    return CompositeEmbedder(english, _multilingual(settings, cache_dir, fast_start))
+    # The two models load side by side: onnxruntime builds a session without holding the GIL.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-load") as helper:
+        multilingual = helper.submit(_multilingual, settings, cache_dir, fast_start)
+        english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)
+        return CompositeEmbedder(english, multilingual.result())
 
 
 def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool) -> Embedder:

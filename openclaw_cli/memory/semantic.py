@@ -73,16 +73,17 @@ def candidates(
     """Up to 2 x pool rows likely to be most similar, each with its per-leg cosines."""
     import numpy as np
 
+    from openclaw_cli.memory.vectors import knn_scaled
+
     vector = query.vector.astype(np.float32, copy=False)
     if len(profile.legs) < 2:
         return {rowid: (score,) for rowid, score in source.knn(vector, pool, where)}
     split = profile.legs[0]
     weight = english_weight(profile, query.unknown_share)
-    multilingual_only = np.concatenate([np.zeros(split, dtype=np.float32), vector[split:]])
-    rowids = [rowid for rowid, _ in source.knn(multilingual_only, pool, where)]
-    if weight > 0:
-        weighted = np.concatenate([vector[:split] * weight, vector[split:] * (1.0 - weight)])
-        rowids += [rowid for rowid, _ in source.knn(weighted, pool, where)]
+    # The multilingual leg alone, then (unless it weighs 0) the English leg by `weight`.
+    scalings = [(0.0, 1.0)] + ([(weight, 1.0 - weight)] if weight > 0 else [])
+    found = knn_scaled(source, vector, (split, len(vector) - split), scalings, pool, where)
+    rowids = [rowid for hits in found for rowid, _ in hits]
     return _leg_cosines(vector, source.rows(list(dict.fromkeys(rowids))), profile.legs)
 
 

@@ -6,6 +6,7 @@ It knows where each scope lives (the agent's database, or the shared one for use
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -32,8 +33,10 @@ from openclaw_cli.memory.text import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from openclaw_cli.config import MemorySettings
-    from openclaw_cli.memory.embed import Embedder
+    from openclaw_cli.memory.embed import Embedder, EmbedderIdentity, QueryEmbedding
     from openclaw_cli.memory.markdown_index import SyncReport
     from openclaw_cli.memory.purge import PurgeReport
 
@@ -75,6 +78,7 @@ class MemoryService:
         self.one_shot = one_shot
         self.fast_start = fast_start
         self._stores: dict[Path, MemoryStore] = {}
+        self._preload: threading.Thread | None = None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -97,6 +101,19 @@ class MemoryService:
             cache_dir=self.model_cache_dir(),
             fast_start=self.fast_start,
         )
+
+    def preload_embedder(self) -> None:
+        """Start loading the embedder in the background, for a process about to run one search: model
+        sessions initialise without holding the GIL while the store opens, the query is analysed and the
+        keyword leg runs, and the search waits for them only when it embeds the query. A failure here is
+        not reported: the search meets it again, where it is used."""
+        if self._preload is None:
+            self._preload = threading.Thread(target=self._load_quietly, name="embedder-preload", daemon=True)
+            self._preload.start()
+
+    def _load_quietly(self) -> None:
+        with suppress(Exception):
+            self.embedder()
 
     def model_cache_dir(self) -> Path:
         configured = self.settings.embedding.model_cache_dir
@@ -157,6 +174,8 @@ class MemoryService:
         return None
 
     def close(self) -> None:
+        if self._preload is not None:  # never leave a model half-loaded at interpreter exit
+            self._preload.join()
         for store in self._stores.values():
             with suppress(Exception):
                 store.close()
@@ -283,7 +302,11 @@ class MemoryService:
             from openclaw_cli.memory.rerank import create_reranker
 
             reranker = create_reranker(search.rerank)
-        embedder = self.embedder() if vectors.current_table(store.conn) is not None else None
+        embedder: Embedder | None = None
+        if vectors.current_table(store.conn) is not None:
+            # While a preload runs, the searcher gets the embedder when it first uses it (after the
+            # keyword leg), not now.
+            embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
         return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
@@ -393,3 +416,20 @@ class MemoryService:
             "embedderProblem": problem,
             "databases": [database_status(store, configured, problem) for store in self.existing_stores()],
         }
+
+
+class DeferredEmbedder:
+    """An `Embedder` got from its factory on first use (the factory blocks while a preload runs)."""
+
+    def __init__(self, factory: Callable[[], Embedder]) -> None:
+        self._factory = factory
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        return self._factory().identity
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._factory().embed_passages(texts)
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        return self._factory().embed_query(text)

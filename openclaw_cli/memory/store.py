@@ -22,6 +22,7 @@ from openclaw_cli.memory.forgetting import initial_state
 from openclaw_cli.memory.history import VALUE_IN_RECORDS
 from openclaw_cli.memory.records import FsrsState, MemoryRecord, iso, parse_iso, utc_now
 from openclaw_cli.memory.text import index_terms
+from openclaw_cli.memory.vector_matrix import VectorMatrix
 
 if TYPE_CHECKING:
     import apsw
@@ -121,7 +122,7 @@ class MemoryStore:
         self.conn = conn
         self.path = path
         self._embedder_factory = embedder_factory
-        self.matrix: vectors.VectorMatrix | None = None
+        self.matrix: VectorMatrix | None = None
         self.dedup_index: Any = None  # dedup.NeighbourIndex, made by the first write that dedups
 
     @classmethod
@@ -498,10 +499,10 @@ class MemoryStore:
             raise NotFound(f"no memory with id {record_id!r}")
         return int(row[0])
 
-    def vector_matrix(self) -> vectors.VectorMatrix:
+    def vector_matrix(self) -> VectorMatrix:
         """The in-memory copy of the vectors, loaded on first use and refreshed after writes."""
         if self.matrix is None:
-            self.matrix = vectors.VectorMatrix()
+            self.matrix = VectorMatrix()
         self.matrix.refresh(self.conn)
         return self.matrix
 

@@ -222,8 +222,10 @@ def piece_tokenizer(tokenizer_json: Path) -> PieceTokenizer:
         vocab, charsmap = read_sentencepiece(package_resources()[1].read_bytes())
         return use_m3_pieces.build_tables(vocab, charsmap)
 
-    prefixes, scores, charsmap = use_m3_pieces.load_tables(use_m3_pieces.cache_path(tokenizer_json), build)
-    return PieceTokenizer(build_normalizer(charsmap), prefixes, scores)
+    prefixes, scores, charsmap, max_len = use_m3_pieces.open_tables(
+        use_m3_pieces.cache_path(tokenizer_json), build
+    )
+    return PieceTokenizer(build_normalizer(charsmap), prefixes, scores, max_len)
 
 
 def _piece_ids(tokenizer: Tokenizer, text: str) -> list[int]:

