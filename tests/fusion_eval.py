@@ -54,8 +54,8 @@ class Context:
     other_person: np.ndarray  # about someone the query does not name
     question: np.ndarray
     assistant: np.ndarray
-    after: np.ndarray  # index of the memory said next in the same session, or -1
-    before: np.ndarray
+    places: list[dialogue.Place | None]  # where each memory was said
+    sessions: dict[str, list[tuple[int, dialogue.Place]]]  # memory indexes by session
     settings: SearchSettings = field(default_factory=SearchSettings)
 
 
@@ -63,24 +63,16 @@ def _context(query: str, rows: list[tuple[Any, ...]], names: frozenset[str]) -> 
     asked = subject.query_subject(query, names)
     cast = subject.cast_pattern(names)
     places = [dialogue.place_of(r[5]) for r in rows]
-    after = np.full(len(rows), -1)
-    before = np.full(len(rows), -1)
-    by_session: dict[str, list[tuple[int, dialogue.Place]]] = {}
+    sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
     for i, place in enumerate(places):
         if place is not None:
-            by_session.setdefault(place.session, []).append((i, place))
-    for i, place in enumerate(places):
-        if place is None:
-            continue
-        lent = dialogue.lent_relevance(place, 1.0, True, by_session[place.session], dialogue.Shares())
-        for j, share in lent.items():
-            (after if share == dialogue.Shares().after_question else before)[i] = j
+            sessions.setdefault(place.session, []).append((i, place))
     return Context(
         other_person=np.array([subject.mismatch(asked, subject.subject_of(r[4], cast)) for r in rows]),
         question=np.array([subject.is_question(r[4]) for r in rows]),
         assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
-        after=after,
-        before=before,
+        places=places,
+        sessions=sessions,
     )
 
 
@@ -92,11 +84,13 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
     order = np.lexsort((-f.bm25, -f.similarity, -rel))[: shares.seeds]
     lent = rel.copy()
     for i in order:
-        if c.after[i] >= 0:
-            share = shares.after_question if c.question[i] else shares.after_statement
-            lent[c.after[i]] = max(lent[c.after[i]], share * rel[i])
-        if c.before[i] >= 0:
-            lent[c.before[i]] = max(lent[c.before[i]], shares.before * rel[i])
+        place = c.places[i]
+        if place is None:
+            continue
+        for j, value in dialogue.lent_relevance(
+            place, float(rel[i]), bool(c.question[i]), c.sessions[place.session], shares
+        ).items():
+            lent[j] = max(lent[j], value)
     lent = lent * np.where(c.question, c.settings.question_factor, 1.0)
     return lent * np.where(c.assistant, c.settings.assistant_factor, 1.0)
 

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.vectors import VectorFilter
 
-MAX_GAP = 2  # message indexes between a hit and a neighbour (a tool message may sit in between)
-
 
 @dataclass(frozen=True)
 class Shares:
@@ -32,6 +30,7 @@ class Shares:
     after_statement: float = 0.5
     before: float = 0.6
     seeds: int = 10  # how many of the best hits lend relevance
+    gap: int = 2  # messages between a hit and its neighbours (the reply to a reply, a tool message between)
 
 
 @dataclass(frozen=True)
@@ -80,13 +79,15 @@ def lent_relevance(
     others: Sequence[tuple[int, Place]],
     shares: Shares,
 ) -> dict[int, float]:
-    """What the memories next to `seed` get from it: the nearest one after and the nearest one before."""
-    after = [(p.first - seed.last, rowid) for rowid, p in others if 0 < p.first - seed.last <= MAX_GAP]
-    before = [(seed.first - p.last, rowid) for rowid, p in others if 0 < seed.first - p.last <= MAX_GAP]
+    """What the memories said within `shares.gap` messages of `seed` get from it (measured on the eval
+    set: sharing with every memory within two messages beats only the nearest, and a decay with distance
+    or a wider gap gains nothing)."""
     lent: dict[int, float] = {}
-    if after:
-        share = shares.after_question if seed_is_question else shares.after_statement
-        lent[min(after)[1]] = share * seed_relevance
-    if before:
-        lent[min(before)[1]] = shares.before * seed_relevance
+    after_share = shares.after_question if seed_is_question else shares.after_statement
+    for rowid, place in others:
+        after, before = place.first - seed.last, seed.first - place.last
+        if 0 < after <= shares.gap:
+            lent[rowid] = after_share * seed_relevance
+        elif 0 < before <= shares.gap:
+            lent[rowid] = shares.before * seed_relevance
     return lent
