@@ -59,20 +59,43 @@ class Context:
     settings: SearchSettings = field(default_factory=SearchSettings)
 
 
-def _context(query: str, rows: list[tuple[Any, ...]], names: frozenset[str]) -> Context:
-    asked = subject.query_subject(query, names)
+@dataclass
+class _UserMemories:
+    """What does not depend on the query, computed once per user: subjects, utterances, places."""
+
+    names: frozenset[str]
+    subjects: list[subject.Subject]
+    question: np.ndarray
+    assistant: np.ndarray
+    places: list[dialogue.Place | None]
+    sessions: dict[str, list[tuple[int, dialogue.Place]]]
+
+
+def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserMemories:
     cast = subject.cast_pattern(names)
     places = [dialogue.place_of(r[5]) for r in rows]
     sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
     for i, place in enumerate(places):
         if place is not None:
             sessions.setdefault(place.session, []).append((i, place))
-    return Context(
-        other_person=np.array([subject.mismatch(asked, subject.subject_of(r[4], cast)) for r in rows]),
+    return _UserMemories(
+        names=names,
+        subjects=[subject.subject_of(r[4], cast) for r in rows],
         question=np.array([subject.is_question(r[4]) for r in rows]),
         assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
         places=places,
         sessions=sessions,
+    )
+
+
+def _context(query: str, user: _UserMemories) -> Context:
+    asked = subject.query_subject(query, user.names)
+    return Context(
+        other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]),
+        question=user.question,
+        assistant=user.assistant,
+        places=user.places,
+        sessions=user.sessions,
     )
 
 
@@ -105,8 +128,11 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
         store.conn.execute("SELECT rowid, id, user_id, language, l0, source FROM records WHERE deleted = 0")
     )
     out = []
+    users: dict[str, _UserMemories] = {}
     for item in queries:
         mine = [r for r in rows if r[2] == item["userId"]]
+        if item["userId"] not in users:
+            users[item["userId"]] = _user_memories(mine, people.cast(store.conn, item["userId"]))
         rowids = [int(r[0]) for r in mine]
         terms = query_terms(item["query"])
         searcher._term_weights(terms)
@@ -132,7 +158,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 has_terms=bool(terms),
                 terms=len(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
-                context=_context(item["query"], mine, people.cast(store.conn, item["userId"])),
+                context=_context(item["query"], users[item["userId"]]),
             )
         )
     return out
