@@ -20,7 +20,7 @@ import numpy as np
 from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
+from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 
@@ -134,13 +134,14 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
         if item["userId"] not in users:
             users[item["userId"]] = _user_memories(mine, people.cast(store.conn, item["userId"]))
         rowids = [int(r[0]) for r in mine]
-        terms = query_terms(item["query"])
+        text = searcher._as_searched(SearchRequest(item["query"], user_id=item["userId"]))
+        terms = query_terms(text)
         searcher._term_weights(terms)
         lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}
         bm25 = dict(
             lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
         )
-        query = embedder.embed_query(item["query"])
+        query = embedder.embed_query(text)
         cosines = semantic._leg_cosines(query.vector, matrix.rows(rowids), profile.legs)
         legs = np.array([cosines[r] for r in rowids])
         out.append(
@@ -158,7 +159,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 has_terms=bool(terms),
                 terms=len(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
-                context=_context(item["query"], users[item["userId"]]),
+                context=_context(text, users[item["userId"]]),
             )
         )
     return out

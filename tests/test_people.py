@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from openclaw_cli.memory import people
 from openclaw_cli.memory.db import open_db
 from openclaw_cli.memory.search import SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
@@ -17,7 +18,7 @@ from tests.memory_helpers import add, service_for
 
 def _names(service: MemoryService, user: str | None = None) -> set[tuple[str, str]]:
     store = service.store(service.db_path("user"))
-    rows = store.conn.execute("SELECT user_id, name FROM people")
+    rows = store.conn.execute("SELECT user_id, name FROM people WHERE kind = 'cast'")
     return {(str(u), str(n)) for u, n in rows if user is None or u == user}
 
 
@@ -28,6 +29,23 @@ def test_writing_a_memory_that_introduces_someone_records_the_name_for_that_user
     add(service, "Sam's friend Priya lives in Osaka.", user_id="sam")
     add(service, "Has a ginger cat named Niangao.", user_id="lin")
     assert _names(service) == {("lin", "Gao Feng"), ("lin", "老周"), ("sam", "Priya")}
+    service.close()
+
+
+def test_the_owner_of_relations_named_twice_and_never_introduced_is_the_users_own_name(
+    tmp_path: Path,
+) -> None:
+    service = service_for(tmp_path)
+    add(service, "Lin's neighbour Gao Feng has a grey cat.", user_id="lin")
+    add(service, "林伟的同事老周每天早上一杯气泡水。", user_id="lin")
+    add(service, "Gao Feng's sister Mei lives in Xiamen.", user_id="lin")  # owned once, and introduced
+    add(service, "Gao Feng's friend Tom plays chess.", user_id="lin")  # owned twice, but introduced
+    store = service.store(service.db_path("user"))
+    assert people.own_names(store.conn, "lin") == frozenset()
+    add(service, "Lin's sister Lin Xiao was born on October 8.", user_id="lin")
+    add(service, "林伟的房东陈曦是产品经理。", user_id="lin")
+    assert people.own_names(store.conn, "lin") == {"Lin", "林伟"}
+    assert people.own_names(store.conn, None) == frozenset()  # no single user
     service.close()
 
 
@@ -72,7 +90,7 @@ def test_index_rebuild_recomputes_the_table(tmp_path: Path) -> None:
     service = service_for(tmp_path)
     add(service, "User's friend Bob lives in Toronto.", user_id="lin")
     store = service.store(service.db_path("user"))
-    store.conn.execute("INSERT INTO people(user_id, name) VALUES ('lin', 'Stale Name')")
+    store.conn.execute("INSERT INTO people(user_id, kind, name) VALUES ('lin', 'cast', 'Stale Name')")
     service.close()
     result = run_cli(tmp_path, "memory", "index", "--rebuild")
     assert result.returncode == 0, result.stderr
@@ -149,6 +167,15 @@ def test_a_question_naming_someone_finds_that_persons_memory(service: MemoryServ
         "Gao Feng drinks a cold brew every morning."
     ]
     assert _top(service, "what does his wife do") == ["妻子陈静是中学英语老师。"]
+
+
+def test_the_users_own_name_in_a_query_is_read_as_a_pronoun(service: MemoryService) -> None:
+    result = service.search(SearchRequest("what is Lin allergic to", user_id="lin", explain=True))
+    assert result.searched_as == "what is he allergic to"
+    assert result.to_dict(SearchRequest("q"))["analysis"]["searchedAs"] == "what is he allergic to"
+    # The name alone is still searched as written: nothing else would be left to search for.
+    alone = service.search(SearchRequest("Lin", user_id="lin", all_results=True))
+    assert alone.searched_as is None and alone.hits
 
 
 def test_the_answer_after_a_question_in_the_same_session_is_found(service: MemoryService) -> None:

@@ -101,3 +101,35 @@ def test_what_the_assistant_said() -> None:
     assert subject.said_by_assistant("助手：记下了。")
     assert not subject.said_by_assistant("User: Assistant: is a word I typed")
     assert not subject.said_by_assistant("The assistant should answer in Chinese.")
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        ("Lin's neighbour Wang Hao has a grey cat.", "Lin"),
+        ("Lin Wei's sister Lin Xiao lives in Shenzhen.", "Lin Wei"),
+        ("林伟的同事老周每天早上一杯气泡水。", "林伟"),
+        ("His friend Bob lives in Toronto.", None),  # a pronoun owns nothing nameable
+        ("User's friend Bob lives in Toronto.", None),
+        ("同事王浩的老婆是中学语文老师。", None),  # the relation comes first: 王浩 is the colleague
+        ("Nina's wedding is on October 4.", None),  # no relation named
+        ("组里的同事宋佳所有软件都用深色模式。", None),  # 组里 is not a name
+    ],
+)
+def test_the_owner_of_a_relation(text: str, owner: str | None) -> None:
+    assert subject.owner_of(text) == owner
+
+
+@pytest.mark.parametrize(
+    ("query", "searched"),
+    [
+        ("what car does Lin drive", "what car does he drive"),
+        ("what does Lin's wife do", "what does his wife do"),
+        ("does lin use dark mode", "does he use dark mode"),
+        ("林伟对什么过敏", "他对什么过敏"),
+        ("Linus Torvalds wrote git", "Linus Torvalds wrote git"),  # whole words only
+    ],
+)
+def test_the_users_own_names_become_pronouns(query: str, searched: str) -> None:
+    assert subject.without_names(query, frozenset({"Lin", "林伟"})) == searched
+    assert subject.without_names(query, frozenset()) == query

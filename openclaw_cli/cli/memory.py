@@ -340,6 +340,8 @@ def _render_analysis(result: Any) -> None:
     profile = result.profile
     label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
     common.echo(f"terms: {' '.join(result.terms) or '(none)'}")
+    if result.searched_as:
+        common.echo(f"searched as: {result.searched_as} (the user's own names as pronouns)")
     common.echo(
         f"profile: {label}; English-model weight {result.vector_weight}; "
         f"floor {profile.relevance_floor if profile else '-'}; {timing}"

@@ -195,8 +195,8 @@ def _people(conn: apsw.Connection) -> None:
     from openclaw_cli.memory import people
 
     conn.execute(
-        "CREATE TABLE people (user_id TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (user_id, name)) "
-        "WITHOUT ROWID"
+        "CREATE TABLE people (user_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, "
+        "mentions INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (user_id, kind, name)) WITHOUT ROWID"
     )
     people.rebuild(conn)
 

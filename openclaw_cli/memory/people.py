@@ -1,4 +1,5 @@
-"""The cast of a user's life: names that memories introduce with a relation ("neighbour Gao Feng").
+"""The cast of a user's life: names that memories introduce with a relation ("neighbour Gao Feng"), and
+the user's own names, which own those relations ("Lin's neighbour", "林伟的同事").
 
 Kept in the `people` table as memories are written (store.insert_record, merge) so that search reads a
 few hundred names instead of analysing every memory (subject.py explains what the names are for). A name
@@ -18,14 +19,20 @@ if TYPE_CHECKING:
 ANY_USER = ""  # memories without a user
 
 
+CAST = "cast"  # somebody a memory introduces with a relation
+OWN = "own"  # whose relation it is: in a user's store, usually the user's own name
+OWN_MIN_MENTIONS = 2  # one "Bob's sister Alice" must not make Bob the user
+
+
 def note(conn: apsw.Connection, user_id: str | None, l0: str) -> None:
-    """Remember the name `l0` introduces, if any. Call inside the write transaction of the memory."""
-    name = subject.subject_of(l0).name
-    if name:
-        conn.execute(
-            "INSERT INTO people(user_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (user_id or ANY_USER, name),
-        )
+    """Count the names `l0` introduces and owns, if any. Call inside the write transaction of the memory."""
+    for kind, name in ((CAST, subject.subject_of(l0).name), (OWN, subject.owner_of(l0))):
+        if name:
+            conn.execute(
+                "INSERT INTO people(user_id, kind, name) VALUES (?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET mentions = mentions + 1",
+                (user_id or ANY_USER, kind, name),
+            )
 
 
 def forget_if_unused(conn: apsw.Connection, user_id: str | None, l0: str) -> None:
@@ -38,15 +45,31 @@ def forget_if_unused(conn: apsw.Connection, user_id: str | None, l0: str) -> Non
         (user_id, name),
     ).fetchone()
     if still is None:
-        conn.execute("DELETE FROM people WHERE user_id = ? AND name = ?", (user_id or ANY_USER, name))
+        conn.execute(
+            "DELETE FROM people WHERE user_id = ? AND kind = ? AND name = ?",
+            (user_id or ANY_USER, CAST, name),
+        )
 
 
 def cast(conn: apsw.Connection, user_id: str | None) -> frozenset[str]:
     """The names known for `user_id` (every user's when None)."""
     if user_id is None:
-        rows = conn.execute("SELECT DISTINCT name FROM people")
+        rows = conn.execute("SELECT DISTINCT name FROM people WHERE kind = ?", (CAST,))
     else:
-        rows = conn.execute("SELECT name FROM people WHERE user_id = ?", (user_id,))
+        rows = conn.execute("SELECT name FROM people WHERE user_id = ? AND kind = ?", (user_id, CAST))
+    return frozenset(str(name) for (name,) in rows)
+
+
+def own_names(conn: apsw.Connection, user_id: str | None) -> frozenset[str]:
+    """The names `user_id`'s memories keep giving as the owner of their relations ("Lin's sister",
+    "林伟的同事") and never introduce as somebody else: the user's own names. None for no single user."""
+    if user_id is None:
+        return frozenset()
+    rows = conn.execute(
+        "SELECT name FROM people WHERE user_id = ? AND kind = ? AND mentions >= ? AND name NOT IN "
+        "(SELECT name FROM people WHERE user_id = ? AND kind = ?)",
+        (user_id, OWN, OWN_MIN_MENTIONS, user_id, CAST),
+    )
     return frozenset(str(name) for (name,) in rows)
 
 

@@ -128,6 +128,7 @@ class SearchResult:
     unknown_share: float | None = None
     warnings: list[str] = field(default_factory=list)
     profile: SearchProfile | None = None
+    searched_as: str | None = None  # the query with the user's own names as pronouns, when it differs
 
     def to_dict(self, request: SearchRequest) -> dict[str, Any]:
         return {
@@ -138,6 +139,7 @@ class SearchResult:
             "timingsMs": {key: round(value, 3) for key, value in self.timings_ms.items()},
             "analysis": {
                 "terms": self.terms,
+                "searchedAs": self.searched_as,
                 "englishWeight": self.vector_weight,
                 "unknownShare": self.unknown_share,
                 "profile": None if self.profile is None else self.profile.to_dict(),
@@ -198,7 +200,9 @@ class HybridSearcher:
         clock = _Clock()
         result = SearchResult(hits=[], profile=self.profile)
         self._best_evidence = 0.0
-        result.terms = query_terms(request.query)
+        text = self._as_searched(request)
+        result.searched_as = text if text != request.query else None
+        result.terms = query_terms(text)
         if not result.terms:
             result.warnings.append("the query has no words or numbers to search for")
             return result
@@ -235,6 +239,16 @@ class HybridSearcher:
         clock.total()
         result.timings_ms = clock.timings
         return result
+
+    def _as_searched(self, request: SearchRequest) -> str:
+        """The query with the user's own names as pronouns (subject.without_names), when that leaves
+        something to search for: `search Lin` alone still finds the memories that say Lin."""
+        own = people.own_names(self.store.conn, request.user_id)
+        if not own:
+            return request.query
+        text = subject.without_names(request.query, own)
+        content = [t for t in query_terms(text) if not is_stopword(t)]
+        return text if content else request.query
 
     # ------------------------------------------------------------------ keyword leg
 
@@ -292,7 +306,7 @@ class HybridSearcher:
                     "is off until `openclaw memory index --rebuild` re-embeds it"
                 )
                 return None
-            query: QueryEmbedding = self.embedder.embed_query(request.query)
+            query: QueryEmbedding = self.embedder.embed_query(result.searched_as or request.query)
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
             return None
@@ -372,7 +386,7 @@ class HybridSearcher:
         # Whether anything relevant is stored at all is decided on the evidence, before the context
         # weights below move memories about other people or mere questions down.
         self._best_evidence = max((c.relevance for c in merged), default=0.0)
-        self._weigh_subjects(merged, facts, request.query, request.user_id)
+        self._weigh_subjects(merged, facts, result.searched_as or request.query, request.user_id)
         ranked = sorted(
             (c for c in merged if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
         )

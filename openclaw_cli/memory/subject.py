@@ -153,10 +153,10 @@ SURNAMES = set(
     "欧"
 )
 # Owners and modifiers allowed before the relation word.
-_EN_OWNER = r"(?:(?i:(?:the\s+)?user's|his|her|their|my|our)|[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?'s)"
+_EN_OWNER = r"(?:(?i:(?:the\s+)?user's|his|her|their|my|our)|(?P<owner>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)'s)"
 _EN_MODIFIERS = r"(?:[a-z][a-z-]*\s+){0,2}"
 # \w rather than the Han class: compiling four repeats of the Han ranges cost ~15 ms on every cold search.
-_ZH_OWNER = r"(?:\w{1,4}?的)?"
+_ZH_OWNER = r"(?:(?P<owner>\w{1,4}?)的)?"
 _ZH_MODIFIERS = r"(?:\w{1,3}?的|\w{0,2}?)"
 
 
@@ -219,6 +219,37 @@ def subject_of(text: str, cast: re.Pattern[str] | None = None) -> Subject:
             return Subject(group, _clean_name(name) if pattern is zh_head else name)
     mention = cast.search(head) if cast is not None else None
     return Subject(None, mention.group(0)) if mention else USER
+
+
+def owner_of(text: str) -> str | None:
+    """The name whose relation a memory's head names: "Lin" in "Lin's neighbour Wang Hao", 林伟 in
+    林伟的同事老周. In a user's own store that is usually the user (people.py counts them)."""
+    head = SPEAKER.sub("", text, count=1).strip()
+    en_head, zh_head, _, _ = _patterns()
+    match = en_head.match(head)
+    if match:
+        return match.group("owner")
+    match = zh_head.match(head)
+    if match and match.group("owner"):
+        owner = match.group("owner")
+        return owner if _han_name(owner) and 2 <= len(owner) <= 3 and owner[0] in SURNAMES else None
+    return None
+
+
+def without_names(query: str, names: frozenset[str]) -> str:
+    """`query` with the user's own names replaced by a pronoun: every memory of theirs is about them,
+    so "what car does Lin drive" should weigh "car" and "drive", not the memories that say "Lin"."""
+    pattern = cast_pattern(names, ignore_case=True)
+    if pattern is None:
+        return query
+    with_possessive = re.compile(f"(?:{pattern.pattern})(?P<possessive>['’]s)?", pattern.flags)
+
+    def pronoun(match: re.Match[str]) -> str:
+        if _han_name(match.group(0)):
+            return "他"
+        return "his" if match.group("possessive") else "he"
+
+    return with_possessive.sub(pronoun, query)
 
 
 @lru_cache(maxsize=16)
