@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,6 +140,19 @@ def test_history_keeps_every_change_without_copies(tmp_path: Path) -> None:
     store.close()
 
 
+def _composite_matrix(tmp_path: Path, data: np.ndarray) -> tuple[Any, vector_matrix.VectorMatrix]:
+    """A two-leg store of `data` (rows alternate between users u1 and u0), and its warm matrix."""
+    conn = open_db(tmp_path / "m.sqlite")
+    with write_txn(conn):
+        table = vectors.create_table(conn, 896)
+        vectors.set_current(conn, table, CompositeFake().identity)
+        for n, vector in enumerate(data, start=1):
+            vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
+    matrix = vector_matrix.VectorMatrix()
+    matrix.refresh(conn)
+    return conn, matrix
+
+
 def test_sign_prefilter_follows_any_weighting_of_the_halves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -148,14 +162,7 @@ def test_sign_prefilter_follows_any_weighting_of_the_halves(
     rng = np.random.default_rng(11)
     centers = [rng.normal(size=(64, d)) * 0.6 for d in (384, 512)]
     data = unit_halves(rng, 3000, centers)
-    conn = open_db(tmp_path / "m.sqlite")
-    with write_txn(conn):
-        table = vectors.create_table(conn, 896)
-        vectors.set_current(conn, table, CompositeFake().identity)
-        for n, vector in enumerate(data, start=1):
-            vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
-    matrix = vector_matrix.VectorMatrix()
-    matrix.refresh(conn)
+    conn, matrix = _composite_matrix(tmp_path, data)
     queries = unit_halves(rng, 40, centers)
     for weights in ((1.0, 0.0), (0.0, 1.0), (0.7, 0.3)):
         recalls = []
@@ -183,20 +190,13 @@ def test_weightings_of_the_halves_searched_together_match_one_by_one(
     rng = np.random.default_rng(5)
     centers = [rng.normal(size=(32, d)) * 0.6 for d in (384, 512)]
     data = unit_halves(rng, 2500, centers)
-    conn = open_db(tmp_path / "m.sqlite")
-    with write_txn(conn):
-        table = vectors.create_table(conn, 896)
-        vectors.set_current(conn, table, CompositeFake().identity)
-        for n, vector in enumerate(data, start=1):
-            vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
-    matrix = vector_matrix.VectorMatrix()
-    matrix.refresh(conn)
+    conn, matrix = _composite_matrix(tmp_path, data)
     assert (matrix._signs is not None) == prefilter
     scalings = [(0.0, 1.0), (0.7, 0.3), (1.0, 0.0)]
     for query in unit_halves(rng, 10, centers):
         for where in (vectors.VectorFilter(), vectors.VectorFilter(user_id="u1")):
             together = vectors.knn_scaled(matrix, query, (384, 512), scalings, 20, where)
-            table_source = vectors.TableSource(conn, table)
+            table_source = vectors.TableSource(conn, vectors.current_table(conn))
             for factors, found in zip(scalings, together, strict=True):
                 alone = matrix.knn(vectors.scale_legs(query, (384, 512), factors), 20, where)
                 assert [r for r, _ in found] == [r for r, _ in alone]
