@@ -55,6 +55,10 @@ def test_a_known_name_makes_a_memory_about_that_person() -> None:
     cast = subject.cast_pattern(NAMES)
     assert subject.subject_of("高峰每天早上一杯冷萃。", cast) == Subject(None, "高峰")
     assert subject.subject_of("Remind Lin a week before Bob's birthday.", cast) == Subject(None, "Bob")
+    # A Chinese name counts only at the head: without word boundaries a name-like word (a wrong cast
+    # entry such as 小组 from 同事小组讨论了…) would otherwise mark every sentence containing it.
+    assert subject.subject_of("周三和高峰一起吃饭", cast).is_user
+    assert subject.subject_of("周三的小组会议改到下午", subject.cast_pattern(frozenset({"小组"}))).is_user
     # A Latin name is a whole word: Bobby is not Bob, and Lin is not Lin Xiao.
     assert subject.subject_of("Bobby tables again", cast).is_user
     assert subject.subject_of("Lin's birthday is March 14.", cast).is_user

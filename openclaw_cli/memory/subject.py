@@ -217,8 +217,12 @@ def subject_of(text: str, cast: re.Pattern[str] | None = None) -> Subject:
             if name and pattern is en_head and name.split()[0].lower() in _surface_groups():
                 name = None
             return Subject(group, _clean_name(name) if pattern is zh_head else name)
-    mention = cast.search(head) if cast is not None else None
-    return Subject(None, mention.group(0)) if mention else USER
+    for mention in cast.finditer(head) if cast is not None else ():
+        # A Latin name is capitalised and whole, so it is a person wherever it stands; a Chinese one has
+        # no boundary (小组 would match 小组会议), so it counts only where a sentence starts with it.
+        if mention.start() == 0 or not _han_name(mention.group(0)):
+            return Subject(None, mention.group(0))
+    return USER
 
 
 def owner_of(text: str) -> str | None:
