@@ -46,6 +46,11 @@ def test_the_owner_of_relations_named_twice_and_never_introduced_is_the_users_ow
     add(service, "林伟的房东陈曦是产品经理。", user_id="lin")
     assert people.own_names(store.conn, "lin") == {"Lin", "林伟"}
     assert people.own_names(store.conn, None) == frozenset()  # no single user
+    for text in ("Lin's manager Pan Tao", "Lin's landlord Chen Xi", "林伟的邻居高峰", "Lin's cousin Ma Jun"):
+        add(service, text + " likes tea.", user_id="lin")
+    add(service, "Zoe's brother plays chess.", user_id="lin")
+    add(service, "Zoe's sister plays go.", user_id="lin")  # Zoe owns two, Lin five: Zoe is not the user
+    assert people.own_names(store.conn, "lin") == {"Lin", "林伟"}
     service.close()
 
 

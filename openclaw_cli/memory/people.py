@@ -65,12 +65,17 @@ def own_names(conn: apsw.Connection, user_id: str | None) -> frozenset[str]:
     "林伟的同事") and never introduce as somebody else: the user's own names. None for no single user."""
     if user_id is None:
         return frozenset()
-    rows = conn.execute(
-        "SELECT name FROM people WHERE user_id = ? AND kind = ? AND mentions >= ? AND name NOT IN "
-        "(SELECT name FROM people WHERE user_id = ? AND kind = ?)",
-        (user_id, OWN, OWN_MIN_MENTIONS, user_id, CAST),
+    rows = list(
+        conn.execute(
+            "SELECT name, mentions FROM people WHERE user_id = ? AND kind = ? AND mentions >= ? AND name NOT IN "
+            "(SELECT name FROM people WHERE user_id = ? AND kind = ?)",
+            (user_id, OWN, OWN_MIN_MENTIONS, user_id, CAST),
+        )
     )
-    return frozenset(str(name) for (name,) in rows)
+    # The user owns most relations of their own store; "Bob's sister" twice beside "Lin's …" a hundred
+    # times does not make Bob the user. Half the top count keeps the user's name in both scripts.
+    top = max((int(m) for _, m in rows), default=0)
+    return frozenset(str(name) for name, mentions in rows if int(mentions) * 2 >= top)
 
 
 def rebuild(conn: apsw.Connection) -> int:
