@@ -20,7 +20,7 @@ import numpy as np
 from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher, SearchRequest
+from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 
@@ -134,7 +134,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
         if item["userId"] not in users:
             users[item["userId"]] = _user_memories(mine, people.cast(store.conn, item["userId"]))
         rowids = [int(r[0]) for r in mine]
-        text = searcher._as_searched(SearchRequest(item["query"], user_id=item["userId"]))
+        text = searcher.context.as_searched(item["query"], item["userId"])
         terms = query_terms(text)
         searcher._term_weights(terms)
         lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}

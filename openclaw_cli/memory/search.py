@@ -13,7 +13,6 @@ Every stage is timed; with `explain` each result carries its ranks and scores fr
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,10 +20,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
+from openclaw_cli.memory import lexical, semantic, vectors
+from openclaw_cli.memory.candidate import Candidate, by_relevance
 from openclaw_cli.memory.forgetting import retrievability
 from openclaw_cli.memory.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.records import MemoryRecord, iso
+from openclaw_cli.memory.search_context import ContextSteps
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ MAX_QUERY_CHARS = 2000
 MAX_K = 200
 # A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
 STOPWORD_WEIGHT = 0.2
-SUBJECT_CACHE = 50_000  # memories whose subject a warm searcher keeps (~10 MB at most)
 Mode = Literal["hybrid", "bm25", "vector"]
 
 
@@ -51,23 +51,6 @@ class SearchRequest:
     mode: Mode = "hybrid"
     explain: bool = False
     all_results: bool = False  # include results below the relevance floor
-
-
-@dataclass
-class Candidate:
-    rowid: int
-    bm25_rank: int | None = None
-    bm25_score: float | None = None
-    vector_rank: int | None = None
-    vector_score: float | None = None
-    legs: tuple[float, ...] | None = None
-    lexical: float = 0.0
-    semantic: float = 0.0
-    relevance: float = 0.0
-    rerank_score: float | None = None
-    retrievability: float = 1.0
-    score: float = 0.0
-    context: dict[str, float] = field(default_factory=dict)  # what subject/dialogue rules did, for --explain
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:
@@ -193,14 +176,14 @@ class HybridSearcher:
         self.reranker = reranker
         self.warm = warm
         self.profile = profile_for(vectors.stored_identity(store.conn), settings)
-        self._subjects_of: tuple[re.Pattern[str] | None, dict[str, subject.Subject]] = (None, {})
+        self.context = ContextSteps(store, settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
         clock = _Clock()
         result = SearchResult(hits=[], profile=self.profile)
         self._best_evidence = 0.0
-        text = self._as_searched(request)
+        text = self.context.as_searched(request.query, request.user_id)
         result.searched_as = text if text != request.query else None
         result.terms = query_terms(text)
         if not result.terms:
@@ -221,8 +204,8 @@ class HybridSearcher:
         facts = self.store.ranking_facts(by_row)
         merged = [c for c in by_row.values() if c.rowid in facts]
         self._relevance(merged, facts, result, request, query)
-        self._lend_to_neighbours(merged, facts, where)
-        self._weigh_utterances(merged, facts)
+        self.context.lend_to_neighbours(merged, facts, where)
+        self.context.weigh_utterances(merged, facts)
         clock.lap("fuse")
         if self.reranker is not None and merged:
             merged = self._rerank(request.query, merged, facts, result)
@@ -239,16 +222,6 @@ class HybridSearcher:
         clock.total()
         result.timings_ms = clock.timings
         return result
-
-    def _as_searched(self, request: SearchRequest) -> str:
-        """The query with the user's own names as pronouns (subject.without_names), when that leaves
-        something to search for: `search Lin` alone still finds the memories that say Lin."""
-        own = people.own_names(self.store.conn, request.user_id)
-        if not own:
-            return request.query
-        text = subject.without_names(request.query, own)
-        content = [t for t in query_terms(text) if not is_stopword(t)]
-        return text if content else request.query
 
     # ------------------------------------------------------------------ keyword leg
 
@@ -386,87 +359,13 @@ class HybridSearcher:
         # Whether anything relevant is stored at all is decided on the evidence, before the context
         # weights below move memories about other people or mere questions down.
         self._best_evidence = max((c.relevance for c in merged), default=0.0)
-        self._weigh_subjects(merged, facts, result.searched_as or request.query, request.user_id)
+        self.context.weigh_subjects(merged, facts, result.searched_as or request.query, request.user_id)
         ranked = sorted(
             (c for c in merged if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
         )
         for rank, cand in enumerate(ranked, start=1):
             cand.vector_rank = rank
-        _by_relevance(merged)
-
-    def _weigh_subjects(
-        self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str, user_id: str | None
-    ) -> None:
-        """A memory about someone the query does not ask about counts for less (subject.py)."""
-        factor = self.settings.other_person_factor
-        if factor >= 1.0 or not merged:
-            return
-        names = people.cast(self.store.conn, user_id)
-        asked = subject.query_subject(query, names)
-        cast = subject.cast_pattern(names)
-        if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
-            self._subjects_of = (cast, {})
-        known = self._subjects_of[1]  # a warm searcher reads each memory's subject once per cast
-        for cand in merged:
-            l0 = facts[cand.rowid].l0
-            if l0 not in known:
-                known[l0] = subject.subject_of(l0, cast)
-            if subject.mismatch(asked, known[l0]):
-                cand.relevance *= factor
-                cand.context["otherPerson"] = factor
-
-    def _lend_to_neighbours(
-        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: vectors.VectorFilter
-    ) -> None:
-        """Turns said next to a good hit in the same conversation share its relevance (dialogue.py)."""
-        lent = self._lent_relevance(merged, facts, where)
-        if not lent:
-            return
-        by_row = {cand.rowid: cand for cand in merged}
-        facts.update(self.store.ranking_facts(rowid for rowid in lent if rowid not in by_row))
-        for rowid, value in lent.items():
-            if rowid not in facts:  # deleted meanwhile
-                continue
-            if rowid not in by_row:
-                by_row[rowid] = Candidate(rowid)
-                merged.append(by_row[rowid])
-            if value > by_row[rowid].relevance:
-                by_row[rowid].relevance = value
-                by_row[rowid].context["dialogue"] = round(value, 4)
-        _by_relevance(merged)
-
-    def _lent_relevance(
-        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: vectors.VectorFilter
-    ) -> dict[int, float]:
-        shares = dialogue.Shares()
-        sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
-        lent: dict[int, float] = {}
-        for cand in merged[: shares.seeds]:
-            place = dialogue.place_of(facts[cand.rowid].source)
-            if place is None:
-                continue
-            if place.session not in sessions:
-                sessions[place.session] = dialogue.session_rows(self.store.conn, place.session, where)
-            question = subject.is_question(facts[cand.rowid].l0)
-            for rowid, value in dialogue.lent_relevance(
-                place, cand.relevance, question, sessions[place.session], shares
-            ).items():
-                lent[rowid] = max(lent.get(rowid, 0.0), value)
-        return lent
-
-    def _weigh_utterances(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
-        """A memory that only asks, or that the assistant said, is weaker evidence than the user's own
-        words. Applied after dialogue context, so a question still lends its answer its full relevance."""
-        question, assistant = self.settings.question_factor, self.settings.assistant_factor
-        for cand in merged:
-            l0 = facts[cand.rowid].l0
-            if subject.is_question(l0):
-                cand.relevance *= question
-                cand.context["question"] = question
-            if subject.said_by_assistant(l0):
-                cand.relevance *= assistant
-                cand.context["assistant"] = assistant
-        _by_relevance(merged)
+        by_relevance(merged)
 
     def _floor(
         self, merged: list[Candidate], request: SearchRequest, result: SearchResult
@@ -514,10 +413,6 @@ class HybridSearcher:
         for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
             candidate.relevance = value
         return sorted(merged, key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
-
-
-def _by_relevance(merged: list[Candidate]) -> None:
-    merged.sort(key=lambda c: (-c.relevance, -(c.vector_score or 0.0), -(c.bm25_score or 0.0), c.rowid))
 
 
 _ORDER = {"insight": 0}

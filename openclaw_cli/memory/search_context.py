@@ -1,0 +1,117 @@
+"""The search steps that read who a memory is about and where it was said, after fusion.
+
+- The query: the user's own names become pronouns (subject.without_names).
+- Subjects: a memory about someone the query does not name counts for less (subject.py, people.py).
+- Dialogue: the best hits lend relevance to what was said next to them (dialogue.py).
+- Utterances: a memory that only asks, or that the assistant said, counts for less; applied after the
+  dialogue step, so a question still lends its answer its full relevance.
+
+One `ContextSteps` belongs to one searcher: it caches each memory's subject for a warm searcher.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from openclaw_cli.memory import dialogue, people, subject
+from openclaw_cli.memory.candidate import Candidate, by_relevance
+from openclaw_cli.memory.text import is_stopword, query_terms
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.memory.store import MemoryStore, RankingFacts
+    from openclaw_cli.memory.vectors import VectorFilter
+
+SUBJECT_CACHE = 50_000  # memories whose subject a warm searcher keeps (~10 MB at most)
+
+
+class ContextSteps:
+    def __init__(self, store: MemoryStore, settings: SearchSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self._subjects_of: tuple[re.Pattern[str] | None, dict[str, subject.Subject]] = (None, {})
+
+    def as_searched(self, query: str, user_id: str | None) -> str:
+        """The query with the user's own names as pronouns, when that leaves something to search for:
+        `search Lin` alone still finds the memories that say Lin."""
+        own = people.own_names(self.store.conn, user_id)
+        if not own:
+            return query
+        text = subject.without_names(query, own)
+        content = [t for t in query_terms(text) if not is_stopword(t)]
+        return text if content else query
+
+    def weigh_subjects(
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str, user_id: str | None
+    ) -> None:
+        """A memory about someone the query does not ask about counts for less."""
+        factor = self.settings.other_person_factor
+        if factor >= 1.0 or not merged:
+            return
+        names = people.cast(self.store.conn, user_id)
+        asked = subject.query_subject(query, names)
+        cast = subject.cast_pattern(names)
+        if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
+            self._subjects_of = (cast, {})
+        known = self._subjects_of[1]  # a warm searcher reads each memory's subject once per cast
+        for cand in merged:
+            l0 = facts[cand.rowid].l0
+            if l0 not in known:
+                known[l0] = subject.subject_of(l0, cast)
+            if subject.mismatch(asked, known[l0]):
+                cand.relevance *= factor
+                cand.context["otherPerson"] = factor
+
+    def lend_to_neighbours(
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter
+    ) -> None:
+        """Turns said next to a good hit in the same conversation share its relevance."""
+        lent = self._lent_relevance(merged, facts, where)
+        if not lent:
+            return
+        by_row = {cand.rowid: cand for cand in merged}
+        facts.update(self.store.ranking_facts(rowid for rowid in lent if rowid not in by_row))
+        for rowid, value in lent.items():
+            if rowid not in facts:  # deleted meanwhile
+                continue
+            if rowid not in by_row:
+                by_row[rowid] = Candidate(rowid)
+                merged.append(by_row[rowid])
+            if value > by_row[rowid].relevance:
+                by_row[rowid].relevance = value
+                by_row[rowid].context["dialogue"] = round(value, 4)
+        by_relevance(merged)
+
+    def _lent_relevance(
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter
+    ) -> dict[int, float]:
+        shares = dialogue.Shares()
+        sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
+        lent: dict[int, float] = {}
+        for cand in merged[: shares.seeds]:
+            place = dialogue.place_of(facts[cand.rowid].source)
+            if place is None:
+                continue
+            if place.session not in sessions:
+                sessions[place.session] = dialogue.session_rows(self.store.conn, place.session, where)
+            question = subject.is_question(facts[cand.rowid].l0)
+            for rowid, value in dialogue.lent_relevance(
+                place, cand.relevance, question, sessions[place.session], shares
+            ).items():
+                lent[rowid] = max(lent.get(rowid, 0.0), value)
+        return lent
+
+    def weigh_utterances(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
+        """A memory that only asks, or that the assistant said, is weaker evidence than the user's own
+        words."""
+        question, assistant = self.settings.question_factor, self.settings.assistant_factor
+        for cand in merged:
+            l0 = facts[cand.rowid].l0
+            if subject.is_question(l0):
+                cand.relevance *= question
+                cand.context["question"] = question
+            if subject.said_by_assistant(l0):
+                cand.relevance *= assistant
+                cand.context["assistant"] = assistant
+        by_relevance(merged)
