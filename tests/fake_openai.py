@@ -301,6 +301,17 @@ def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         server.stop()
 
 
+@pytest.fixture(scope="module", name="fake")
+def module_fake() -> Iterator[FakeOpenAI]:
+    """`fake`: one started fake server for a whole test module (tests set it with `respond_with`).
+    Import `module_fake` into the module to use it."""
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def main() -> None:
     """Serve until interrupted, printing the base URL on the first line."""
     import argparse

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from openclaw_cli.config import Settings, validate_settings
 from openclaw_cli.gateway.lanes import LaneManager, Message, RunLimiter, Turn
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
-from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 
 KEY = "agent:main:direct:lane"
 
@@ -45,13 +44,6 @@ class SlowEcho:
         with self._lock:
             self.active -= 1
         return f"echo: {text}"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

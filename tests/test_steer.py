@@ -20,7 +20,7 @@ import pytest
 from openclaw_cli.gateway.lanes import Turn
 from openclaw_cli.sessions.store import SessionStore
 from tests.agent_helpers import tool_call
-from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.test_lanes import KEY, Harness, _run, _settings
 
 
@@ -59,13 +59,6 @@ def last_user(messages: list[dict[str, Any]]) -> str:
     return str([m for m in messages if m["role"] == "user"][-1]["content"])
 
 
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
@@ -95,21 +88,30 @@ def finals(h: Harness) -> dict[str, dict[str, Any]]:
     return {p["runId"]: p for e, p in h.events if e == "chat" and p["state"] in ("final", "error", "aborted")}
 
 
-def test_steer_during_a_tool_call_reaches_the_next_model_call_of_the_same_run(
-    tmp_path: Path, fake: FakeOpenAI, api_key: None
-) -> None:
-    script = Script(tool_first=True)
+def _second_message_during_a_tool_call(
+    tmp_path: Path, fake: FakeOpenAI, script: Script, second: str, mode: str
+) -> tuple[Harness, Turn, Turn]:
+    """A run that calls a tool; `second` arrives in `mode` while the tool call is out."""
     fake.respond_with(script)
 
     async def scenario() -> tuple[Harness, Turn, Turn]:
         h = Harness(tmp_path, _settings(fake))
-        running = h.send("what is the weather?", "steer")
+        running = h.send("what is the weather?", mode)
         await called(script)
-        steered = h.send("and answer in French", "steer")
+        later = h.send(second, mode)
         await h.lanes.wait_idle()
-        return h, running, steered
+        return h, running, later
 
-    h, running, steered = _run(scenario())
+    return _run(scenario())
+
+
+def test_steer_during_a_tool_call_reaches_the_next_model_call_of_the_same_run(
+    tmp_path: Path, fake: FakeOpenAI, api_key: None
+) -> None:
+    script = Script(tool_first=True)
+    h, running, steered = _second_message_during_a_tool_call(
+        tmp_path, fake, script, "and answer in French", "steer"
+    )
     assert steered is running  # acknowledged with the running turn's id: no turn of its own
     assert len(script.bodies) == 2
     second = script.bodies[1]
@@ -165,17 +167,9 @@ def test_steer_backlog_steers_into_the_run_and_answers_again_without_storing_twi
     tmp_path: Path, fake: FakeOpenAI, api_key: None
 ) -> None:
     script = Script(tool_first=True)
-    fake.respond_with(script)
-
-    async def scenario() -> tuple[Harness, Turn, Turn]:
-        h = Harness(tmp_path, _settings(fake))
-        running = h.send("what is the weather?", "steer-backlog")
-        await called(script)
-        backlog = h.send("and tomorrow?", "steer-backlog")
-        await h.lanes.wait_idle()
-        return h, running, backlog
-
-    h, running, backlog = _run(scenario())
+    h, running, backlog = _second_message_during_a_tool_call(
+        tmp_path, fake, script, "and tomorrow?", "steer-backlog"
+    )
     assert backlog is not running  # acknowledged with the turn that answers it again
     assert len(script.bodies) == 3
     assert script.bodies[1][-1] == {"role": "user", "content": "and tomorrow?"}  # steered into the run
