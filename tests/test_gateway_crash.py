@@ -77,14 +77,18 @@ def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fak
     slow_fake.delay = 0.0
     with running_gateway(home) as restarted:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if all(_user_texts(home, key) == texts for key, texts in SESSIONS.items()):
-                break
-            time.sleep(0.1)
+        history: list[dict[str, object]] = []
         with restarted.ws() as conn:
-            history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:ann"})["payload"][
-                "messages"
-            ]
+            # The last user message is stored before its reply: wait for the reply itself, or a loaded
+            # machine reads the history between the two.
+            while time.monotonic() < deadline:
+                history = request(conn, "chat.history", {"sessionKey": "agent:main:direct:ann"})["payload"][
+                    "messages"
+                ]
+                replied = ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
+                if replied and all(_user_texts(home, key) == texts for key, texts in SESSIONS.items()):
+                    break
+                time.sleep(0.1)
     assert {key: _user_texts(home, key) for key in SESSIONS} == SESSIONS  # each once, in order
     assert ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
     assert (home / "gateway" / "inbox.jsonl").read_text().count('"op": "accept"') <= 3  # compacted
