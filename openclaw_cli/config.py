@@ -109,6 +109,12 @@ class SearchSettings(_Section):
     assistant_factor: float = Field(
         0.4, ge=0, le=1, description="relevance factor of a stored turn the assistant said"
     )
+    answer_kind_factor: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="relevance factor of a memory holding no time or quantity when the query asks for one",
+    )
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import dialogue, lexical, people, semantic, subject, vectors
+from openclaw_cli.memory import answer_type, dialogue, lexical, people, semantic, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
 from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
 from openclaw_cli.memory.service import MemoryService
@@ -52,6 +52,7 @@ class Context:
     """What search weighs after fusion (subject.py, dialogue.py), per memory of the query's user."""
 
     other_person: np.ndarray  # about someone the query does not name
+    lacks_answer: np.ndarray  # holds no time or quantity where the query asks for one
     question: np.ndarray
     assistant: np.ndarray
     places: list[dialogue.Place | None]  # where each memory was said
@@ -67,6 +68,7 @@ class _UserMemories:
     subjects: list[subject.Subject]
     question: np.ndarray
     assistant: np.ndarray
+    texts: list[str]
     places: list[dialogue.Place | None]
     sessions: dict[str, list[tuple[int, dialogue.Place]]]
 
@@ -83,6 +85,7 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
         subjects=[subject.subject_of(r[4], cast) for r in rows],
         question=np.array([subject.is_question(r[4]) for r in rows]),
         assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
+        texts=[r[4] for r in rows],
         places=places,
         sessions=sessions,
     )
@@ -90,8 +93,12 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
 
 def _context(query: str, user: _UserMemories) -> Context:
     asked = subject.query_subject(query, user.names)
+    kind = answer_type.asked_for(query)
     return Context(
         other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]),
+        lacks_answer=np.array(
+            [kind is not None and not answer_type.could_answer(kind, t) for t in user.texts]
+        ),
         question=user.question,
         assistant=user.assistant,
         places=user.places,
@@ -114,6 +121,7 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
             place, float(rel[i]), bool(c.question[i]), c.sessions[place.session], shares
         ).items():
             lent[j] = max(lent[j], value)
+    lent = lent * np.where(c.lacks_answer, c.settings.answer_kind_factor, 1.0)
     lent = lent * np.where(c.question, c.settings.question_factor, 1.0)
     return lent * np.where(c.assistant, c.settings.assistant_factor, 1.0)
 

@@ -205,6 +205,7 @@ class HybridSearcher:
         merged = [c for c in by_row.values() if c.rowid in facts]
         self._relevance(merged, facts, result, request, query)
         self.context.lend_to_neighbours(merged, facts, where)
+        self.context.weigh_answer_kind(merged, facts, request.query)
         self.context.weigh_utterances(merged, facts)
         clock.lap("fuse")
         if self.reranker is not None and merged:

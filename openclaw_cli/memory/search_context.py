@@ -3,8 +3,10 @@
 - The query: the user's own names become pronouns (subject.without_names).
 - Subjects: a memory about someone the query does not name counts for less (subject.py, people.py).
 - Dialogue: the best hits lend relevance to what was said next to them (dialogue.py).
-- Utterances: a memory that only asks, or that the assistant said, counts for less; applied after the
-  dialogue step, so a question still lends its answer its full relevance.
+- Answer kind: when the query asks for a time or a quantity, a memory holding none counts for less
+  (answer_type.py).
+- Utterances: a memory that only asks, or that the assistant said, counts for less. These last two
+  steps come after the dialogue step, so a question still lends its answer its full relevance.
 
 One `ContextSteps` belongs to one searcher: it caches each memory's subject for a warm searcher.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory import dialogue, people, subject
+from openclaw_cli.memory import answer_type, dialogue, people, subject
 from openclaw_cli.memory.candidate import Candidate, by_relevance
 from openclaw_cli.memory.text import is_stopword, query_terms
 
@@ -101,6 +103,19 @@ class ContextSteps:
             ).items():
                 lent[rowid] = max(lent.get(rowid, 0.0), value)
         return lent
+
+    def weigh_answer_kind(self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str) -> None:
+        """A question that asks when, or how many, is answered by a memory that holds a time or a
+        quantity; the others count for less. After the dialogue step, so the turn that only names the
+        topic still lends the turn with the date its full relevance."""
+        factor = self.settings.answer_kind_factor
+        kind = answer_type.asked_for(query)
+        if kind is None or factor >= 1.0:
+            return
+        for cand in merged:
+            if not answer_type.could_answer(kind, facts[cand.rowid].l0):
+                cand.relevance *= factor
+                cand.context["answerKind"] = factor
 
     def weigh_utterances(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
         """A memory that only asks, or that the assistant said, is weaker evidence than the user's own

@@ -1,0 +1,81 @@
+"""What kind of answer a question asks for, and whether a memory could be that answer.
+
+"When is my sister's wedding?" is answered by the turn that holds a date ("The wedding is on October
+11"), not by the one that only names the wedding ("About the wedding speech..."), although the second
+shares more words and meaning with the question. Two kinds are read, in English and Chinese: a time
+(when, which day, 哪天, 什么时候) and a quantity (how many, how long, 多少, 几岁). A memory that holds no
+expression of the kind asked for is less likely to be the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+AnswerKind = Literal["time", "quantity", "span"]
+
+_TIME_QUESTION = re.compile(
+    # "when" as a question word, not as a conjunction ("what did I say when we met").
+    r"^\s*when\b|\bwhen\s+(?:is|was|are|were|do|does|did|will|would|should|shall|can|could|has|have|had|am)\b"
+    r"|\bwhen\s*\?|\bwhat (?:time|day|date|week|month|year)\b"
+    r"|\bwhich (?:day|date|week|month|year|weekend)\b|\bhow soon\b|\bdates?\b"
+    r"|哪天|哪一天|几号|几点|什么时候|啥时候|何时|哪[一个]?周|哪个月|哪年|几月|哪个周末|日期",
+    re.IGNORECASE,
+)
+_QUANTITY_QUESTION = re.compile(
+    r"\bhow (?:many|much|old|long|far|big|tall|often)\b|\bwhat size\b"
+    r"|多少|几个|几岁|多大|多长|多久|多远|几天|几次|几[个只位台本张]|多高|多重",
+    re.IGNORECASE,
+)
+
+# How long or how often: answered by a quantity ("three times a week") or a time ("every morning").
+_SPAN_QUESTION = re.compile(r"\bhow (?:long|often)\b|多久|多长时间|多少次|多频繁|隔多久", re.IGNORECASE)
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekday"
+_TIME_ANSWER = re.compile(
+    rf"\b(?:{_MONTHS})\b|\b(?:{_DAYS})s?\b|\b\d{{1,2}}(?:st|nd|rd|th)\b|\b\d{{1,2}}(?::\d\d)?\s?(?:am|pm)\b"
+    r"|\b\d{1,2}:\d\d\b|\b(?:19|20)\d\d\b|\b\d{4}-\d\d-\d\d\b"
+    r"|\b(?:today|tomorrow|yesterday|tonight|morning|afternoon|evening|noon|midnight)\b"
+    r"|\b(?:next|last|this) (?:week|month|year|time)\b|\bevery (?:day|week|month|year)\b"
+    r"|[0-9一二三四五六七八九十两]+\s*[月日号点年]|[周]\s*[一二三四五六日天末]|星期|礼拜"
+    r"|今天|明天|后天|昨天|前天|今晚|明晚|下周|上周|这周|本周|下个月|上个月|月底|月初|年底|元旦|春节|国庆|中秋"
+    r"|早上|上午|中午|下午|晚上|凌晨|周末"
+    # Relative times: "in 20 minutes", "two weeks ago", "since March", 三天后.
+    r"|\b(?:minutes?|hours?|days?|weeks?|months?|years?)\b|\b(?:ago|since|until|till|soon|later)\b"
+    r"|以后|之后|以前|之前|后来|马上|刚才",
+    re.IGNORECASE,
+)
+_QUANTITY_ANSWER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
+    r"|hundred|thousand|dozen|half|once|twice)\b"
+    r"|[一二三四五六七八九十两百千万半]+\s*[多余来]?\s*(?:分钟|小时|钟头|星期|公里|千米|厘米|公斤|千克"
+    r"|[个只位次天年岁块元分秒米斤克号点周月倍层台本张杯瓶碗遍页篇件双套份间家场节门夜晚步圈趟口人辆])",
+    re.IGNORECASE,
+)
+
+_ANSWERS: dict[AnswerKind, re.Pattern[str]] = {
+    "time": _TIME_ANSWER,
+    "quantity": _QUANTITY_ANSWER,
+    "span": re.compile(f"{_TIME_ANSWER.pattern}|{_QUANTITY_ANSWER.pattern}", re.IGNORECASE),
+}
+
+
+def asked_for(query: str) -> AnswerKind | None:
+    """The kind of answer the query asks for, when it is one of the kinds read here."""
+    if _SPAN_QUESTION.search(query):
+        return "span"
+    if _TIME_QUESTION.search(query):
+        return "time"
+    if _QUANTITY_QUESTION.search(query):
+        return "quantity"
+    return None
+
+
+def could_answer(kind: AnswerKind, text: str) -> bool:
+    """Whether the text holds an expression of that kind. Generous on purpose: a text wrongly said to
+    hold one only keeps the ranking it had, while one wrongly said to hold none is pushed down."""
+    return bool(_ANSWERS[kind].search(text))

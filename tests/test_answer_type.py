@@ -1,0 +1,141 @@
+"""What kind of answer a question asks for (answer_type.py), and what search does with it, on real stores."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from openclaw_cli.config import SearchSettings
+from openclaw_cli.memory.answer_type import asked_for, could_answer
+from openclaw_cli.memory.search import HybridSearcher, SearchRequest
+from openclaw_cli.memory.service import MemoryService, NewMemory
+from tests.memory_helpers import service_for
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("when is my sister's wedding?", "time"),
+        ("When did he move to Hangzhou", "time"),
+        ("where are they going on their honeymoon and when?", "time"),
+        ("which day is the dentist appointment", "time"),
+        ("what did I say about the wedding date?", "time"),
+        ("我妹妹的婚礼是哪天？", "time"),
+        ("丈母娘什么时候回长沙", "time"),
+        ("拔智齿约在几号", "time"),
+        ("how many guests are coming to dinner?", "quantity"),
+        ("how much did the suit cost", "quantity"),
+        ("朵朵几岁了", "quantity"),
+        ("相框多大", "quantity"),
+        ("how long have I had these running shoes", "span"),
+        ("how often does he run", "span"),
+        ("旧跑鞋穿了多久了？", "span"),
+    ],
+)
+def test_questions_that_ask_for_a_time_or_a_quantity(query: str, kind: str) -> None:
+    assert asked_for(query) == kind
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what did I say when we met",  # "when" as a conjunction
+        "which editor does he use",
+        "update the wedding plan",  # "date" only inside a word
+        "编辑器快捷键偏好",
+        "where is the Hunan restaurant",
+        "",
+    ],
+)
+def test_other_queries_ask_for_no_kind(query: str) -> None:
+    assert asked_for(query) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("time", "The wedding is on October 11 in Shenzhen."),
+        ("time", "Back on Sunday the 19th."),
+        ("time", "The standup moved to 9:30am."),
+        ("time", "She's coming in two weeks."),
+        ("time", "婚礼改到10月18号了。"),
+        ("time", "那就下周二上午。"),
+        ("time", "元旦去天文馆。"),
+        ("quantity", "Eight people on the team now."),
+        ("quantity", "买了，原木色的，60乘90。"),
+        ("quantity", "膝盖现在能跑十公里了。"),
+        ("quantity", "已经跑了一千多公里了。"),
+        ("span", "Runs every morning along the river."),
+        ("span", "每周跑步三次。"),
+    ],
+)
+def test_memories_that_hold_that_kind(kind: str, text: str) -> None:
+    assert could_answer(kind, text)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("time", "About the wedding speech: I'm giving a short one."),
+        ("time", "丈母娘说想去灵隐寺。"),
+        ("quantity", "Prefers dark themes in every editor."),
+        ("quantity", "先不用。提醒我元旦去天文馆的事情。"),  # a date is not a number of days
+    ],
+)
+def test_memories_that_hold_none(kind: str, text: str) -> None:
+    assert not could_answer(kind, text)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------- search
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+TURNS = [
+    "User: About my sister's wedding, I'm supposed to give a short wedding speech as her brother.",
+    "Assistant: Lovely. When is the wedding?",
+    "User: October 11, in Shenzhen.",
+    "User: My sister's wedding dress came from a tailor on Wensan Road.",
+]
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
+    svc = service_for(Path(tmp_path_factory.mktemp("answers")))
+    for index, text in enumerate(TURNS, start=1):
+        session = "s-1" if index <= 3 else "s-2"
+        svc.add(NewMemory(l0=text, category="event", source={"sessionId": session, "messages": [index]}))
+    yield svc
+    svc.close()
+
+
+def _ranked(service: MemoryService, query: str, settings: SearchSettings | None = None) -> list[str]:
+    store = next(iter(service.existing_stores()))
+    searcher = HybridSearcher(store, settings or SearchSettings(), service.embedder(), warm=True)
+    return [hit.record.l0 for hit in searcher.search(SearchRequest(query, k=5, all_results=True), NOW).hits]
+
+
+def test_the_turn_with_the_date_answers_when(service: MemoryService) -> None:
+    # The turns that name the wedding share more words with the question; the one with the date answers it.
+    assert _ranked(service, "when is my sister's wedding?")[0] == "User: October 11, in Shenzhen."
+    assert _ranked(service, "我妹妹的婚礼是哪天？")[0] == "User: October 11, in Shenzhen."
+
+
+def test_the_factor_is_a_setting_and_1_turns_it_off(service: MemoryService) -> None:
+    off = _ranked(service, "when is my sister's wedding?", SearchSettings(answer_kind_factor=1.0))
+    assert off[0] != "User: October 11, in Shenzhen."
+
+
+def test_a_query_that_asks_for_no_kind_is_left_alone(service: MemoryService) -> None:
+    on = _ranked(service, "my sister's wedding speech")
+    off = _ranked(service, "my sister's wedding speech", SearchSettings(answer_kind_factor=1.0))
+    assert on == off
+
+
+def test_explain_shows_the_factor(service: MemoryService) -> None:
+    result = service.search(SearchRequest("when is my sister's wedding?", explain=True, all_results=True))
+    marked = {hit.record.l0: hit.candidate.context.get("answerKind") for hit in result.hits}
+    assert marked["User: October 11, in Shenzhen."] is None
+    assert marked[TURNS[3]] == pytest.approx(0.7)
