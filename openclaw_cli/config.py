@@ -102,6 +102,12 @@ class SearchSettings(_Section):
     semantic_weight: float | None = Field(None, ge=0, le=1)
     english_weight: float | None = Field(None, ge=0, le=1, description="English leg of a two-model vector")
     unknown_token_threshold: float | None = Field(None, ge=0, le=1)
+    unmatched_floor: float | None = Field(
+        None, ge=0, le=1, description="the floor for a query none of whose words any memory holds"
+    )
+    hub_weight: float | None = Field(
+        None, ge=0, le=1, description="share of a memory's closeness to all memories taken off its similarity"
+    )
     other_person_factor: float = Field(
         0.5, ge=0, le=1, description="relevance factor of a memory about someone the query does not name"
     )

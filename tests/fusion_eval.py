@@ -43,6 +43,11 @@ class Features:
     terms: int
     topic: float  # STOPWORD_WEIGHT for a query of stopwords only, else 1
     context: Context
+    # The memories each leg's candidate pool holds (search scores only those, and their dialogue
+    # neighbours): the hubness correction re-scores the vector pool, it does not widen it.
+    unmatched: bool = False  # no memory holds any of the query's words
+    keyword_pool: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    vector_pool: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
     best_evidence: float = 0.0  # the best relevance before the context weights (the floor decides on it)
 
@@ -132,6 +137,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     searcher = HybridSearcher(store, SearchSettings(), embedder, warm=True)
     profile = searcher.profile
     matrix = store.vector_matrix()
+    hubs = searcher._hub_correction()
     rows = list(
         store.conn.execute("SELECT rowid, id, user_id, language, l0, source FROM records WHERE deleted = 0")
     )
@@ -150,7 +156,14 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
             lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
         )
         query = embedder.embed_query(text)
-        cosines = semantic._leg_cosines(query.vector, matrix.rows(rowids), profile.legs)
+        where = vectors.VectorFilter(item["userId"])
+        pool = searcher.settings.candidates
+        searched = lexical.without_common_terms(terms, searcher._counts, searcher._size)
+        keyword_pool = (
+            {r for r, _ in lexical.bm25_candidates(store.conn, searched, where, pool)} if terms else set()
+        )
+        vector_pool = set(semantic.candidates(matrix, query, profile, pool, where, hubs))
+        cosines = semantic.leg_cosines(query.vector, matrix.rows(rowids), profile.legs, hubs)
         legs = np.array([cosines[r] for r in rowids])
         out.append(
             Features(
@@ -168,6 +181,9 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 terms=len(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
                 context=_context(text, users[item["userId"]]),
+                unmatched=bool(terms) and not any(searcher._counts.get(t, 0) for t in terms),
+                keyword_pool=np.array([r in keyword_pool for r in rowids], dtype=bool),
+                vector_pool=np.array([r in vector_pool for r in rowids], dtype=bool),
             )
         )
     return out
@@ -192,17 +208,19 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
     f.similarity = similarity
     words = f.lexical**profile.lexical_exponent
     if mode == "bm25":
-        return _weigh_context(f, words)
+        return _weigh_context(f, words * f.keyword_pool)
     if mode == "vector":
-        return _weigh_context(f, meaning)
+        return _weigh_context(f, meaning * f.vector_pool)
     a, b = profile.lexical_weight * words, profile.semantic_weight * meaning
     high, low = np.maximum(a, b), np.minimum(a, b)
-    return _weigh_context(f, high + profile.agreement * low * (1.0 - high))
+    return _weigh_context(
+        f, (high + profile.agreement * low * (1.0 - high)) * (f.keyword_pool | f.vector_pool)
+    )
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
-    if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms), 1e-9):
+    if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms, f.unmatched), 1e-9):
         return []
     keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]

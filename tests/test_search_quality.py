@@ -123,7 +123,10 @@ def test_a_whole_question_is_held_to_the_lower_sentence_floor(service: MemorySer
     assert profile.floor_for(4) == profile.sentence_floor < profile.relevance_floor
     short = service.search(SearchRequest("asdfgh qwerty")).warnings
     long = service.search(SearchRequest("asdfgh qwerty zxcvbn poiuyt")).warnings
-    assert any(f"floor {profile.relevance_floor:.2f}" in w for w in short)
+    # No stored memory holds either word: only meaning is left to go on, and it must be stronger.
+    assert profile.floor_for(2, unmatched=True) == profile.unmatched_floor > profile.relevance_floor
+    assert profile.floor_for(4, unmatched=True) == profile.sentence_floor
+    assert any(f"floor {profile.unmatched_floor:.2f}" in w for w in short)
     assert any(f"floor {profile.sentence_floor:.2f}" in w for w in long)
 
 

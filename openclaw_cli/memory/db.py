@@ -204,6 +204,16 @@ def _people(conn: apsw.Connection) -> None:
 MIGRATIONS.append(("0007_people", _people))
 
 
+def _centroid(conn: apsw.Connection) -> None:
+    """The mean direction of the stored vectors, which search corrects for (centroid.py)."""
+    from openclaw_cli.memory import centroid
+
+    centroid.refresh(conn)
+
+
+MIGRATIONS.append(("0008_vector_centroid", _centroid))
+
+
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory import people, vectors
+from openclaw_cli.memory import centroid, people, vectors
 from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
 from openclaw_cli.memory.integrity import RESTORE_HINT, Damage, drop_derived, find_damage
 from openclaw_cli.memory.store import write_fts_row
@@ -252,6 +252,8 @@ def repair(
     report.still_pending = _count(
         store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
     )
+    with write_txn(conn):
+        centroid.refresh(conn)
     return report
 
 
@@ -348,6 +350,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
                 write_fts_row(conn, rowid, l0, l1)
             set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
             people.rebuild(conn)  # names of deleted memories go
+            centroid.refresh(conn)  # the new table's vectors
     except BaseException:
         with write_txn(conn):
             vectors.drop_table(conn, new_table)

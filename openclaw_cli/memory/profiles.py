@@ -54,6 +54,11 @@ class SearchProfile:
       and in between the LLM judges. Measured on fixtures/dedup/pairs.jsonl (tests/test_dedup_zones.py).
     - `dedup_english_weight`: the English leg's weight when comparing two memories for dedup (default:
       `english_weight`); the zones were measured with it, so retuning search does not move them.
+    - `unmatched_floor`: the floor for a query of fewer than SENTENCE_TERMS terms none of which any memory
+      holds ("lorem ipsum dolor"), when it is higher than `relevance_floor`.
+    - `hub_weight`: how much of each memory's hubness (centroid.py: how much more it points along the
+      mean of all stored vectors than the average memory) is taken off every leg's cosine. 0 for an
+      embedder it was not measured on.
     - `dedup_english_only`: the embedder reads English only, so two other texts are never compared (their
       vectors are built from unknown tokens and look alike whatever they say).
     """
@@ -79,6 +84,8 @@ class SearchProfile:
     dedup_english_only: bool = False
     dedup_english_weight: float | None = None
     sentence_floor: float | None = None
+    hub_weight: float = 0.0
+    unmatched_floor: float | None = None
 
     def dedup_weight(self) -> float:
         return self.english_weight if self.dedup_english_weight is None else self.dedup_english_weight
@@ -114,6 +121,8 @@ class SearchProfile:
             "unknownTokenThreshold": self.unknown_token_threshold,
             "relevanceFloor": self.relevance_floor,
             "sentenceFloor": self.sentence_floor,
+            "hubWeight": self.hub_weight,
+            "unmatchedFloor": self.unmatched_floor,
             "crossLanguageBonus": self.cross_language_bonus,
             "chineseToEnglishBonus": self.bonus("zh", "en"),
             "lexicalExponent": self.lexical_exponent,
@@ -136,12 +145,15 @@ class SearchProfile:
             )
         return 0.0
 
-    def floor_for(self, terms: int) -> float:
+    def floor_for(self, terms: int, unmatched: bool = False) -> float:
         """The relevance floor for a query of `terms` distinct terms: a sentence (SENTENCE_TERMS or more)
         says enough to be a real question even when its best match is a paraphrase, and random words are
-        rarely that many, so it may use `sentence_floor`."""
+        rarely that many, so it may use `sentence_floor`. A shorter query none of whose words any memory
+        holds (`unmatched`) has only its meaning to go on, so that must be stronger (`unmatched_floor`)."""
         if self.sentence_floor is not None and terms >= SENTENCE_TERMS:
             return self.sentence_floor
+        if unmatched and self.unmatched_floor is not None:
+            return max(self.relevance_floor, self.unmatched_floor)
         return self.relevance_floor
 
     def kept_floor(self) -> float:
@@ -160,10 +172,12 @@ _PROFILES: dict[str, SearchProfile] = {
         semantic_weight=1.0,
         unknown_token_threshold=0.3,
         relevance_floor=0.4,
-        sentence_floor=0.35,
+        sentence_floor=0.3,
+        unmatched_floor=0.55,
+        hub_weight=0.3,
         tail_floor=0.1,
         cross_language_bonus=0.15,
-        chinese_to_english_bonus=0.2,
+        chinese_to_english_bonus=0.22,
         lexical_exponent=1.0,
         agreement=1.0,
         dedup_new_below=0.61,
@@ -244,6 +258,8 @@ def apply_overrides(profile: SearchProfile, settings: SearchSettings) -> SearchP
             ("relevance_floor", settings.relevance_floor),
             ("sentence_floor", settings.sentence_floor),
             ("unknown_token_threshold", settings.unknown_token_threshold),
+            ("hub_weight", settings.hub_weight),
+            ("unmatched_floor", settings.unmatched_floor),
         )
         if value is not None
     }

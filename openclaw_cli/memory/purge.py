@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory import people, vectors
+from openclaw_cli.memory import centroid, people, vectors
 from openclaw_cli.memory.db import write_txn
 from openclaw_cli.memory.records import iso, utc_now, validate_user
 from openclaw_cli.paths import SHARED_AGENT, Home
@@ -101,6 +101,7 @@ def purge_store(store: MemoryStore, user_id: str) -> tuple[int, int]:
         conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
         history = conn.changes()
         people.forget_user(conn, user_id)
+        centroid.forget(conn)  # a mean that included the user's vectors is computed again without them
         # The purge itself is kept, with a hash instead of the user id (the id may be a name or a number).
         digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
         conn.execute(

@@ -177,6 +177,7 @@ class HybridSearcher:
         self.warm = warm
         self.profile = profile_for(vectors.stored_identity(store.conn), settings)
         self.context = ContextSteps(store, settings)
+        self._hubs: tuple[int, semantic.HubCorrection | None] = (-1, None)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
@@ -303,16 +304,30 @@ class HybridSearcher:
         clock: _Clock,
     ) -> None:
         source = self._source()
-        found = semantic.candidates(source, query, self.profile, pool, where)
+        hubs = self._hub_correction()
+        found = semantic.candidates(source, query, self.profile, pool, where, hubs)
         for rowid, legs in found.items():
             cand = by_row.setdefault(rowid, Candidate(rowid))
             cand.legs = legs
         # Rows the keyword leg found but the vector scans did not: their similarity, for an exact fusion.
         missing = [rowid for rowid, cand in by_row.items() if cand.legs is None]
         if missing:
-            for rowid, legs in semantic.leg_similarities(source, query, self.profile, missing).items():
+            for rowid, legs in semantic.leg_similarities(source, query, self.profile, missing, hubs).items():
                 by_row[rowid].legs = legs
         clock.lap("vector")
+
+    def _hub_correction(self) -> semantic.HubCorrection | None:
+        """The store's centroid with the profile's weight; a warm searcher keeps it until a write."""
+        from openclaw_cli.memory import centroid
+
+        if self.profile.hub_weight <= 0:
+            return None
+        generation = vectors.generation(self.store.conn)
+        if self._hubs[0] != generation:
+            found = centroid.current(self.store.conn, self.profile.legs)
+            hubs = None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
+            self._hubs = (generation, hubs)
+        return self._hubs[1]
 
     def _source(self) -> semantic.VectorSource:
         table = vectors.current_table(self.store.conn)
@@ -375,7 +390,8 @@ class HybridSearcher:
         if request.all_results:
             return [c for c in merged if c.relevance > 0]
         best = self._best_evidence
-        floor = self.profile.floor_for(len(result.terms))
+        unmatched = not any(self._counts.get(term, 0) for term in result.terms)
+        floor = self.profile.floor_for(len(result.terms), unmatched)
         if best < floor:
             if merged:
                 result.warnings.append(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import numpy as np
 
+    from openclaw_cli.memory.centroid import Centroid
     from openclaw_cli.memory.embed import QueryEmbedding
     from openclaw_cli.memory.profiles import SearchProfile
     from openclaw_cli.memory.vectors import VectorFilter
@@ -31,6 +32,14 @@ class VectorSource(Protocol):
     def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]: ...
 
     def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class HubCorrection:
+    """Subtract `weight` x each memory's hubness (centroid.py) from every leg's cosine."""
+
+    centroid: Centroid
+    weight: float
 
 
 @dataclass
@@ -69,48 +78,61 @@ def candidates(
     profile: SearchProfile,
     pool: int,
     where: VectorFilter,
+    hubs: HubCorrection | None = None,
 ) -> dict[int, tuple[float, ...]]:
-    """Up to 2 x pool rows likely to be most similar, each with its per-leg cosines."""
+    """Up to 2 x pool rows likely to be most similar, each with its per-leg cosines (corrected for
+    hubness when `hubs` is given; the scans themselves rank by the plain cosine)."""
     import numpy as np
 
     from openclaw_cli.memory.vectors import knn_scaled
 
     vector = query.vector.astype(np.float32, copy=False)
     if len(profile.legs) < 2:
-        return {rowid: (score,) for rowid, score in source.knn(vector, pool, where)}
+        nearest = source.knn(vector, pool, where)
+        if hubs is None:
+            return {rowid: (score,) for rowid, score in nearest}
+        return leg_cosines(vector, source.rows([rowid for rowid, _ in nearest]), profile.legs, hubs)
     split = profile.legs[0]
     weight = english_weight(profile, query.unknown_share)
     # The multilingual leg alone, then (unless it weighs 0) the English leg by `weight`.
     scalings = [(0.0, 1.0)] + ([(weight, 1.0 - weight)] if weight > 0 else [])
     found = knn_scaled(source, vector, (split, len(vector) - split), scalings, pool, where)
     rowids = [rowid for hits in found for rowid, _ in hits]
-    return _leg_cosines(vector, source.rows(list(dict.fromkeys(rowids))), profile.legs)
+    return leg_cosines(vector, source.rows(list(dict.fromkeys(rowids))), profile.legs, hubs)
 
 
-def _leg_cosines(
-    query: np.ndarray, rows: dict[int, np.ndarray], legs: Sequence[int]
+def leg_cosines(
+    query: np.ndarray, rows: dict[int, np.ndarray], legs: Sequence[int], hubs: HubCorrection | None = None
 ) -> dict[int, tuple[float, ...]]:
-    """Each row's cosine with the query, leg by leg (one matrix product per leg for all rows)."""
+    """Each row's cosine with the query, leg by leg (one matrix product per leg for all rows), less
+    `hubs.weight` x its hubness on that leg."""
     import numpy as np
 
     if not rows:
         return {}
     ids = list(rows)
     matrix = np.stack([rows[rowid] for rowid in ids]).astype(np.float32, copy=False)
-    columns = []
+    columns: list[np.ndarray] = []
     start = 0
     for width in legs:
         q, block = query[start : start + width], matrix[:, start : start + width]
         norms = np.linalg.norm(block, axis=1) * float(np.linalg.norm(q))
-        columns.append(np.where(norms > 0, (block @ q) / np.maximum(norms, 1e-12), 0.0))
+        column = np.where(norms > 0, (block @ q) / np.maximum(norms, 1e-12), 0.0)
+        if hubs is not None:
+            column = column - hubs.weight * hubs.centroid.hubness(len(columns), block)
+        columns.append(column)
         start += width
     table = np.stack(columns, axis=1)
     return {rowid: tuple(float(v) for v in table[i]) for i, rowid in enumerate(ids)}
 
 
 def leg_similarities(
-    source: VectorSource, query: QueryEmbedding, profile: SearchProfile, rowids: Sequence[int]
+    source: VectorSource,
+    query: QueryEmbedding,
+    profile: SearchProfile,
+    rowids: Sequence[int],
+    hubs: HubCorrection | None = None,
 ) -> dict[int, tuple[float, ...]]:
     """Per-leg cosines of given rows (keyword hits the vector scans did not reach); rows without a
     vector (pending) are left out."""
-    return _leg_cosines(query.vector, source.rows(rowids), profile.legs)
+    return leg_cosines(query.vector, source.rows(rowids), profile.legs, hubs)
