@@ -56,6 +56,13 @@ def _store(service: MemoryService) -> MemoryStore:
     return next(iter(service.existing_stores()))
 
 
+def _filled(home: Path, texts: list[str] = FACTS) -> tuple[MemoryService, MemoryStore]:
+    service = service_for(home)
+    for text in texts:
+        add(service, text)
+    return service, _store(service)
+
+
 def _all_vectors(store: MemoryStore) -> np.ndarray:
     rowids = [r[0] for r in store.conn.execute("SELECT rowid FROM records WHERE deleted = 0")]
     return np.stack(list(store.vector_matrix().rows(rowids).values()))
@@ -86,10 +93,7 @@ def test_hubness_is_relative_to_the_average_memory(service: MemoryService) -> No
 
 
 def test_a_damaged_or_missing_centroid_is_computed_again(tmp_path: Path) -> None:
-    service = service_for(tmp_path)
-    for text in FACTS:
-        add(service, text)
-    store = _store(service)
+    _, store = _filled(tmp_path)
     good = centroid.load(store.conn)
     assert good is not None
     with write_txn(store.conn):
@@ -105,20 +109,14 @@ def test_a_damaged_or_missing_centroid_is_computed_again(tmp_path: Path) -> None
 
 
 def test_too_few_vectors_give_no_centroid_and_no_correction(tmp_path: Path) -> None:
-    service = service_for(tmp_path)
-    for text in FACTS[:5]:
-        add(service, text)
-    store = _store(service)
+    service, store = _filled(tmp_path, FACTS[:5])
     assert centroid.load(store.conn) is None
     assert centroid.current(store.conn, (384, 512)) is None
     assert service.search(SearchRequest("dark themes editor")).hits  # search works without one
 
 
 def test_it_goes_stale_after_a_tenth_more_memories(tmp_path: Path) -> None:
-    service = service_for(tmp_path)
-    for text in FACTS:
-        add(service, text)
-    store = _store(service)
+    service, store = _filled(tmp_path)
     first = centroid.load(store.conn)
     assert first is not None
     table = str(vectors.current_table(store.conn))
@@ -131,10 +129,8 @@ def test_it_goes_stale_after_a_tenth_more_memories(tmp_path: Path) -> None:
 
 
 def test_a_rebuilt_index_gets_its_own_centroid(tmp_path: Path) -> None:
-    service = service_for(tmp_path)
-    for text in FACTS:
-        add(service, text)
-    old_table = vectors.current_table(_store(service).conn)
+    service, store = _filled(tmp_path)
+    old_table = vectors.current_table(store.conn)
     service.close()
     result = run_cli(tmp_path, "memory", "index", "--rebuild")
     assert result.returncode == 0, result.stderr
