@@ -12,6 +12,7 @@ from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory.answer_type import asked_for, could_answer
 from openclaw_cli.memory.search import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
+from tests.conftest import run_cli
 from tests.memory_helpers import service_for
 
 
@@ -139,3 +140,12 @@ def test_explain_shows_the_factor(service: MemoryService) -> None:
     marked = {hit.record.l0: hit.candidate.context.get("answerKind") for hit in result.hits}
     assert marked["User: October 11, in Shenzhen."] is None
     assert marked[TURNS[3]] == pytest.approx(0.7)
+
+
+def test_explain_in_the_cli_names_the_factor(tmp_path: Path) -> None:
+    for text in TURNS:
+        result = run_cli(tmp_path, "memory", "add", text, "-c", "event")
+        assert result.returncode == 0, result.stderr
+    result = run_cli(tmp_path, "memory", "search", "when is my sister's wedding?", "--explain", "--all")
+    assert result.returncode == 0, result.stderr
+    assert "holds no time or quantity the question asks for ×0.70" in result.stdout

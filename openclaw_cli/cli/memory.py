@@ -318,6 +318,7 @@ _CONTEXT_WORDS = {
     "dialogue": "said next to a better hit: {:.2f}",
     "question": "only asks ×{:.2f}",
     "assistant": "said by the assistant ×{:.2f}",
+    "answerKind": "holds no time or quantity the question asks for ×{:.2f}",
 }
 
 
@@ -344,7 +345,7 @@ def _render_analysis(result: Any) -> None:
         common.echo(f"searched as: {result.searched_as} (the user's own names as pronouns)")
     common.echo(
         f"profile: {label}; English-model weight {result.vector_weight}; "
-        f"floor {profile.relevance_floor if profile else '-'}; {timing}"
+        f"floor {'-' if result.floor is None else result.floor}; {timing}"
     )
 
 

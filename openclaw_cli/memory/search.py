@@ -112,6 +112,7 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     profile: SearchProfile | None = None
     searched_as: str | None = None  # the query with the user's own names as pronouns, when it differs
+    floor: float | None = None  # the relevance floor this query was held to (none with --all)
 
     def to_dict(self, request: SearchRequest) -> dict[str, Any]:
         return {
@@ -125,6 +126,7 @@ class SearchResult:
                 "searchedAs": self.searched_as,
                 "englishWeight": self.vector_weight,
                 "unknownShare": self.unknown_share,
+                "floor": self.floor,
                 "profile": None if self.profile is None else self.profile.to_dict(),
             },
             "warnings": self.warnings,
@@ -392,6 +394,7 @@ class HybridSearcher:
         best = self._best_evidence
         unmatched = not any(self._counts.get(term, 0) for term in result.terms)
         floor = self.profile.floor_for(len(result.terms), unmatched)
+        result.floor = floor
         if best < floor:
             if merged:
                 result.warnings.append(
