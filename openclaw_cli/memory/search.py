@@ -179,7 +179,6 @@ class HybridSearcher:
         self.warm = warm
         self.profile = profile_for(vectors.stored_identity(store.conn), settings)
         self.context = ContextSteps(store, settings)
-        self._hubs: tuple[int, semantic.HubCorrection | None] = (-1, None)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
@@ -319,17 +318,11 @@ class HybridSearcher:
         clock.lap("vector")
 
     def _hub_correction(self) -> semantic.HubCorrection | None:
-        """The store's centroid with the profile's weight; a warm searcher keeps it until a write."""
-        from openclaw_cli.memory import centroid
-
+        """The store's centroid (kept by the store until the next write) with the profile's weight."""
         if self.profile.hub_weight <= 0:
             return None
-        generation = vectors.generation(self.store.conn)
-        if self._hubs[0] != generation:
-            found = centroid.current(self.store.conn, self.profile.legs)
-            hubs = None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
-            self._hubs = (generation, hubs)
-        return self._hubs[1]
+        found = self.store.vector_centroid(self.profile.legs)
+        return None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
 
     def _source(self) -> semantic.VectorSource:
         table = vectors.current_table(self.store.conn)

@@ -124,6 +124,7 @@ class MemoryStore:
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._centroid_due: int | None = None
+        self._centroid: tuple[int, tuple[int, ...], centroid.Centroid | None] = (-1, (), None)
         self.matrix: VectorMatrix | None = None
         self.dedup_index: Any = None  # dedup.NeighbourIndex, made by the first write that dedups
 
@@ -415,6 +416,16 @@ class MemoryStore:
             vectors.bump_generation(self.conn)
             self._keep_centroid_current(rowid)
         self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
+
+    def vector_centroid(self, legs: Sequence[int]) -> centroid.Centroid | None:
+        """The vectors' mean direction for search (centroid.py), read again only after a write: a warm
+        process (the gateway) builds a searcher per request but keeps its stores."""
+        generation = vectors.generation(self.conn)
+        cached_generation, cached_legs, found = self._centroid
+        if cached_generation != generation or cached_legs != tuple(legs):
+            found = centroid.current(self.conn, legs)
+            self._centroid = (generation, tuple(legs), found)
+        return found
 
     def _keep_centroid_current(self, rowid: int) -> None:
         """Recompute the vectors' mean direction (centroid.py) once the store has grown by a tenth since:
