@@ -75,6 +75,18 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def cli_private_models(home: Path):  # type: ignore[no-untyped-def]
+    """Like `cli`, with the model cache inside this home. For tests of `doctor`, which reports what an
+    interrupted conversion leaves in the cache: the run's shared cache may hold another test's."""
+
+    def _run(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> Result:
+        own = {"OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(home / "cache" / "models")}
+        return run_cli(home, *args, env={**own, **(env or {})}, **kwargs)
+
+    return _run
+
+
+@pytest.fixture
 def cli(home: Path):  # type: ignore[no-untyped-def]
     """`cli("session", "list", "--json")` runs the real CLI against this test's home."""
 

@@ -8,12 +8,20 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openclaw_cli.doctor import check_config, check_permissions, has_errors, run_checks
 from openclaw_cli.findings import Finding
 from openclaw_cli.paths import Home
-from tests.conftest import Result
+from tests.conftest import Result, run_cli
 
 KEY = "agent:main:main"
+
+
+@pytest.fixture
+def cli(cli_private_models):  # type: ignore[no-untyped-def]
+    """doctor reads the model cache: this home's own, not the run's shared one."""
+    return cli_private_models
 
 
 def _mode(path: Path) -> int:
@@ -285,7 +293,7 @@ def test_has_errors_ignores_warnings_and_fixed_errors() -> None:
 
 
 def test_memory_database_is_checked_when_config_is_valid(cli, home: Path) -> None:
-    added = cli("memory", "add", "I like green tea", "--json")
+    added = run_cli(home, "memory", "add", "I like green tea", "--json")  # the shared, converted models
     assert added.returncode == 0, added.stderr
     result, report = _doctor_json(cli)
     assert result.returncode == 0, report

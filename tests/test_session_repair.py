@@ -18,6 +18,12 @@ from tests.conftest import ROOT, base_env
 KEY = "agent:main:main"
 
 
+@pytest.fixture
+def cli(cli_private_models):  # type: ignore[no-untyped-def]
+    """doctor reads the model cache: this home's own, not the run's shared one."""
+    return cli_private_models
+
+
 def _sessions(home: Path) -> Path:
     return home / "agents" / "main" / "sessions"
 
