@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from openclaw_cli.memory.text import has_han
+
 AnswerKind = Literal["time", "quantity", "span"]
 
 _TIME_QUESTION = re.compile(
@@ -65,7 +67,6 @@ _HAN_QUANTITY = re.compile(
     r"[一二三四五六七八九十两百千万半]+\s*[多余来]?\s*(?:分钟|小时|钟头|星期|公里|千米|厘米|公斤|千克"
     r"|[个只位次天年岁块元分秒米斤克号点周月倍层台本张杯瓶碗遍页篇件双套份间家场节门夜晚步圈趟口人辆])"
 )
-_HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def _holds_time(text: str, lower: str, words: frozenset[str]) -> bool:
@@ -73,13 +74,13 @@ def _holds_time(text: str, lower: str, words: frozenset[str]) -> bool:
         return True
     if any(c.isdigit() for c in lower) and _DIGIT_TIME.search(lower):
         return True
-    return bool(_HAN.search(text) and _HAN_TIME.search(text))
+    return bool(has_han(text) and _HAN_TIME.search(text))
 
 
 def _holds_quantity(text: str, lower: str, words: frozenset[str]) -> bool:
     if any(c.isdigit() for c in lower) or words & _NUMBER_WORDS:
         return True
-    return bool(_HAN.search(text) and _HAN_QUANTITY.search(text))
+    return bool(has_han(text) and _HAN_QUANTITY.search(text))
 
 
 def asked_for(query: str) -> AnswerKind | None:

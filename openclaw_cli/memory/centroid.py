@@ -134,10 +134,7 @@ def current(conn: apsw.Connection, legs: Sequence[int]) -> Centroid | None:
     table = vectors.current_table(conn)
     if table is None:
         return None
-    stored = load(conn)
-    if is_fresh(conn, stored, table) and stored is not None and len(stored.directions) == len(legs):
-        return stored
-    return compute(conn, table, legs)
+    return _usable(conn, table, legs) or compute(conn, table, legs)
 
 
 def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroid | None:
@@ -150,8 +147,8 @@ def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroi
         from openclaw_cli.memory.profiles import profile_for
 
         legs = profile_for(vectors.stored_identity(conn)).legs
-    stored = load(conn)
-    if is_fresh(conn, stored, table) and stored is not None and len(stored.directions) == len(legs):
+    stored = _usable(conn, table, legs)
+    if stored is not None:
         return stored
     fresh = compute(conn, table, legs)
     if fresh is not None:
@@ -164,6 +161,14 @@ def forget(conn: apsw.Connection) -> None:
     transaction."""
     conn.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
     refresh(conn)
+
+
+def _usable(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid | None:
+    """The stored centroid, when it is fresh and has one direction per leg."""
+    stored = load(conn)
+    if stored is None or len(stored.directions) != len(legs) or not is_fresh(conn, stored, table):
+        return None
+    return stored
 
 
 def _allowance(centroid: Centroid) -> int:
