@@ -52,6 +52,21 @@ def test_a_vector_does_not_depend_on_its_neighbours_in_the_batch(composite: Comp
     np.testing.assert_array_equal(alone, together)
 
 
+def test_query_halves_computed_side_by_side_are_each_models_own(composite: CompositeEmbedder) -> None:
+    """The two models embed a query on two threads; eight queries from eight threads at once (a gateway
+    serving several clients) still get exactly each model's own vector and the English unknown share."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    queries = [ENGLISH, MIXED, CHINESE, PURE_CHINESE, JAPANESE, "dark mode", "咖啡", "Vim keys"]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(composite.embed_query, queries))
+    for text, got in zip(queries, results, strict=True):
+        english, multilingual = composite.english.embed_query(text), composite.multilingual.embed_query(text)
+        np.testing.assert_array_equal(got.vector[:384], english.vector)
+        np.testing.assert_array_equal(got.vector[384:], multilingual.vector)
+        assert got.unknown_share == english.unknown_share
+
+
 def test_the_unread_half_is_a_unit_vector_int8_keeps_and_no_sentence_resembles() -> None:
     half = unread_half(384)
     assert float(np.linalg.norm(half)) == pytest.approx(1.0, abs=1e-6)

@@ -10,7 +10,9 @@ built from unknown tokens and is never trusted, so it is not computed at all (se
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding
@@ -30,6 +32,8 @@ class CompositeEmbedder:
         self.multilingual = multilingual
         dims = english.identity.dimensions + multilingual.identity.dimensions
         self.identity = EmbedderIdentity("local", COMPOSITE, dims)
+        self._helper: ThreadPoolExecutor | None = None
+        self._helper_lock = threading.Lock()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Both halves for English and mixed texts; for the others (Chinese, Japanese...) the English
@@ -49,10 +53,19 @@ class CompositeEmbedder:
         share is the English model's, which is what decides how far its half can be trusted."""
         import numpy as np
 
+        # The two models run side by side (onnxruntime releases the GIL): a query waits for the slower
+        # one instead of both, 2.8 -> 1.6 ms warm on 2 cores.
+        pending = self._query_helper().submit(self.multilingual.embed_query, text)
         english = self.english.embed_query(text)
-        multilingual = self.multilingual.embed_query(text)
+        multilingual = pending.result()
         vector = np.hstack([english.vector, multilingual.vector]).astype(np.float32, copy=False)
         return QueryEmbedding(vector=vector, unknown_share=english.unknown_share)
+
+    def _query_helper(self) -> ThreadPoolExecutor:
+        with self._helper_lock:
+            if self._helper is None:
+                self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embed")
+            return self._helper
 
 
 def unread_half(dimensions: int) -> np.ndarray:
