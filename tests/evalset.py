@@ -7,6 +7,7 @@ benchmarks/tune_search.py (the sweep that chose the search defaults).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,6 +91,19 @@ def _reranker(settings: SearchSettings) -> Any:
     return create_reranker(settings.rerank) if settings.rerank.provider != "none" else None
 
 
+def evidence_pieces(item: dict[str, Any]) -> list[set[str]]:
+    """The pieces of evidence a query needs, each a set of records that state it just as directly (a
+    dialogue turn and the assistant's "Noted: ..." repeating it). Without `evidence`, every expected
+    record is a piece of its own."""
+    return [set(piece) for piece in item.get("evidence") or [[rid] for rid in item["expected"]]]
+
+
+def evidence_recall(item: dict[str, Any], found: Sequence[str]) -> float:
+    """The share of the query's pieces of evidence that `found` holds (one record of a piece suffices)."""
+    pieces = evidence_pieces(item)
+    return sum(1 for piece in pieces if piece & set(found)) / len(pieces)
+
+
 def evaluate(
     service: MemoryService, settings: SearchSettings, mode: str, queries: list[dict[str, Any]] | None = None
 ) -> Metrics:
@@ -102,8 +116,8 @@ def evaluate(
         request = SearchRequest(query=item["query"], k=10, user_id=item["userId"], mode=mode)  # type: ignore[arg-type]
         ids = [hit.record.id for hit in searcher.search(request, NOW).hits]
         expected = set(item["expected"])
-        r5 += len(expected & set(ids[:5])) / len(expected)
-        r10 += len(expected & set(ids[:10])) / len(expected)
+        r5 += evidence_recall(item, ids[:5])
+        r10 += evidence_recall(item, ids[:10])
         rr += next((1.0 / rank for rank, rid in enumerate(ids, start=1) if rid in expected), 0.0)
     n = len(items) or 1
     return Metrics(r5 / n, r10 / n, rr / n, len(items))

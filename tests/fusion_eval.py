@@ -23,6 +23,7 @@ from openclaw_cli.memory.profiles import SearchProfile
 from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
+from tests.evalset import evidence_pieces
 
 NONSENSE = "nonsense"
 
@@ -32,6 +33,7 @@ class Features:
     query: str
     kind: str
     expected: set[str]
+    pieces: list[set[str]]  # evalset.evidence_pieces: recall counts a piece found by any of its records
     ids: list[str]
     lexical: np.ndarray
     bm25: np.ndarray
@@ -170,6 +172,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 query=item["query"],
                 kind=item["kind"],
                 expected=set(item["expected"]),
+                pieces=evidence_pieces(item),
                 ids=[str(r[1]) for r in mine],
                 lexical=np.array([lex.get(r, 0.0) for r in rowids]),
                 bm25=np.array([bm25.get(r, 0.0) for r in rowids]),
@@ -258,8 +261,8 @@ def metrics(
             if f.kind == NONSENSE:
                 m.empty += not top
                 continue
-            m.recall_at_5 += len(f.expected & set(top[:5])) / len(f.expected)
-            m.recall_at_10 += len(f.expected & set(top)) / len(f.expected)
+            m.recall_at_5 += sum(1 for piece in f.pieces if piece & set(top[:5])) / len(f.pieces)
+            m.recall_at_10 += sum(1 for piece in f.pieces if piece & set(top)) / len(f.pieces)
             m.mrr += next((1.0 / n for n, rid in enumerate(top, 1) if rid in f.expected), 0.0)
     for m in sums.values():
         n = max(m.queries, 1)

@@ -45,7 +45,7 @@ LANGUAGES = {"en", "zh", "mixed", "ja"}
 MEMORY_KEYS = {"id", "userId", "scope", "category", "l0", "l1"}
 TURN_KEYS = MEMORY_KEYS | {"session", "turn", "speaker", "ts"}
 QUERY_KEYS = {"query", "expected", "userId", "kind", "language"}
-CONVERSATION_QUERY_KEYS = QUERY_KEYS | {"aspect"}
+CONVERSATION_QUERY_KEYS = QUERY_KEYS | {"aspect", "evidence"}
 ASPECTS = {"single", "combine", "cross", "correction"}
 KIND_MINIMUMS = {
     "paraphrase": 40,
@@ -440,8 +440,15 @@ def test_conversation_queries_follow_the_rules(
         for turn_id in query["expected"]:
             assert turn_id.startswith("c-") and turn_id in by_id, (query["query"], turn_id)
             assert by_id[turn_id]["userId"] == query["userId"], (query["query"], turn_id)
-        if "combine" in query["aspect"] or "correction" in query["aspect"]:
-            assert len(query["expected"]) >= 2 or "correction" in query["aspect"], query
+        # Evidence comes in pieces, each stated by one or more turns (a fact and the assistant's
+        # "Noted: ..." repeating it); `expected` lists every turn of every piece, in order.
+        pieces = query["evidence"]
+        assert [turn for piece in pieces for turn in piece] == query["expected"], query
+        assert all(piece for piece in pieces) and len(set(query["expected"])) == len(query["expected"])
+        if "combine" in query["aspect"]:
+            assert len(pieces) >= 2, query
+        elif "correction" not in query["aspect"]:
+            assert len(pieces) == 1, query  # one fact, however many turns state it
         if "cross" in query["aspect"]:
             evidence = {script_of(spoken(by_id[i])) for i in query["expected"]}
             assert query["language"] not in evidence, (query["query"], evidence)

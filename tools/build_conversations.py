@@ -25,7 +25,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 KANA = re.compile(r"[\u3040-\u30ff]")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 TAG = re.compile(r"\s*\[#([\w-]+)\]\s*$")
-QUESTION = re.compile(r"^Q: (?P<query>.+?) => (?P<tags>[\w\- ]+?) \((?P<aspect>[\w ]+)\)$")
+# "=> a|b c (aspect)": two pieces of evidence, the first stated by turn a or (just as directly) by turn b.
+QUESTION = re.compile(r"^Q: (?P<query>.+?) => (?P<tags>[\w\-| ]+?) \((?P<aspect>[\w ]+)\)$")
 
 
 def script_of(text: str) -> str:
@@ -91,10 +92,12 @@ def parse(source: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             questions.append({"conv": conv})
     resolved = []
     for (query, tag_text, aspect, number), meta in zip(pending, questions, strict=True):
-        expected = []
-        for tag in tag_text.split():
-            assert tag in tags, f"line {number}: unknown tag {tag}"
-            expected.append(tags[tag])
+        evidence: list[list[str]] = []
+        for piece in tag_text.split():
+            for tag in piece.split("|"):
+                assert tag in tags, f"line {number}: unknown tag {tag}"
+            evidence.append([tags[tag] for tag in piece.split("|")])
+        expected = [turn for piece in evidence for turn in piece]
         owner = next(t["userId"] for t in turns if t["id"] == expected[0])
         assert meta["conv"] == expected[0].split("-")[1], (
             f"line {number}: question under the wrong conversation"
@@ -103,6 +106,7 @@ def parse(source: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             {
                 "query": query,
                 "expected": expected,
+                "evidence": evidence,
                 "userId": owner,
                 "kind": "conversation",
                 "language": script_of(query),
