@@ -119,7 +119,7 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
     f.best_evidence = float(rel.max()) if len(rel) else 0.0
     rel = rel * np.where(c.other_person, c.settings.other_person_factor, 1.0)
     order = np.lexsort((-f.bm25, -f.similarity, -rel))[: shares.seeds]
-    lent = rel.copy()
+    shared = np.zeros_like(rel)
     for i in order:
         place = c.places[i]
         if place is None:
@@ -127,7 +127,8 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
         for j, value in dialogue.lent_relevance(
             place, float(rel[i]), bool(c.question[i]), c.sessions[place.session], shares
         ).items():
-            lent[j] = max(lent[j], value)
+            shared[j] = max(shared[j], value)
+    lent = rel + shared * (1.0 - rel)  # independent evidence, as search_context.lend_to_neighbours
     lent = lent * np.where(c.lacks_answer, c.settings.answer_kind_factor, 1.0)
     lent = lent * np.where(c.question, c.settings.question_factor, 1.0)
     return lent * np.where(c.assistant, c.settings.assistant_factor, 1.0)

@@ -47,7 +47,7 @@ def test_after_a_question_the_answer_gets_the_largest_share() -> None:
 def test_after_a_statement_the_next_memories_get_less() -> None:
     lent = lent_relevance(Place("s", 5, 5), 1.0, False, _session(6), SHARES)
     assert lent == {106: pytest.approx(SHARES.after_statement)}
-    assert SHARES.after_statement < SHARES.after_question
+    assert SHARES.after_statement < SHARES.after_question  # a reply to a statement is often just "OK"
 
 
 def test_a_memory_spanning_messages_lends_from_its_ends() -> None:

@@ -5,8 +5,9 @@ groom do", but the fact is in the reply ("User: Yes, Kevin Zhang, he's an archit
 where it was said (`source`: session id and message indexes, as extraction records them), so search
 takes its best hits, finds the memories said just after and just before them in the same session, and
 gives each a share of the hit's relevance: most after a question (the answer), less after a statement
-(usually an acknowledgement), least before (the context). A neighbour keeps its own relevance when that
-is higher, and always stays within the request's filters.
+(usually an acknowledgement), least before (the context). The share and the neighbour's own relevance
+combine as independent evidence, 1 - (1 - own)(1 - share), as the two legs of fusion do; a neighbour
+always stays within the request's filters.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ if TYPE_CHECKING:
 class Shares:
     """The share of a hit's relevance its neighbours get, by position."""
 
-    after_question: float = 0.7
-    after_statement: float = 0.5
-    before: float = 0.6
+    # Measured on the eval set with the audited labels (tests/fusion_eval.py): against 0.7/0.5/0.6 with
+    # the larger of share and own relevance, MRR 0.732 -> 0.741 and recall@10 0.824 -> 0.831.
+    after_question: float = 0.6
+    after_statement: float = 0.4
+    before: float = 0.3
     seeds: int = 10  # how many of the best hits lend relevance
     gap: int = 2  # messages between a hit and its neighbours (the reply to a reply, a tool message between)
 

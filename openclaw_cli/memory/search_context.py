@@ -69,7 +69,8 @@ class ContextSteps:
     def lend_to_neighbours(
         self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter
     ) -> None:
-        """Turns said next to a good hit in the same conversation share its relevance."""
+        """Turns said next to a good hit in the same conversation get a share of its relevance, combined
+        with their own as independent evidence."""
         lent = self._lent_relevance(merged, facts, where)
         if not lent:
             return
@@ -81,9 +82,11 @@ class ContextSteps:
             if rowid not in by_row:
                 by_row[rowid] = Candidate(rowid)
                 merged.append(by_row[rowid])
-            if value > by_row[rowid].relevance:
-                by_row[rowid].relevance = value
-                by_row[rowid].context["dialogue"] = round(value, 4)
+            # Independent evidence, as in fusion: what the turn says itself and where it was said. Taking
+            # the larger of the two instead ranked a repeat of the answer below the turn naming the topic.
+            own = by_row[rowid].relevance
+            by_row[rowid].relevance = own + value * (1.0 - own)
+            by_row[rowid].context["dialogue"] = round(value, 4)
         by_relevance(merged)
 
     def _lent_relevance(
