@@ -2,9 +2,9 @@
 
 "When is my sister's wedding?" is answered by the turn that holds a date ("The wedding is on October
 11"), not by the one that only names the wedding ("About the wedding speech..."), although the second
-shares more words and meaning with the question. Two kinds are read, in English and Chinese: a time
-(when, which day, 哪天, 什么时候) and a quantity (how many, how long, 多少, 几岁). A memory that holds no
-expression of the kind asked for is less likely to be the answer.
+shares more words and meaning with the question. Three kinds are read, in English and Chinese: a time
+(when, which day, 哪天, 什么时候), a quantity (how many, how long, 多少, 几岁) and a place (where, which hotel,
+在哪, 哪家). A memory that holds no expression of the kind asked for is less likely to be the answer.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Literal
 
 from openclaw_cli.memory.text import has_han
 
-AnswerKind = Literal["time", "quantity", "span"]
+AnswerKind = Literal["time", "quantity", "span", "place"]
 
 _TIME_QUESTION = re.compile(
     # "when" as a question word, not as a conjunction ("what did I say when we met").
@@ -27,6 +27,14 @@ _TIME_QUESTION = re.compile(
 _QUANTITY_QUESTION = re.compile(
     r"\bhow (?:many|much|old|long|far|big|tall|often)\b|\bwhat size\b"
     r"|多少|几个|几岁|多大|多长|多久|多远|几天|几次|几[个只位台本张]|多高|多重",
+    re.IGNORECASE,
+)
+
+_PLACE_QUESTION = re.compile(
+    # "where" as a question word, not as a conjunction ("the town where she grew up").
+    r"^\s*where\b|\bwhere\s+(?:is|was|are|were|do|does|did|will|would|should|can|could|has|have|had|am)\b"
+    r"|\bwhere\s*\?|\bwhich (?:city|country|town|restaurant|hotel|place|venue|shop|store|hospital|school"
+    r"|university)\b|哪里|哪儿|在哪|什么地方|哪个城市|哪座城市|哪家|哪个地方",
     re.IGNORECASE,
 )
 
@@ -54,7 +62,15 @@ _NUMBER_WORDS = _word_set(
     "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty"
     " hundred thousand million dozen half once twice"
 )
+_PLACE_WORDS = _word_set(
+    "road street avenue lane city town village hotel restaurant cafe bar pub home office near venue station"
+    " airport hospital clinic school university park district province country downtown mall shop store gym"
+    " studio apartment flat house"
+)
 _WORD = re.compile(r"[a-z]+")
+# A capitalised word after the first of its sentence: most often a name, and names of places are names.
+_NAME_INSIDE = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+")
+_HAN_PLACE = re.compile(r"[市省区县路街店馆楼园寺山湖江村镇院场站厅里]|[那这]家|在[^，。,.!?！？]{1,10}")
 _DIGIT_TIME = re.compile(
     r"\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\d{1,2}:\d\d|\b(?:19|20)\d\d\b"
 )
@@ -83,6 +99,15 @@ def _holds_quantity(text: str, lower: str, words: frozenset[str]) -> bool:
     return bool(has_han(text) and _HAN_QUANTITY.search(text))
 
 
+def _holds_place(text: str, lower: str, words: frozenset[str]) -> bool:
+    if words & _PLACE_WORDS:
+        return True
+    body = text.split(": ", 1)[1] if text.startswith(("User: ", "Assistant: ")) else text
+    if _NAME_INSIDE.search(body[1:]):
+        return True
+    return bool(has_han(text) and _HAN_PLACE.search(text))
+
+
 def asked_for(query: str) -> AnswerKind | None:
     """The kind of answer the query asks for, when it is one of the kinds read here."""
     if _SPAN_QUESTION.search(query):
@@ -91,6 +116,8 @@ def asked_for(query: str) -> AnswerKind | None:
         return "time"
     if _QUANTITY_QUESTION.search(query):
         return "quantity"
+    if _PLACE_QUESTION.search(query):
+        return "place"
     return None
 
 
@@ -106,6 +133,8 @@ def held_kinds(text: str) -> frozenset[AnswerKind]:
         kinds.update(("time", "span"))
     if _holds_quantity(text, lower, words):
         kinds.update(("quantity", "span"))
+    if _holds_place(text, lower, words):
+        kinds.add("place")
     return frozenset(kinds)
 
 
