@@ -354,7 +354,7 @@ def complete_json(
 # -- streaming chat with tools (the agent loop) ----------------------------------------------------------
 
 # Imported here rather than at the top so that this section stays one addition (llm.py has several editors).
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Generator  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 
@@ -390,6 +390,15 @@ def _overflow(exc: BaseException) -> bool:
     return False
 
 
+def _close_stream(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - a stream that cannot be closed is already gone
+            return
+
+
 def complete_stream(
     model: str,
     messages: Sequence[dict[str, Any]],
@@ -401,7 +410,7 @@ def complete_stream(
     api_key: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     **options: Any,
-) -> Iterator[StreamPiece]:
+) -> Generator[StreamPiece, None, None]:
     """A chat completion streamed piece by piece; tool calls come whole, in one last piece.
 
     Opening the stream is retried like complete(); once text has been yielded a failure is not retried
@@ -441,6 +450,12 @@ def complete_stream(
         if _overflow(exc):
             raise ContextOverflow(f"the conversation is too long for {model}") from exc
         raise ModelUnavailable(f"completion with {model} broke off ({_describe(exc)})") from exc
+    finally:
+        # Close the HTTP response here, in the caller's thread, also when the caller stops early (a
+        # cancelled turn). Left to the garbage collector, litellm's stream is closed at whatever
+        # allocation triggers the collection: inside httpx's connection pool, with its lock held, that
+        # close waits for the same lock, and every request of the process hangs behind it.
+        _close_stream(stream)
     if calls:
         yield StreamPiece(
             tool_calls=tuple(

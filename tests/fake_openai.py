@@ -86,6 +86,7 @@ class FakeOpenAI:
     delay: float = 0.0
     chunk_delay: float = 0.0
     requests: list[Recorded] = field(default_factory=list)
+    broken_streams: int = 0  # streamed answers the client hung up on before the end
     _replies: deque[Reply] = field(default_factory=deque)
     _responder: Callable[[dict[str, Any]], Reply] | None = None
     _failures: deque[int] = field(default_factory=deque)
@@ -281,7 +282,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
-                return
+                with fake._lock:
+                    fake.broken_streams += 1
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             return

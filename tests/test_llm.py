@@ -108,3 +108,24 @@ def test_two_invalid_replies_raise_invalid_reply(fake_openai, first: str, second
     with pytest.raises(llm.InvalidReply, match=why):
         llm.complete_json("openai/fake", ASK, Answer, fake_openai.url)
     assert len(fake_openai.requests_to("/chat/completions")) == 2
+
+
+def test_a_stream_left_early_hangs_up_at_once(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    """A cancelled turn stops reading the stream; its HTTP response must be closed right there. Left to
+    the garbage collector, it was closed inside httpx's connection pool with the pool's lock held, and
+    every later request of the process waited for that lock forever (seen as a hung test run)."""
+    import gc
+
+    fake_openai.script_chat(" ".join(f"word{n}" for n in range(40)))
+    fake_openai.chunk_delay = 0.05  # 2 s for the whole answer
+    gc.disable()  # only an explicit close may end the connection early, never a collection
+    try:
+        pieces = llm.complete_stream("openai/fake", ASK, fake_openai.url, api_key=fake_server.FAKE_API_KEY)
+        assert next(pieces).text
+        pieces.close()
+        deadline = time.monotonic() + 1.0
+        while fake_openai.broken_streams == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        gc.enable()
+    assert fake_openai.broken_streams == 1

@@ -408,26 +408,30 @@ def _fail(turn: TurnContext, message: str) -> None:
 def _stream(
     turn: TurnContext, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> tuple[str, tuple[ToolCall, ...]]:
+    from contextlib import closing
+
     from openclaw_cli import llm
 
     settings = turn.settings.llm
     pieces: list[str] = []
     calls: tuple[ToolCall, ...] = ()
-    for piece in llm.complete_stream(
+    stream = llm.complete_stream(
         model,
         messages,
         settings.api_base,
         tools=tools or None,
         max_retries=settings.max_retries,
         timeout=settings.timeout_seconds,
-    ):
-        if turn.cancel.is_set():
-            break
-        if piece.text:
-            pieces.append(piece.text)
-            turn.sink("delta", {"text": piece.text})
-        if piece.tool_calls:
-            calls = piece.tool_calls
+    )
+    with closing(stream):  # a cancelled turn hangs up on the model now, not when the stream is collected
+        for piece in stream:
+            if turn.cancel.is_set():
+                break
+            if piece.text:
+                pieces.append(piece.text)
+                turn.sink("delta", {"text": piece.text})
+            if piece.tool_calls:
+                calls = piece.tool_calls
     return "".join(pieces), calls
 
 
