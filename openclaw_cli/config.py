@@ -119,7 +119,7 @@ class SearchSettings(_Section):
         0.7,
         ge=0,
         le=1,
-        description="relevance factor of a memory holding no time, quantity or place when the query asks for one",
+        description="relevance factor of a memory holding no time, quantity, place or name when the query asks for one",
     )
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 

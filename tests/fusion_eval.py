@@ -59,7 +59,7 @@ class Context:
     """What search weighs after fusion (subject.py, dialogue.py), per memory of the query's user."""
 
     other_person: np.ndarray  # about someone the query does not name
-    lacks_answer: np.ndarray  # holds no time, quantity or place where the query asks for one
+    lacks_answer: np.ndarray  # holds no time, quantity, place or name where the query asks for one
     question: np.ndarray
     assistant: np.ndarray
     places: list[dialogue.Place | None]  # where each memory was said

@@ -39,9 +39,14 @@ from tests.memory_helpers import service_for
         ("which hotel am I staying at in Singapore?", "place"),
         ("那家湘菜馆在哪里？", "place"),
         ("婚礼那次住的哪家酒店？", "place"),
+        ("which tailor did I want for the suit fitting?", "name"),
+        ("which editor does he use", "name"),
+        ("what is the title of the postmortem?", "name"),
+        ("新公司叫什么？", "name"),
+        ("跑鞋是哪个牌子", "name"),
     ],
 )
-def test_questions_that_ask_for_a_time_a_quantity_or_a_place(query: str, kind: str) -> None:
+def test_questions_that_ask_for_a_kind_of_answer(query: str, kind: str) -> None:
     assert asked_for(query) == kind
 
 
@@ -49,11 +54,11 @@ def test_questions_that_ask_for_a_time_a_quantity_or_a_place(query: str, kind: s
     "query",
     [
         "what did I say when we met",  # "when" as a conjunction
-        "which editor does he use",
+        "what does he think of Neovim",
         "update the wedding plan",  # "date" only inside a word
         "编辑器快捷键偏好",
         "the town where she grew up",  # "where" as a conjunction
-        "which company did I join",
+        "what did he say about the move",
         "",
     ],
 )
@@ -81,6 +86,10 @@ def test_other_queries_ask_for_no_kind(query: str) -> None:
         ("place", "There's a place on Wensan Road that did my wife's dress."),
         ("place", "在星光大道那边，三楼。"),
         ("place", "老婆已经约了天目里那家，12月3号下午。"),
+        ("name", "User: There's a place on Wensan Road that did my wife's dress, Lao Chen Tailor."),
+        ("name", "User: 准备换 Hoka Clifton 9。"),
+        ("name", 'User: "Payout worker stalled by an unbounded bank API call".'),
+        ("name", "其实叫费大厨辣椒炒肉。"),
     ],
 )
 def test_memories_that_hold_that_kind(kind: str, text: str) -> None:
@@ -96,6 +105,8 @@ def test_memories_that_hold_that_kind(kind: str, text: str) -> None:
         ("quantity", "先不用。提醒我元旦去天文馆的事情。"),  # a date is not a number of days
         ("place", "User: About the wedding speech: I'm giving a short one."),
         ("place", "走之前想带她去拍一套全家福。"),
+        ("name", "User: Suit. My old suit doesn't fit anymore, haha."),
+        ("name", "Prefers dark themes in every editor."),
     ],
 )
 def test_memories_that_hold_none(kind: str, text: str) -> None:
@@ -166,6 +177,30 @@ def test_the_turn_with_the_place_answers_where(tmp_path: Path) -> None:
         svc.close()
 
 
+TAILOR = [
+    "User: I still need a tailor for the suit fitting before the wedding.",
+    "Assistant: Do you have one in mind?",
+    "User: Lao Chen Tailor, the one that made my wife's dress.",
+    "User: The suit fitting should take about an hour.",
+]
+
+
+def test_the_turn_with_the_name_answers_which(tmp_path: Path) -> None:
+    svc = service_for(tmp_path)
+    for index, text in enumerate(TAILOR, start=1):
+        svc.add(NewMemory(l0=text, category="event", source={"sessionId": "s-7", "messages": [index]}))
+    try:
+        # The turn asking for a tailor shares the most words; the one naming the tailor answers.
+        on = _ranked(svc, "which tailor did I pick for the suit fitting?")
+        off = _ranked(
+            svc, "which tailor did I pick for the suit fitting?", SearchSettings(answer_kind_factor=1.0)
+        )
+        assert on[0] == TAILOR[2]
+        assert off[0] == TAILOR[0]
+    finally:
+        svc.close()
+
+
 def test_the_factor_is_a_setting_and_1_turns_it_off(service: MemoryService) -> None:
     off = _ranked(service, "when is my sister's wedding?", SearchSettings(answer_kind_factor=1.0))
     assert off[0] != "User: October 11, in Shenzhen."
@@ -190,4 +225,4 @@ def test_explain_in_the_cli_names_the_factor(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
     result = run_cli(tmp_path, "memory", "search", "when is my sister's wedding?", "--explain", "--all")
     assert result.returncode == 0, result.stderr
-    assert "holds no time, quantity or place the question asks for ×0.70" in result.stdout
+    assert "holds no time, quantity, place or name the question asks for ×0.70" in result.stdout

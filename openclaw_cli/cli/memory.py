@@ -318,7 +318,7 @@ _CONTEXT_WORDS = {
     "dialogue": "said next to a hit, which lends {:.2f}",
     "question": "only asks ×{:.2f}",
     "assistant": "said by the assistant ×{:.2f}",
-    "answerKind": "holds no time, quantity or place the question asks for ×{:.2f}",
+    "answerKind": "holds no time, quantity, place or name the question asks for ×{:.2f}",
 }
 
 

@@ -2,9 +2,10 @@
 
 "When is my sister's wedding?" is answered by the turn that holds a date ("The wedding is on October
 11"), not by the one that only names the wedding ("About the wedding speech..."), although the second
-shares more words and meaning with the question. Three kinds are read, in English and Chinese: a time
-(when, which day, 哪天, 什么时候), a quantity (how many, how long, 多少, 几岁) and a place (where, which hotel,
-在哪, 哪家). A memory that holds no expression of the kind asked for is less likely to be the answer.
+shares more words and meaning with the question. Four kinds are read, in English and Chinese: a time
+(when, which day, 哪天, 什么时候), a quantity (how many, how long, 多少, 几岁), a place (where, which hotel,
+在哪, 哪家) and a name (which tailor, what's the title, 叫什么, 哪个牌子). A memory that holds no expression of
+the kind asked for is less likely to be the answer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Literal
 
 from openclaw_cli.memory.text import has_han
 
-AnswerKind = Literal["time", "quantity", "span", "place"]
+AnswerKind = Literal["time", "quantity", "span", "place", "name"]
 
 _TIME_QUESTION = re.compile(
     # "when" as a question word, not as a conjunction ("what did I say when we met").
@@ -35,6 +36,15 @@ _PLACE_QUESTION = re.compile(
     r"^\s*where\b|\bwhere\s+(?:is|was|are|were|do|does|did|will|would|should|can|could|has|have|had|am)\b"
     r"|\bwhere\s*\?|\bwhich (?:city|country|town|restaurant|hotel|place|venue|shop|store|hospital|school"
     r"|university)\b|哪里|哪儿|在哪|什么地方|哪个城市|哪座城市|哪家|哪个地方",
+    re.IGNORECASE,
+)
+
+_NAME_QUESTION = re.compile(
+    # "which X" for any X the kinds above do not cover: a tailor, an editor, a half marathon.
+    r"\bwhich (?!(?:day|date|week|month|year|weekend|city|country|town|restaurant|hotel|place|venue|shop"
+    r"|store|hospital|school|university)\b)[a-z]+"
+    r"|\bwhat(?:'s| is| was) (?:the |his |her |my |our |their )?(?:name|title|brand|model)\b"
+    r"|\bwhat (?:brand|model|app|tool|book|podcast)\b|叫什么|什么名字|哪个牌子|什么牌子|哪款|哪个品牌|哪本|什么书",
     re.IGNORECASE,
 )
 
@@ -71,6 +81,9 @@ _WORD = re.compile(r"[a-z]+")
 # A capitalised word after the first of its sentence: most often a name, and names of places are names.
 _NAME_INSIDE = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+")
 _HAN_PLACE = re.compile(r"[市省区县路街店馆楼园寺山湖江村镇院场站厅里]|[那这]家|在[^，。,.!?！？]{1,10}")
+# A name in Chinese text: a Latin-script word (Hoka, Goland), or a word that introduces or ends one.
+_HAN_NAME = re.compile(r"[A-Za-z]{2,}|叫|名为|名字|牌子|品牌|公司|店|馆")
+_QUOTED = re.compile(r"[\"“”《》「」]")
 _DIGIT_TIME = re.compile(
     r"\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\d{1,2}:\d\d|\b(?:19|20)\d\d\b"
 )
@@ -102,10 +115,24 @@ def _holds_quantity(text: str, lower: str, words: frozenset[str]) -> bool:
 def _holds_place(text: str, lower: str, words: frozenset[str]) -> bool:
     if words & _PLACE_WORDS:
         return True
-    body = text.split(": ", 1)[1] if text.startswith(("User: ", "Assistant: ")) else text
+    body = _spoken(text)
     if _NAME_INSIDE.search(body[1:]):
         return True
     return bool(has_han(text) and _HAN_PLACE.search(text))
+
+
+def _holds_name(text: str) -> bool:
+    """Generous: a title in quotes, a capitalised word inside a sentence, a Chinese name, any digit
+    (PR #351, G1374, Clifton 9)."""
+    body = _spoken(text)
+    if _QUOTED.search(body) or _NAME_INSIDE.search(body[1:]) or any(c.isdigit() for c in body):
+        return True
+    return bool(has_han(body) and _HAN_NAME.search(body))
+
+
+def _spoken(text: str) -> str:
+    """The text without the speaker label a stored dialogue turn starts with."""
+    return text.split(": ", 1)[1] if text.startswith(("User: ", "Assistant: ")) else text
 
 
 def asked_for(query: str) -> AnswerKind | None:
@@ -118,6 +145,8 @@ def asked_for(query: str) -> AnswerKind | None:
         return "quantity"
     if _PLACE_QUESTION.search(query):
         return "place"
+    if _NAME_QUESTION.search(query):
+        return "name"
     return None
 
 
@@ -135,6 +164,8 @@ def held_kinds(text: str) -> frozenset[AnswerKind]:
         kinds.update(("quantity", "span"))
     if _holds_place(text, lower, words):
         kinds.add("place")
+    if _holds_name(text):
+        kinds.add("name")
     return frozenset(kinds)
 
 
