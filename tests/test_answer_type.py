@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -159,11 +160,20 @@ DINNER = [
 ]
 
 
-def test_the_turn_with_the_place_answers_where(tmp_path: Path) -> None:
-    svc = service_for(tmp_path)
-    for index, text in enumerate(DINNER, start=1):
+@contextmanager
+def _dialogue(home: Path, turns: list[str]) -> Iterator[MemoryService]:
+    """A store holding `turns` as one conversation, one memory per message."""
+    svc = service_for(home)
+    for index, text in enumerate(turns, start=1):
         svc.add(NewMemory(l0=text, category="event", source={"sessionId": "s-9", "messages": [index]}))
     try:
+        yield svc
+    finally:
+        svc.close()
+
+
+def test_the_turn_with_the_place_answers_where(tmp_path: Path) -> None:
+    with _dialogue(tmp_path, DINNER) as svc:
         # The budget names the dinner but no place: it falls below the venue, which it outranks unweighed.
         on = _ranked(svc, "团队聚餐在哪里？")
         off = _ranked(svc, "团队聚餐在哪里？", SearchSettings(answer_kind_factor=1.0))
@@ -173,8 +183,6 @@ def test_the_turn_with_the_place_answers_where(tmp_path: Path) -> None:
         marked = {hit.record.l0: hit.candidate.context.get("answerKind") for hit in result.hits}
         assert marked[DINNER[1]] == pytest.approx(0.7)
         assert marked[DINNER[3]] is None and marked[DINNER[0]] is None  # "Friday": a name, read generously
-    finally:
-        svc.close()
 
 
 TAILOR = [
@@ -186,19 +194,11 @@ TAILOR = [
 
 
 def test_the_turn_with_the_name_answers_which(tmp_path: Path) -> None:
-    svc = service_for(tmp_path)
-    for index, text in enumerate(TAILOR, start=1):
-        svc.add(NewMemory(l0=text, category="event", source={"sessionId": "s-7", "messages": [index]}))
-    try:
+    with _dialogue(tmp_path, TAILOR) as svc:
         # The turn asking for a tailor shares the most words; the one naming the tailor answers.
-        on = _ranked(svc, "which tailor did I pick for the suit fitting?")
-        off = _ranked(
-            svc, "which tailor did I pick for the suit fitting?", SearchSettings(answer_kind_factor=1.0)
-        )
-        assert on[0] == TAILOR[2]
-        assert off[0] == TAILOR[0]
-    finally:
-        svc.close()
+        question = "which tailor did I pick for the suit fitting?"
+        assert _ranked(svc, question)[0] == TAILOR[2]
+        assert _ranked(svc, question, SearchSettings(answer_kind_factor=1.0))[0] == TAILOR[0]
 
 
 def test_the_factor_is_a_setting_and_1_turns_it_off(service: MemoryService) -> None:
