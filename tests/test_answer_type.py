@@ -56,6 +56,7 @@ def test_questions_that_ask_for_a_kind_of_answer(query: str, kind: str) -> None:
     [
         "what did I say when we met",  # "when" as a conjunction
         "what does he think of Neovim",
+        "which colour theme does he like in his editor",  # a kind of thing: answered by a plain word
         "update the wedding plan",  # "date" only inside a word
         "编辑器快捷键偏好",
         "the town where she grew up",  # "where" as a conjunction

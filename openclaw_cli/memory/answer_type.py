@@ -40,9 +40,11 @@ _PLACE_QUESTION = re.compile(
 )
 
 _NAME_QUESTION = re.compile(
-    # "which X" for any X the kinds above do not cover: a tailor, an editor, a half marathon.
+    # "which X" for any X the kinds above do not cover (a tailor, an editor, a half marathon), except a
+    # kind of thing, whose answer is a plain word: "which colour scheme" is answered by "dark".
     r"\bwhich (?!(?:day|date|week|month|year|weekend|city|country|town|restaurant|hotel|place|venue|shop"
-    r"|store|hospital|school|university)\b)[a-z]+"
+    r"|store|hospital|school|university|colou?r|theme|scheme|mode|kind|type|sort|style|flavou?r|genre|size"
+    r"|shape|format|way|side|part|option|setting)s?\b)[a-z]+"
     r"|\bwhat(?:'s| is| was) (?:the |his |her |my |our |their )?(?:name|title|brand|model)\b"
     r"|\bwhat (?:brand|model|app|tool|book|podcast)\b|叫什么|什么名字|哪个牌子|什么牌子|哪款|哪个品牌|哪本|什么书",
     re.IGNORECASE,
