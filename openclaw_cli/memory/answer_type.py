@@ -114,7 +114,7 @@ def _holds_quantity(text: str, lower: str, words: frozenset[str]) -> bool:
     return bool(has_han(text) and _HAN_QUANTITY.search(text))
 
 
-def _holds_place(text: str, lower: str, words: frozenset[str]) -> bool:
+def _holds_place(text: str, words: frozenset[str]) -> bool:
     if words & _PLACE_WORDS:
         return True
     body = _spoken(text)
@@ -164,7 +164,7 @@ def held_kinds(text: str) -> frozenset[AnswerKind]:
         kinds.update(("time", "span"))
     if _holds_quantity(text, lower, words):
         kinds.update(("quantity", "span"))
-    if _holds_place(text, lower, words):
+    if _holds_place(text, words):
         kinds.add("place")
     if _holds_name(text):
         kinds.add("name")
