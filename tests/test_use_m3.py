@@ -249,10 +249,12 @@ def test_fast_start_gives_the_same_ids_and_vectors(fast, embedder: MultilingualE
     assert np.array_equal(quick.embed_passages(SENTENCES), embedder.embed_passages(SENTENCES))
 
 
-def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(fast) -> None:  # type: ignore[no-untyped-def]
+def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(  # type: ignore[no-untyped-def]
+    fast, embedder: MultilingualEmbedder
+) -> None:
     from openclaw_cli.memory.use_m3_pieces import cache_path
 
-    quick, cache = fast
+    _, cache = fast
     pieces = cache_path(cached_paths(cache)[1])
     assert pieces.stat().st_mode & 0o777 == 0o600
     size = pieces.stat().st_size
@@ -260,4 +262,6 @@ def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(fast) -
         handle.truncate(size // 3)
     again = MultilingualEmbedder(cache, threads=1, fast_start=True)
     assert pieces.stat().st_size == size
-    assert again.token_ids("我喜欢喝咖啡") == quick.token_ids("我喜欢喝咖啡")
+    # Compared with the tokenizers-based embedder: the first fast one still reads the damaged file it
+    # opened, so its answer depends on which lookups an earlier test left in its memo.
+    assert again.token_ids("我喜欢喝咖啡") == embedder.token_ids("我喜欢喝咖啡")
