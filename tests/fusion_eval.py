@@ -62,6 +62,7 @@ class Context:
     lacks_answer: np.ndarray  # holds no time, quantity, place or name where the query asks for one
     question: np.ndarray
     assistant: np.ndarray
+    turn: np.ndarray  # a stored dialogue turn, weighed less for naming someone else
     places: list[dialogue.Place | None]  # where each memory was said
     sessions: dict[str, list[tuple[int, dialogue.Place]]]  # memory indexes by session
     settings: SearchSettings = field(default_factory=SearchSettings)
@@ -75,6 +76,7 @@ class _UserMemories:
     subjects: list[subject.Subject]
     question: np.ndarray
     assistant: np.ndarray
+    turn: np.ndarray
     texts: list[str]
     places: list[dialogue.Place | None]
     sessions: dict[str, list[tuple[int, dialogue.Place]]]
@@ -92,6 +94,7 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
         subjects=[subject.subject_of(r[4], cast) for r in rows],
         question=np.array([subject.is_question(r[4]) for r in rows]),
         assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
+        turn=np.array([subject.is_turn(r[4]) for r in rows]),
         texts=[r[4] for r in rows],
         places=places,
         sessions=sessions,
@@ -108,6 +111,7 @@ def _context(query: str, user: _UserMemories) -> Context:
         ),
         question=user.question,
         assistant=user.assistant,
+        turn=user.turn,
         places=user.places,
         sessions=user.sessions,
     )
@@ -117,7 +121,8 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
     """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance."""
     c, shares = f.context, dialogue.Shares()
     f.best_evidence = float(rel.max()) if len(rel) else 0.0
-    rel = rel * np.where(c.other_person, c.settings.other_person_factor, 1.0)
+    factors = np.where(c.turn, c.settings.other_person_turn_factor, c.settings.other_person_factor)
+    rel = rel * np.where(c.other_person, factors, 1.0)
     order = np.lexsort((-f.bm25, -f.similarity, -rel))[: shares.seeds]
     shared = np.zeros_like(rel)
     for i in order:

@@ -119,6 +119,7 @@ LIFE = [
     "妻子陈静是中学英语老师。",
     "Lin's sister Lin Xiao works as an architect.",
 ]
+TURN_NAMING_GAO_FENG = "User: Gao Feng sneezed all evening, he is allergic to dust mites."
 OWN_ALLERGIES = {"Is allergic to penicillin; remind doctors.", "对海鲜过敏。"}
 DIALOGUE = [
     "Assistant: Who is the groom?",
@@ -139,6 +140,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]
                 l0=text, category="event", user_id="lin", source={"sessionId": "s-1", "messages": [index]}
             )
         )
+    svc.add(
+        NewMemory(
+            l0=TURN_NAMING_GAO_FENG,
+            category="event",
+            user_id="lin",
+            source={"sessionId": "s-2", "messages": [1]},
+        )
+    )
     svc.add(
         NewMemory(
             l0="User: The groom's sister is a pilot.",
@@ -164,6 +173,21 @@ def test_a_question_about_the_user_finds_the_users_own_memory_before_a_friends(
     assert set(_top(service, "what is Lin allergic to", n=2)) == OWN_ALLERGIES
     assert set(_top(service, "林伟对什么过敏", n=2)) == OWN_ALLERGIES
     assert _top(service, "what does Lin drink every morning") == ["Drinks a pour-over coffee every morning."]
+
+
+def test_a_turn_naming_someone_else_counts_for_less_than_the_users_own_but_more_than_a_fact(
+    service: MemoryService,
+) -> None:
+    """A fact written about another person counts 0.3; a turn the user said counts 0.5 for naming
+    someone, since people name others in passing when they talk about themselves."""
+    hits = service.search(
+        SearchRequest("what is Lin allergic to", user_id="lin", k=20, explain=True, all_results=True)
+    ).hits
+    weighed = {hit.record.l0: hit.candidate.context.get("otherPerson") for hit in hits}
+    assert weighed["Lin's neighbour Gao Feng is allergic to dust mites."] == 0.3
+    assert weighed["User's friend Bob is allergic to peanuts."] == 0.3
+    assert weighed[TURN_NAMING_GAO_FENG] == 0.5
+    assert all(weighed[own] is None for own in OWN_ALLERGIES)
 
 
 def test_a_question_naming_someone_finds_that_persons_memory(service: MemoryService) -> None:

@@ -48,9 +48,10 @@ class ContextSteps:
     def weigh_subjects(
         self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str, user_id: str | None
     ) -> None:
-        """A memory about someone the query does not ask about counts for less."""
-        factor = self.settings.other_person_factor
-        if factor >= 1.0 or not merged:
+        """A memory about someone the query does not ask about counts for less; a dialogue turn less so,
+        since the user names others in passing ("Three minutes max. Kevin's side is doing a long one")."""
+        fact_factor, turn_factor = self.settings.other_person_factor, self.settings.other_person_turn_factor
+        if min(fact_factor, turn_factor) >= 1.0 or not merged:
             return
         names = people.cast(self.store.conn, user_id)
         asked = subject.query_subject(query, names)
@@ -63,6 +64,7 @@ class ContextSteps:
             if l0 not in known:
                 known[l0] = subject.subject_of(l0, cast)
             if subject.mismatch(asked, known[l0]):
+                factor = turn_factor if subject.is_turn(l0) else fact_factor
                 cand.relevance *= factor
                 cand.context["otherPerson"] = factor
 

@@ -330,6 +330,11 @@ def is_question(text: str) -> bool:
 ASSISTANT_TURN = re.compile(r"^\s*(?:assistant|助手)\s*[:：]", re.IGNORECASE)
 
 
+def is_turn(text: str) -> bool:
+    """A stored dialogue turn ("User: …", "Assistant: …") rather than a fact written about someone."""
+    return bool(SPEAKER.match(text))
+
+
 def said_by_assistant(text: str) -> bool:
     """A stored turn the assistant said: it repeats or asks, the user's own words are the evidence."""
     return bool(ASSISTANT_TURN.match(text))
