@@ -32,6 +32,8 @@ from tests.memory_helpers import service_for
         ("how much did the suit cost", "quantity"),
         ("朵朵几岁了", "quantity"),
         ("相框多大", "quantity"),
+        ("what's our hotel budget in Bangkok?", "quantity"),
+        ("what was the price of the tickets", "quantity"),
         ("how long have I had these running shoes", "span"),
         ("how often does he run", "span"),
         ("旧跑鞋穿了多久了？", "span"),
@@ -43,6 +45,8 @@ from tests.memory_helpers import service_for
         ("which tailor did I want for the suit fitting?", "name"),
         ("which editor does he use", "name"),
         ("what is the title of the postmortem?", "name"),
+        ("what's my partner's name?", "name"),
+        ("which budget app do I use", "name"),  # a name, although "budget" is in the question
         ("新公司叫什么？", "name"),
         ("跑鞋是哪个牌子", "name"),
     ],

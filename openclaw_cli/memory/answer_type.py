@@ -26,7 +26,7 @@ _TIME_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _QUANTITY_QUESTION = re.compile(
-    r"\bhow (?:many|much|old|long|far|big|tall|often)\b|\bwhat size\b"
+    r"\bhow (?:many|much|old|long|far|big|tall|often)\b|\bwhat size\b|\bwhat(?:'s| is| was| are)\b[^?]*\b(?:budget|price|cost)\b"
     r"|多少|几个|几岁|多大|多长|多久|多远|几天|几次|几[个只位台本张]|多高|多重",
     re.IGNORECASE,
 )
@@ -45,7 +45,7 @@ _NAME_QUESTION = re.compile(
     r"\bwhich (?!(?:day|date|week|month|year|weekend|city|country|town|restaurant|hotel|place|venue|shop"
     r"|store|hospital|school|university|colou?r|theme|scheme|mode|kind|type|sort|style|flavou?r|genre|size"
     r"|shape|format|way|side|part|option|setting)s?\b)[a-z]+"
-    r"|\bwhat(?:'s| is| was) (?:the |his |her |my |our |their )?(?:name|title|brand|model)\b"
+    r"|\bwhat(?:'s| is| was) (?:the |his |her |my |our |their )?(?:[a-z]+'s )?(?:name|title|brand|model)\b"
     r"|\bwhat (?:brand|model|app|tool|book|podcast)\b|叫什么|什么名字|哪个牌子|什么牌子|哪款|哪个品牌|哪本|什么书",
     re.IGNORECASE,
 )
