@@ -86,6 +86,30 @@ def test_mismatch_spares_the_user_and_whoever_the_query_names() -> None:
     assert not subject.mismatch(wife, subject.USER)  # "the wedding is on Oct 11" may be the answer
 
 
+def test_a_relation_of_someone_else_is_not_the_users_own() -> None:
+    """何静的孩子 is a child, but 何静's: a question about his kid is not about it, one about 何静's is."""
+    cast = subject.cast_pattern(frozenset({"何静", "Gao Feng", "老周"}))
+    their_kid = subject.subject_of("何静的孩子4月21日开家长会。", cast)
+    assert their_kid == Subject("child", None, "何静")
+    assert subject.mismatch(subject.query_subject("他家孩子几岁了"), their_kid)
+    assert not subject.mismatch(
+        subject.query_subject("何静的孩子哪天开家长会", frozenset({"何静"})), their_kid
+    )
+    their_wife = subject.subject_of("Gao Feng's wife is a nurse.", cast)
+    assert their_wife == Subject("spouse", None, "Gao Feng")
+    assert subject.mismatch(subject.query_subject("what does his wife do"), their_wife)
+    names = frozenset({"Gao Feng"})
+    assert not subject.mismatch(subject.query_subject("what does Gao Feng's wife do", names), their_wife)
+    # The user's own name owns relations too, and is not in the cast: 林伟的同事 is the user's colleague.
+    assert subject.subject_of("林伟的同事老周每天早上一杯气泡水。", cast) == Subject("colleague", "老周")
+
+
+def test_a_child_is_not_a_friend() -> None:
+    """小朋友 (a child) holds 朋友 (a friend): the longer word is read first."""
+    assert subject.query_subject("小朋友在学哪种水上运动").relations == {"child"}
+    assert subject.query_subject("我朋友在学游泳").relations == {"friend"}
+
+
 @pytest.mark.parametrize(
     ("text", "question"),
     [

@@ -57,7 +57,8 @@ RELATIONS: dict[str, tuple[str, ...]] = {
         "老妈",
         "老爸",
     ),
-    "child": ("daughter", "son", "kid", "child", "children", "女儿", "儿子", "孩子"),
+    # 小朋友 (a child) before 朋友 (a friend): the longer form is tried first.
+    "child": ("daughter", "son", "kid", "child", "children", "女儿", "儿子", "孩子", "小孩", "小朋友"),
     "in-law": (
         "mother-in-law",
         "father-in-law",
@@ -162,10 +163,12 @@ _ZH_MODIFIERS = r"(?:\w{1,3}?的|\w{0,2}?)"
 
 @dataclass(frozen=True)
 class Subject:
-    """Who a text is about: `relation` (a RELATIONS key) and/or `name`; both None for the user."""
+    """Who a text is about: `relation` (a RELATIONS key) and/or `name`; both None for the user. `owner`
+    is a known person whose relation it is (何静的孩子: somebody else's child, not the user's)."""
 
     relation: str | None = None
     name: str | None = None
+    owner: str | None = None
 
     @property
     def is_user(self) -> bool:
@@ -216,7 +219,9 @@ def subject_of(text: str, cast: re.Pattern[str] | None = None) -> Subject:
             # "His friend from university Nina" vs "His friend is moving": a name is capitalised.
             if name and pattern is en_head and name.split()[0].lower() in _surface_groups():
                 name = None
-            return Subject(group, _clean_name(name) if pattern is zh_head else name)
+            owner = match.group("owner")
+            known = owner if owner and cast is not None and cast.fullmatch(owner) else None
+            return Subject(group, _clean_name(name) if pattern is zh_head else name, known)
     for mention in cast.finditer(head) if cast is not None else ():
         # A Latin name is capitalised and whole, so it is a person wherever it stands; a Chinese one has
         # no boundary (小组 would match 小组会议), so it counts only where a sentence starts with it.
@@ -304,6 +309,8 @@ def mismatch(query: QuerySubject, memory: Subject) -> bool:
         return False
     if query.is_user:
         return True
+    if memory.owner is not None and memory.owner not in query.names:
+        return True  # the relation asked about, but of somebody else: "他家孩子" is not 何静的孩子
     if memory.relation is not None and memory.relation in query.relations:
         return False
     return not (memory.name is not None and memory.name in query.names)
