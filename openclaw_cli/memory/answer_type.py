@@ -80,6 +80,7 @@ _PLACE_WORDS = _word_set(
     " studio apartment flat house"
 )
 _WORD = re.compile(r"[a-z]+")
+_DIGIT = re.compile(r"\d")  # a scan in C: a generator over the characters cost ~0.7 ms a search
 # A capitalised word after the first of its sentence: most often a name, and names of places are names.
 _NAME_INSIDE = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+")
 _HAN_PLACE = re.compile(r"[市省区县路街店馆楼园寺山湖江村镇院场站厅里]|[那这]家|在[^，。,.!?！？]{1,10}")
@@ -103,13 +104,13 @@ _HAN_QUANTITY = re.compile(
 def _holds_time(text: str, lower: str, words: frozenset[str]) -> bool:
     if words & _TIME_WORDS:
         return True
-    if any(c.isdigit() for c in lower) and _DIGIT_TIME.search(lower):
+    if _DIGIT.search(lower) and _DIGIT_TIME.search(lower):
         return True
     return bool(has_han(text) and _HAN_TIME.search(text))
 
 
 def _holds_quantity(text: str, lower: str, words: frozenset[str]) -> bool:
-    if any(c.isdigit() for c in lower) or words & _NUMBER_WORDS:
+    if _DIGIT.search(lower) or words & _NUMBER_WORDS:
         return True
     return bool(has_han(text) and _HAN_QUANTITY.search(text))
 
@@ -127,7 +128,7 @@ def _holds_name(text: str) -> bool:
     """Generous: a title in quotes, a capitalised word inside a sentence, a Chinese name, any digit
     (PR #351, G1374, Clifton 9)."""
     body = _spoken(text)
-    if _QUOTED.search(body) or _NAME_INSIDE.search(body[1:]) or any(c.isdigit() for c in body):
+    if _QUOTED.search(body) or _NAME_INSIDE.search(body[1:]) or _DIGIT.search(body):
         return True
     return bool(has_han(body) and _HAN_NAME.search(body))
 
