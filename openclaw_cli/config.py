@@ -87,6 +87,11 @@ class RerankSettings(_Section):
     languages: list[RerankLanguage] = Field(default_factory=lambda: list[RerankLanguage](["en"]))
 
 
+def _factor(default: float, what: str) -> Any:
+    """A relevance factor in [0, 1] for the kind of memory `what` describes."""
+    return Field(default, ge=0, le=1, description=f"relevance factor of {what}")
+
+
 class SearchSettings(_Section):
     """Search settings. The embedder-dependent values come from the profile of the embedder that built the
     database (memory/profiles.py, chosen by measurement on fixtures/eval); a value set here overrides it."""
@@ -111,24 +116,14 @@ class SearchSettings(_Section):
     # Measured on the eval set (real searcher), facts / turns: 0.5 / 0.5 MRR 0.751; 0.3 / 0.5 0.758, with
     # paraphrase 0.41 -> 0.45 and conversation 0.648 -> 0.655; 0.3 / 0.4 0.755; 0.3 / 0.7 0.757. Below 0.3
     # for facts MRR gains 0.001 but Chinese recall@10 falls from 0.80 to 0.75.
-    other_person_factor: float = Field(
-        0.3, ge=0, le=1, description="relevance factor of a memory about someone the query does not name"
+    other_person_factor: float = _factor(0.3, "a memory about someone the query does not name")
+    other_person_turn_factor: float = _factor(
+        0.5, "a stored dialogue turn that names someone else: the user's own words, naming others in passing"
     )
-    other_person_turn_factor: float = Field(
-        0.5,
-        ge=0,
-        le=1,
-        description="the same for a stored dialogue turn, the user's own words, which name others in passing",
-    )
-    question_factor: float = Field(0.5, ge=0, le=1, description="relevance factor of a memory that only asks")
-    assistant_factor: float = Field(
-        0.4, ge=0, le=1, description="relevance factor of a stored turn the assistant said"
-    )
-    answer_kind_factor: float = Field(
-        0.7,
-        ge=0,
-        le=1,
-        description="relevance factor of a memory holding no time, quantity, place or name when the query asks for one",
+    question_factor: float = _factor(0.5, "a memory that only asks")
+    assistant_factor: float = _factor(0.4, "a stored turn the assistant said")
+    answer_kind_factor: float = _factor(
+        0.7, "a memory holding no time, quantity, place or name when the query asks for one"
     )
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
