@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from openclaw_cli.memory.subject import SPEAKER
 from openclaw_cli.memory.text import has_han
 
 AnswerKind = Literal["time", "quantity", "span", "place", "name"]
@@ -134,8 +135,8 @@ def _holds_name(text: str) -> bool:
 
 
 def _spoken(text: str) -> str:
-    """The text without the speaker label a stored dialogue turn starts with."""
-    return text.split(": ", 1)[1] if text.startswith(("User: ", "Assistant: ")) else text
+    """The text without the speaker label a stored dialogue turn starts with (subject.SPEAKER)."""
+    return SPEAKER.sub("", text, count=1)
 
 
 def asked_for(query: str) -> AnswerKind | None:
