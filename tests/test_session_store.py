@@ -18,6 +18,7 @@ from openclaw_cli.paths import Home
 from openclaw_cli.sessions.check import check_sessions
 from openclaw_cli.sessions.ids import is_session_id, uuid7
 from openclaw_cli.sessions.jsonl import read_messages
+from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.lifecycle import SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
@@ -202,6 +203,52 @@ def test_index_and_directories_mismatch_is_found_and_fixed(home: Path) -> None:
     assert fixed["sessions"]["agent:main:main"]["sessionId"] == session_id and ghost not in fixed["archived"]
     assert not (root / ".locks" / f"session-{ghost}.lock").exists()
     assert (root / session_id / "messages.jsonl").exists()
+
+
+def _orphan_beside_current(home: Path, orphan_message: str | None) -> tuple[str, str, Path]:
+    """A crash between a session directory's creation and its index entry, after which a later append
+    created the key's current session: the orphan is on disk, the index names the other session."""
+    store, current = make_session(home)
+    store.append(current, "user", "kept", NOW)
+    orphan = store.create_session(parse_key("agent:main:main"), NOW)["sessionId"]
+    if orphan_message is not None:
+        store.append(orphan, "user", orphan_message, NOW)
+    store.update_index(lambda index: index["sessions"]["agent:main:main"].update(sessionId=current))
+    store.close()
+    return current, orphan, home / "agents" / "main" / "sessions"
+
+
+def test_an_empty_orphan_session_beside_the_current_one_is_removed(home: Path) -> None:
+    current, orphan, root = _orphan_beside_current(home, None)
+    found = [f for f in check_sessions(Home(home), "main", fix=False) if f.severity != "ok"]
+    assert [f.check for f in found] == ["sessions.index-extra"] and not found[0].fixed
+    fixed = [f for f in check_sessions(Home(home), "main", fix=True) if f.check == "sessions.index-extra"]
+    assert fixed[0].fixed and "held no message" in fixed[0].message
+    index = json.loads((root / "sessions.json").read_text())
+    assert index["sessions"]["agent:main:main"]["sessionId"] == current and index["archived"] == {}
+    assert not (root / orphan).exists() and not list(root.glob(".new-*"))
+    assert [f.severity for f in check_sessions(Home(home), "main", fix=False)] == ["ok"]
+
+
+def test_an_orphan_session_holding_a_message_is_archived_not_removed(home: Path) -> None:
+    current, orphan, root = _orphan_beside_current(home, "written by session id")
+    check_sessions(Home(home), "main", fix=True)
+    index = json.loads((root / "sessions.json").read_text())
+    assert index["sessions"]["agent:main:main"]["sessionId"] == current
+    assert index["archived"][orphan]["sessionKey"] == "agent:main:main"
+    stored = read_messages(root / orphan / "messages.jsonl").messages
+    assert [m["content"] for m in stored] == ["written by session id"]
+
+
+def test_an_empty_orphan_session_of_a_key_without_one_becomes_current(home: Path) -> None:
+    store, orphan = make_session(home)  # created, then "killed" before its index entry was written
+    store.update_index(lambda index: index["sessions"].pop("agent:main:main"))
+    store.close()
+    check_sessions(Home(home), "main", fix=True)
+    root = home / "agents" / "main" / "sessions"
+    index = json.loads((root / "sessions.json").read_text())
+    assert index["sessions"]["agent:main:main"]["sessionId"] == orphan and index["archived"] == {}
+    assert (root / orphan / "meta.json").is_file()
 
 
 def run_appender(home: Path, session_id: str, writer: str, count: int, mode: str) -> subprocess.Popen[str]:

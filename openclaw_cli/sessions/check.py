@@ -266,9 +266,18 @@ def _check_index_entries(
         )
     for session_id in sorted(set(on_disk) - set(owners)):
         message = f"session directory {session_id} is not in sessions.json"
-        fixed = fix and session_id in metas and _add_entry(store, metas[session_id])
+        outcome = _add_entry(store, metas[session_id]) if fix and session_id in metas else None
+        if outcome == "removed":
+            message += "; it held no message and its key has a newer session, so it was removed"
         findings.append(
-            Finding("sessions.index-extra", "warning", message, FIX_HINT, str(store.root / session_id), fixed)
+            Finding(
+                "sessions.index-extra",
+                "warning",
+                message,
+                FIX_HINT,
+                str(store.root / session_id),
+                outcome is not None,
+            )
         )
 
 
@@ -285,26 +294,61 @@ def _drop_entry(store: SessionStore, session_id: str) -> bool:
     return True
 
 
-def _add_entry(store: SessionStore, meta: dict[str, Any]) -> bool:
+def _add_entry(store: SessionStore, meta: dict[str, Any]) -> str:
     """Put a directory left out of the index (a crash between its creation and the index update) back.
 
     Under the key lock no writer is creating a session for that key, so a directory still missing
     from the index then is a genuine leftover: it becomes current only if the key has no current
-    session, else it is filed as archived. Never two current sessions for one key.
+    session, else it is filed as archived. Never two current sessions for one key. A leftover that
+    holds no message while its key has moved on to another session is removed instead: it holds no
+    data, and filing it would list an empty archived session the user never had.
+    Returns what was done: "filed" or "removed".
     """
     key = meta.get("sessionKey")
     session_id = meta["sessionId"]
     key_lock = store.key_lock(key).hold() if isinstance(key, str) else contextlib.nullcontext()
+    outcome = "filed"
     with key_lock:
 
         def add(index: dict[str, Any]) -> None:
+            nonlocal outcome
             if session_id in _index_owners(index):
                 return
             fresh, _ = _meta_problem(store.root / session_id / META_FILENAME)
             current = fresh or meta
+            if _superseded_and_empty(store.root / session_id, index, current):
+                outcome = "removed"
+                return
             _file_entry(index, current)
 
         store.update_index(add)
+        if outcome == "removed" and not _remove_if_still_empty(store, session_id):
+            outcome = "filed"  # a message arrived by session id meanwhile: keep it, archived
+            store.update_index(lambda index: _file_entry(index, meta))
+    return outcome
+
+
+def _superseded_and_empty(directory: Path, index: dict[str, Any], meta: dict[str, Any]) -> bool:
+    key = meta.get("sessionKey")
+    current = index["sessions"].get(key) if isinstance(key, str) else None
+    if current is None or current.get("sessionId") == directory.name:
+        return False
+    messages = directory / MESSAGES_FILENAME
+    return not messages.exists() or messages.stat().st_size == 0
+
+
+def _remove_if_still_empty(store: SessionStore, session_id: str) -> bool:
+    """Remove a session directory if it still holds no message, under its session lock (appends by
+    session id take it). Renamed to the half-built prefix first: an interrupted removal leaves a
+    leftover that `_check_leftovers` removes, never a session directory without its meta.json."""
+    directory = store.root / session_id
+    with store.session_lock(session_id).hold():
+        messages = directory / MESSAGES_FILENAME
+        if messages.exists() and messages.stat().st_size > 0:
+            return False
+        doomed = store.root / f"{NEW_PREFIX}{session_id}"
+        directory.rename(doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
     return True
 
 
