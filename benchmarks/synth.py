@@ -63,7 +63,7 @@ def texts(count: int, seed: int = 7) -> list[str]:
 
 def composite_service(home: Path, *, warm: bool = False) -> MemoryService:
     """A service whose embedder is the composite stand-in, with real MiniLM query vectors."""
-    from openclaw_cli.memory.embed import create_embedder
+    from openclaw_cli.memory.embedders import create_embedder
 
     settings = Settings()
     service = MemoryService(Home(home), "main", settings.memory, warm=warm)

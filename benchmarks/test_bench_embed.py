@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.config import EmbeddingSettings
-from openclaw_cli.memory.embed import OnnxEmbedder, create_embedder
+from openclaw_cli.memory.embed import OnnxEmbedder
+from openclaw_cli.memory.embedders import create_embedder
 
 PASSAGES = 512
 

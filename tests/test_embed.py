@@ -19,14 +19,13 @@ from openclaw_cli.memory.embed import (
     LOCAL_MODEL_NAME,
     EmbedderIdentity,
     EmbeddingUnavailable,
-    LiteLLMEmbedder,
     OnnxEmbedder,
-    create_embedder,
-    expected_identity,
     load_session,
     load_tokenizer,
     local_model_files,
 )
+from openclaw_cli.memory.embed_api import LiteLLMEmbedder
+from openclaw_cli.memory.embedders import create_embedder, expected_identity
 from tests import fake_openai as fake_server
 from tests.fake_openai import FakeOpenAI, hashed_vector
 

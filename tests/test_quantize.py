@@ -47,7 +47,7 @@ def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
     from openclaw_cli.config import EmbeddingSettings
-    from openclaw_cli.memory.embed import create_embedder
+    from openclaw_cli.memory.embedders import create_embedder
 
     source, _ = local_model_files()
     cache = tmp_path / "models"

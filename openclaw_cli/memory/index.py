@@ -129,7 +129,7 @@ def _count(store: MemoryStore, sql: str) -> int:
 def check(
     store: MemoryStore, configured: dict[str, Any] | None, embedder_problem: str | None = None
 ) -> IndexCheck:
-    """`configured`: the identity the settings name (embed.configured_identity); a None dimension means
+    """`configured`: the identity the settings name (embedders.configured_identity); a None dimension means
     unknown without calling an API, and is then left out of the comparison."""
     report = IndexCheck(path=str(store.path), embedder_problem=embedder_problem)
     damage = find_damage(store.conn)

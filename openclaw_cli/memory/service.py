@@ -93,7 +93,7 @@ class MemoryService:
         return list(dict.fromkeys(paths))
 
     def embedder(self) -> Embedder:
-        from openclaw_cli.memory.embed import create_embedder
+        from openclaw_cli.memory.embedders import create_embedder
 
         return create_embedder(
             self.settings.embedding,
@@ -124,7 +124,8 @@ class MemoryService:
         if self.settings.embedding.provider != "local":
             return False
         from openclaw_cli.memory import profiles, use_m3
-        from openclaw_cli.memory.embed import expected_identity, local_model_files
+        from openclaw_cli.memory.embed import local_model_files
+        from openclaw_cli.memory.embedders import expected_identity
         from openclaw_cli.memory.quantize import cached_name
 
         model = str(expected_identity(self.settings.embedding).model)  # type: ignore[union-attr]
@@ -367,7 +368,7 @@ class MemoryService:
 
     def configured_identity(self) -> tuple[dict[str, Any], str | None]:
         """The configured embedder as far as known without an API call, and what is wrong with it."""
-        from openclaw_cli.memory.embed import configured_identity
+        from openclaw_cli.memory.embedders import configured_identity
 
         return configured_identity(self.settings.embedding)
 

@@ -537,7 +537,7 @@ class MultilingualEmbedder:
 
 def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Tokenizer | PieceTokenizer]:
     """The converted files, loaded; a damaged cache (the conversion is atomic, the disk may not be) is
-    converted again once, as embed.py does for the MiniLM conversion."""
+    converted again once, as embedders.py does for the MiniLM conversion."""
     for attempt in (1, 2):
         model, tokenizer = convert(cache_dir)
         try:
