@@ -141,7 +141,7 @@ def test_vectors_match_the_package_forward_pass(
     print(f"cosine to the numpy reference: min {cosines.min():.5f} mean {cosines.mean():.5f}")
     # The bounds follow from the arithmetic, not from this CPU. Everything but the six n-gram convolution
     # MatMuls is float32 (graph and reference agree to ~1e-7). Those six run in int8 with exact integer
-    # sums (7-bit weights, see use_m3._quantize), so the only deviation is rounding: per output channel a
+    # sums (7-bit weights, see use_m3_graph.quantize), so the only deviation is rounding: per output channel a
     # 7-bit weight step is max|w|/63 and uniform rounding noise has rms step/sqrt(12); with the weights'
     # max/rms ratio of 3.5-4.9 (median per column; at most 13) that is 1.6-2.3% relative noise per layer
     # (8-bit activations add ~0.5%), ~3% after the two layers of a branch and at most ~7% for the worst
