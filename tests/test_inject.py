@@ -130,7 +130,7 @@ def test_a_better_fact_still_beats_an_insight() -> None:
 
 
 def _record(record_id: str, category: str) -> object:
-    from openclaw_cli.memory.store import new_record
+    from openclaw_cli.memory.record_rows import new_record
 
     return new_record(
         record_id=record_id, l0="x", agent_id="main", scope="user", user_id="u", category=category

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from openclaw_cli.memory import vectors
-from openclaw_cli.memory.store import MemoryStore, new_record
+from openclaw_cli.memory.record_rows import new_record
+from openclaw_cli.memory.store import MemoryStore
 from tests.fake_embedder import CompositeFake
 
 COUNT = 1000

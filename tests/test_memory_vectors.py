@@ -11,7 +11,8 @@ import pytest
 from openclaw_cli.memory import db, index, vector_matrix, vectors
 from openclaw_cli.memory import vector_codec as codec
 from openclaw_cli.memory.db import open_db, write_txn
-from openclaw_cli.memory.store import MemoryStore, new_record, passage_hash
+from openclaw_cli.memory.record_rows import new_record
+from openclaw_cli.memory.store import MemoryStore, passage_hash
 from tests.fake_embedder import CompositeFake, unit_halves
 
 

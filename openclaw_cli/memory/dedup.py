@@ -141,7 +141,7 @@ def same_attribute(conn: apsw.Connection, record: MemoryRecord) -> MemoryRecord 
 
 
 def _first(conn: apsw.Connection, where: str, params: tuple[object, ...]) -> MemoryRecord | None:
-    from openclaw_cli.memory.store import RECORD_COLUMNS, row_to_record
+    from openclaw_cli.memory.record_rows import RECORD_COLUMNS, row_to_record
 
     row = conn.execute(
         f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 AND {where} ORDER BY created_at DESC LIMIT 1",

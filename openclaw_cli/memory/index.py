@@ -14,7 +14,7 @@ from openclaw_cli.errors import StoreError
 from openclaw_cli.memory import centroid, people, vectors
 from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
 from openclaw_cli.memory.integrity import RESTORE_HINT, Damage, drop_derived, find_damage
-from openclaw_cli.memory.store import write_fts_row
+from openclaw_cli.memory.record_rows import write_fts_row
 from openclaw_cli.memory.text import ANALYSIS_VERSION
 
 if TYPE_CHECKING:

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.db import write_txn
 from openclaw_cli.memory.purge import remove_rows
+from openclaw_cli.memory.record_rows import new_record
 from openclaw_cli.memory.records import new_record_id
-from openclaw_cli.memory.store import embedder_key, new_record, passage_hash
+from openclaw_cli.memory.store import embedder_key, passage_hash
 from openclaw_cli.memory.workspace import LOG_DIR, MEMORY_FILE, UnsafeFile, safe_path
 
 if TYPE_CHECKING:

@@ -92,7 +92,7 @@ def apply(
     """Write `new` (same id as `old`) over `old` with its indexes and a history row. Call inside a
     write transaction."""
     from openclaw_cli.memory.db import text_hash
-    from openclaw_cli.memory.store import write_fts_row
+    from openclaw_cli.memory.record_rows import write_fts_row
 
     rowid = store.rowid(old.id)
     people.note(store.conn, new.user_id, new.l0)

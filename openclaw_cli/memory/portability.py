@@ -41,7 +41,8 @@ from openclaw_cli.memory.export_format import (
     to_record,
 )
 from openclaw_cli.memory.export_io import ExportSource, ExportWriter, Format, unwrap
-from openclaw_cli.memory.store import RECORD_COLUMNS, MemoryStore, row_to_record
+from openclaw_cli.memory.record_rows import RECORD_COLUMNS, row_to_record
+from openclaw_cli.memory.store import MemoryStore
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embed import Embedder

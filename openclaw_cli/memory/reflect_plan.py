@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.memory.record_rows import RECORD_COLUMNS, row_to_record
 from openclaw_cli.memory.reflect_prompt import (
     InsightReply,
     ReflectionReply,
@@ -20,7 +21,6 @@ from openclaw_cli.memory.reflect_prompt import (
     reference,
     topic_key,
 )
-from openclaw_cli.memory.store import RECORD_COLUMNS, row_to_record
 from openclaw_cli.memory.writing import Candidate
 from openclaw_cli.sessions.tokens import count_tokens
 

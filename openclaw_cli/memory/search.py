@@ -31,8 +31,9 @@ from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
     from openclaw_cli.memory.embed import Embedder, QueryEmbedding
+    from openclaw_cli.memory.record_rows import RankingFacts
     from openclaw_cli.memory.rerank import Reranker
-    from openclaw_cli.memory.store import MemoryStore, RankingFacts
+    from openclaw_cli.memory.store import MemoryStore
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 200

@@ -22,7 +22,8 @@ from openclaw_cli.memory.text import is_stopword, query_terms
 
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
-    from openclaw_cli.memory.store import MemoryStore, RankingFacts
+    from openclaw_cli.memory.record_rows import RankingFacts
+    from openclaw_cli.memory.store import MemoryStore
     from openclaw_cli.memory.vectors import VectorFilter
 
 SUBJECT_CACHE = 50_000  # memories whose subject (and answer kinds) a warm searcher keeps (~10 MB at most)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory import vectors
+from openclaw_cli.memory.record_rows import new_record
 from openclaw_cli.memory.records import (
     DEFAULT_USER,
     MemoryRecord,
@@ -28,7 +29,7 @@ from openclaw_cli.memory.records import (
     validate_user,
 )
 from openclaw_cli.memory.search import HybridSearcher, SearchRequest, SearchResult
-from openclaw_cli.memory.store import MemoryStore, WriteReport, new_record
+from openclaw_cli.memory.store import MemoryStore, WriteReport
 from openclaw_cli.memory.text import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound
 from openclaw_cli.memory import centroid, people, vectors
 from openclaw_cli.memory.db import open_db, text_hash, write_txn
-from openclaw_cli.memory.forgetting import initial_state
 from openclaw_cli.memory.history import VALUE_IN_RECORDS
-from openclaw_cli.memory.records import FsrsState, MemoryRecord, iso, parse_iso, utc_now
-from openclaw_cli.memory.text import index_terms
+from openclaw_cli.memory.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record, write_fts_row
+from openclaw_cli.memory.records import FsrsState, MemoryRecord, iso, utc_now
 from openclaw_cli.memory.vector_matrix import VectorMatrix
 
 if TYPE_CHECKING:
@@ -34,32 +33,6 @@ EmbedderFactory = Callable[[], "Embedder"]
 
 Progress = Callable[[int], None]
 
-RECORD_COLUMNS = (
-    "rowid, id, scope, user_id, agent_id, category, l0, l1, l2, language, l0_hash, created_at, updated_at, "
-    "source, fsrs_stability, fsrs_difficulty, fsrs_last_review, fsrs_next_review, fsrs_reps, fsrs_lapses, "
-    "deleted, vector_status, attribute, reflected_at"
-)
-
-
-@dataclass(frozen=True)
-class RankingFacts:
-    language: str
-    category: str
-    fsrs_columns: tuple[Any, ...]  # stability, difficulty, last review, next review
-    l0: str = ""
-    source: str | None = None
-
-    def fsrs(self) -> FsrsState:
-        """The FSRS state retrievability reads; built only for the candidates that get that far, and
-        not validated (the values come from our own columns)."""
-        stability, difficulty, last, due = self.fsrs_columns
-        return FsrsState.model_construct(
-            stability=stability,
-            difficulty=difficulty,
-            last_review=parse_iso(last),
-            next_review=parse_iso(due),
-        )
-
 
 @dataclass
 class WriteReport:
@@ -71,40 +44,6 @@ class WriteReport:
     duplicates: list[tuple[str, str]] = field(default_factory=list)
     pending_vectors: int = 0
     warning: str | None = None
-
-
-def row_to_record(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord.model_validate(
-        {
-            "id": row[1],
-            "scope": row[2],
-            "userId": row[3],
-            "agentId": row[4],
-            "category": row[5],
-            "l0": row[6],
-            "l1": row[7],
-            "l2": row[8],
-            "language": row[9],
-            "l0Hash": row[10],
-            "createdAt": parse_iso(row[11]),
-            "updatedAt": parse_iso(row[12]),
-            "source": json.loads(row[13]) if row[13] else None,
-            "fsrs": FsrsState.model_validate(
-                {
-                    "stability": row[14],
-                    "difficulty": row[15],
-                    "lastReview": parse_iso(row[16]),
-                    "nextReview": parse_iso(row[17]),
-                    "reps": row[18],
-                    "lapses": row[19],
-                }
-            ),
-            "deleted": bool(row[20]),
-            "vectorStatus": row[21],
-            "attribute": row[22],
-            "reflectedAt": parse_iso(row[23]),
-        }
-    )
 
 
 def passage_hash(text: str) -> str:
@@ -570,54 +509,5 @@ class _EmbeddingJob:
         return [vectors_by_hash.get(h) for h in self.hashes], warning
 
 
-def write_fts_row(conn: apsw.Connection, rowid: int, l0: str, l1: str | None) -> None:
-    """The keyword-index row of a record: its analysed terms, never the raw text (see text.py)."""
-    conn.execute(
-        "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
-        (rowid, index_terms(l0), index_terms(l1 or "")),
-    )
-
-
 def _vector_meta(record: MemoryRecord) -> tuple[str, str, str]:
     return record.scope, record.user_id or "", record.category
-
-
-def new_record(
-    *,
-    record_id: str,
-    l0: str,
-    agent_id: str,
-    scope: str,
-    user_id: str | None,
-    category: str,
-    l1: str | None = None,
-    l2: str | None = None,
-    created_at: datetime | None = None,
-    source: dict[str, Any] | None = None,
-    fsrs: FsrsState | None = None,
-    attribute: str | None = None,
-) -> MemoryRecord:
-    """A record with its derived fields (language, L0 hash, FSRS start state) filled in."""
-    from openclaw_cli.memory.text import detect_language, l0_hash
-
-    now = utc_now()
-    created = created_at or now
-    return MemoryRecord.model_validate(
-        {
-            "id": record_id,
-            "scope": scope,
-            "userId": user_id,
-            "agentId": agent_id,
-            "category": category,
-            "l0": l0,
-            "l1": l1,
-            "l2": l2,
-            "language": detect_language(l0 + " " + (l1 or "")),
-            "l0Hash": l0_hash(l0),
-            "createdAt": created,
-            "updatedAt": now,
-            "source": source,
-            "fsrs": fsrs or initial_state(created),
-            "attribute": attribute,
-        }
-    )
