@@ -1,0 +1,108 @@
+"""`openclaw memory status` and `openclaw memory index`: what a store holds, and keeping its indexes
+whole (for cron: `openclaw memory index --check`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import JsonOpt, _service, app
+from openclaw_cli.cli.progress import progress_bar
+
+
+@app.command(
+    "status",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory status\n\n  "
+        "openclaw memory status --json | jq '.databases[0].pendingVectors'"
+    ),
+)
+def status_cmd(as_json: JsonOpt = False) -> None:
+    """Counts by scope and category, embedder identity, pending vectors, index health and file sizes."""
+    with _service() as service:
+        status = service.status()
+    if as_json:
+        common.emit_json(status)
+        return
+    configured = status["configuredEmbedder"]
+    dims = configured["dimensions"] or "dimensions unknown"
+    common.echo(
+        f"agent {status['agent']}; configured embedder: {configured['provider']}:{configured['model']} ({dims})"
+    )
+    if status["embedderProblem"]:
+        common.warn(status["embedderProblem"])
+    if not status["databases"]:
+        common.echo("no memory database yet")
+    for db in status["databases"]:
+        common.echo(f"{db['path']}: {db['records']} memories, {db['pendingVectors']} vectors pending")
+        for scope, cats in db["byScope"].items():
+            common.echo(f"  {scope}: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+        common.echo(f"  embedder: {common.human(db['embedder'])}")
+        profile = db["searchProfile"]
+        common.echo(
+            f"  search profile: {profile['name']}"
+            + ("" if profile["tuned"] else " (not tuned for this embedder)")
+        )
+        common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
+        common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
+
+
+@app.command(
+    "index",
+    epilog=(
+        "Examples:\n\n  "
+        "openclaw memory index --check   # cron: exit 1 when something is wrong\n\n  "
+        "openclaw memory index            # fill pending vectors, drop orphans and tombstones\n\n  "
+        "openclaw memory index --rebuild  # re-embed after changing memory.embedding"
+    ),
+)
+def index_cmd(
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Only verify; exit 1 if something is wrong.")
+    ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Re-embed everything and swap the new index in.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Sync the workspace Markdown, then verify and repair the keyword and vector indexes.
+
+    For cron, `openclaw memory index --check` only verifies, and exits 1 when something is wrong.
+    """
+    if check_only and rebuild:
+        raise typer.BadParameter("--check and --rebuild exclude each other")
+    with _service() as service:
+        if check_only:
+            reports = [r.to_dict() for r in service.check_indexes()]
+            ok = all(r["ok"] for r in reports)
+            if as_json:
+                common.emit_json({"ok": ok, "databases": reports})
+            else:
+                for r in reports:
+                    common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))
+            if not ok:
+                raise typer.Exit(1)
+            return
+        total = (
+            service.live_count() if rebuild else service.pending_count()
+        ) + service.workspace_file_count()
+        with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
+            synced, done = service.index(rebuild=rebuild, progress=advance)
+    outcome = [r.to_dict() for r in done]
+    workspace = None if synced is None else synced.to_dict()
+    if as_json:
+        common.emit_json({"rebuilt" if rebuild else "repaired": outcome, "workspace": workspace})
+        return
+    if workspace is not None and (workspace["files"] or workspace["removed"] or workspace["problems"]):
+        for problem in workspace["problems"]:
+            common.warn(problem)
+        common.echo(common.human({k: v for k, v in workspace.items() if k != "problems"}))
+    for r in outcome:
+        if r.get("warning"):
+            common.warn(r["warning"])
+        common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
+    if not outcome:
+        common.echo("no memory database yet")
