@@ -108,7 +108,9 @@ def test_scores_are_between_zero_and_one_and_a_full_match_is_near_one(service: M
     assert scores and all(0.0 <= s <= 1.0 for s in scores) and scores[0] > 0.8
 
 
-@pytest.mark.parametrize("query", ["?!", "the", "dog", "asdfgh qwerty", "呃", "啊啊啊", "的了吗", "嗯嗯"])
+@pytest.mark.parametrize(
+    "query", ["?!", "the", "dog", "asdfgh qwerty", "呃", "啊啊啊", "的了吗", "嗯嗯", "ok ok ok", "hmm"]
+)
 def test_nonsense_finds_nothing_and_says_why(service: MemoryService, query: str) -> None:
     result = service.search(SearchRequest(query))
     assert result.hits == [] and result.warnings

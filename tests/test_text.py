@@ -461,6 +461,12 @@ def test_latin_language(segment: str, expected: str | None) -> None:
         ("12345 !!! 😀", "other"),
         ("Привет мир", "other"),
         ("", "other"),
+        # A dialogue turn's speaker label is not part of what was said.
+        ("User: 丈母娘说想去灵隐寺。", "zh"),
+        ("  assistant：好的，记下了。", "zh"),
+        ("用户：Noted, thanks.", "en"),
+        ("User: 准备换 Hoka Clifton 9。", "mixed"),
+        ("Username: 林伟", "mixed"),
     ],
 )
 def test_detect_language(text: str, expected: str) -> None:

@@ -416,7 +416,7 @@ def search_cmd(
 
     Each result's score is in [0, 1]: its relevance (the share of the query's words it holds, combined
     with how close its meaning is, calibrated per embedder) times its FSRS retrievability (how well it is
-    remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.55 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
+    remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.7 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once.
     """

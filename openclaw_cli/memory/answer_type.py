@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from openclaw_cli.memory.subject import SPEAKER
-from openclaw_cli.memory.text import has_han
+from openclaw_cli.memory.text import has_han, without_speaker
 
 AnswerKind = Literal["time", "quantity", "span", "place", "name"]
 
@@ -119,7 +118,7 @@ def _holds_quantity(text: str, lower: str, words: frozenset[str]) -> bool:
 def _holds_place(text: str, words: frozenset[str]) -> bool:
     if words & _PLACE_WORDS:
         return True
-    body = _spoken(text)
+    body = without_speaker(text)
     if _NAME_INSIDE.search(body[1:]):
         return True
     return bool(has_han(text) and _HAN_PLACE.search(text))
@@ -128,15 +127,10 @@ def _holds_place(text: str, words: frozenset[str]) -> bool:
 def _holds_name(text: str) -> bool:
     """Generous: a title in quotes, a capitalised word inside a sentence, a Chinese name, any digit
     (PR #351, G1374, Clifton 9)."""
-    body = _spoken(text)
+    body = without_speaker(text)
     if _QUOTED.search(body) or _NAME_INSIDE.search(body[1:]) or _DIGIT.search(body):
         return True
     return bool(has_han(body) and _HAN_NAME.search(body))
-
-
-def _spoken(text: str) -> str:
-    """The text without the speaker label a stored dialogue turn starts with (subject.SPEAKER)."""
-    return SPEAKER.sub("", text, count=1)
 
 
 def asked_for(query: str) -> AnswerKind | None:

@@ -214,6 +214,26 @@ def _centroid(conn: apsw.Connection) -> None:
 MIGRATIONS.append(("0008_vector_centroid", _centroid))
 
 
+def _turn_language(conn: apsw.Connection) -> None:
+    """Dialogue turns stored with a speaker label ("User: 准备换跑鞋") were read as mixed text; their
+    language is that of what was said (text.detect_language leaves the label out now). Language is
+    derived from the text, like the keyword index, so no history row is written for it."""
+    from openclaw_cli.memory.text import detect_language
+
+    head = "ltrim(l0, ' ' || char(9) || char(10) || char(13))"
+    rows = conn.execute(
+        f"SELECT rowid, l0, l1, language FROM records WHERE {head} LIKE 'user%' "
+        f"OR {head} LIKE 'assistant%' OR {head} LIKE '用户%' OR {head} LIKE '助手%'"
+    ).fetchall()
+    for rowid, l0, l1, stored in rows:
+        language = detect_language(f"{l0} {l1 or ''}")
+        if language != stored:
+            conn.execute("UPDATE records SET language = ? WHERE rowid = ?", (language, rowid))
+
+
+MIGRATIONS.append(("0009_turn_language", _turn_language))
+
+
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.
 

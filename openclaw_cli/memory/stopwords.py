@@ -1,7 +1,8 @@
 """Stopword lists for query analysis (English after casefolding, Chinese as jieba emits them).
 
 Kept small on purpose: a stopword is dropped from a query only when the query has other terms, so an
-over-long list would silently weaken short queries. Words are compared BEFORE stemming.
+over-long list would silently weaken short queries. Words are compared BEFORE stemming. Both lists hold
+the interjections of their language (ok, hmm; 嗯, 呃): a query of nothing else has no topic.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ _ENGLISH = """
     yours yourself yourselves
     dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt im ive youre
     youve theyre theyve weve hes shes thats theres
+    ok okay yeah yep yup hmm hm uh um oh ah eh hey hi lol haha
 """
 
 # Function words, pronouns and particles that carry no topic. Content words that merely look common

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from openclaw_cli.memory.text import SPEAKER_LABEL, without_speaker
+
 # Relation groups: a query naming one surface form is about every memory naming another of the group.
 RELATIONS: dict[str, tuple[str, ...]] = {
     "spouse": ("wife", "husband", "spouse", "妻子", "老婆", "太太", "爱人", "丈夫", "老公"),
@@ -144,7 +146,6 @@ RELATIONS: dict[str, tuple[str, ...]] = {
     "landlord": ("landlord", "landlady", "tenant", "房东", "房客", "租客"),
 }
 
-SPEAKER = re.compile(r"^\s*(?:user|assistant|用户|助手)\s*[:：]\s*", re.IGNORECASE)
 # Leading words of a Chinese name that are grammar, not a name: "女儿叫朵朵" names 朵朵, not 叫朵.
 NOT_A_NAME = set("叫是在住说和跟与也都要会就还又才今明昨每这那去来有对最很不没把被给让从的了着过们上下")
 # The most common Chinese surnames (about nine in ten people carry one of them).
@@ -209,7 +210,7 @@ def _clean_name(name: str | None) -> str | None:
 def subject_of(text: str, cast: re.Pattern[str] | None = None) -> Subject:
     """Who a memory is about: a relation (and name) at its head, else a known name in it, else the user.
     `cast` is `cast_pattern(names)` of the store's known names."""
-    head = SPEAKER.sub("", text, count=1).strip()
+    head = without_speaker(text).strip()
     en_head, zh_head, _, _ = _patterns()
     for pattern in (en_head, zh_head):
         match = pattern.match(head)
@@ -233,7 +234,7 @@ def subject_of(text: str, cast: re.Pattern[str] | None = None) -> Subject:
 def owner_of(text: str) -> str | None:
     """The name whose relation a memory's head names: "Lin" in "Lin's neighbour Wang Hao", 林伟 in
     林伟的同事老周. In a user's own store that is usually the user (people.py counts them)."""
-    head = SPEAKER.sub("", text, count=1).strip()
+    head = without_speaker(text).strip()
     en_head, zh_head, _, _ = _patterns()
     match = en_head.match(head)
     if match:
@@ -339,7 +340,7 @@ ASSISTANT_TURN = re.compile(r"^\s*(?:assistant|助手)\s*[:：]", re.IGNORECASE)
 
 def is_turn(text: str) -> bool:
     """A stored dialogue turn ("User: …", "Assistant: …") rather than a fact written about someone."""
-    return bool(SPEAKER.match(text))
+    return bool(SPEAKER_LABEL.match(text))
 
 
 def said_by_assistant(text: str) -> bool:

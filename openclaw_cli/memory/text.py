@@ -86,9 +86,23 @@ def has_han(text: str) -> bool:
     return _han_patterns()[0].search(text) is not None
 
 
+# The speaker label a stored dialogue turn starts with ("User: …", "助手：…").
+SPEAKER_LABEL = re.compile(r"^\s*(?:user|assistant|用户|助手)\s*[:：]\s*", re.IGNORECASE)
+
+
+def without_speaker(text: str) -> str:
+    """The text without the speaker label a stored dialogue turn starts with."""
+    return SPEAKER_LABEL.sub("", text, count=1)
+
+
 def detect_language(text: str) -> Language:
-    """Classify by script: Han only -> zh, Latin letters only -> en, both -> mixed, neither -> other."""
-    folded = unicodedata.normalize("NFKC", text)
+    """Classify by script: Han only -> zh, Latin letters only -> en, both -> mixed, neither -> other.
+
+    A leading speaker label is left out: "User: 准备换跑鞋" is a Chinese turn, not mixed text. Read as
+    mixed, its English model vector (built from unknown tokens) was trusted at half weight and the
+    cross-language bonus skipped, so English questions could not find Chinese turns.
+    """
+    folded = unicodedata.normalize("NFKC", without_speaker(text))
     han = has_han(folded)
     latin = _LATIN_LETTER.search(folded) is not None
     if han and latin:

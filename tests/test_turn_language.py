@@ -1,0 +1,71 @@
+"""A dialogue turn's language is that of what was said, not of its speaker label ("User: 准备换跑鞋" is
+Chinese): stored that way, migrated that way in older databases, and searched that way, so an English
+question finds a Chinese turn. Real databases and the default local models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openclaw_cli.memory.db import open_db
+from openclaw_cli.memory.search import SearchRequest
+from tests.memory_helpers import add, service_for
+
+TURNS = [
+    "User: 女儿的钢琴课从周四晚上改到周日下午三点。",
+    "User: The piano tuner is coming to the flat next month.",
+    "User: My sister's wedding is on October 18 in Shenzhen.",
+    "User: Booked the dentist for a cleaning on Tuesday afternoon.",
+    "Assistant: Noted, the piano tuner comes next month.",
+    "User: Duoduo dropped the petals all in one spot though.",
+]
+
+
+def _languages(path: Path) -> dict[str, str]:
+    conn = open_db(path)
+    try:
+        return {str(l0): str(language) for l0, language in conn.execute("SELECT l0, language FROM records")}
+    finally:
+        conn.close()
+
+
+def test_a_labelled_chinese_turn_is_stored_as_chinese(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    add(service, TURNS[0])
+    add(service, "User: 准备换 Hoka Clifton 9。")
+    add(service, "Assistant: Noted.")
+    path = service.db_path("user")
+    service.close()
+    assert _languages(path) == {
+        TURNS[0]: "zh",
+        "User: 准备换 Hoka Clifton 9。": "mixed",
+        "Assistant: Noted.": "en",
+    }
+
+
+def test_an_english_question_finds_a_chinese_turn(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    for text in TURNS:
+        add(service, text)
+    hits = service.search(SearchRequest("when are my daughter's piano lessons?")).hits
+    service.close()
+    assert hits and hits[0].record.l0 == TURNS[0]
+
+
+def test_an_older_database_gets_its_turns_languages_migrated(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    for text in (TURNS[0], TURNS[1], "女儿叫朵朵，今年六岁。"):
+        add(service, text)
+    path = service.db_path("user")
+    service.close()
+    conn = open_db(path)  # as a database written before the migration: the turn read as mixed text
+    conn.execute("UPDATE records SET language = 'mixed' WHERE l0 = ?", (TURNS[0],))
+    conn.execute("DELETE FROM schema_migrations WHERE name = '0009_turn_language'")
+    history = conn.execute("SELECT count(*) FROM history").fetchone()[0]
+    conn.close()
+    assert _languages(path)[TURNS[0]] == "zh"
+    assert _languages(path) == {TURNS[0]: "zh", TURNS[1]: "en", "女儿叫朵朵，今年六岁。": "zh"}
+    conn = open_db(path)
+    try:  # a derived column, like the keyword index: no history row for it
+        assert conn.execute("SELECT count(*) FROM history").fetchone()[0] == history
+    finally:
+        conn.close()
