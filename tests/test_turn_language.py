@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openclaw_cli.memory import vectors
 from openclaw_cli.memory.db import open_db
 from openclaw_cli.memory.search import SearchRequest
 from tests.memory_helpers import add, service_for
@@ -69,3 +70,50 @@ def test_an_older_database_gets_its_turns_languages_migrated(tmp_path: Path) -> 
         assert conn.execute("SELECT count(*) FROM history").fetchone()[0] == history
     finally:
         conn.close()
+
+
+def _stored_vectors(path: Path) -> dict[str, bytes]:
+    conn = open_db(path)
+    try:
+        table = vectors.current_table(conn)
+        return {
+            str(l0): bytes(blob)
+            for l0, blob in conn.execute(
+                f"SELECT r.l0, v.embedding FROM records r JOIN {table} v USING (rowid)"
+            )
+        }
+    finally:
+        conn.close()
+
+
+def test_the_migration_gives_an_older_turn_the_vector_a_new_store_gives_it(tmp_path: Path) -> None:
+    """Before, the English model embedded "User: 女儿的…" as text it could read (label and unknown
+    tokens); a Chinese turn's English half is now the constant for unread text, as in a new store."""
+    texts = (TURNS[0], TURNS[1])
+    fresh = service_for(tmp_path / "fresh")
+    for text in texts:
+        add(fresh, text)
+    expected = _stored_vectors(fresh.db_path("user"))
+    fresh.close()
+
+    older = service_for(tmp_path / "older")
+    for text in texts:
+        add(older, text)
+    path = older.db_path("user")
+    older.close()
+    conn = open_db(path)  # as written before: the turn's English half from another English text
+    table = vectors.current_table(conn)
+    rowid = {str(l0): int(r) for r, l0 in conn.execute("SELECT rowid, l0 FROM records")}
+    turn, english = rowid[texts[0]], rowid[texts[1]]
+    mixed = vectors.read(conn, table, [turn])[turn].copy()
+    mixed[:384] = vectors.read(conn, table, [english])[english][:384]
+    scope, user_id, category = conn.execute(
+        "SELECT scope, user_id, category FROM records WHERE rowid = ?", (turn,)
+    ).fetchone()
+    vectors.upsert(conn, table, turn, mixed, (scope, user_id or "", category))
+    conn.execute("UPDATE records SET language = 'mixed' WHERE rowid = ?", (turn,))
+    conn.execute("DELETE FROM schema_migrations WHERE name = '0009_turn_language'")
+    before = bytes(conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (turn,)).fetchone()[0])
+    conn.close()
+    assert before != expected[texts[0]]
+    assert _stored_vectors(path) == expected  # opening it migrated it

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import create_private_file, ensure_private_dir
@@ -218,17 +218,49 @@ def _turn_language(conn: apsw.Connection) -> None:
     """Dialogue turns stored with a speaker label ("User: 准备换跑鞋") were read as mixed text; their
     language is that of what was said (text.detect_language leaves the label out now). Language is
     derived from the text, like the keyword index, so no history row is written for it."""
+    from openclaw_cli.memory.semantic import LANGUAGE_TRUST
     from openclaw_cli.memory.text import detect_language
 
+    unread: list[int] = []
     head = "ltrim(l0, ' ' || char(9) || char(10) || char(13))"
     rows = conn.execute(
         f"SELECT rowid, l0, l1, language FROM records WHERE {head} LIKE 'user%' "
         f"OR {head} LIKE 'assistant%' OR {head} LIKE '用户%' OR {head} LIKE '助手%'"
     ).fetchall()
     for rowid, l0, l1, stored in rows:
-        language = detect_language(f"{l0} {l1 or ''}")
+        language = detect_language(f"{l0} {l1 or ''}")  # as new_record() derives it
         if language != stored:
             conn.execute("UPDATE records SET language = ? WHERE rowid = ?", (language, rowid))
+            if LANGUAGE_TRUST.get(language, 0.0) == 0:
+                unread.append(cast(int, rowid))
+    _unread_english_halves(conn, unread)
+
+
+def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
+    """Give these memories the English half a fresh store gives a text the English model cannot read
+    (composite.unread_half) in place of the one computed from their label and unknown tokens, so an
+    older store holds the same vectors as a new one (byte for byte: the multilingual half is re-encoded
+    with the table's own fixed step)."""
+    from openclaw_cli.memory import centroid, vectors
+    from openclaw_cli.memory.profiles import COMPOSITE, MINILM_DIMS
+
+    table, identity = vectors.current_table(conn), vectors.stored_identity(conn)
+    if not rowids or table is None or identity is None or identity["model"] != COMPOSITE:
+        return
+    from openclaw_cli.memory.composite import unread_half
+
+    half = unread_half(MINILM_DIMS)
+    for rowid, vector in vectors.read(conn, table, rowids).items():
+        row = conn.execute(
+            "SELECT scope, user_id, category FROM records WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        if row is None:
+            continue
+        fixed = vector.copy()
+        fixed[:MINILM_DIMS] = half
+        vectors.upsert(conn, table, rowid, fixed, (str(row[0]), str(row[1] or ""), str(row[2])))
+    vectors.bump_generation(conn)
+    centroid.forget(conn)
 
 
 MIGRATIONS.append(("0009_turn_language", _turn_language))
