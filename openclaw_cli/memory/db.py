@@ -241,11 +241,13 @@ def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
     (composite.unread_half) in place of the one computed from their label and unknown tokens, so an
     older store holds the same vectors as a new one (byte for byte: the multilingual half is re-encoded
     with the table's own fixed step)."""
+    if not rowids:
+        return
     from openclaw_cli.memory import centroid, vectors
     from openclaw_cli.memory.profiles import COMPOSITE, MINILM_DIMS
 
     table, identity = vectors.current_table(conn), vectors.stored_identity(conn)
-    if not rowids or table is None or identity is None or identity["model"] != COMPOSITE:
+    if table is None or identity is None or identity["model"] != COMPOSITE:
         return
     from openclaw_cli.memory.composite import unread_half
 
