@@ -95,7 +95,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
         "0006_records_by_session",
         "0007_people",
         "0008_vector_centroid",
-        "0009_turn_language",
+        "0009_language_of_l0",
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1

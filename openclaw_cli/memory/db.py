@@ -214,24 +214,22 @@ def _centroid(conn: apsw.Connection) -> None:
 MIGRATIONS.append(("0008_vector_centroid", _centroid))
 
 
-def _turn_language(conn: apsw.Connection) -> None:
-    """Dialogue turns stored with a speaker label ("User: 准备换跑鞋") were read as mixed text; their
-    language is that of what was said (text.detect_language leaves the label out now). Language is
-    derived from the text, like the keyword index, so no history row is written for it."""
+def _language_of_l0(conn: apsw.Connection) -> None:
+    """A record's language is now that of L0 alone, the text whose vector is stored, without a dialogue
+    turn's speaker label (text.detect_language). It was derived from L0 and L1 together, label
+    included: "User: 准备换跑鞋" read as mixed text, and so did a Chinese L0 with an English L1, whose
+    vectors hold no English half worth trusting. Language is derived from the text, like the keyword
+    index, so no history row is written for it."""
     from openclaw_cli.memory.semantic import LANGUAGE_TRUST
-    from openclaw_cli.memory.text import detect_language
+    from openclaw_cli.memory.text import SPEAKER_LABEL, detect_language
 
     unread: list[int] = []
-    head = "ltrim(l0, ' ' || char(9) || char(10) || char(13))"
-    rows = conn.execute(
-        f"SELECT rowid, l0, l1, language FROM records WHERE {head} LIKE 'user%' "
-        f"OR {head} LIKE 'assistant%' OR {head} LIKE '用户%' OR {head} LIKE '助手%'"
-    ).fetchall()
-    for rowid, l0, l1, stored in rows:
-        language = detect_language(f"{l0} {l1 or ''}")  # as new_record() derives it
+    for rowid, l0, stored in conn.execute("SELECT rowid, l0, language FROM records").fetchall():
+        language = detect_language(str(l0))
         if language != stored:
             conn.execute("UPDATE records SET language = ? WHERE rowid = ?", (language, rowid))
-            if LANGUAGE_TRUST.get(language, 0.0) == 0:
+            # A labelled turn's English half was computed from its label and unknown tokens.
+            if SPEAKER_LABEL.match(str(l0)) and LANGUAGE_TRUST.get(language, 0.0) == 0:
                 unread.append(cast(int, rowid))
     _unread_english_halves(conn, unread)
 
@@ -265,7 +263,7 @@ def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
     centroid.forget(conn)
 
 
-MIGRATIONS.append(("0009_turn_language", _turn_language))
+MIGRATIONS.append(("0009_language_of_l0", _language_of_l0))
 
 
 def vec_extension_path() -> str:

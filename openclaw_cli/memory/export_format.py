@@ -269,7 +269,7 @@ def to_record(
             "l0": l0,
             "l1": l1,
             "l2": l2,
-            "language": detect_language(l0 + " " + (l1 or "")) if derive else "other",
+            "language": detect_language(l0) if derive else "other",  # as record_rows.new_record
             "l0Hash": l0_hash(l0) if derive else "",
             "createdAt": parsed.created_at,
             "updatedAt": parsed.updated_at or parsed.created_at,

@@ -78,7 +78,7 @@ def _appended(existing: MemoryRecord, new: MemoryRecord, now: datetime) -> Memor
             "l0": new.l0,
             "l1": l1,
             "l2": l2,
-            "language": detect_language(new.l0 + " " + l1),
+            "language": detect_language(new.l0),  # of the embedded text (record_rows.new_record)
             "l0_hash": new.l0_hash,
             "source": new.source or existing.source,
             "updated_at": now,

@@ -107,7 +107,9 @@ def new_record(
             "l0": l0,
             "l1": l1,
             "l2": l2,
-            "language": detect_language(l0 + " " + (l1 or "")),
+            # The language of L0, the text whose vector is stored: it decides how far each model's half
+            # of that vector is trusted (semantic.LANGUAGE_TRUST), so it must describe that text alone.
+            "language": detect_language(l0),
             "l0Hash": l0_hash(l0),
             "createdAt": created,
             "updatedAt": now,

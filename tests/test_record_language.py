@@ -1,6 +1,7 @@
-"""A dialogue turn's language is that of what was said, not of its speaker label ("User: 准备换跑鞋" is
-Chinese): stored that way, migrated that way in older databases, and searched that way, so an English
-question finds a Chinese turn. Real databases and the default local models."""
+"""A memory's language is that of its L0, the text whose vector is stored, and a dialogue turn's is that
+of what was said, not of its speaker label ("User: 准备换跑鞋" is Chinese): stored that way, migrated that
+way in older databases, and searched that way, so an English question finds a Chinese turn. Real
+databases and the default local models."""
 
 from __future__ import annotations
 
@@ -43,6 +44,15 @@ def test_a_labelled_chinese_turn_is_stored_as_chinese(tmp_path: Path) -> None:
     }
 
 
+def test_the_language_is_that_of_l0_whatever_l1_says(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    add(service, "喜欢喝拿铁，不加糖。", l1="Usually an oat-milk latte from the place downstairs.")
+    add(service, "Prefers a latte without sugar.", l1="楼下那家的燕麦拿铁。")
+    path = service.db_path("user")
+    service.close()
+    assert _languages(path) == {"喜欢喝拿铁，不加糖。": "zh", "Prefers a latte without sugar.": "en"}
+
+
 def test_an_english_question_finds_a_chinese_turn(tmp_path: Path) -> None:
     service = service_for(tmp_path)
     for text in TURNS:
@@ -52,15 +62,18 @@ def test_an_english_question_finds_a_chinese_turn(tmp_path: Path) -> None:
     assert hits and hits[0].record.l0 == TURNS[0]
 
 
-def test_an_older_database_gets_its_turns_languages_migrated(tmp_path: Path) -> None:
+def test_an_older_database_gets_its_languages_migrated(tmp_path: Path) -> None:
     service = service_for(tmp_path)
-    for text in (TURNS[0], TURNS[1], "女儿叫朵朵，今年六岁。"):
+    for text in (TURNS[0], TURNS[1]):
         add(service, text)
+    add(service, "女儿叫朵朵，今年六岁。", l1="Duoduo starts primary school in September.")
     path = service.db_path("user")
     service.close()
-    conn = open_db(path)  # as a database written before the migration: the turn read as mixed text
-    conn.execute("UPDATE records SET language = 'mixed' WHERE l0 = ?", (TURNS[0],))
-    conn.execute("DELETE FROM schema_migrations WHERE name = '0009_turn_language'")
+    conn = open_db(path)  # as written before: the turn and the fact with an English L1 read as mixed
+    conn.execute(
+        "UPDATE records SET language = 'mixed' WHERE l0 IN (?, ?)", (TURNS[0], "女儿叫朵朵，今年六岁。")
+    )
+    conn.execute("DELETE FROM schema_migrations WHERE name = '0009_language_of_l0'")
     history = conn.execute("SELECT count(*) FROM history").fetchone()[0]
     conn.close()
     assert _languages(path)[TURNS[0]] == "zh"
@@ -112,7 +125,7 @@ def test_the_migration_gives_an_older_turn_the_vector_a_new_store_gives_it(tmp_p
     ).fetchone()
     vectors.upsert(conn, table, turn, mixed, (scope, user_id or "", category))
     conn.execute("UPDATE records SET language = 'mixed' WHERE rowid = ?", (turn,))
-    conn.execute("DELETE FROM schema_migrations WHERE name = '0009_turn_language'")
+    conn.execute("DELETE FROM schema_migrations WHERE name = '0009_language_of_l0'")
     before = bytes(conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (turn,)).fetchone()[0])
     conn.close()
     assert before != expected[texts[0]]
