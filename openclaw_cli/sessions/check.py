@@ -333,8 +333,12 @@ def _superseded_and_empty(directory: Path, index: dict[str, Any], meta: dict[str
     current = index["sessions"].get(key) if isinstance(key, str) else None
     if current is None or current.get("sessionId") == directory.name:
         return False
+    return not _holds_messages(directory)
+
+
+def _holds_messages(directory: Path) -> bool:
     messages = directory / MESSAGES_FILENAME
-    return not messages.exists() or messages.stat().st_size == 0
+    return messages.exists() and messages.stat().st_size > 0
 
 
 def _remove_if_still_empty(store: SessionStore, session_id: str) -> bool:
@@ -343,8 +347,7 @@ def _remove_if_still_empty(store: SessionStore, session_id: str) -> bool:
     leftover that `_check_leftovers` removes, never a session directory without its meta.json."""
     directory = store.root / session_id
     with store.session_lock(session_id).hold():
-        messages = directory / MESSAGES_FILENAME
-        if messages.exists() and messages.stat().st_size > 0:
+        if _holds_messages(directory):
             return False
         doomed = store.root / f"{NEW_PREFIX}{session_id}"
         directory.rename(doomed)
