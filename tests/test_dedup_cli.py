@@ -47,7 +47,7 @@ def test_add_existing_id_is_a_conflict(cli) -> None:  # type: ignore[no-untyped-
     assert cli("memory", "add", "likes hiking", "--id", "m-1").returncode == 0
     clash: Result = cli("memory", "add", "owns a red bike", "--id", "m-1")
     assert clash.returncode == 1
-    assert "a memory with id 'm-1' already exists" in clash.stderr
+    assert "a memory with id 'm-1' already exists (choose another --id)" in clash.stderr
 
 
 def test_history_after_index_clears_the_tombstone(cli) -> None:  # type: ignore[no-untyped-def]

@@ -67,7 +67,17 @@ def test_empty_query_is_a_clear_error(cli) -> None:  # type: ignore[no-untyped-d
 def test_text_over_the_limit_stores_nothing(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     result = cli("memory", "add", "x" * 16001)
     assert result.returncode == 1 and "over the limit of 16000" in result.stderr
+    assert "(shorten it, or raise memory.maxTextChars)" in result.stderr
     assert "Traceback" not in result.stderr
+    assert cli("memory", "list", "--json").json() == []
+
+
+def test_empty_text_says_what_to_give(cli) -> None:  # type: ignore[no-untyped-def]
+    # The hint is the validation's own, not the one for an id that is taken.
+    for args, stdin in ((("memory", "add", ""), None), (("memory", "add", "-"), b"")):
+        result = cli(*args, input=stdin)
+        assert result.returncode == 1
+        assert result.stderr.strip() == "openclaw: error: text is empty (give the memory's text)"
     assert cli("memory", "list", "--json").json() == []
 
 

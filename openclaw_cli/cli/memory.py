@@ -183,7 +183,9 @@ def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> N
     from openclaw_cli.errors import Conflict
 
     if outcome.action == "skipped":
-        raise Conflict(outcome.reason, hint="choose another --id")
+        # A text that failed validation (empty, too long) says what is wrong with it; otherwise the id
+        # given with --id is taken.
+        raise outcome.error or Conflict(outcome.reason, hint="choose another --id")
     if record is not None and record.vector_status == "pending":
         common.warn(f"the vector is pending ({outcome.reason}); run `openclaw memory index` later")
     if as_json:

@@ -9,11 +9,12 @@ behind this interface, so callers never decide them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from openclaw_cli.errors import OpenclawError
     from openclaw_cli.memory.records import MemoryRecord
     from openclaw_cli.memory.service import MemoryService
 
@@ -46,6 +47,8 @@ class WriteOutcome:
     record_id: str | None = None
     # The memory it was merged into or found a duplicate of, when that is not record_id itself.
     existing_id: str | None = None
+    # Why a candidate that failed validation was skipped (its message is `reason`), with its hint.
+    error: OpenclawError | None = field(default=None, compare=False)
 
     def public_dict(self) -> dict[str, Any]:
         return {
@@ -90,7 +93,7 @@ def write_memories(
         try:
             record = service.build_record(_new_memory(candidate, moment))
         except OpenclawError as exc:
-            outcomes[number] = WriteOutcome(candidate, "skipped", exc.message)
+            outcomes[number] = WriteOutcome(candidate, "skipped", exc.message, error=exc)
             continue
         groups.setdefault(service.db_path(record.scope), []).append((number, record))
     for path, items in groups.items():
