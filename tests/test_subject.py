@@ -73,6 +73,17 @@ def test_the_query_names_relations_in_either_language_and_known_people() -> None
     assert subject.query_subject("what is he allergic to", NAMES).is_user
 
 
+def test_a_latin_name_or_relation_written_against_chinese_text_is_still_found() -> None:
+    # Han characters are word characters to \b: "Bob住在哪里" read as no name at all, so Bob's own
+    # memory counted as someone else's (x0.3) and fell below the floor.
+    assert subject.query_subject("Bob住在哪里", NAMES).names == {"Bob"}
+    assert subject.query_subject("Bob的生日是哪天", NAMES).names == {"Bob"}
+    assert subject.query_subject("我的boss住在哪", NAMES).relations == {"colleague"}
+    assert not subject.query_subject("Bobby住在哪里", NAMES).names
+    cast = subject.cast_pattern(NAMES)
+    assert subject.subject_of("Bob住在多伦多", cast) == Subject(None, "Bob")
+
+
 def test_mismatch_spares_the_user_and_whoever_the_query_names() -> None:
     user = subject.query_subject("what coffee does he drink")
     wife = subject.query_subject("what does his wife do")

@@ -179,6 +179,13 @@ class Subject:
 USER = Subject()
 
 
+# A Latin-script word ends where Latin letters end: "Bob住在哪里" names Bob, although \b (and \w)
+# count Han characters as letters too.
+_LATIN_LETTER = r"A-Za-z\u00c0-\u024f"
+_NOT_AFTER_LATIN = rf"(?<![{_LATIN_LETTER}])"
+_NOT_BEFORE_LATIN = rf"(?![{_LATIN_LETTER}])"
+
+
 @lru_cache(maxsize=1)
 def _surface_groups() -> dict[str, str]:
     return {form.lower(): group for group, forms in RELATIONS.items() for form in forms}
@@ -194,7 +201,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.P
         rf"(?:\s+(?:from|at|in)\s+[a-z]+)?(?:\s+(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))?"
     )
     zh_head = re.compile(rf"^{_ZH_OWNER}{_ZH_MODIFIERS}(?P<rel>{chinese})(?P<name>\w{{2}})?")
-    en_any = re.compile(rf"\b(?P<rel>{english})(?:e?s)?\b", re.IGNORECASE)
+    en_any = re.compile(rf"{_NOT_AFTER_LATIN}(?P<rel>{english})(?:e?s)?{_NOT_BEFORE_LATIN}", re.IGNORECASE)
     zh_any = re.compile(rf"(?P<rel>{chinese})")
     return en_head, zh_head, en_any, zh_any
 
@@ -268,7 +275,7 @@ def cast_pattern(names: frozenset[str], ignore_case: bool = False) -> re.Pattern
     if not names:
         return None
     parts = [
-        re.escape(name) if _han_name(name) else rf"(?<![^\W\d_]){re.escape(name)}(?![^\W\d_])"
+        re.escape(name) if _han_name(name) else rf"{_NOT_AFTER_LATIN}{re.escape(name)}{_NOT_BEFORE_LATIN}"
         for name in sorted(names, key=len, reverse=True)
     ]
     return re.compile("|".join(parts), re.IGNORECASE if ignore_case else 0)
