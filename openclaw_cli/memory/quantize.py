@@ -47,7 +47,9 @@ def int8_compute_model(source: Path, cache_dir: Path) -> Path:
 
 
 def _convert(source: Path, target: Path) -> None:
-    import onnxruntime as ort
+    from openclaw_cli.memory.onnx_runtime import runtime
+
+    ort = runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".convert-") as work:

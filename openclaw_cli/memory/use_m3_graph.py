@@ -216,6 +216,9 @@ def quantize(model: onnx.ModelProto, target: Path) -> None:
     """
     import logging
 
+    from openclaw_cli.memory.onnx_runtime import runtime
+
+    runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     convolutions = [node.name for node in model.graph.node

@@ -8,6 +8,7 @@ Without the files, counts fall back to an estimate. Everything loads lazily, onc
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.util
 import threading
@@ -69,7 +70,15 @@ def _build_encoding(name: str, directory: Path) -> Any:
     def local_loader(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash is None or expected_hash not in files:
             raise FileNotFoundError(f"no local BPE file for {name}")
-        return tiktoken.load.load_tiktoken_bpe(str(files[expected_hash]), expected_hash=expected_hash)
+        # Read here rather than through tiktoken.load.load_tiktoken_bpe, which copies every file it
+        # reads into a cache in the system temp directory: pointless for a local file, and outside the home.
+        data = files[expected_hash].read_bytes()
+        if not tiktoken.load.check_hash(data, expected_hash):
+            raise ValueError(f"BPE file for {name} does not match its hash")
+        return {
+            base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in data.splitlines() if line)
+        }
 
     # Run the official constructor (pattern, special tokens) with its loader pointed at local files.
     bound = types.FunctionType(
