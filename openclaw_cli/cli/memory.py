@@ -22,12 +22,12 @@ app = typer.Typer(
     help="Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search.",
     no_args_is_help=True,
     epilog="Examples:\n\n  openclaw memory add 'prefers dark mode in every editor' --category preference\n\n"
-    "  openclaw memory search 'which colour scheme does he like' --explain\n\n  openclaw memory status --json",
+    "  openclaw memory search 'which colour theme does he like in his editor' --explain\n\n  openclaw memory status --json",
 )
 
 SEARCH_EXAMPLES = """Examples:
 
-  openclaw memory search 'which colour scheme does he like' --explain
+  openclaw memory search 'which colour theme does he like in his editor' --explain
 
   openclaw memory search 咖啡 -k 3 --user lin --json
 
