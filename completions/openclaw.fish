@@ -253,7 +253,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l mode -x -a '
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l explain -d 'Show each stage\'s ranks, scores and timings.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l all -d 'Also show results below the relevance floor.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l record-hit -d 'Count the results as recalled (FSRS review).'
-complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l batch -x -d 'JSON Lines of {query, k, userId, category} (\'-\' = stdin).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l batch -x -d 'JSON Lines of {query, k, userId, category} (\'-\' = stdin); answers JSON Lines, one per query.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -F

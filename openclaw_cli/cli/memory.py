@@ -410,7 +410,11 @@ def search_cmd(
         bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")
     ] = False,
     batch: Annotated[
-        str | None, typer.Option("--batch", help="JSON Lines of {query, k, userId, category} ('-' = stdin).")
+        str | None,
+        typer.Option(
+            "--batch",
+            help="JSON Lines of {query, k, userId, category} ('-' = stdin); answers JSON Lines, one per query.",
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -427,7 +431,7 @@ def search_cmd(
     if not 1 <= k <= MAX_K:
         raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
     if mode not in ("hybrid", "bm25", "vector"):
-        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector")
+        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
     if (query is None) == (batch is None):
         raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
     defaults = SearchRequest(
