@@ -209,9 +209,9 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
         english = semantic.english_weight(profile, f.unknown_share) * f.trust
         other = 1.0 - semantic.english_weight(profile, f.unknown_share)
         similarity = (english * f.legs[:, 0] + other * f.legs[:, 1]) / np.maximum(english + other, 1e-9)
-        query_language, memory_languages = f.languages
-        for language in ("en", "zh"):
-            similarity = similarity + profile.bonus(query_language, language) * (memory_languages == language)
+    query_language, memory_languages = f.languages
+    for language in ("en", "zh"):
+        similarity = similarity + profile.bonus(query_language, language) * (memory_languages == language)
     mid, width = profile.logistic()
     meaning = f.topic / (1.0 + np.exp(-np.clip((similarity - mid) / width, -60, 60)))
     f.similarity = similarity
@@ -297,7 +297,9 @@ def objective(result: dict[str, KindMetrics], legs: Sequence[dict[str, KindMetri
 def leg_metrics(features: Sequence[Features], profile: SearchProfile) -> list[dict[str, KindMetrics]]:
     """Each leg alone, ranked without the relevance floor: the baseline fusion has to beat, which a floor
     that only hides a leg's results must not be able to lower."""
-    unfloored = replace(profile, relevance_floor=0.0, tail_floor=0.0)
+    unfloored = replace(
+        profile, relevance_floor=0.0, tail_floor=0.0, sentence_floor=None, unmatched_floor=None
+    )
     return [metrics(features, unfloored, mode) for mode in ("bm25", "vector")]
 
 

@@ -363,8 +363,8 @@ class HybridSearcher:
                 similarity = semantic.combine(cand.legs, english, language)
                 if len(profile.legs) == 1:
                     similarity *= english  # a lone English model's vector counts less for unreadable queries
-                else:  # mixed text is both languages, so it is never across
-                    similarity += profile.bonus(query_language, language)
+                # A profile measured with a multilingual model sets a bonus; mixed text is never across.
+                similarity += profile.bonus(query_language, language)
                 cand.vector_score = similarity
                 cand.semantic = profile.semantic(similarity) * topic
             cand.relevance = profile.fuse(cand.lexical, cand.semantic)
