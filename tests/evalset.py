@@ -38,9 +38,15 @@ def load_queries(parts: tuple[str, ...] = ("queries", "conversation")) -> list[d
     return [item for part in parts for item in load_jsonl(QUERY_FILES[part])]
 
 
-def build_service(home_dir: Path) -> MemoryService:
-    """A memory database holding every eval record (memories, distractors, dialogue turns), written at once."""
+def build_service(home_dir: Path, embedding_model: str | None = None) -> MemoryService:
+    """A memory database holding every eval record (memories, distractors, dialogue turns), written at once,
+    with the default embedder or the packaged model named."""
     settings = with_shared_models(Settings())
+    if embedding_model is not None:
+        embedding = settings.memory.embedding.model_copy(update={"model": embedding_model})
+        settings = settings.model_copy(
+            update={"memory": settings.memory.model_copy(update={"embedding": embedding})}
+        )
     service = MemoryService(Home(home_dir), "main", settings.memory)
     records = [
         service.build_record(

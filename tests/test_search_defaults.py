@@ -1,7 +1,8 @@
 """The search defaults are the best of what the eval set measures, and fusion earns its place.
 
 The eval set (fixtures/eval, ~2,500 memories with hard negatives, dialogues, 395 queries in English,
-Chinese, mixed and Japanese) is built once per module; each query's evidence is computed once
+Chinese, mixed and Japanese) is built once per packaged embedder (the default pair, and each model alone
+with its own profile); each query's evidence is computed once
 (tests/fusion_eval.py) and every profile is scored from it. The full sweep lives in
 benchmarks/tune_search.py; here every default is checked against its neighbours one step away, so a
 change of code that moves the optimum fails this test.
@@ -17,6 +18,7 @@ import pytest
 
 from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory import vectors
+from openclaw_cli.memory.embedders import LOCAL_MODELS
 from openclaw_cli.memory.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.service import MemoryService
 from tests import fusion_eval
@@ -42,9 +44,16 @@ STEPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def eval_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
-    service = build_service(Path(tmp_path_factory.mktemp("eval")))
+# Every packaged embedder has its own profile, each measured here: the default pair and each model alone.
+EMBEDDERS = list(LOCAL_MODELS)
+
+
+@pytest.fixture(scope="module", params=EMBEDDERS)
+def eval_service(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MemoryService]:
+    model = None if request.param == EMBEDDERS[0] else request.param
+    service = build_service(Path(tmp_path_factory.mktemp("eval")), model)
     yield service
     service.close()
 
@@ -72,6 +81,10 @@ def test_no_neighbouring_profile_beats_the_defaults(
     mine = _score(features, profile)
     for name, step in STEPS.items():
         for sign in (-1, 1):
+            if getattr(profile, name) is None:
+                continue  # not used by this profile (e.g. no sentence floor)
+            if name.endswith("_bonus") and profile.dedup_english_only:
+                continue  # a model that reads only English has no cross-language similarity to correct
             value = getattr(profile, name) + sign * step
             if value < 0 or (name != "lexical_exponent" and value > 1):
                 continue
