@@ -2,16 +2,15 @@
 
 The eval set (fixtures/eval, ~2,500 memories with hard negatives, dialogues, 395 queries in English,
 Chinese, mixed and Japanese) is built once per packaged embedder (the default pair, and each model alone
-with its own profile); each query's evidence is computed once
-(tests/fusion_eval.py) and every profile is scored from it. The full sweep lives in
-benchmarks/tune_search.py; here every default is checked against its neighbours one step away, so a
-change of code that moves the optimum fails this test.
+with its own profile); each query's evidence is computed once (tests/fusion_eval.py) and every profile is
+scored from it. The full sweep lives in benchmarks/tune_search.py; here every default is checked against
+its neighbours one step away, so a change of code that moves the optimum fails this test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -48,25 +47,26 @@ STEPS = {
 EMBEDDERS = list(LOCAL_MODELS)
 
 
-@pytest.fixture(scope="module", params=EMBEDDERS)
-def eval_service(
+@dataclass
+class Evaluation:
+    service: MemoryService
+    features: list[fusion_eval.Features]
+    profile: SearchProfile
+
+
+@pytest.fixture(params=EMBEDDERS)
+def evaluation(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[MemoryService]:
+) -> Iterator[Evaluation]:
+    """One embedder's eval store, its features and its profile. Built per test: there is one test per
+    embedder, so that a worker builds only the embedders it checks (a module fixture shared by several
+    tests was built again on each worker that ran one of them, ~30 s each)."""
     model = None if request.param == EMBEDDERS[0] else request.param
     service = build_service(Path(tmp_path_factory.mktemp("eval")), model)
-    yield service
+    store = next(iter(service.existing_stores()))
+    profile = profile_for(vectors.stored_identity(store.conn))
+    yield Evaluation(service, fusion_eval.prepare(service, load_queries()), profile)
     service.close()
-
-
-@pytest.fixture(scope="module")
-def features(eval_service: MemoryService) -> list[fusion_eval.Features]:
-    return fusion_eval.prepare(eval_service, load_queries())
-
-
-@pytest.fixture(scope="module")
-def profile(eval_service: MemoryService) -> SearchProfile:
-    store = next(iter(eval_service.existing_stores()))
-    return profile_for(vectors.stored_identity(store.conn))
 
 
 def _score(features: list[fusion_eval.Features], profile: SearchProfile) -> float:
@@ -75,7 +75,13 @@ def _score(features: list[fusion_eval.Features], profile: SearchProfile) -> floa
     )
 
 
-def test_no_neighbouring_profile_beats_the_defaults(
+def test_the_defaults_are_the_best_measured_and_fusion_earns_its_place(evaluation: Evaluation) -> None:
+    _no_neighbouring_profile_beats_the_defaults(evaluation.features, evaluation.profile)
+    _fusion_beats_each_leg_overall_and_knows_when_there_is_nothing(evaluation.features, evaluation.profile)
+    _the_real_searcher_agrees_with_the_tuning_harness(evaluation)
+
+
+def _no_neighbouring_profile_beats_the_defaults(
     features: list[fusion_eval.Features], profile: SearchProfile
 ) -> None:
     mine = _score(features, profile)
@@ -89,28 +95,28 @@ def test_no_neighbouring_profile_beats_the_defaults(
             if value < 0 or (name != "lexical_exponent" and value > 1):
                 continue
             other = replace(profile, **{name: round(value, 4)})
-            assert _score(features, other) <= mine + 1e-9, f"{name}={value} beats the default"
+            assert _score(features, other) <= mine + 1e-9, f"{profile.name}: {name}={value} beats the default"
 
 
-def test_fusion_beats_each_leg_overall_and_knows_when_there_is_nothing(
+def _fusion_beats_each_leg_overall_and_knows_when_there_is_nothing(
     features: list[fusion_eval.Features], profile: SearchProfile
 ) -> None:
     hybrid = fusion_eval.metrics(features, profile)
     for leg, mode in zip(fusion_eval.leg_metrics(features, profile), ("bm25", "vector"), strict=True):
-        alone = leg["all"]
         # MRR only: the relevance floor hides weak answers, which costs recall@10 against the vector leg
         # ranked without any floor (0.63 vs 0.65 when this was written).
-        assert hybrid["all"].mrr > alone.mrr, mode
-    assert hybrid["nonsense"].empty >= 0.8
+        assert hybrid["all"].mrr > leg["all"].mrr, f"{profile.name}: fusion does not beat {mode} alone"
+    assert hybrid["nonsense"].empty >= 0.8, f"{profile.name}: nonsense queries get answers"
 
 
-def test_the_real_searcher_agrees_with_the_tuning_harness(
-    eval_service: MemoryService, features: list[fusion_eval.Features], profile: SearchProfile
-) -> None:
+def _the_real_searcher_agrees_with_the_tuning_harness(evaluation: Evaluation) -> None:
     """The harness scores every memory; the searcher only its candidate pools. They must agree closely,
     or the tuning optimises something search does not do."""
     queries = [q for q in load_queries() if q["expected"]]
-    real = evaluate(eval_service, SearchSettings(), "hybrid", queries)
-    tuned = fusion_eval.metrics(features, profile)["all"]
+    real = evaluate(evaluation.service, SearchSettings(), "hybrid", queries)
+    tuned = fusion_eval.metrics(evaluation.features, evaluation.profile)["all"]
     assert real.queries == tuned.queries
-    assert abs(real.mrr - tuned.mrr) < 0.02 and abs(real.recall_at_10 - tuned.recall_at_10) < 0.02
+    assert abs(real.mrr - tuned.mrr) < 0.02 and abs(real.recall_at_10 - tuned.recall_at_10) < 0.02, (
+        f"{evaluation.profile.name}: searcher MRR {real.mrr:.3f} R@10 {real.recall_at_10:.3f}, "
+        f"harness {tuned.mrr:.3f} {tuned.recall_at_10:.3f}"
+    )
