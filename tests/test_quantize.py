@@ -82,3 +82,20 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
     # `.ses` is onnxruntime's own 51-byte session id, written when it is imported; no model data.
     assert [p.name for p in system_temp.iterdir() if p.name != ".ses"] == []
     assert [p.suffix for p in (tmp_path / "models").iterdir()] == [".onnx"]
+
+
+def test_the_quantizer_stays_quiet_until_the_last_parallel_conversion_ends() -> None:
+    # The two packaged models convert in parallel threads. With a plain logging.disable / NOTSET pair,
+    # the first to finish re-enabled logging while the other was still quantizing, and its advice
+    # reached the CLI's stderr ("WARNING:root:Please consider to run pre-processing...").
+    import logging
+
+    from openclaw_cli.memory.onnx_runtime import quiet_quantizer
+
+    first, second = quiet_quantizer(), quiet_quantizer()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert logging.root.manager.disable >= logging.WARNING  # the other conversion is still running
+    second.__exit__(None, None, None)
+    assert logging.root.manager.disable == logging.NOTSET

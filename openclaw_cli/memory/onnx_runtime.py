@@ -10,7 +10,11 @@ telemetry sets the variable to 0.
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 TELEMETRY_SWITCH = "ORT_DISABLE_TELEMETRY"
@@ -22,3 +26,26 @@ def runtime() -> ModuleType:
     import onnxruntime
 
     return onnxruntime
+
+
+_quiet_lock = threading.Lock()
+_quiet_depth = 0
+
+
+@contextmanager
+def quiet_quantizer() -> Iterator[None]:
+    """Silence the advice onnxruntime's quantizer logs through the root logger, which would reach the
+    CLI's stderr. The two packaged models are converted in parallel threads, and logging.disable is
+    process-wide: it is lifted when the last conversion ends, not the first."""
+    global _quiet_depth
+    with _quiet_lock:
+        _quiet_depth += 1
+        if _quiet_depth == 1:
+            logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_depth -= 1
+            if _quiet_depth == 0:
+                logging.disable(logging.NOTSET)

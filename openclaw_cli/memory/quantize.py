@@ -11,7 +11,6 @@ reinstalled package is converted again.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import tempfile
 from pathlib import Path
@@ -47,7 +46,7 @@ def int8_compute_model(source: Path, cache_dir: Path) -> Path:
 
 
 def _convert(source: Path, target: Path) -> None:
-    from openclaw_cli.memory.onnx_runtime import runtime
+    from openclaw_cli.memory.onnx_runtime import quiet_quantizer, runtime
 
     ort = runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -62,22 +61,17 @@ def _convert(source: Path, target: Path) -> None:
         options.log_severity_level = 3
         ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
         converted = Path(work) / "converted.onnx"
-        # quantize_dynamic logs advice through the root logger, which would reach the CLI's stderr.
-        logging.disable(logging.WARNING)
-        try:
-            # reduce_range: 7-bit weights. On CPUs without VNNI, onnxruntime multiplies u8 activations by s8
-            # weights in pairs summed into int16 (vpmaddubsw), which saturates for 8-bit weights: vectors
-            # then differ by CPU (min cosine 0.968 to float on one such machine). With |w| <= 63 a pair sum
-            # is at most 2*255*63 < 32767, so the integer arithmetic is exact everywhere.
-            with temp_files_inside(Path(work)):
-                quantize_dynamic(
-                    str(folded),
-                    str(converted),
-                    weight_type=QuantType.QInt8,
-                    per_channel=True,
-                    reduce_range=True,
-                )
-        finally:
-            logging.disable(logging.NOTSET)
+        # reduce_range: 7-bit weights. On CPUs without VNNI, onnxruntime multiplies u8 activations by s8
+        # weights in pairs summed into int16 (vpmaddubsw), which saturates for 8-bit weights: vectors
+        # then differ by CPU (min cosine 0.968 to float on one such machine). With |w| <= 63 a pair sum
+        # is at most 2*255*63 < 32767, so the integer arithmetic is exact everywhere.
+        with quiet_quantizer(), temp_files_inside(Path(work)):
+            quantize_dynamic(
+                str(folded),
+                str(converted),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=True,
+            )
         os.chmod(converted, 0o600)
         os.replace(converted, target)  # atomic: a concurrent reader sees no file or the whole file

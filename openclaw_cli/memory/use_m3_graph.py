@@ -214,18 +214,14 @@ def quantize(model: onnx.ModelProto, target: Path) -> None:
     not), so the same text gives the same vector everywhere instead of depending on the host's
     instruction set.
     """
-    import logging
-
-    from openclaw_cli.memory.onnx_runtime import runtime
+    from openclaw_cli.memory.onnx_runtime import quiet_quantizer, runtime
 
     runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     convolutions = [node.name for node in model.graph.node
                     if node.op_type == "MatMul" and node.input[1].startswith(("w1_", "w2_"))]  # fmt: skip
-    # quantize_dynamic logs advice through the root logger, which would reach the CLI's stderr.
-    logging.disable(logging.WARNING)
-    try:
+    with quiet_quantizer():
         quantize_dynamic(
             model,
             str(target),
@@ -235,5 +231,3 @@ def quantize(model: onnx.ModelProto, target: Path) -> None:
             op_types_to_quantize=["MatMul"],
             nodes_to_quantize=convolutions,
         )
-    finally:
-        logging.disable(logging.NOTSET)
