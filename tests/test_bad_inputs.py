@@ -121,6 +121,8 @@ CASES = [
     Case("search-k-0", ("memory", "search", "x", "-k", "0"), 2, says=("between 1 and 200",)),
     Case("search-mode-semantic", ("memory", "search", "x", "--mode", "semantic"), 2, says=("unknown mode",)),
     Case("list-category-unknown", ("memory", "list", "-c", "bogus"), 2, says=("unknown category 'bogus'",)),
+    Case("search-category-empty", ("memory", "search", "x", "-c", ""), 2, says=("no category given",)),
+    Case("search-category-commas", ("memory", "search", "x", "-c", ","), 2, says=("no category given",)),
     Case("list-scope-unknown", ("memory", "list", "--scope", "bogus"), 2, says=("unknown scope 'bogus'",)),
     Case(
         "add-category-unknown", ("memory", "add", "x", "-c", "bogus"), 2, says=("unknown category 'bogus'",)

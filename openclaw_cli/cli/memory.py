@@ -356,6 +356,8 @@ def _categories(values: list[str] | None) -> tuple[str, ...]:
     from openclaw_cli.memory.records import CATEGORIES
 
     chosen = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+    if values and not chosen:  # -c "" or -c ",": a filter that names nothing would silently match all
+        raise typer.BadParameter(f"no category given: use {', '.join(CATEGORIES)}", param_hint="'--category'")
     unknown = [c for c in chosen if c not in CATEGORIES]
     if unknown:
         raise typer.BadParameter(
