@@ -110,21 +110,35 @@ def evidence_recall(item: dict[str, Any], found: Sequence[str]) -> float:
     return sum(1 for piece in pieces if piece & set(found)) / len(pieces)
 
 
+def rankings(
+    service: MemoryService, settings: SearchSettings, mode: str, items: list[dict[str, Any]]
+) -> list[list[str]]:
+    """The ids of each query's top 10, as the real searcher returns them."""
+    store = next(iter(service.existing_stores()))
+    searcher = HybridSearcher(store, settings, service.embedder(), _reranker(settings), warm=True)
+    found = []
+    for item in items:
+        request = SearchRequest(query=item["query"], k=10, user_id=item["userId"], mode=mode)  # type: ignore[arg-type]
+        found.append([hit.record.id for hit in searcher.search(request, NOW).hits])
+    return found
+
+
+def reciprocal_rank(item: dict[str, Any], found: Sequence[str]) -> float:
+    """1 / the rank of the first expected record in `found` (0 when none is there)."""
+    expected = set(item["expected"])
+    return next((1.0 / rank for rank, rid in enumerate(found, start=1) if rid in expected), 0.0)
+
+
 def evaluate(
     service: MemoryService, settings: SearchSettings, mode: str, queries: list[dict[str, Any]] | None = None
 ) -> Metrics:
-    store = next(iter(service.existing_stores()))
-    searcher = HybridSearcher(store, settings, service.embedder(), _reranker(settings), warm=True)
     items = queries if queries is not None else load_jsonl("queries.jsonl")
     items = [item for item in items if item["expected"]]  # nonsense queries are scored by evaluate_by_kind
     r5 = r10 = rr = 0.0
-    for item in items:
-        request = SearchRequest(query=item["query"], k=10, user_id=item["userId"], mode=mode)  # type: ignore[arg-type]
-        ids = [hit.record.id for hit in searcher.search(request, NOW).hits]
-        expected = set(item["expected"])
+    for item, ids in zip(items, rankings(service, settings, mode, items), strict=True):
         r5 += evidence_recall(item, ids[:5])
         r10 += evidence_recall(item, ids[:10])
-        rr += next((1.0 / rank for rank, rid in enumerate(ids, start=1) if rid in expected), 0.0)
+        rr += reciprocal_rank(item, ids)
     n = len(items) or 1
     return Metrics(r5 / n, r10 / n, rr / n, len(items))
 
