@@ -50,7 +50,7 @@ def test_eval_ceiling_of_the_packaged_models(
 ) -> None:
     """How far routing each query to the right packaged embedder could go on this eval: per query, with
     hindsight, the best of every embedder's hybrid ranking. No rule for choosing can beat it; a fusion
-    of the rankings can only where it lifts an answer above the distractors all of them rank first."""
+    of the rankings can, but only by lifting an answer above distractors that every embedder ranks higher."""
     items = [item for item in load_queries() if item["expected"]]
     per_model: dict[str, list[float]] = {}
 
@@ -66,6 +66,7 @@ def test_eval_ceiling_of_the_packaged_models(
     mrr = {model: sum(values) / len(items) for model, values in per_model.items()}
     ceiling = sum(max(values) for values in zip(*per_model.values(), strict=True)) / len(items)
     benchmark.extra_info.update({"mrr": mrr, "ceiling": ceiling, "queries": len(items)})
-    print(f"\nhybrid MRR by embedder { ({m: round(v, 4) for m, v in mrr.items()}) }")
+    rounded = {model: round(value, 4) for model, value in mrr.items()}
+    print(f"\nhybrid MRR by embedder: {rounded}")
     print(f"the best of them per query, with hindsight: {ceiling:.4f} over {len(items)} queries")
     assert max(mrr.values()) <= ceiling <= 1.0
