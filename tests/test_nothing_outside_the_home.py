@@ -35,3 +35,21 @@ def test_embedding_searching_and_counting_tokens_write_only_inside_the_home(tmp_
     assert _everything_under(temp) == []
     # The commands did their work: the memories are there, the context was counted.
     assert len(run_cli(home, "memory", "list", "--json", env=env).json()) == 2
+
+
+def test_the_float_vector_scan_loads_onnxruntime_with_telemetry_off(tmp_path: Path) -> None:
+    """An API embedder's store has float vectors, searched warm (the gateway) through an int8 scan built
+    with onnxruntime before any local model is loaded: that import must go through onnx_runtime too."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, numpy as np\n"
+        "from openclaw_cli.memory.vector_matrix import _Int8Scan\n"
+        "scan = _Int8Scan.build(np.eye(4, dtype=np.float32))\n"
+        "print(scan is not None, os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+    )
+    env = {"HOME": str(tmp_path), "TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "1"]
+    assert _everything_under(tmp_path) == []

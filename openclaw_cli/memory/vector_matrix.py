@@ -338,8 +338,11 @@ class _Int8Scan:
         import numpy as np
 
         try:
-            import onnxruntime as ort
             from onnx import TensorProto, helper, numpy_helper
+
+            from openclaw_cli.memory.onnx_runtime import runtime
+
+            ort = runtime()  # telemetry off, as for the models
 
             scale = float(np.abs(matrix).max()) / 127 or 1.0
             weights = np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8)
