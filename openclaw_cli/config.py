@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_settings import (
     BaseSettings,
@@ -53,6 +53,18 @@ class SessionSettings(_Section):
     dormant_minutes: int = Field(60, ge=1, description="idle time after which an active session is dormant")
     reset: ResetSettings = Field(default_factory=ResetSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
+
+    @field_validator("identity_links")
+    @classmethod
+    def _one_person_per_address(cls, links: dict[str, list[str]]) -> dict[str, list[str]]:
+        from openclaw_cli.errors import OpenclawError
+        from openclaw_cli.identity import validate_links
+
+        try:
+            validate_links(links)
+        except OpenclawError as exc:
+            raise ValueError(exc.message) from exc
+        return links
 
 
 class EmbeddingSettings(_Section):
@@ -207,6 +219,9 @@ class GatewaySettings(_Section):
     config_poll_ms: int = Field(500, ge=50, description="how often openclaw.json is checked for changes")
     queue: GatewayQueueSettings = Field(default_factory=GatewayQueueSettings)
     auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
+    anonymous_is_owner: bool = Field(
+        False, description="a message with no identity (an anonymous /v1 call) is the owner's"
+    )
 
 
 class AgentEntry(_Section):
@@ -265,6 +280,12 @@ class Settings(BaseSettings):
         extra="forbid",
     )
 
+    owner: str | None = Field(
+        None,
+        min_length=1,
+        max_length=128,
+        description="the assistant's owner: an identityLinks name or channel:peer",
+    )
     session: SessionSettings = Field(default_factory=SessionSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
@@ -324,7 +345,7 @@ def _describe(exc: ValidationError, path: Path, *, from_env: bool) -> ConfigErro
     where = f"{path} or {ENV_PREFIX}* environment" if from_env else str(path)
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return ConfigError(
-        f"{where}: key '{key}': {first['msg']}{more}",
+        f"{where}: key '{key}': {str(first['msg']).removeprefix('Value error, ')}{more}",
         hint="fix the value with `openclaw config set KEY VALUE` or edit the file; nothing was changed",
     )
 

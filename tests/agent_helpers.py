@@ -108,6 +108,11 @@ def turn(
     runtime: AgentRuntime, text: str, key: str = "agent:main:main", *, run_id: str = "r1", **fields: Any
 ) -> tuple[TurnResult, Events]:
     events = Events()
+    if "user_id" not in fields:  # the person an entry point would resolve: the owner in the main session
+        from openclaw_cli.identity import for_key
+        from openclaw_cli.sessions.keys import parse_key
+
+        fields["user_id"] = for_key(runtime.settings, parse_key(key), sender=fields.get("sender")).person
 
     async def go() -> TurnResult:
         return await runtime.run_turn(

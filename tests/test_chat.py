@@ -268,7 +268,10 @@ def test_typed_into_a_real_terminal(
         "You said hello.",
         "count slowly",
     ]
-    history = home / "agents" / "main" / "chat_history"
+    # one prompt history per person typing (the owner here), so a purge of a person can remove theirs
+    from openclaw_cli.identity import DEFAULT_OWNER, history_name
+
+    history = home / "agents" / "main" / "chat" / history_name(DEFAULT_OWNER)
     assert "+hello" in history.read_text() and oct(history.stat().st_mode & 0o777) == "0o600"
 
 

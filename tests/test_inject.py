@@ -6,12 +6,14 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from openclaw_cli.config import InjectSettings
+from openclaw_cli.identity import DEFAULT_OWNER
 from openclaw_cli.memory.inject import (
-    build_memory_block,
+    build_memory_block as build_for,
     conversation_language,
     order_hits,
     query_from_messages,
@@ -22,6 +24,11 @@ from openclaw_cli.sessions.tokens import count_tokens, counter_is_exact
 from tests.memory_helpers import add, service_for
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def build_memory_block(*args: Any, **kwargs: Any) -> Any:
+    """The owner's block: the memories these tests add without a user are the owner's (`default`)."""
+    return build_for(*args, **{"user_id": DEFAULT_OWNER, **kwargs})
 LINE = re.compile(r"^- \[(\w+), recorded (\d{4}-\d{2}-\d{2})\] (.+)$")
 ZH_LINE = re.compile(r"^- \[(\S+), 记于 (\d{4}-\d{2}-\d{2})\] (.+)$")
 
@@ -101,14 +108,14 @@ def test_conversation_language_counts_han_against_latin_words() -> None:
 
 
 def test_insights_come_before_facts_of_equal_score(service: MemoryService) -> None:
-    # Same text, same age: the two score the same; the fact was written first. (Two users' memories, so
-    # that exact dedup on the write path keeps both.)
+    # Same text, same age: the two score the same; the fact was written first. (The owner's fact and an
+    # agent-scope insight, so that exact dedup on the write path, which is per scope, keeps both.)
     created = NOW - timedelta(days=1)
     fact = add(
-        service, "User likes dark editor themes", category="preference", created_at=created, user_id="a"
+        service, "User likes dark editor themes", category="preference", created_at=created, user_id="default"
     )
     insight = add(
-        service, "User likes dark editor themes", category="insight", created_at=created, user_id="b"
+        service, "User likes dark editor themes", category="insight", created_at=created, scope="agent"
     )
     block = build_memory_block(service, InjectSettings(), query="dark editor themes", now=NOW)
     assert block.record_ids == [insight, fact]

@@ -30,6 +30,10 @@ def _cli(home: Path, *args: str, env: dict[str, str] | None = None) -> Any:
 def _fill(home: Path) -> None:
     """Alice's marker in main's store, in work's store, in the shared store and in two sessions."""
     shared = {"OPENCLAW_MEMORY__SHAREUSERMEMORY": "true"}
+    # Her Telegram address is linked to her name, so her DM sessions are hers (identity.py).
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    links = {"alice": ["telegram:alice"], "bob": ["telegram:bob"]}
+    (home / "openclaw.json").write_text(json.dumps({"session": {"identityLinks": links}}), encoding="utf-8")
     steps: list[tuple[tuple[str, ...], dict[str, str] | None]] = [
         (("memory", "add", f"alice's code word is {MARKER}", "-u", "alice"), None),
         (

@@ -39,15 +39,20 @@ class LocalChat:
 
     mode = "in-process"
 
-    def __init__(self, home: Home, settings: Settings, agent_id: str, session_key: str) -> None:
+    def __init__(
+        self, home: Home, settings: Settings, agent_id: str, session_key: str, *, user_id: str | None = None
+    ) -> None:
         self.runtime = AgentRuntime(home, settings)
         self.settings = settings
         self.agent_id = agent_id
         self.session_key = session_key
+        self.user_id = user_id  # the person typing (identity.py); None: nobody known
         self._runs = itertools.count(1)
 
     def send(self, text: str, on_event: EventSink) -> dict[str, Any]:
-        request = TurnRequest(self.agent_id, self.session_key, text, f"local-{next(self._runs)}")
+        request = TurnRequest(
+            self.agent_id, self.session_key, text, f"local-{next(self._runs)}", user_id=self.user_id
+        )
         return asyncio.run(self._send(request, on_event))
 
     async def _send(self, request: TurnRequest, on_event: EventSink) -> dict[str, Any]:
@@ -67,27 +72,35 @@ class LocalChat:
         return self.runtime.compact_now(self.agent_id, self.session_key).to_dict()
 
     def memory_search(self, query: str) -> list[dict[str, Any]]:
-        from openclaw_cli.memory.search import SearchRequest
+        from openclaw_cli.memory.inject import recall
 
         services = self.runtime.services(self.agent_id)
-        request = SearchRequest(query=query, k=MEMORY_RESULTS)
         with services.memory_lock:
-            result = services.memory.search(request)
-        return [hit.to_dict(False) for hit in result.hits]
+            hits, _warnings = recall(services.memory, query, MEMORY_RESULTS, self.user_id)
+        return [hit.to_dict(False) for hit in hits]
 
     def remember(self, text: str) -> dict[str, Any]:
+        from openclaw_cli.errors import InvalidInput
+        from openclaw_cli.identity import ANONYMOUS_REASON
         from openclaw_cli.memory.service import NewMemory
 
+        if self.user_id is None:
+            raise InvalidInput(f"not remembered: {ANONYMOUS_REASON}", hint="start the chat with --user")
         services = self.runtime.services(self.agent_id)
+        item = NewMemory(l0=text, user_id=self.user_id, source={"kind": "chat-command"})
         with services.memory_lock:
-            record, _ = services.memory.add(NewMemory(l0=text, source={"kind": "chat-command"}))
+            record, _ = services.memory.add(item)
         return {"id": record.id, "l0": record.l0, "category": record.category}
 
     def forget(self, record_id: str) -> dict[str, Any]:
+        from openclaw_cli.agent.tools import may_touch
+        from openclaw_cli.errors import NotFound
         from openclaw_cli.memory.records import validate_record_id
 
         services = self.runtime.services(self.agent_id)
         with services.memory_lock:
+            if not may_touch(services.memory, validate_record_id(record_id), self.user_id):
+                raise NotFound(f"no memory with id {record_id!r} of yours")
             record = services.memory.delete(validate_record_id(record_id))
         return {"id": record.id, "l0": record.l0}
 

@@ -35,13 +35,16 @@ def gateway_listening(host: str, port: int, timeout: float = 0.3) -> bool:
 
 
 class GatewayChat:
-    def __init__(self, url: str, token: str | None, agent_id: str, session_key: str) -> None:
+    def __init__(
+        self, url: str, token: str | None, agent_id: str, session_key: str, *, user_id: str | None = None
+    ) -> None:
         from websockets.exceptions import WebSocketException
         from websockets.sync.client import connect
 
         self.mode = f"gateway {url}"
         self.agent_id = agent_id
         self.session_key = session_key
+        self.user_id = user_id  # the person typing; sent with every call that reads or writes memory
         self._ids = itertools.count(1)
         try:
             self._ws = connect(url, open_timeout=CONNECT_TIMEOUT, max_size=None)
@@ -96,7 +99,7 @@ class GatewayChat:
         early: list[dict[str, Any]] = []
         payload = self.request(
             "chat.send",
-            {"sessionKey": self.session_key, "agentId": self.agent_id, "text": text},
+            self._as_person({"sessionKey": self.session_key, "agentId": self.agent_id, "text": text}),
             lambda _kind, frame: early.append(frame),
         )
         run_id = str((payload or {}).get("runId", ""))
@@ -144,15 +147,25 @@ class GatewayChat:
         )
 
     def memory_search(self, query: str) -> list[dict[str, Any]]:
-        payload = self.request("memory.search", {"query": query, "agentId": self.agent_id})
+        if self.user_id is None:  # without a person the gateway answers the operator's view: not ours
+            return []
+        payload = self.request("memory.search", self._as_person({"query": query, "agentId": self.agent_id}))
         results = payload.get("results", payload) if isinstance(payload, dict) else payload
         return list(results or [])
 
     def remember(self, text: str) -> dict[str, Any]:
-        return dict(self.request("memory.add", {"text": text, "agentId": self.agent_id}) or {})
+        if self.user_id is None:
+            from openclaw_cli.errors import InvalidInput
+            from openclaw_cli.identity import ANONYMOUS_REASON
+
+            raise InvalidInput(f"not remembered: {ANONYMOUS_REASON}", hint="start the chat with --user")
+        return dict(
+            self.request("memory.add", self._as_person({"text": text, "agentId": self.agent_id})) or {}
+        )
 
     def forget(self, record_id: str) -> dict[str, Any]:
-        payload = dict(self.request("memory.delete", {"id": record_id, "agentId": self.agent_id}) or {})
+        params = self._as_person({"id": record_id, "agentId": self.agent_id})
+        payload = dict(self.request("memory.delete", params) or {})
         return {"id": payload.get("deleted", record_id), **payload}
 
     def status(self) -> dict[str, Any]:
@@ -165,6 +178,9 @@ class GatewayChat:
 
     def close(self) -> None:
         self._ws.close()
+
+    def _as_person(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {**params, "userId": self.user_id} if self.user_id is not None else params
 
 
 def _error_text(error: Any) -> str:

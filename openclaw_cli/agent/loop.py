@@ -26,6 +26,7 @@ from openclaw_cli.agent.compaction import CompactionResult, compact_session, sav
 from openclaw_cli.agent.runtime import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.agent.tools import run_tool, tool_specs
 from openclaw_cli.errors import OpenclawError
+from openclaw_cli.identity import ANONYMOUS_REASON, Identity, is_private, owner_id
 from openclaw_cli.sessions.context import CompactionRule, fill_token_counts
 from openclaw_cli.sessions.keys import parse_key
 
@@ -115,7 +116,13 @@ def _run(turn: TurnContext) -> TurnResult:
 def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     request = turn.request
     appended = turn.services.manager.append(
-        request.session_key, "user", request.text, turn.now(), sender=request.sender
+        request.session_key,
+        "user",
+        request.text,
+        turn.now(),
+        sender=request.sender,
+        user_id=request.user_id,
+        anonymous=request.user_id is None,
     )
     turn.result.session_id = appended.session_id
     turn.result.user_message_idx = int(appended.message["idx"])
@@ -146,7 +153,15 @@ def _take_steered(turn: TurnContext, session_id: str) -> None:
     if steering is None:
         return
     for item in steering.take():
-        stored = turn.services.sessions.append(session_id, "user", item.text, turn.now(), sender=item.sender)
+        stored = turn.services.sessions.append(
+            session_id,
+            "user",
+            item.text,
+            turn.now(),
+            sender=item.sender,
+            user_id=turn.request.user_id,
+            anonymous=turn.request.user_id is None,
+        )
         item.stored_idx = int(stored["idx"])
         turn.appended += 1
         _remember_now(turn, session_id, stored)
@@ -201,7 +216,13 @@ def describe_compaction(outcome: CompactionResult) -> str:
 
 def _remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) -> None:
     """A message asking to be remembered ("remember this", 记住) is written at once (seed 003 §4.1),
-    with or without a model."""
+    with or without a model; for the person who said it, and for nobody when nobody is known."""
+    if turn.request.user_id is None:
+        from openclaw_cli.memory.patterns import asks_to_remember
+
+        if message.get("role") == "user" and asks_to_remember(str(message.get("content") or "")):
+            turn.notice(f"Not saved to memory: {ANONYMOUS_REASON}.")
+        return
     try:
         with turn.services.memory_lock:
             outcomes = turn.services.extraction.remember_now(session_id, message, turn.request.user_id)
@@ -292,7 +313,8 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     try:
         from openclaw_cli.memory.workspace import session_files
 
-        private = parse_key(services.manager.key(request.session_key)).kind == "main"
+        key = parse_key(services.manager.key(request.session_key))
+        private = is_private(key, Identity(request.user_id, request.user_id == owner_id(turn.settings)))
         files = session_files(
             services.home, services.agent_id, turn.settings.memory, private=private, today=turn.now().date()
         )

@@ -80,7 +80,7 @@ def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | No
         if name == "memory_add":
             return _add(AddArgs.model_validate(raw), memory, user_id)
         if name == "memory_forget":
-            return _forget(ForgetArgs.model_validate(raw), memory)
+            return _forget(ForgetArgs.model_validate(raw), memory, user_id)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
@@ -91,27 +91,42 @@ def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | No
 
 
 def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
-    from openclaw_cli.memory.search import SearchRequest
+    from openclaw_cli.memory.inject import recall
 
-    result = memory.search(SearchRequest(query=args.query, k=args.limit, user_id=user_id))
-    hits = [
-        {"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in result.hits
-    ]
+    found, _warnings = recall(memory, args.query, args.limit, user_id)
+    hits = [{"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in found]
     memory.record_hits([hit["id"] for hit in hits])  # recalled by the model: an FSRS review
     return {"results": hits}
 
 
 def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+    from openclaw_cli.identity import ANONYMOUS_REASON
     from openclaw_cli.memory.service import NewMemory
 
+    if user_id is None:
+        return {"error": f"not stored: {ANONYMOUS_REASON}"}
     record, _ = memory.add(
         NewMemory(l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"})
     )
     return {"id": record.id, "stored": record.l0}
 
 
-def _forget(args: ForgetArgs, memory: MemoryService) -> dict[str, Any]:
+def _forget(args: ForgetArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
     from openclaw_cli.memory.records import validate_record_id
 
-    record = memory.delete(validate_record_id(args.id))
+    record_id = validate_record_id(args.id)
+    if not may_touch(memory, record_id, user_id):
+        return {"error": f"no memory {record_id} of this person"}  # another's: not even its existence
+    record = memory.delete(record_id)
     return {"deleted": record.id, "text": record.l0}
+
+
+def may_touch(memory: MemoryService, record_id: str, user_id: str | None) -> bool:
+    """Whether the person `user_id` may forget the memory: their own, or the agent's (shared by design)."""
+    from openclaw_cli.errors import NotFound
+
+    try:
+        record = memory.get(record_id)
+    except NotFound:
+        return True  # the delete itself says it does not exist
+    return record.scope == "agent" or (user_id is not None and record.user_id == user_id)

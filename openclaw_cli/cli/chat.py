@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from openclaw_cli.cli import common
+from openclaw_cli.errors import OpenclawError
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.chat_client import ChatBackend
@@ -49,7 +50,9 @@ def _gateway_port(given: int | None) -> int:
         return int(st.settings.gateway.port)
 
 
-def _backend(agent: str, session_key: str, local: bool, port: int | None) -> tuple[ChatBackend, str | None]:
+def _backend(
+    agent: str, session_key: str, person: str | None, local: bool, port: int | None
+) -> tuple[ChatBackend, str | None]:
     """The gateway when one is listening (and --local is not given), else the in-process loop."""
     from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
 
@@ -57,11 +60,11 @@ def _backend(agent: str, session_key: str, local: bool, port: int | None) -> tup
     port = _gateway_port(port) if not local else 0
     if not local and gateway_listening("127.0.0.1", port):
         url = f"ws://127.0.0.1:{port}{WS_PATH}"
-        return GatewayChat(url, _token(), agent, session_key), None
+        return GatewayChat(url, _token(), agent, session_key, user_id=person), None
     from openclaw_cli.agent.chat_client import LocalChat
 
     why = None if local else f"no gateway on port {port}: running in-process"
-    return LocalChat(st.home, st.settings, agent, session_key), why
+    return LocalChat(st.home, st.settings, agent, session_key, user_id=person), why
 
 
 @app.callback(invoke_without_command=True)
@@ -79,8 +82,24 @@ def chat_cmd(
         int | None,
         typer.Option("--port", min=1, max=65535, help="The gateway's port (default: the running one's)."),
     ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            help="Who is typing (a person id); default: the owner in the main session, the peer in a DM.",
+        ),
+    ] = None,
 ) -> None:
-    """Chat with an agent. Type /help for the commands (/new, /compact, /memory, /remember, /forget, ...)."""
+    """Chat with an agent. Type /help for the commands (/new, /compact, /memory, /remember, /forget, ...).
+
+    Memories are read and written for the person typing: the owner (`owner` in the config) in the
+    main session, the session's peer in a DM session, or `--user`.
+
+    Examples:\n
+      openclaw chat\n
+      openclaw chat --local --session agent:main:telegram:direct:123\n
+      echo 'what do I like?' | openclaw chat --user alice
+    """
     from rich.console import Console
 
     from openclaw_cli.agent.runtime import NO_MODEL
@@ -95,28 +114,39 @@ def chat_cmd(
         common.fail(
             f"session {key} belongs to another agent", hint=f"pass --agent {parse_key(key).agent_id}", code=2
         )
-    backend, why = _backend(agent_id, key, local, port)
+    from openclaw_cli import identity
+
+    try:
+        person = identity.for_key(st.settings, parse_key(key), user=user).person
+    except OpenclawError as exc:
+        common.fail(exc.message, hint=exc.hint, code=2)
+    backend, why = _backend(agent_id, key, person, local, port)
     interactive = sys.stdin.isatty()
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
     console = Console(highlight=False, force_terminal=interactive or None, soft_wrap=not interactive)
-    banner = [f"agent {agent_id}, session {key} ({backend.mode}); /help for commands, Ctrl-D to leave"]
+    speaker = f", as {person}" if person else ", anonymous: nothing is remembered"
+    banner = [
+        f"agent {agent_id}, session {key}{speaker} ({backend.mode}); /help for commands, Ctrl-D to leave"
+    ]
     if why:
         banner.append(why)
     if backend.mode == "in-process" and st.settings.llm.model is None:
         banner.append(NO_MODEL)
-    history = _history_path(agent_id) if interactive else None
+    history = _history_path(agent_id, person) if interactive else None
     try:
         run_chat(backend, console, agent_id, banner, lambda: read_lines(history, interactive), interactive)
     finally:
         backend.close()
 
 
-def _history_path(agent_id: str) -> Path | None:
-    """The prompt history file, private to the user (0600 in a 0700 directory)."""
+def _history_path(agent_id: str, person: str | None) -> Path | None:
+    """The prompt history file of the person typing, private (0600 in a 0700 directory); one per
+    person, so that `memory purge --user` can remove what that person typed (identity.history_name)."""
     from openclaw_cli.fsutil import create_private_file
+    from openclaw_cli.identity import history_name
 
     st = common.state()
-    path = st.home.ensure(st.home.agent_dir(agent_id)) / "chat_history"
+    path = st.home.ensure(st.home.agent_dir(agent_id) / "chat") / history_name(person)
     try:
         if not path.exists():
             create_private_file(path)

@@ -173,6 +173,10 @@ def add_cmd(
             _add_batch(service, batch, as_json)
             return
         assert text is not None
+        if user is None and scope == "user":
+            from openclaw_cli.identity import owner_id
+
+            user = owner_id(common.state().settings)  # the CLI's user is the assistant's owner
         candidate = Candidate(common.read_text_arg(text), category, l1, l2, scope, user, record_id=record_id)
         [outcome] = write_memories(service, [candidate])
         record = service.get(outcome.record_id) if outcome.action == "added" and outcome.record_id else None

@@ -28,16 +28,23 @@ def inject_cmd(
         str | None,
         typer.Option("--session", "-s", help="Build it from this session's recent messages (key or id)."),
     ] = None,
-    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's memories.")] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", "-u", help="The person the block is for (default: the owner); never another's."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Print the Markdown memory block that would be added to the system prompt.
 
     One line per memory, `- [category, recorded YYYY-MM-DD] text` (the Chinese template when the
     conversation is Chinese), the best few with their detail, within memory.inject.memoryMaxTokens.
+    It holds the person's own memories and the agent's, never another person's.
     Read-only: unlike the agent's own recall, it does not count as a review of the memories.
     """
     from openclaw_cli.cli.memory import _announce_model_preparation, _service
+    from openclaw_cli.identity import canonical_person, owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore
 
@@ -48,10 +55,16 @@ def inject_cmd(
     if session is not None:
         messages = session_messages(SessionStore(st.home, st.agent), session)
     text = common.read_text_arg(query) if query is not None else None
+    person = canonical_person(user, st.settings.session.identity_links) if user else owner_id(st.settings)
     with _service(one_shot=True) as service:
         _announce_model_preparation(service)
         block = build_memory_block(
-            service, st.settings.memory.inject, query=text, messages=messages, user_id=user, record_hits=False
+            service,
+            st.settings.memory.inject,
+            query=text,
+            messages=messages,
+            user_id=person,
+            record_hits=False,
         )
     if as_json:
         common.emit_json(block.to_dict())

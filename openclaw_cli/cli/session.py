@@ -200,10 +200,20 @@ def append_cmd(
 ) -> None:
     """Append one message to the key's session (a stale session is reset first; the message is kept).
 
+    A user message is stored as the words of a person (whose memories extraction writes): `--sender`
+    on the key's channel in a group, the DM's peer, or the owner in the main session.
     Text read from standard input (-) is stored exactly, a trailing newline included.
     """
+    from openclaw_cli import identity
+    from openclaw_cli.sessions.keys import parse_key
+
     content = common.read_text_arg(text)
-    result = _manager().append(key, role, content, _now(), sender=sender)
+    person = None
+    if role == "user":  # whose words these are: the group speaker, the DM peer, or the owner (main)
+        person = identity.for_key(common.state().settings, parse_key(key), sender=sender).person
+    result = _manager().append(
+        key, role, content, _now(), sender=sender, user_id=person, anonymous=role == "user" and person is None
+    )
     if as_json:
         common.emit_json(result.to_dict())
         return

@@ -1,7 +1,9 @@
 """HTTP endpoints: health probes, the OpenAI-compatible chat endpoint and the channel hook.
 
 `/v1/chat/completions`: `model` names the agent, `user` picks the session (agent:{agent}:openai:direct:
-{user}; without it the agent's main session). The gateway keeps the history itself, so only the last
+{user}) and the person (identity.py: `openai:{user}` unless identityLinks names it); without it the call
+is anonymous: session agent:{agent}:openai:direct:anonymous and no memory about anyone, unless
+gateway.anonymousIsOwner makes it the owner's (the main session). The reply's `openclaw` field says who. The gateway keeps the history itself, so only the last
 user message of `messages` is taken as the new turn. `stream: true` answers with server-sent events.
 Every request is its own turn (queue mode followup), queued on the session's lane like any message.
 """
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from openclaw_cli import identity
 from openclaw_cli.errors import InvalidInput, OpenclawError
 from openclaw_cli.gateway.auth import bearer, token_matches
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
@@ -24,6 +27,9 @@ from openclaw_cli.sessions.keys import build_key, dm_key
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.server import GatewayApp
+
+# The session of anonymous /v1 calls (not the owner's main session, which holds their conversations).
+ANONYMOUS_PEER = "anonymous"
 
 
 class HttpError(Exception):
@@ -127,30 +133,18 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
     body = await read_json(gateway, request)
     agent = _known_agent(gateway, body.get("model"))
     text = _last_user_text(body.get("messages"))
-    user = body.get("user")
-    if user is not None and (not isinstance(user, str) or not user.strip()):
-        raise HttpError(400, '"user" must be a non-empty string')
-    session = gateway.core.settings.session
-    key = (
-        build_key(
-            dm_key(
-                agent,
-                "openai",
-                DEFAULT_ACCOUNT,
-                user,
-                dm_scope="per-channel-peer",
-                identity_links=session.identity_links,
-            )
-        )
-        if user
-        else f"agent:{agent}:main"
-    )
+    key, who = _v1_session(gateway, agent, body.get("user"))
     events: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
     turn = gateway.core.send(
-        agent, key, text, mode="followup", listener=lambda e, pl: events.put_nowait((e, pl))
+        agent,
+        key,
+        text,
+        user_id=who.person,
+        mode="followup",
+        listener=lambda e, pl: events.put_nowait((e, pl)),
     )
     if body.get("stream") is True:
-        return StreamingResponse(_stream(turn.run_id, agent, events), media_type="text/event-stream")
+        return StreamingResponse(_stream(turn.run_id, agent, events, who), media_type="text/event-stream")
     result = await turn.done
     if result.status != "ok":
         raise HttpError(
@@ -158,16 +152,45 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
             result.error or "the turn was aborted",
             "upstream_error" if result.status == "error" else "aborted",
         )
-    return JSONResponse(_completion(turn.run_id, agent, result.reply, "stop", chunk=False))
+    answer = _completion(turn.run_id, agent, result.reply, "stop", chunk=False)
+    return JSONResponse({**answer, "openclaw": who.public_dict()})
+
+
+def _v1_session(gateway: GatewayApp, agent: str, user: Any) -> tuple[str, identity.Identity]:
+    """The session and the person of a /v1 call: `user` is a peer on channel `openai`; without one the
+    call is anonymous (the owner's only when gateway.anonymousIsOwner says so)."""
+    settings = gateway.core.settings
+    if user is None:
+        who = identity.identify(None, settings)
+        peer = None if who.owner else ANONYMOUS_PEER
+    else:
+        peer = identity.check_identity(user, '"user"')
+        person = identity.person_of_address("openai", peer, settings.session.identity_links)
+        identity.refuse_owner_name(peer, person, settings, '"user"')
+        who = identity.identify(person, settings)
+    if peer is None:
+        return f"agent:{agent}:main", who
+    key = dm_key(
+        agent,
+        "openai",
+        DEFAULT_ACCOUNT,
+        peer,
+        dm_scope="per-channel-peer",
+        identity_links=settings.session.identity_links,
+    )
+    return build_key(key), who
 
 
 async def _stream(
-    run_id: str, agent: str, events: asyncio.Queue[tuple[str, dict[str, Any]]]
+    run_id: str,
+    agent: str,
+    events: asyncio.Queue[tuple[str, dict[str, Any]]],
+    who: identity.Identity,
 ) -> AsyncIterator[str]:
     def sse(value: Any) -> str:
         return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
 
-    yield sse(_completion(run_id, agent, "", None, chunk=True))
+    yield sse({**_completion(run_id, agent, "", None, chunk=True), "openclaw": who.public_dict()})
     while True:
         event, payload = await events.get()
         if event != "chat" or payload.get("runId") != run_id:
@@ -234,13 +257,17 @@ async def hooks_agent(gateway: GatewayApp, request: Request) -> Response:
         target = route(gateway.core.settings, message)
     except InvalidInput as exc:
         raise HttpError(400, exc.message) from exc
-    turn = gateway.core.send(target.agent_id, target.session_key, message.text, sender=message.sender)
+    who = identity.for_inbound(gateway.core.settings, message.channel, message.peer, message.sender)
+    turn = gateway.core.send(
+        target.agent_id, target.session_key, message.text, sender=message.sender, user_id=who.person
+    )
     result = await turn.done
     answer = {
         "runId": turn.run_id,
         "agentId": target.agent_id,
         "sessionKey": target.session_key,
         "matchedBy": target.level,
+        "openclaw": who.public_dict(),
         **{k: v for k, v in result.public_dict().items() if k != "runId"},
     }
     return JSONResponse(answer, status_code=200 if result.status == "ok" else 502)

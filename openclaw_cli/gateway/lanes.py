@@ -23,6 +23,9 @@ What a message does when its session already has work (`gateway.queue.mode`, def
 - interrupt: the running turn is cancelled (the runtime stores the user's message, drops the reply, and
   reports "aborted"); the new message runs next. Nothing queued is dropped.
 
+Whatever the mode, a turn is one person's (its `user_id`, whose memory it reads and writes): in a group,
+a message from somebody else never joins or steers into another person's turn; it becomes its own.
+
 A session's messages are stored in the order they arrived, except that a steered message goes into
 the running turn ahead of turns already queued (that is what steering is for). Runs across all
 sessions are capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
@@ -185,9 +188,14 @@ class LaneManager:
         waiting = [turn for turn in lane.pending if not turn.started]
         now = time.monotonic()
         target = self._steer_target(lane) if mode in ("steer", "steer-backlog") else None
+        # A turn reads and writes one person's memory: another person's message is a turn of its own.
+        if target is not None and target.user_id != user_id:
+            target = None
         if target is not None and parse_command(message.text) is None:
             turn = self._steer(lane, target, message, mode, listener, user_id, now)
-        elif mode == "collect" and waiting and waiting[-1].mode == "collect":
+        elif (
+            mode == "collect" and waiting and waiting[-1].mode == "collect" and waiting[-1].user_id == user_id
+        ):
             turn = waiting[-1]
             turn.ready_at = now + self.debounce_ms / 1000
             self._join(turn, message, listener)

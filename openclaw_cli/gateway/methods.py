@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli import identity
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.lanes import Listener
@@ -175,16 +176,43 @@ class Methods:
         text = p.param_str(params, "text", max_length=MAX_TEXT) or ""
         if not text.strip():
             raise InvalidInput("the message text is empty", hint="send some text")
+        sender = p.param_str(params, "sender", required=False, max_length=256)
+        who = self._person(params, key, sender=sender)
         turn = self.core.send(
             agent_id,
             key,
             text,
-            sender=p.param_str(params, "sender", required=False, max_length=256),
-            user_id=p.param_str(params, "userId", required=False, max_length=256),
+            sender=sender,
+            user_id=who.person,
             mode=p.param_str(params, "queueMode", required=False, max_length=32),
             listener=listener,
         )
-        return {"runId": turn.run_id, "sessionKey": key, "agentId": agent_id, "status": "accepted"}
+        return {
+            "runId": turn.run_id,
+            "sessionKey": key,
+            "agentId": agent_id,
+            "status": "accepted",
+            "openclaw": who.public_dict(),
+        }
+
+    def _person(self, params: dict[str, Any], key: str, *, sender: str | None = None) -> identity.Identity:
+        """Who speaks: `userId` (a person id), else the group `sender`, else the session key's peer."""
+        user = params.get("userId")
+        if user is not None:
+            user = identity.check_identity(user, 'parameter "userId"')
+        if sender is not None:
+            sender = identity.check_identity(sender, 'parameter "sender"')
+        return identity.for_key(self.core.settings, parse_key(key), sender=sender, user=user)
+
+    def _reader(self, params: dict[str, Any]) -> str | None:
+        """The person a memory call acts for (`userId`), None for the operator's view of every memory."""
+        user = params.get("userId")
+        if user is None:
+            return None
+        person = identity.canonical_person(
+            identity.check_identity(user, 'parameter "userId"'), self.core.settings.session.identity_links
+        )
+        return person
 
     async def chat_history(self, params: dict[str, Any], listener: Listener | None) -> Any:
         try:
@@ -206,13 +234,25 @@ class Methods:
         from openclaw_cli.memory.search import MAX_K, SearchRequest
 
         query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
-        request = SearchRequest(
-            query=query,
-            k=p.param_int(params, "k", 10, 1, MAX_K),
-            user_id=p.param_str(params, "userId", required=False, max_length=256),
-        )
-        result = await self._with_memory(self._agent(params), lambda service: service.search(request))
-        return result.to_dict(request)
+        k = p.param_int(params, "k", 10, 1, MAX_K)
+        person = self._reader(params)
+        request = SearchRequest(query=query, k=k)
+        if person is None:  # the operator (the token's holder) looks at every memory
+            result = await self._with_memory(self._agent(params), lambda service: service.search(request))
+            return result.to_dict(request)
+
+        def for_person(service: MemoryService) -> Any:
+            from openclaw_cli.memory.inject import recall
+
+            hits, warnings = recall(service, query, k, person)
+            return {
+                "query": query,
+                "userId": person,
+                "results": [hit.to_dict(False) for hit in hits],
+                "warnings": warnings,
+            }
+
+        return await self._with_memory(self._agent(params), for_person)
 
     async def memory_add(self, params: dict[str, Any], listener: Listener | None) -> Any:
         from openclaw_cli.memory.service import NewMemory
@@ -221,7 +261,7 @@ class Methods:
             p.param_str(params, "text", max_length=MAX_TEXT) or "",
             p.param_str(params, "category", required=False, max_length=32) or "note",
             p.param_str(params, "scope", required=False, max_length=16) or "user",
-            p.param_str(params, "userId", required=False, max_length=256),
+            self._reader(params) or identity.owner_id(self.core.settings),
             p.param_str(params, "l1", required=False, max_length=MAX_TEXT),
         )
         record, report = await self._with_memory(self._agent(params), lambda service: service.add(item))
@@ -229,7 +269,16 @@ class Methods:
 
     async def memory_delete(self, params: dict[str, Any], listener: Listener | None) -> Any:
         record_id = p.param_str(params, "id", max_length=256) or ""
-        record = await self._with_memory(self._agent(params), lambda service: service.delete(record_id))
+        person = self._reader(params)
+
+        def delete(service: MemoryService) -> Any:
+            from openclaw_cli.agent.tools import may_touch
+
+            if person is not None and not may_touch(service, record_id, person):
+                raise NotFound(f"no memory with id {record_id!r} of {person}")
+            return service.delete(record_id)
+
+        record = await self._with_memory(self._agent(params), delete)
         return {"deleted": record.id}
 
     async def reflect_run(self, params: dict[str, Any], listener: Listener | None) -> Any:

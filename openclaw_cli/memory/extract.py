@@ -127,9 +127,12 @@ class ExtractionService:
         content = str(message.get("content") or "")
         if message.get("role", "user") != "user" or not harvest.patterns.asks_to_remember(content):
             return []
+        if message.get("anonymous"):
+            return []  # nobody to remember it for (identity.py); the turn says why
         with self._session_lock(session_id):
             previous = self._previous_message(session_id, message)
-            origin = harvest.Origin(session_id, message.get("sender") or user_id, self._l2_limit())
+            person = message.get("userId") or message.get("sender") or user_id
+            origin = harvest.Origin(session_id, person, self._l2_limit())
             wanted = harvest.from_patterns(
                 [message], origin, explicit_only=True, previous=previous
             ).candidates
@@ -227,6 +230,7 @@ class ExtractionService:
             if state.checkpoint <= m["idx"] < end
             and m.get("role") in EXTRACTED_ROLES
             and m["idx"] not in remembered
+            and not m.get("anonymous")  # said by nobody known: remembered for nobody
         ]
 
     def _harvest(
@@ -239,9 +243,11 @@ class ExtractionService:
     ) -> None:
         """Memories from `window`, chunk by chunk, one model request per speaker and chunk."""
         judge = self._judge()
-        for chunk in chunks(window):
-            for speaker in _speakers(chunk):
-                origin = harvest.Origin(report.session_id, speaker or user_id, self._l2_limit())
+        for whole in chunks(window):
+            for speaker, person in _speakers(whole):
+                # An unlabelled speaker is one person of a shared session: only their words are read.
+                chunk = whole if speaker is not None else _said_by(whole, person)
+                origin = harvest.Origin(report.session_id, person or speaker or user_id, self._l2_limit())
                 found = self._from_model(report, chunk, origin, speaker)
                 if found is None:
                     own = [m for m in chunk if m.get("role") != "user" or m.get("sender") == speaker]
@@ -255,7 +261,7 @@ class ExtractionService:
                     )
                 )
             if progress is not None:
-                progress(len(chunk), len(window))
+                progress(len(whole), len(window))
         if report.used_model and not report.model_failed:
             self._failing = None
         if judge is not None and judge.failures:
@@ -337,10 +343,18 @@ class ExtractionService:
         return self._background_memory
 
 
-def _speakers(chunk: Sequence[dict[str, Any]]) -> list[str | None]:
-    """Who spoke, in order: one extraction each (None: a one-to-one chat's user). A chunk where only
-    the assistant speaks holds nothing about anyone."""
-    return list(dict.fromkeys(m.get("sender") for m in chunk if m.get("role") == "user"))
+def _speakers(chunk: Sequence[dict[str, Any]]) -> list[tuple[str | None, str | None]]:
+    """Who spoke, in order, as (sender label, person id): one extraction each. A label of None is a
+    one-to-one chat's user; a person of None a message stored before messages named their person.
+    A chunk where only the assistant speaks holds nothing about anyone."""
+    return list(dict.fromkeys((m.get("sender"), m.get("userId")) for m in chunk if m.get("role") == "user"))
+
+
+def _said_by(chunk: Sequence[dict[str, Any]], person: str | None) -> list[dict[str, Any]]:
+    """The unlabelled user messages of `person` and everything the assistant said in `chunk`."""
+    return [
+        m for m in chunk if m.get("role") != "user" or (m.get("sender") is None and m.get("userId") == person)
+    ]
 
 
 def extract_session(

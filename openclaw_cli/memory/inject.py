@@ -105,23 +105,25 @@ def build_memory_block(
     language = conversation_language(search_text if query is not None else _conversation_text(messages))
     if not search_text.strip():
         return MemoryBlock("", [], 0, language, search_text, ["nothing to search for: the query is empty"])
-    hits, warnings = _search(service, search_text, settings.top_k, user_id, moment)
+    hits, warnings = recall(service, search_text, settings.top_k, user_id, moment)
     text, chosen = render_block(order_hits(hits), language, settings)
     if record_hits and chosen:
         service.record_hits(chosen, moment)
     return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
 
 
-def _search(
-    service: MemoryService, text: str, k: int, user_id: str | None, now: datetime
+def recall(
+    service: MemoryService, text: str, k: int, user_id: str | None, now: datetime | None = None
 ) -> tuple[list[SearchHit], list[str]]:
-    """The best `k` memories for `text`: with a user, that user's memories and the agent's own (which
-    belong to no user: lessons and cases of its work), never another user's."""
+    """The best `k` memories for `text` that `user_id` may see: their own memories and the agent's
+    (which belong to nobody: lessons and cases of its work), never another person's. Nobody known
+    (None, an anonymous message) sees the agent's memories only."""
+    agent_only = SearchRequest(query=text, k=k, scopes=("agent",))
     if user_id is None:
-        result = service.search(SearchRequest(query=text, k=k), now)
+        result = service.search(agent_only, now)
         return result.hits, list(result.warnings)
     mine = service.search(SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",)), now)
-    agent = service.search(SearchRequest(query=text, k=k, scopes=("agent",)), now)
+    agent = service.search(agent_only, now)
     seen = {hit.record.id for hit in mine.hits}
     hits = mine.hits + [hit for hit in agent.hits if hit.record.id not in seen]
     hits.sort(key=lambda hit: -hit.candidate.score)

@@ -134,6 +134,8 @@ class SessionManager:
         sender: str | None = None,
         tool_calls: list[dict[str, Any]] | None = None,
         tool_call_id: str | None = None,
+        user_id: str | None = None,
+        anonymous: bool = False,
     ) -> AppendResult:
         """Append to the key's session, first starting a new one if the current one is stale.
 
@@ -145,7 +147,7 @@ class SessionManager:
             reason: str | None = None
             previous: str | None = None
             if entry is None:
-                session_id = self.store.create_session(parse_key(text), now)["sessionId"]
+                session_id = self.store.create_session(parse_key(text), now, user_id)["sessionId"]
                 reason = REASON_CREATED
             else:
                 session_id = entry["sessionId"]
@@ -153,7 +155,7 @@ class SessionManager:
                 reason = stale_reason(last, now, self.policy)
                 if reason is not None:
                     previous = session_id
-                    session_id = self._replace(text, session_id, now)
+                    session_id = self._replace(text, session_id, now, user_id)
                 elif entry.get("status") != "active":
                     self.store.set_status(session_id, "active", now)
             message = self.store.append(
@@ -164,22 +166,28 @@ class SessionManager:
                 sender=sender,
                 tool_calls=tool_calls,
                 tool_call_id=tool_call_id,
+                user_id=user_id,
+                anonymous=anonymous,
             )
         return AppendResult(message, session_id, text, reason is not None, reason, previous)
 
-    def _replace(self, key: str, old_session_id: str | None, now: datetime) -> str:
+    def _replace(
+        self, key: str, old_session_id: str | None, now: datetime, user_id: str | None = None
+    ) -> str:
         """Archive the key's session (if any) and start a new one; the caller holds the key lock."""
         if old_session_id is not None:
             self.store.set_status(old_session_id, "archived", now)
             self.store.release(old_session_id)
-        return str(self.store.create_session(parse_key(key), now)["sessionId"])
+        return str(self.store.create_session(parse_key(key), now, user_id)["sessionId"])
 
-    def new(self, key: str | SessionKey, now: datetime) -> tuple[dict[str, Any], str | None]:
+    def new(
+        self, key: str | SessionKey, now: datetime, user_id: str | None = None
+    ) -> tuple[dict[str, Any], str | None]:
         """Start a new session for the key (archiving the current one). Returns (meta, previous id)."""
         text = self.key(key)
         with self.store.key_lock(text).hold():
             previous = self.store.current_session_id(text)
-            session_id = self._replace(text, previous, now)
+            session_id = self._replace(text, previous, now, user_id)
             return self.store.read_meta(session_id), previous
 
     def reset(self, key: str | SessionKey, now: datetime) -> tuple[dict[str, Any], str]:

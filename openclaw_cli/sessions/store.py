@@ -59,8 +59,9 @@ def parse_time(text: Any) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def new_meta(session_id: str, key: SessionKey, now: datetime) -> dict[str, Any]:
-    """meta.json of a fresh session (seed 000 §2.1 fields, plus the checkpoint offsets)."""
+def new_meta(session_id: str, key: SessionKey, now: datetime, user_id: str | None = None) -> dict[str, Any]:
+    """meta.json of a fresh session (seed 000 §2.1 fields, plus the checkpoint offsets). `userId` is the
+    person a direct session is with (identity.py), the bare peer id when nobody resolved it."""
     stamp = iso(now)
     return {
         "sessionId": session_id,
@@ -68,7 +69,7 @@ def new_meta(session_id: str, key: SessionKey, now: datetime) -> dict[str, Any]:
         "agentId": key.agent_id,
         "channel": key.channel,
         "chatId": key.peer_id,
-        "userId": key.peer_id if key.kind == "direct" else None,
+        "userId": (user_id or key.peer_id) if key.kind == "direct" else None,
         "createdAt": stamp,
         "lastActiveAt": stamp,
         "messageCount": 0,
@@ -203,7 +204,7 @@ class SessionStore:
 
     # -- creating and changing sessions --------------------------------------------------------------
 
-    def create_session(self, key: SessionKey, now: datetime) -> dict[str, Any]:
+    def create_session(self, key: SessionKey, now: datetime, user_id: str | None = None) -> dict[str, Any]:
         """A new active session for `key`, which becomes the key's current session.
 
         The caller holds the key lock and has archived the previous session. Files first, index last:
@@ -217,7 +218,7 @@ class SessionStore:
         building = self.home.ensure(self.root / f"{NEW_PREFIX}{session_id}")
         fd = os.open(building / MESSAGES_FILENAME, os.O_CREAT | os.O_WRONLY, FILE_MODE)
         os.close(fd)
-        meta = new_meta(session_id, key, now)
+        meta = new_meta(session_id, key, now, user_id)
         durable = self.durability.mode != "never"
         atomic_write_json(
             building / CONTEXT_FILENAME, {"summary": None, "summaryCheckpoint": None}, durable=durable
@@ -319,8 +320,13 @@ class SessionStore:
         sender: str | None = None,
         tool_calls: list[dict[str, Any]] | None = None,
         tool_call_id: str | None = None,
+        user_id: str | None = None,
+        anonymous: bool = False,
     ) -> dict[str, Any]:
-        """Append one message; returns it as stored (with its idx and token count)."""
+        """Append one message; returns it as stored (with its idx and token count).
+
+        A user message says whose it is: `userId` (the person, identity.py), or `anonymous` when the
+        message carried no identity; extraction and purge read them (older messages have neither)."""
         if role not in ROLES:
             raise InvalidInput(f"unknown role {role!r}", hint=f"use one of {', '.join(ROLES)}")
         if not isinstance(content, str):
@@ -332,6 +338,10 @@ class SessionStore:
             extra["toolCallId"] = tool_call_id
         if sender:
             extra["sender"] = sender
+        if user_id:
+            extra["userId"] = user_id
+        elif anonymous:
+            extra["anonymous"] = True
         return self.writer(session_id).append(role, content, iso(now), extra)
 
     def read_session(self, session_id: str, *, count_tokens: bool = False) -> SessionView:

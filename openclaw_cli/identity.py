@@ -1,0 +1,171 @@
+"""Who a message belongs to: every inbound message resolves to a person id (seed 003 §3.3, seed 000 §8).
+
+A person id is the canonical name a `session.identityLinks` entry gives the address, else the address
+itself, `<channel>:<peer id>` (lower-case). So `telegram:123` and `discord:987` linked to `alice` are one
+person, `alice`, and an unlinked Telegram user is `telegram:123`. The owner of the assistant (`owner` in
+the config; `default` when unset, the person the CLI writes for) is one person across channels.
+
+Long-term memory is written, injected, searched and purged per person. `None` means a message with no
+identity at all (an anonymous `/v1` call): it is stored in its session but writes no memory about anyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import InvalidInput
+from openclaw_cli.sessions.keys import SessionKey, linked_identity, normalize_part
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+
+DEFAULT_OWNER = "default"  # the person of `memory add` without --user, and of stores written before owners
+MAX_PERSON_LENGTH = 128
+# Why a turn wrote no memory: said in the /v1 reply's metadata and as a notice.
+ANONYMOUS_REASON = (
+    "this message carries no identity, so nothing about a person is remembered from it; send `user` "
+    "(or `sender`), or set gateway.anonymousIsOwner to true if anonymous calls are the owner's"
+)
+
+
+def check_identity(value: Any, what: str) -> str:
+    """A person id or peer id as given by a caller: a non-empty string of at most 128 characters."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty", hint="give the id of the person who speaks")
+    if len(text) > MAX_PERSON_LENGTH:
+        raise InvalidInput(f"{what} is longer than {MAX_PERSON_LENGTH} characters")
+    if "\x00" in text or any(ch in text for ch in "\r\n\t"):
+        raise InvalidInput(f"{what} contains a control character")
+    return text
+
+
+def person_of_address(channel: str, peer_id: str, links: Mapping[str, Sequence[str]]) -> str:
+    """The person behind `channel:peer_id`: its identityLinks name, else the address."""
+    channel_part = normalize_part(channel, "channel")
+    peer_part = normalize_part(check_identity(peer_id, "the peer id"), "peer id")
+    linked = linked_identity(channel_part, peer_part, links)
+    person = linked.strip().lower() if linked else f"{channel_part}:{peer_part}"
+    return check_identity(person, "the person id")
+
+
+def canonical_person(value: str, links: Mapping[str, Sequence[str]]) -> str:
+    """A person id given directly (`--user`, `userId`): an address linked to a name becomes the name."""
+    text = check_identity(value, "the person id").lower()
+    channel, sep, peer = text.partition(":")
+    if sep and channel and peer:
+        linked = linked_identity(channel, peer, links)
+        if linked:
+            return linked.strip().lower()
+    return text
+
+
+def owner_id(settings: Settings) -> str:
+    """The owner's person id: `owner` resolved through identityLinks, else `default`."""
+    if settings.owner is None:
+        return DEFAULT_OWNER
+    return canonical_person(settings.owner, settings.session.identity_links)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who spoke: `person` (None: nobody known) and whether it is the assistant's owner."""
+
+    person: str | None
+    owner: bool = False
+    reason: str | None = None  # why there is no person
+
+    def public_dict(self) -> dict[str, Any]:
+        return {"person": self.person, "owner": self.owner, "memory": self.reason or "per person"}
+
+
+def identify(person: str | None, settings: Settings, *, anonymous_reason: str = ANONYMOUS_REASON) -> Identity:
+    if person is None:
+        if settings.gateway.anonymous_is_owner:
+            return Identity(owner_id(settings), owner=True)
+        return Identity(None, reason=anonymous_reason)
+    return Identity(person, owner=person == owner_id(settings))
+
+
+def for_key(
+    settings: Settings, key: SessionKey, *, sender: str | None = None, user: str | None = None
+) -> Identity:
+    """Who speaks in a message for session `key`: an explicit person id, else the group speaker
+    (`sender` on the key's channel), else the DM peer; the main session is the owner's."""
+    links = settings.session.identity_links
+    if user is not None:
+        return identify(canonical_person(user, links), settings)
+    if sender is not None:
+        if key.channel is None:
+            return identify(canonical_person(sender, links), settings)
+        return identify(person_of_address(key.channel, sender, links), settings)
+    if key.kind == "main":
+        return Identity(owner_id(settings), owner=True)
+    if key.kind == "direct" and key.peer_id is not None:
+        if key.channel is not None:
+            return identify(person_of_address(key.channel, key.peer_id, links), settings)
+        # per-peer keys hold the linked name, or the bare peer id when the peer is not linked
+        return identify(canonical_person(key.peer_id, links), settings)
+    return identify(None, settings)
+
+
+def refuse_owner_name(given: str, address_person: str, settings: Settings, what: str) -> None:
+    """A caller-chosen id that spells the owner's name but is not linked to the owner is refused:
+    otherwise anyone who can reach `/v1` could read and write the owner's memories."""
+    owner = owner_id(settings)
+    if given.strip().lower() == owner and address_person != owner:
+        raise InvalidInput(
+            f"{what} {given!r} is the owner's name",
+            hint="use another id, or link this address to the owner in session.identityLinks",
+        )
+
+
+def is_private(key: SessionKey, identity: Identity) -> bool:
+    """Whether MEMORY.md is loaded: the owner speaking in the main session or in a DM, under any dmScope
+    (under dmScope main other people's DMs share the main session too, and must not get it)."""
+    return identity.owner and key.kind in ("main", "direct")
+
+
+def validate_links(links: Mapping[str, Sequence[str]]) -> None:
+    """identityLinks: valid names and `channel:peer` addresses, each address under one person only."""
+    seen: dict[str, str] = {}
+    for name, addresses in links.items():
+        normalize_part(check_identity(name, "an identityLinks name"), "identityLinks name")
+        for address in addresses:
+            channel, sep, peer = str(address).strip().lower().partition(":")
+            if not sep or not channel or not peer:
+                raise InvalidInput(
+                    f"identityLinks entry {address!r} of {name!r} is not a channel:peer address",
+                    hint="write addresses like telegram:123456789",
+                )
+            full = f"{normalize_part(channel, 'channel')}:{normalize_part(peer, 'peer id')}"
+            other = seen.get(full)
+            if other is not None and other != name.strip().lower():
+                raise InvalidInput(
+                    f"identityLinks: {full} is linked to both {other!r} and {name!r}",
+                    hint="keep each address under one person",
+                )
+            seen[full] = name.strip().lower()
+
+
+def for_inbound(settings: Settings, channel: str, peer: Any, sender: str | None) -> Identity:
+    """The person of a channel's inbound message (`/hooks/agent`): its sender, else the direct peer."""
+    links = settings.session.identity_links
+    if sender is not None:
+        return identify(person_of_address(channel, sender, links), settings)
+    if peer is not None and peer.kind == "direct":
+        return identify(person_of_address(channel, peer.id, links), settings)
+    return identify(None, settings, anonymous_reason="a group message without `sender` has no identity")
+
+
+def history_name(person: str | None) -> str:
+    """The file name of a person's `openclaw chat` prompt history (a digest: ids may hold any character)."""
+    import hashlib
+
+    if person is None:
+        return "anonymous.history"
+    return hashlib.sha256(person.encode("utf-8")).hexdigest()[:24] + ".history"
