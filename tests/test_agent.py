@@ -81,7 +81,9 @@ def test_events_reach_the_callers_event_loop_thread(runtime, model):
         seen.append(threading.current_thread().name)
 
     async def go() -> Any:
-        return await runtime.run_turn(TurnRequest("main", KEY, "hi", "r1", user_id="default"), emit, asyncio.Event())
+        return await runtime.run_turn(
+            TurnRequest("main", KEY, "hi", "r1", user_id="default"), emit, asyncio.Event()
+        )
 
     asyncio.run(go())
     assert seen and set(seen) == {caller}
@@ -322,7 +324,9 @@ def test_cancel_aborts_the_turn_and_keeps_the_users_message(runtime, model, fake
             cancel.set()
 
     async def go() -> Any:
-        return await runtime.run_turn(TurnRequest("main", KEY, "count to ten", "r1", user_id="default"), emit, cancel)
+        return await runtime.run_turn(
+            TurnRequest("main", KEY, "count to ten", "r1", user_id="default"), emit, cancel
+        )
 
     result = asyncio.run(go())
     fake.chunk_delay = 0.0

@@ -14,6 +14,8 @@ from openclaw_cli.config import InjectSettings
 from openclaw_cli.identity import DEFAULT_OWNER
 from openclaw_cli.memory.inject import (
     build_memory_block as build_for,
+)
+from openclaw_cli.memory.inject import (
     conversation_language,
     order_hits,
     query_from_messages,
@@ -29,6 +31,8 @@ NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 def build_memory_block(*args: Any, **kwargs: Any) -> Any:
     """The owner's block: the memories these tests add without a user are the owner's (`default`)."""
     return build_for(*args, **{"user_id": DEFAULT_OWNER, **kwargs})
+
+
 LINE = re.compile(r"^- \[(\w+), recorded (\d{4}-\d{2}-\d{2})\] (.+)$")
 ZH_LINE = re.compile(r"^- \[(\S+), 记于 (\d{4}-\d{2}-\d{2})\] (.+)$")
 
