@@ -73,9 +73,16 @@ class Harness:
         self.lanes = LaneManager(self.runtime.run_turn, self.limiter, debounce_ms=debounce_ms)
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def send(self, text: str, mode: str, key: str = KEY, sender: str | None = None) -> Turn:
+    def send(
+        self, text: str, mode: str, key: str = KEY, sender: str | None = None, user_id: str | None = "default"
+    ) -> Turn:
         return self.lanes.submit(
-            "main", key, Message(text, sender), mode, listener=lambda e, p: self.events.append((e, p))
+            "main",
+            key,
+            Message(text, sender),
+            mode,
+            listener=lambda e, p: self.events.append((e, p)),
+            user_id=user_id,
         )
 
     async def started(self, turn: Turn) -> None:
@@ -108,6 +115,32 @@ def test_collect_merges_a_burst_into_one_turn(tmp_path: Path, fake: FakeOpenAI, 
     turns = _run(scenario())
     assert len({t.run_id for t in turns}) == 1
     assert model.prompts == ["a\n\nb\n\nc\n\nd"]
+
+
+def test_collect_never_merges_two_persons_messages_into_one_turn(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    """A turn reads and writes one person's memory: in a group, bob's message is a turn of its own."""
+    group = "agent:main:telegram:default:group:g1"
+
+    async def scenario() -> list[Turn]:
+        h = Harness(tmp_path, _settings(fake))
+        turns = [
+            h.send("a1", "collect", group, sender="1", user_id="telegram:1"),
+            h.send("a2", "collect", group, sender="1", user_id="telegram:1"),
+            h.send("b1", "collect", group, sender="2", user_id="telegram:2"),
+        ]
+        await h.lanes.wait_idle()
+        store = SessionStore(h.home, "main")
+        session_id = store.current_session_id(group)
+        assert session_id is not None
+        users = [(m["content"], m.get("userId")) for m in store.read_messages(session_id).messages]
+        assert ("a1\n\na2", "telegram:1") in users and ("b1", "telegram:2") in users
+        return turns
+
+    turns = _run(scenario())
+    assert turns[0].run_id == turns[1].run_id != turns[2].run_id
+    assert [t.user_id for t in turns] == ["telegram:1", "telegram:1", "telegram:2"]
 
 
 def test_collect_gathers_what_arrives_during_a_run_into_one_followup(

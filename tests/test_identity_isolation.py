@@ -1,0 +1,283 @@
+"""Every memory belongs to a person (issue 20): the isolation matrix.
+
+Three persons talk to one real gateway through every entry point (OpenAI-compatible `/v1` with `user`,
+`/hooks/agent` from a DM and from a group, WebSocket `chat.send` with `userId`, `openclaw chat`, `session
+append --sender` then extraction by the model, the agent's `memory_add` tool), each leaving facts that
+carry a token naming their owner (`zq-alice-v1`). Then every reader is asked on behalf of each person
+(`memory search --user`, `memory inject --user`, the `memory_search` tool, `/memory` in `openclaw chat`,
+gateway `memory.search` with `userId`, and the system prompt the model is sent): no reader ever shows a
+token of another person, and each person finds their own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
+from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
+
+PERSONS = ("alice", "bob", "carol")
+PEERS = {"alice": "100", "bob": "200", "carol": "300"}  # each person's id on telegram and discord
+LINKS = {
+    person: [f"openai:{person}", f"telegram:{peer}", f"discord:d{peer}", f"webchat:{person}"]
+    for person, peer in PEERS.items()
+}
+TOKEN = re.compile(r"zq-(alice|bob|carol)-(\w+)")
+QUERY = "passport locker bike library seat gym badge wifi code number combination card"
+# What each entry point leaves: a different fact each, so that no two merge as duplicates.
+FACTS = {
+    "v1": "my passport number is {token}",
+    "dm": "my locker code is {token}",
+    "group": "my bike lock combination is {token}",
+    "ws": "my wifi password is {token}",
+    "chat": "my library card is {token}",
+    "append": "my seat number is {token}",
+    "tool": "my gym badge is {token}",
+}
+
+
+def token(person: str, entry: str) -> str:
+    return f"zq-{person}-{entry}"
+
+
+def fact(person: str, entry: str) -> str:
+    return FACTS[entry].format(token=token(person, entry))
+
+
+def owners(text: str) -> set[str]:
+    """The persons whose tokens `text` holds."""
+    return {match.group(1) for match in TOKEN.finditer(text)}
+
+
+def _last(messages: list[dict[str, Any]], role: str) -> str:
+    found = [str(m.get("content") or "") for m in messages if m.get("role") == role]
+    return found[-1] if found else ""
+
+
+def fake_model(body: dict[str, Any]) -> Any:
+    """The remote model: extraction answers with the speaker's facts, TOOLADD/TOOLSEARCH call the tools,
+    a tool result is read back, anything else is acknowledged."""
+    messages = body.get("messages", [])
+    system = _last(messages, "system")
+    if system.startswith("You extract long-term memories"):
+        return json.dumps({"memories": _extracted(system, _last(messages, "user"))})
+    if system.startswith("Two memories"):
+        return json.dumps({"verdict": "different"})
+    if messages and messages[-1].get("role") == "tool":
+        return "found: " + str(messages[-1].get("content"))
+    said = _last(messages, "user")
+    for word, tool, arguments in (
+        ("TOOLADD ", "memory_add", lambda rest: {"text": rest, "category": "profile"}),
+        ("TOOLSEARCH", "memory_search", lambda rest: {"query": QUERY, "limit": 10}),
+    ):
+        if said.startswith(word):
+            call = {"name": tool, "arguments": json.dumps(arguments(said[len(word) :]))}
+            return {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call-1", "type": "function", "function": call}],
+            }
+    return "noted"
+
+
+def _extracted(system: str, transcript: str) -> list[dict[str, Any]]:
+    wanted = re.search(r"the speaker '([^']+)' only", system)
+    items = []
+    for line in transcript.splitlines():
+        match = re.match(r"\[(\d+)\] \S+ user(?: \(([^)]+)\))?: (.*)$", line)
+        if match and "zq-" in match.group(3) and (wanted is None or match.group(2) == wanted.group(1)):
+            items.append({"category": "profile", "l0": match.group(3), "messages": [int(match.group(1))]})
+    return items
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[Gateway]:
+    home = tmp_path_factory.mktemp("isolation") / "home"
+    write_config(
+        home,
+        fake,
+        session={"dmScope": "per-channel-peer", "identityLinks": LINKS, "reset": {"atHour": None}},
+        memory={"extraction": {"enabled": False}},
+    )
+    fake.respond_with(fake_model)
+    with running_gateway(home) as running:
+        _write_through_every_entry_point(running)
+        yield running
+
+
+def _v1(gateway: Gateway, user: str | None, text: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": "main", "messages": [{"role": "user", "content": text}]}
+    if user is not None:
+        body["user"] = user
+    status, reply = http_json(f"{gateway.http}/v1/chat/completions", body, token=gateway.token)
+    assert status == 200, reply
+    return dict(reply)
+
+
+def _hook(gateway: Gateway, **body: Any) -> dict[str, Any]:
+    status, reply = http_json(f"{gateway.http}/hooks/agent", body, token=gateway.token)
+    assert status == 200 and reply["status"] == "ok", reply
+    return dict(reply)
+
+
+def _cli(gateway: Gateway, *args: str, stdin: str | None = None) -> Any:
+    done = run_cli(
+        gateway.home,
+        *args,
+        input=stdin,
+        env={"OPENCLAW_GATEWAY_TOKEN": gateway.token, "OPENAI_API_KEY": FAKE_API_KEY},
+    )
+    assert done.returncode == 0, (args, done.stderr)
+    return done
+
+
+def _write_through_every_entry_point(gateway: Gateway) -> None:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=f"{gateway.http}/v1", api_key=gateway.token)
+    for person, peer in PEERS.items():
+        client.chat.completions.create(
+            model="main",
+            user=person,
+            messages=[{"role": "user", "content": f"remember that {fact(person, 'v1')}"}],
+        )
+        _hook(
+            gateway,
+            channel="telegram",
+            peer={"kind": "direct", "id": peer},
+            text=f"remember that {fact(person, 'dm')}",
+        )
+        _hook(
+            gateway,
+            channel="discord",
+            peer={"kind": "group", "id": "g1"},
+            sender=f"d{peer}",
+            text=f"remember that {fact(person, 'group')}",
+        )
+        with gateway.ws() as conn:
+            params = {
+                "sessionKey": "agent:main:webchat:default:group:room",
+                "userId": person,
+                "text": f"remember that {fact(person, 'ws')}",
+            }
+            from tests.gateway_helpers import send_all
+
+            acks, events = send_all(conn, [params.pop("text")], params.pop("sessionKey"), **params)
+            assert acks[0]["openclaw"]["person"] == person
+            assert events[-1]["state"] == "final", events
+        said = _cli(gateway, "chat", "--user", person, stdin=f"remember that {fact(person, 'chat')}\n")
+        assert "gateway" in said.stdout + said.stderr  # the chat went through the running gateway
+        _cli(
+            gateway,
+            "session",
+            "append",
+            "agent:main:telegram:default:group:g2",
+            "--sender",
+            peer,
+            fact(person, "append"),
+        )
+        _v1(gateway, person, f"TOOLADD {fact(person, 'tool')}")
+    _cli(gateway, "memory", "extract", "--session", "agent:main:telegram:default:group:g2")
+
+
+def _search_results(gateway: Gateway, person: str) -> list[dict[str, Any]]:
+    done = _cli(gateway, "memory", "search", QUERY, "--user", person, "--all", "-k", "100", "--json")
+    return list(json.loads(done.stdout)["results"])
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_memory_search_user_shows_only_and_all_of_that_persons_memories(
+    gateway: Gateway, person: str
+) -> None:
+    results = _search_results(gateway, person)
+    assert {r["userId"] for r in results} == {person}
+    found = owners(" ".join(r["l0"] for r in results))
+    assert found == {person}
+    tokens = {m.group(0) for r in results for m in TOKEN.finditer(r["l0"])}
+    assert tokens == {token(person, entry) for entry in FACTS}, "each entry point wrote for its person"
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_memory_inject_shows_no_other_persons_memory(gateway: Gateway, person: str) -> None:
+    done = _cli(gateway, "memory", "inject", "--user", person, "--query", QUERY, "--json")
+    block = json.loads(done.stdout)["text"]
+    assert owners(block) == {person}, block
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_gateway_memory_search_for_a_person(gateway: Gateway, person: str) -> None:
+    with gateway.ws() as conn:
+        reply = request(conn, "memory.search", {"query": QUERY, "k": 100, "userId": person})
+    assert reply["ok"], reply
+    text = " ".join(r["l0"] for r in reply["payload"]["results"])
+    assert owners(text) == {person}
+    assert len(reply["payload"]["results"]) >= len(FACTS)
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_the_memory_search_tool_and_the_system_prompt_hold_only_the_askers_memories(
+    gateway: Gateway, person: str, fake: FakeOpenAI
+) -> None:
+    before = len(fake.requests)
+    reply = _v1(gateway, person, "TOOLSEARCH what do you know about me?")
+    answer = reply["choices"][0]["message"]["content"]
+    assert answer.startswith("found: ") and owners(answer) == {person}, answer
+    # Every request the model was sent for this turn: the memory block and the history are the asker's.
+    sent = [r.body for r in fake.requests[before:] if r.path.endswith("/chat/completions")]
+    assert len(sent) == 2  # the tool call, then the answer
+    for body in sent:
+        assert owners(json.dumps(body["messages"], ensure_ascii=False)) <= {person}
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_slash_memory_in_chat_shows_only_the_persons_memories(gateway: Gateway, person: str) -> None:
+    done = _cli(gateway, "chat", "--user", person, stdin=f"/memory {QUERY}\n")
+    assert owners(done.stdout) == {person}, done.stdout
+
+
+@pytest.mark.parametrize("entry", ["v1", "dm", "group"])
+def test_a_persons_turn_through_each_entry_point_is_sent_none_of_the_others_memories(
+    gateway: Gateway, fake: FakeOpenAI, entry: str
+) -> None:
+    """The case of the issue: bob asks what his passport number is; alice's must not reach the model."""
+    for person, peer in PEERS.items():
+        before = len(fake.requests)
+        text = f"what is my passport number and locker code? asking as {person}"
+        if entry == "v1":
+            _v1(gateway, person, text)
+        elif entry == "dm":
+            _hook(gateway, channel="telegram", peer={"kind": "direct", "id": peer}, text=text)
+        else:
+            _hook(
+                gateway, channel="discord", peer={"kind": "group", "id": "g9"}, sender=f"d{peer}", text=text
+            )
+        [body] = [r.body for r in fake.requests[before:] if r.path.endswith("/chat/completions")]
+        system = body["messages"][0]["content"]
+        assert owners(system) == {person}, system  # their own memories are injected, nobody else's
+
+
+def test_an_anonymous_v1_call_writes_no_memory_and_says_why(gateway: Gateway) -> None:
+    reply = _v1(gateway, None, "remember that my anonymous secret is zq-nobody-anon")
+    assert reply["openclaw"]["person"] is None
+    assert "no identity" in reply["openclaw"]["memory"]
+    done = _cli(gateway, "memory", "search", "anonymous secret", "--all", "--json")
+    assert all("zq-nobody" not in r["l0"] for r in json.loads(done.stdout)["results"])
+
+
+def test_an_anonymous_v1_call_is_the_owners_where_the_config_says_so(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, fake, owner="alice", gateway={"anonymousIsOwner": True})
+    with running_gateway(home) as gateway:
+        reply = _v1(gateway, None, "remember that my owner secret is zq-alice-owner")
+        assert reply["openclaw"] == {"person": "alice", "owner": True, "memory": "per person"}
+        results = _search_results(gateway, "alice")
+    assert any("zq-alice-owner" in r["l0"] for r in results)
