@@ -145,3 +145,81 @@ def test_bench_gateway_50_sessions_x_20_messages(benchmark, loaded_gateway: Gate
         }
     )
     print(json.dumps(benchmark.extra_info, indent=2))
+
+
+PERSONS = ("alice", "bob", "carol")
+MEMORIES_PER_PERSON = 500
+TURNS_PER_PERSON = 20
+
+
+@pytest.fixture(scope="module")
+def gateway_with_memories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway whose store holds 500 memories of each of three persons (and 100 of the agent's)."""
+    from benchmarks.synth import texts
+
+    fake = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai", "--port", "0", "--reply", REPLY],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert fake.stdout is not None
+    url = fake.stdout.readline().strip()
+    home = tmp_path_factory.mktemp("bench-persons") / "home"
+    write_config(home, None, llm={"apiBase": url}, memory={"extraction": {"enabled": False}})
+    lines = []
+    pool = texts(MEMORIES_PER_PERSON * len(PERSONS) + 100)
+    for n, text in enumerate(pool):
+        person = PERSONS[n % len(PERSONS)] if n < MEMORIES_PER_PERSON * len(PERSONS) else None
+        record = {"text": text, "category": "event"}
+        record.update({"userId": person} if person else {"scope": "agent"})
+        lines.append(json.dumps(record))
+    batch = home / "memories.jsonl"
+    batch.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from tests.conftest import run_cli
+
+    loaded = run_cli(home, "memory", "add", "--batch", str(batch), timeout=600)
+    assert loaded.returncode == 0, loaded.stderr
+    gateway = start_gateway(home)
+    with gateway.ws() as conn:  # the first turn imports litellm and loads the models: not measured
+        ack = request(conn, "chat.send", {"text": "warm up", "userId": "alice"}, timeout=120)
+        chat_until_final(conn, {ack["payload"]["runId"]}, timeout=120)
+    yield gateway
+    gateway.stop()
+    fake.terminate()
+    fake.wait(10)
+
+
+def test_bench_turn_latency_per_person(benchmark, gateway_with_memories: Gateway) -> None:  # type: ignore[no-untyped-def]
+    """One turn at a time for each of three persons (their memories injected, nobody else's): the wait a
+    person feels, from sending the message to the final event, and the runtime's share of it."""
+    waits: list[float] = []
+    runs: list[float] = []
+
+    def run() -> None:
+        with gateway_with_memories.ws() as conn:
+            for turn in range(TURNS_PER_PERSON):
+                for person in PERSONS:
+                    key = f"agent:main:webchat:direct:{person}"
+                    started = time.perf_counter()
+                    params = {"text": f"what did I do on day {turn}?", "sessionKey": key, "userId": person}
+                    ack = request(conn, "chat.send", params)
+                    [final] = [
+                        e for e in chat_until_final(conn, {ack["payload"]["runId"]}) if e["state"] != "delta"
+                    ]
+                    waits.append((time.perf_counter() - started) * 1000)
+                    runs.append(float(final["runMs"]))
+                    assert final["state"] == "final" and final["text"] == REPLY
+
+    benchmark.pedantic(run, rounds=1, warmup_rounds=0)
+    benchmark.extra_info.update(
+        {
+            "turns": len(waits),
+            "memories": MEMORIES_PER_PERSON * len(PERSONS) + 100,
+            "turn_ms_p50": round(_percentile(waits, 0.50), 1),
+            "turn_ms_p95": round(_percentile(waits, 0.95), 1),
+            "run_ms_p50": round(_percentile(runs, 0.50), 1),
+            "run_ms_p95": round(_percentile(runs, 0.95), 1),
+        }
+    )
+    print(json.dumps(benchmark.extra_info, indent=2))
