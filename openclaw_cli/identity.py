@@ -53,10 +53,14 @@ def person_of_address(channel: str, peer_id: str, links: Mapping[str, Sequence[s
     return check_identity(person, "the person id")
 
 
-def canonical_person(value: str, links: Mapping[str, Sequence[str]]) -> str:
-    """A person id given directly (`--user`, `userId`): an address linked to a name becomes the name."""
-    text = check_identity(value, "the person id").lower()
-    channel, sep, peer = text.partition(":")
+def canonical_person(value: Any, links: Mapping[str, Sequence[str]]) -> str:
+    """A person id given directly (`--user`, `userId`): a linked name or address becomes the link's name
+    (lower-case, as keys are); any other id is kept exactly as given (memory user ids match exactly)."""
+    text = check_identity(value, "the person id")
+    lowered = text.lower()
+    if any(name.strip().lower() == lowered for name in links):
+        return lowered
+    channel, sep, peer = lowered.partition(":")
     if sep and channel and peer:
         linked = linked_identity(channel, peer, links)
         if linked:
