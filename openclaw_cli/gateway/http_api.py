@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from openclaw_cli.errors import InvalidInput, OpenclawError
-from openclaw_cli.gateway.auth import bearer, token_matches
+from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
 from openclaw_cli.sessions.keys import build_key, dm_key
 
@@ -27,26 +27,41 @@ if TYPE_CHECKING:
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.kind = kind
+        self.headers = headers
+
+    @classmethod
+    def refused(cls, refusal: Refusal) -> HttpError:
+        if refusal.status == 429:
+            headers = {"Retry-After": str(refusal.retry_after)}
+            return cls(429, refusal.message, "rate_limit_error", headers)
+        return cls(refusal.status, refusal.message, "authentication_error", {"WWW-Authenticate": "Bearer"})
 
     def response(self) -> JSONResponse:
-        return JSONResponse({"error": {"message": self.message, "type": self.kind}}, status_code=self.status)
+        return JSONResponse(
+            {"error": {"message": self.message, "type": self.kind}},
+            status_code=self.status,
+            headers=self.headers,
+        )
 
 
 def check_auth(gateway: GatewayApp, request: Request) -> None:
+    """The request's token is the gateway's, or HttpError 401 (429 for a client over the failure limit)."""
     client = request.client.host if request.client else "unknown"
-    wait = gateway.failures.blocked_for(client)
-    if wait > 0:
-        raise HttpError(429, f"too many failed attempts; retry in {wait:.0f} s", "rate_limit_error")
-    if not token_matches(gateway.core.options.token, bearer(request.headers.get("authorization"))):
-        gateway.failures.failed(client)
-        raise HttpError(
-            401, "wrong or missing token: send Authorization: Bearer TOKEN", "authentication_error"
-        )
+    token = bearer(request.headers.get("authorization"))
+    refusal = authenticate(gateway.core.options.token, token, client, gateway.failures)
+    if refusal is not None:
+        raise HttpError.refused(refusal)
 
 
 async def read_json(gateway: GatewayApp, request: Request) -> dict[str, Any]:
