@@ -93,9 +93,10 @@ def _run(turn: TurnContext) -> TurnResult:
     if command is not None and command.name == "compact":
         return _compact_command(turn)
     if command is not None and command.name in ("new", "reset"):
-        session_id, message = _start_new_session(turn)
-        if not command.rest:
-            return turn.result  # nothing to answer: the command is stored, the user told
+        session_id, stored = _start_new_session(turn, command.rest)
+        if stored is None:
+            return turn.result  # nothing to answer: the new session is empty, the user told
+        message = stored
     else:
         session_id, message = _append_user_message(turn)
     _remember_now(turn, session_id, message)
@@ -152,8 +153,9 @@ def _take_steered(turn: TurnContext, session_id: str) -> None:
         _remember_now(turn, session_id, stored)
 
 
-def _start_new_session(turn: TurnContext) -> tuple[str, dict[str, Any]]:
-    """`/new` or `/reset`: flush the current session to memory, archive it, keep the command message."""
+def _start_new_session(turn: TurnContext, rest: str) -> tuple[str, dict[str, Any] | None]:
+    """`/new` or `/reset`: flush the current session to memory and archive it. The command is not a
+    message: the new session starts empty, or with `rest` (`/new TEXT`) as its first user message."""
     services, request = turn.services, turn.request
     key = services.manager.key(request.session_key)
     current = services.sessions.current_session_id(key)
@@ -161,11 +163,13 @@ def _start_new_session(turn: TurnContext) -> tuple[str, dict[str, Any]]:
         _flush(turn, current, None)
     meta, previous = services.manager.new(key, turn.now())
     session_id = str(meta["sessionId"])
-    stored = services.sessions.append(session_id, "user", request.text, turn.now(), sender=request.sender)
     turn.result.session_id = session_id
-    turn.result.user_message_idx = int(stored["idx"])
     archived = f"; {previous} is archived" if previous else ""
     turn.notice(f"Started a new session {session_id}{archived}.")
+    if not rest:
+        return session_id, None
+    stored = services.sessions.append(session_id, "user", rest, turn.now(), sender=request.sender)
+    turn.result.user_message_idx = int(stored["idx"])
     return session_id, stored
 
 
