@@ -332,6 +332,28 @@ def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.P
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
+    try:
+        _model_rounds(turn, session_id, model, replay)
+    finally:
+        _add_usage(turn, session_id)
+
+
+def _add_usage(turn: TurnContext, session_id: str) -> None:
+    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals."""
+    used = turn.result.usage
+    if used is None:
+        return
+    try:
+        turn.services.sessions.writer(session_id).add_usage(
+            used.prompt_tokens, used.completion_tokens, used.cost
+        )
+    except (OpenclawError, OSError) as exc:  # the reply is stored; only the totals fall behind
+        turn.notice(f"The session's token totals were not updated: {exc}")
+
+
+def _model_rounds(
+    turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None
+) -> None:
     from openclaw_cli.llm import ContextOverflow, ModelUnavailable
 
     store = turn.services.sessions
@@ -436,6 +458,9 @@ def _stream(
                 turn.sink("delta", {"text": piece.text})
             if piece.tool_calls:
                 calls = piece.tool_calls
+            if piece.usage is not None:
+                used = turn.result.usage
+                turn.result.usage = piece.usage if used is None else used + piece.usage
     return "".join(pieces), calls
 
 

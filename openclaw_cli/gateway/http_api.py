@@ -119,7 +119,15 @@ def _last_user_text(messages: Any) -> str:
     raise HttpError(400, "the last user message has no text")
 
 
-def _completion(run_id: str, agent: str, text: str, finish: str | None, *, chunk: bool) -> dict[str, Any]:
+def _completion(
+    run_id: str,
+    agent: str,
+    text: str,
+    finish: str | None,
+    *,
+    chunk: bool,
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": f"chatcmpl-{run_id}",
         "object": "chat.completion.chunk" if chunk else "chat.completion",
@@ -133,8 +141,21 @@ def _completion(run_id: str, agent: str, text: str, finish: str | None, *, chunk
         body["choices"] = [
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
         ]
-        body["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        body["usage"] = openai_usage(usage)
     return body
+
+
+def openai_usage(usage: dict[str, Any] | None) -> dict[str, int]:
+    """A turn's usage (TurnResult.usage_dict: every model call of the turn) in OpenAI's shape; zeros
+    for a turn that called no model."""
+    prompt = int((usage or {}).get("inputTokens") or 0)
+    completion = int((usage or {}).get("outputTokens") or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
 
 
 async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
@@ -165,7 +186,8 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
         agent, key, text, mode="followup", listener=lambda e, pl: events.put_nowait((e, pl))
     )
     if body.get("stream") is True:
-        return StreamingResponse(_stream(turn.run_id, agent, events), media_type="text/event-stream")
+        stream = _stream(turn.run_id, agent, events, usage=_wants_usage(body))
+        return StreamingResponse(stream, media_type="text/event-stream")
     result = await turn.done
     if result.status != "ok":
         raise HttpError(
@@ -173,12 +195,16 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
             result.error or "the turn was aborted",
             "upstream_error" if result.status == "error" else "aborted",
         )
-    return JSONResponse(_completion(turn.run_id, agent, result.reply, "stop", chunk=False))
+    reply = _completion(turn.run_id, agent, result.reply, "stop", chunk=False, usage=result.usage_dict())
+    return JSONResponse(reply)
 
 
 async def _stream(
-    run_id: str, agent: str, events: asyncio.Queue[tuple[str, dict[str, Any]]]
+    run_id: str, agent: str, events: asyncio.Queue[tuple[str, dict[str, Any]]], *, usage: bool
 ) -> AsyncIterator[str]:
+    """Server-sent chunks of the run; with `usage` (stream_options.include_usage) a last chunk without
+    choices carries the usage, as OpenAI sends it."""
+
     def sse(value: Any) -> str:
         return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
 
@@ -192,6 +218,9 @@ async def _stream(
             yield sse(_completion(run_id, agent, str(payload.get("text", "")), None, chunk=True))
         elif state == "final":
             yield sse(_completion(run_id, agent, "", "stop", chunk=True))
+            if usage:
+                last = _completion(run_id, agent, "", None, chunk=True)
+                yield sse({**last, "choices": [], "usage": openai_usage(payload.get("usage"))})
             break
         else:
             yield sse({"error": {"message": payload.get("text") or str(state), "type": "upstream_error"}})
