@@ -60,11 +60,8 @@ def loaded_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway
 
 async def _session(gateway: Gateway, number: int) -> list[dict[str, Any]]:
     key = f"agent:main:direct:load{number}"
-    async with connect(f"ws://127.0.0.1:{gateway.port}/ws", max_size=None) as ws:
-        await ws.send(
-            json.dumps({"type": "req", "id": "c", "method": "connect", "params": {"token": gateway.token}})
-        )
-        assert json.loads(await ws.recv())["ok"]
+    headers = {"Authorization": f"Bearer {gateway.token}"}
+    async with connect(gateway.ws_url, max_size=None, additional_headers=headers) as ws:
         sent: dict[str, tuple[int, float]] = {}
         for i in range(MESSAGES):
             sent[str(i)] = (i, time.perf_counter())

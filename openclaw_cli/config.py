@@ -206,8 +206,12 @@ class GatewayQueueSettings(_Section):
 
 
 class GatewayAuthSettings(_Section):
-    max_failures: int = Field(10, ge=1, description="failed attempts per client within the window")
-    window_seconds: float = Field(60, gt=0, description="after max_failures, the client waits this long")
+    max_failures: int = Field(
+        10, ge=1, description="wrong or missing tokens per client (host) within the window, then 429"
+    )
+    window_seconds: float = Field(
+        60, gt=0, description="how long a failure counts; the right token is never refused"
+    )
 
 
 class GatewaySettings(_Section):

@@ -370,11 +370,43 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """Tokens model calls used, as the provider reported them; cost in USD where litellm knows the
+    model's price (None where it does not: an unknown price is not a price of 0)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost
+        )
+
+
+@dataclass(frozen=True)
 class StreamPiece:
-    """One step of a streamed reply: a piece of text, or (last) the tool calls the model asked for."""
+    """One step of a streamed reply: a piece of text, the tool calls the model asked for (whole), or
+    (last) the usage the provider reported for the call."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+
+
+def _usage(litellm: ModuleType, model: str, reported: Any) -> Usage:
+    """The provider's usage of one call, priced by litellm's cost map (None for a model it has not)."""
+    prompt = int(getattr(reported, "prompt_tokens", 0) or 0)
+    completion = int(getattr(reported, "completion_tokens", 0) or 0)
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt, completion_tokens=completion
+        )
+        cost: float | None = float(prompt_cost) + float(completion_cost)
+    except Exception:  # noqa: BLE001 - an unpriced model; the turn never fails over its cost
+        cost = None
+    return Usage(prompt, completion, cost)
 
 
 def _overflow(exc: BaseException) -> bool:
@@ -411,13 +443,15 @@ def complete_stream(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     **options: Any,
 ) -> Generator[StreamPiece, None, None]:
-    """A chat completion streamed piece by piece; tool calls come whole, in one last piece.
+    """A chat completion streamed piece by piece; tool calls come whole, then the call's usage (asked
+    for with stream_options.include_usage; litellm drops that option for providers without it).
 
     Opening the stream is retried like complete(); once text has been yielded a failure is not retried
     (the caller has shown it), it raises ModelUnavailable. A context-window overflow raises ContextOverflow.
     """
     litellm = _client()
     extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
+    options.setdefault("stream_options", {"include_usage": True})
     kwargs = _request(
         model, timeout, api_base, api_key, messages=list(messages), stream=True, **extra, **options
     )
@@ -433,8 +467,10 @@ def complete_stream(
             raise ContextOverflow(f"the conversation is too long for {model} ({exc.message})") from exc
         raise
     calls: dict[int, dict[str, str]] = {}
+    reported: Any = None
     try:
         for chunk in stream:
+            reported = getattr(chunk, "usage", None) or reported  # the last chunk, without choices
             choices = getattr(chunk, "choices", None) or []
             delta = getattr(choices[0], "delta", None) if choices else None
             if delta is None:
@@ -463,6 +499,8 @@ def complete_stream(
                 for i, c in sorted(calls.items())
             )
         )
+    if reported is not None:
+        yield StreamPiece(usage=_usage(litellm, model, reported))
 
 
 def _merge_tool_call(calls: dict[int, dict[str, str]], delta: Any) -> None:

@@ -8,6 +8,7 @@
         fake_openai.fail_next(2, status=429)
         fake_openai.script_chat("first reply", "second reply")
         fake_openai.requests     # every request: Recorded(path, body, headers)
+        fake_openai.usages       # (body, usage) of every chat completion: the token counts reported
         fake_openai.delay = 0.5  # seconds before every answer (timeouts, aborts)
         fake_openai.respond_with(lambda body: "reply computed from the request")
         fake_openai.script_chat({"role": "assistant", "content": None, "tool_calls": [...]})
@@ -15,7 +16,8 @@
 Endpoints: POST /v1/embeddings (deterministic hashed bag-of-words vectors, `dimensions` honoured, float or
 base64 encoding), POST /v1/chat/completions (scripted replies in order, then the `respond_with` function,
 then `default_reply`; a reply is a text or a whole assistant message with `tool_calls`; `"stream": true`
-answers as server-sent events, one chunk per word, `chunk_delay` seconds apart), POST /v1/rerank and
+answers as server-sent events, one chunk per word, `chunk_delay` seconds apart, and a usage chunk when
+`stream_options.include_usage` asks), POST /v1/rerank and
 /rerank (Cohere/Jina-style results scored by query-word overlap).
 
 Run standalone (for a process that is not the test's, e.g. a chat in tmux):
@@ -86,6 +88,8 @@ class FakeOpenAI:
     delay: float = 0.0
     chunk_delay: float = 0.0
     requests: list[Recorded] = field(default_factory=list)
+    # (request body, usage) of every chat completion answered: what its client should have been told.
+    usages: list[tuple[dict[str, Any], dict[str, int]]] = field(default_factory=list)
     broken_streams: int = 0  # streamed answers the client hung up on before the end
     _replies: deque[Reply] = field(default_factory=deque)
     _responder: Callable[[dict[str, Any]], Reply] | None = None
@@ -190,22 +194,33 @@ class FakeOpenAI:
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         message = self.next_reply(body)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
+        usage = chat_usage(body, message)
+        with self._lock:
+            self.usages.append((body, usage))
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": 1,
-                "completion_tokens": len(words(message.get("content") or "")),
-                "total_tokens": 1,
-            },
+            "usage": usage,
         }
 
 
-def stream_chunks(completion: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A chat completion as the chunks of a streamed answer: the content word by word, tool calls whole."""
+def chat_usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+    """Token counts as the fake counts them: words of the request's messages (each at least one), words
+    of the reply (its text and tool calls)."""
+    messages = body.get("messages") or []
+    prompt = sum(1 + len(words(json.dumps(m.get("content"), ensure_ascii=False))) for m in messages)
+    reply = str(message.get("content") or "") + json.dumps(message.get("tool_calls") or "")
+    completion = len(words(reply))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def stream_chunks(completion: dict[str, Any], *, usage: bool = False) -> Iterator[dict[str, Any]]:
+    """A chat completion as the chunks of a streamed answer: the content word by word, tool calls whole;
+    with `usage` (the request's stream_options.include_usage), a last chunk without choices carrying the
+    usage, as OpenAI sends it."""
     message = completion["choices"][0]["message"]
     base = {
         "id": completion["id"],
@@ -224,6 +239,8 @@ def stream_chunks(completion: dict[str, Any]) -> Iterator[dict[str, Any]]:
     if calls:
         yield chunk({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
     yield chunk({}, completion["choices"][0]["finish_reason"])
+    if usage:
+        yield {**base, "choices": [], "usage": completion["usage"]}
 
 
 def _rerank(body: dict[str, Any], limit: int | None) -> dict[str, Any]:
@@ -257,7 +274,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = None
             status, payload = fake.handle(self.path, body, {k.lower(): v for k, v in self.headers.items()})
             if status == 200 and isinstance(body, dict) and body.get("stream") and "choices" in payload:
-                self._stream(payload)
+                options = body.get("stream_options")
+                self._stream(payload, isinstance(options, dict) and options.get("include_usage") is True)
                 return
             data = json.dumps(payload).encode("utf-8")
             self.send_response(status)
@@ -266,7 +284,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, completion: dict[str, Any]) -> None:
+        def _stream(self, completion: dict[str, Any], usage: bool) -> None:
             # Server-sent events, ended by closing the connection (no length is known in advance).
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -274,7 +292,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = True
             try:
-                for number, chunk in enumerate(stream_chunks(completion)):
+                for number, chunk in enumerate(stream_chunks(completion, usage=usage)):
                     if number and fake.chunk_delay:
                         time.sleep(fake.chunk_delay)
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())

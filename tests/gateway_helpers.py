@@ -56,12 +56,15 @@ class Gateway:
     def http(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
     @contextmanager
-    def ws(self, *, auth: bool = True, token: str | None = None) -> Iterator[ClientConnection]:
-        with connect(f"ws://127.0.0.1:{self.port}/ws", open_timeout=10, max_size=None) as conn:
-            if auth:
-                reply = request(conn, "connect", {"auth": {"token": token or self.token}})
-                assert reply["ok"], reply
+    def ws(self, *, token: str | None = None) -> Iterator[ClientConnection]:
+        """A connection authenticated at the upgrade (Authorization: Bearer), as every client does."""
+        headers = {"Authorization": f"Bearer {token or self.token}"}
+        with connect(self.ws_url, open_timeout=10, max_size=None, additional_headers=headers) as conn:
             yield conn
 
     def stop(self) -> None:

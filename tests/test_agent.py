@@ -210,25 +210,50 @@ def test_a_model_that_only_calls_tools_gets_a_clear_error(runtime, model, home):
 
 
 @pytest.mark.parametrize("command", ["/new", "/reset", "/NEW"])
-def test_new_and_reset_start_a_new_session_keeping_the_message(runtime, model, home, command):
+def test_new_and_reset_start_an_empty_session(runtime, model, home, command):
     turn(runtime, "first conversation")
     store = SessionStore(Home(home), "main")
     old = store.resolve(KEY)
     result, events = turn(runtime, command)
-    assert result.session_id != old
+    assert result.session_id != old and result.user_message_idx is None
     assert "Started a new session" in events.of("notice")[0]["text"]
     assert store.read_meta(old)["status"] == "archived"
-    assert [m["content"] for m in stored(home)] == [command]
+    assert stored(home) == []  # the command is not a message
     assert len(model.agent_requests) == 1  # a bare command is not sent to the model
+
+
+def test_after_new_the_model_never_sees_the_command(runtime, model, home, fake):
+    turn(runtime, "old topic")
+    turn(runtime, "/new")
+    model.replies += ["Hi!", "Still here."]
+    turn(runtime, "hello")
+    turn(runtime, "and again")
+    sent = [m for body in model.agent_requests[1:] for m in body["messages"] if m["role"] != "system"]
+    assert [m["content"] for m in sent] == ["hello", "hello", "Hi!", "and again"]
+    assert "/new" not in json.dumps(sent)
+    store = SessionStore(Home(home), "main")
+    lines = (store.session_dir(store.resolve(KEY)) / "messages.jsonl").read_text(encoding="utf-8")
+    assert "/new" not in lines
+    assert [m["content"] for m in stored(home)] == ["hello", "Hi!", "and again", "Still here."]
 
 
 def test_new_with_text_answers_the_text_in_the_new_session(runtime, model, home):
     turn(runtime, "old topic")
     model.replies.append("Hello again.")
     result, _ = turn(runtime, "/new let's talk about tea")
-    assert result.reply == "Hello again."
-    assert [m["content"] for m in stored(home)] == ["/new let's talk about tea", "Hello again."]
-    assert [m["role"] for m in model.agent_requests[-1]["messages"][1:]] == ["user"]
+    assert result.reply == "Hello again." and result.user_message_idx == 0
+    assert [m["content"] for m in stored(home)] == ["let's talk about tea", "Hello again."]
+    last = model.agent_requests[-1]["messages"]
+    assert [(m["role"], m["content"]) for m in last[1:]] == [("user", "let's talk about tea")]
+
+
+def test_new_collected_with_a_message_starts_the_session_with_it(runtime, model, home):
+    """In collect mode `/new` and the message after it may arrive as one turn, joined by a blank line."""
+    turn(runtime, "old topic")
+    model.replies.append("Fresh start.")
+    result, events = turn(runtime, "/new\n\nwhat about coffee?")
+    assert "Started a new session" in events.of("notice")[0]["text"]
+    assert [m["content"] for m in stored(home)] == ["what about coffee?", "Fresh start."]
 
 
 def test_new_flushes_the_old_session_to_memory_first(runtime, model, home):

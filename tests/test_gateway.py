@@ -104,36 +104,6 @@ def test_wrong_token_over_http_is_401(gateway: Gateway) -> None:
     assert reply["error"]["type"] == "authentication_error"
 
 
-def test_wrong_token_over_websocket_is_refused_and_closed(gateway: Gateway) -> None:
-    with gateway.ws(auth=False) as conn:
-        reply = request(conn, "connect", {"auth": {"token": "wrong-token-wrong-token"}})
-        assert reply["ok"] is False and reply["error"]["code"] == "UNAUTHORIZED"
-        with pytest.raises(ConnectionClosed) as closed:
-            conn.recv(timeout=5)
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
-
-
-def test_requests_before_connect_are_refused(gateway: Gateway) -> None:
-    with gateway.ws(auth=False) as conn:
-        reply = request(conn, "status")
-        assert reply["error"]["code"] == "NOT_CONNECTED"
-        assert request(conn, "connect", {"token": gateway.token})["ok"]
-        assert request(conn, "status")["ok"]
-
-
-def test_failed_attempts_are_rate_limited(tmp_path: Path, fake: FakeOpenAI) -> None:
-    home = tmp_path / "home"
-    write_config(home, fake, gateway={"auth": {"maxFailures": 2, "windowSeconds": 60}})
-    with running_gateway(home) as gw:
-        for _ in range(2):
-            assert http_json(gw.http + "/v1/models", token="wrong-token-wrong-token")[0] == 401
-        # now even the right token waits for the window to pass
-        status, body = http_json(gw.http + "/v1/models", token=gw.token)
-        assert status == 429 and body["error"]["type"] == "rate_limit_error"
-        with gw.ws(auth=False) as conn:
-            assert request(conn, "connect", {"auth": {"token": gw.token}})["error"]["code"] == "RATE_LIMITED"
-
-
 def test_generated_token_is_private_and_env_token_wins(tmp_path: Path, fake: FakeOpenAI) -> None:
     home = tmp_path / "home"
     write_config(home, fake)
@@ -516,7 +486,9 @@ def test_cli_start_status_call_health_stop(tmp_path: Path, fake: FakeOpenAI) -> 
         bad = run_cli(home, "gateway", "call", "status", "--params", "[1]")
         assert bad.returncode == 2
         wrong = run_cli(home, "gateway", "call", "status", "--token", "wrong-token-wrong-token")
-        assert wrong.returncode == 1 and "UNAUTHORIZED" in wrong.stderr
+        assert (
+            wrong.returncode == 1 and "HTTP 401" in wrong.stderr and "wrong or missing token" in wrong.stderr
+        )
         again = run_cli(home, "gateway", "start", "--port", "0", env=env)
         assert again.returncode == 1 and "already running" in again.stderr
     finally:

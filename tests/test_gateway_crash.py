@@ -6,13 +6,14 @@ import json
 import stat
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.index import read_index
-from openclaw_cli.sessions.store import SessionStore
+from openclaw_cli.sessions.store import SessionStore, iso
 from tests.fake_openai import FakeOpenAI
 from tests.gateway_helpers import (
     echo_last_user,
@@ -154,3 +155,71 @@ def test_sigterm_lets_the_running_turn_finish(tmp_path: Path, slow_fake: FakeOpe
         ("assistant", "echo: finish me"),
     ]
     assert not (home / "gateway" / "gateway.pid").exists()
+
+
+def _sessions_on_disk(home: Path) -> list[str]:
+    return SessionStore(Home(home), "main").session_ids_on_disk()
+
+
+def _reopen_journal(home: Path, texts: list[str], accepted_at: str | None = None) -> None:
+    """The journal as a crash before the `done` lines would leave it: the accepts of `texts`, open
+    (acceptedAt replaced when given: a message that arrived after what the session holds)."""
+    path = home / "gateway" / "inbox.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    accepts = [line for line in lines if line["op"] == "accept" and line["text"] in texts]
+    assert len(accepts) == len(texts)
+    for line in accepts:
+        line["acceptedAt"] = accepted_at or line["acceptedAt"]
+    path.write_text("".join(json.dumps(line) + "\n" for line in accepts), encoding="utf-8")
+
+
+def _say(gateway_home: Path, texts: list[str]) -> None:
+    with running_gateway(gateway_home) as gw, gw.ws() as conn:
+        for text in texts:
+            ack = request(conn, "chat.send", {"text": text, "sessionKey": "agent:main:main"})
+            frames_until(
+                conn,
+                lambda f, run=ack["payload"]["runId"]: (
+                    f.get("event") == "chat"
+                    and f["payload"]["runId"] == run
+                    and f["payload"]["state"] != "delta"
+                ),
+            )
+
+
+def test_a_new_command_that_stored_nothing_is_not_replayed(tmp_path: Path) -> None:
+    """`/new` stores no message, so the journal cannot find it in the session after a crash: it is done
+    when the session is newer than the command, and re-run once (then done) when it is not."""
+    fake = FakeOpenAI().start()
+    fake.respond_with(echo_last_user)
+    try:
+        home = tmp_path / "home"
+        write_config(home, fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+        _say(home, ["hello", "/new", "/new fresh start"])
+        sessions = _sessions_on_disk(home)
+        assert len(sessions) == 3
+        _reopen_journal(home, ["/new", "/new fresh start"])  # both ran; their `done` lines are lost
+        with running_gateway(home) as gw:
+            assert "re-queued" not in gw.log()
+        assert _sessions_on_disk(home) == sessions
+        assert _user_texts(home, "agent:main:main") == ["fresh start"]
+        assert "/new" not in (home / "gateway" / "inbox.jsonl").read_text(encoding="utf-8")
+
+        # a `/new` acknowledged after the current session began that never ran: it runs once
+        from openclaw_cli.gateway.inbox import Inbox
+
+        journal = Inbox(home / "gateway" / "inbox.jsonl")
+        journal.accept("main", "agent:main:main", "/new", None, iso(datetime.now(UTC)))
+        journal.close()
+        with running_gateway(home) as gw:
+            deadline = time.monotonic() + 60
+            while len(_sessions_on_disk(home)) < 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert gw.log().count("re-queued 1 acknowledged message") == 1
+        assert len(_sessions_on_disk(home)) == 4 and _user_texts(home, "agent:main:main") == []
+        with running_gateway(home) as gw:
+            pass
+        assert gw.log().count("re-queued") == 1  # done: not again
+        assert len(_sessions_on_disk(home)) == 4
+    finally:
+        fake.stop()

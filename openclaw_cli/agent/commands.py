@@ -16,10 +16,13 @@ class Command:
 
 
 def parse_command(text: str, known: tuple[str, ...] = TURN_COMMANDS) -> Command | None:
-    """`/name rest...` when name is one of `known` (case-insensitive); None for anything else."""
+    """`/name rest...` when name is one of `known` (case-insensitive); None for anything else.
+
+    Any whitespace ends the name: `/new` and a message collected into the same turn after it
+    ("/new\n\nhello", gateway/lanes.py) are the command and its text."""
     stripped = text.strip()
     if not stripped.startswith("/"):
         return None
-    word, _, rest = stripped[1:].partition(" ")
-    name = word.lower()
-    return Command(name, rest.strip()) if name in known else None
+    parts = stripped[1:].split(maxsplit=1)
+    name = parts[0].lower() if parts else ""
+    return Command(name, parts[1].strip() if len(parts) > 1 else "") if name in known else None

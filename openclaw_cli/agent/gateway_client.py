@@ -2,7 +2,8 @@
 
 Frames: `{type:"req",id,method,params}` -> `{type:"res",id,ok,payload|error}`; the server also sends
 `{type:"event",event,payload}`, and a reply streams as `chat` events (state delta, final, error, aborted).
-The first request is `connect` with the token.
+The token travels in the upgrade request (gateway/ws_client.py); the `connect` request that follows
+carries it too, so that a gateway still running an earlier version, which waits for it, lets us in.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class GatewayChat:
         self, url: str, token: str | None, agent_id: str, session_key: str, *, user_id: str | None = None
     ) -> None:
         from websockets.exceptions import WebSocketException
-        from websockets.sync.client import connect
+
+        from openclaw_cli.gateway.ws_client import GatewayRefused, open_ws
 
         self.mode = f"gateway {url}"
         self.agent_id = agent_id
@@ -47,7 +49,9 @@ class GatewayChat:
         self.user_id = user_id  # the person typing; sent with every call that reads or writes memory
         self._ids = itertools.count(1)
         try:
-            self._ws = connect(url, open_timeout=CONNECT_TIMEOUT, max_size=None)
+            self._ws = open_ws(url, token, open_timeout=CONNECT_TIMEOUT, max_size=None)
+        except GatewayRefused as exc:
+            raise GatewayError(exc.message, hint=exc.hint) from exc
         except (OSError, WebSocketException) as exc:
             raise GatewayError(
                 f"cannot connect to the gateway at {url} ({exc})", hint="is it running?"

@@ -94,9 +94,10 @@ def _run(turn: TurnContext) -> TurnResult:
     if command is not None and command.name == "compact":
         return _compact_command(turn)
     if command is not None and command.name in ("new", "reset"):
-        session_id, message = _start_new_session(turn)
-        if not command.rest:
-            return turn.result  # nothing to answer: the command is stored, the user told
+        session_id, stored = _start_new_session(turn, command.rest)
+        if stored is None:
+            return turn.result  # nothing to answer: the new session is empty, the user told
+        message = stored
     else:
         session_id, message = _append_user_message(turn)
     _remember_now(turn, session_id, message)
@@ -167,20 +168,31 @@ def _take_steered(turn: TurnContext, session_id: str) -> None:
         _remember_now(turn, session_id, stored)
 
 
-def _start_new_session(turn: TurnContext) -> tuple[str, dict[str, Any]]:
-    """`/new` or `/reset`: flush the current session to memory, archive it, keep the command message."""
+def _start_new_session(turn: TurnContext, rest: str) -> tuple[str, dict[str, Any] | None]:
+    """`/new` or `/reset`: flush the current session to memory and archive it. The command is not a
+    message: the new session starts empty, or with `rest` (`/new TEXT`) as its first user message."""
     services, request = turn.services, turn.request
     key = services.manager.key(request.session_key)
     current = services.sessions.current_session_id(key)
     if current is not None:
         _flush(turn, current, None)
-    meta, previous = services.manager.new(key, turn.now())
+    meta, previous = services.manager.new(key, turn.now(), request.user_id)
     session_id = str(meta["sessionId"])
-    stored = services.sessions.append(session_id, "user", request.text, turn.now(), sender=request.sender)
     turn.result.session_id = session_id
-    turn.result.user_message_idx = int(stored["idx"])
     archived = f"; {previous} is archived" if previous else ""
     turn.notice(f"Started a new session {session_id}{archived}.")
+    if not rest:
+        return session_id, None
+    stored = services.sessions.append(
+        session_id,
+        "user",
+        rest,
+        turn.now(),
+        sender=request.sender,
+        user_id=request.user_id,
+        anonymous=request.user_id is None,
+    )
+    turn.result.user_message_idx = int(stored["idx"])
     return session_id, stored
 
 
@@ -350,6 +362,28 @@ def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.P
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
+    try:
+        _model_rounds(turn, session_id, model, replay)
+    finally:
+        _add_usage(turn, session_id)
+
+
+def _add_usage(turn: TurnContext, session_id: str) -> None:
+    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals."""
+    used = turn.result.usage
+    if used is None:
+        return
+    try:
+        turn.services.sessions.writer(session_id).add_usage(
+            used.prompt_tokens, used.completion_tokens, used.cost
+        )
+    except (OpenclawError, OSError) as exc:  # the reply is stored; only the totals fall behind
+        turn.notice(f"The session's token totals were not updated: {exc}")
+
+
+def _model_rounds(
+    turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None
+) -> None:
     from openclaw_cli.llm import ContextOverflow, ModelUnavailable
 
     store = turn.services.sessions
@@ -454,6 +488,9 @@ def _stream(
                 turn.sink("delta", {"text": piece.text})
             if piece.tool_calls:
                 calls = piece.tool_calls
+            if piece.usage is not None:
+                used = turn.result.usage
+                turn.result.usage = piece.usage if used is None else used + piece.usage
     return "".join(pieces), calls
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.agent.steering import Steering
     from openclaw_cli.config import Settings
+    from openclaw_cli.llm import Usage
     from openclaw_cli.paths import Home
 
 EventSink = Callable[[str, dict[str, Any]], None]
@@ -60,6 +61,13 @@ class TurnResult:
     user_message_idx: int | None = None  # where the user's message was stored
     memory_ids: list[str] = field(default_factory=list)  # memories injected into the prompt
     compacted: bool = False  # older messages were summarised during this turn
+    usage: Usage | None = None  # summed over the turn's model calls; None when none reported any
+
+    def usage_dict(self) -> dict[str, Any] | None:
+        if self.usage is None:
+            return None
+        used = self.usage
+        return {"inputTokens": used.prompt_tokens, "outputTokens": used.completion_tokens, "cost": used.cost}
 
     def public_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +77,7 @@ class TurnResult:
             "reply": self.reply,
             "error": self.error,
             "notices": self.notices,
+            "usage": self.usage_dict(),
         }
 
 

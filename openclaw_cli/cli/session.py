@@ -171,8 +171,11 @@ def show_cmd(
     show = common.human  # a damaged meta may lack any of these: print "-", never "None"
     common.echo(f"{meta['sessionId']}  {show(meta.get('status'))}  {show(meta.get('sessionKey'))}")
     common.echo(f"created {show(meta.get('createdAt'))}  last active {show(meta.get('lastActiveAt'))}")
-    tokens = f"{meta['totalInputTokens']}/{meta['totalOutputTokens']}"
-    common.echo(f"messages {meta['messageCount']}  tokens in/out {tokens}")
+    used = f"{show(meta.get('totalInputTokens'))}/{show(meta.get('totalOutputTokens'))}"
+    common.echo(
+        f"messages {meta['messageCount']}  history {meta.get('historyTokens', 0)} tokens  "
+        f"model tokens in/out {used}  cost ${show(meta.get('totalCost'))}"
+    )
     for message in messages:
         who = f" ({message['sender']})" if message.get("sender") else ""
         common.echo(f"[{message['idx']}] {message['role']}{who}: {message.get('content', '')}")

@@ -87,13 +87,17 @@ def call(
     params: dict[str, Any],
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Any:
-    """Connect over WebSocket, authenticate, call one method; its payload, or OpenclawError."""
+    """Connect over WebSocket with the token, call one method; its payload, or OpenclawError.
+
+    The `connect` request (with the token again) lets a gateway of an earlier version, which waits for
+    it, serve the call too."""
     from websockets.exceptions import WebSocketException
-    from websockets.sync.client import connect
+
+    from openclaw_cli.gateway.ws_client import open_ws
 
     target = "127.0.0.1" if host == "0.0.0.0" else host
     try:
-        with connect(f"ws://{target}:{port}/ws", open_timeout=timeout, close_timeout=2) as ws:
+        with open_ws(f"ws://{target}:{port}/ws", token, open_timeout=timeout, close_timeout=2) as ws:
             for request_id, name, body in (
                 ("c", "connect", {"auth": {"token": token or ""}}),
                 ("1", method, params),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime, TurnResult
 from openclaw_cli.gateway.inbox import Inbox, Pending
 from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, RunLimiter, Turn
@@ -97,18 +98,26 @@ class GatewayCore:
         self.inbox.close()
 
     def _already_stored(self, entry: Pending) -> bool:
-        """Whether the turn stored the message before the process died (no `done` line yet)."""
+        """Whether the turn stored the message before the process died (no `done` line yet).
+
+        `/new TEXT` and `/reset TEXT` store only TEXT; a bare `/new` stores nothing, and is done once the
+        key's current session was started after the command arrived (so it never runs twice)."""
+        command = parse_command(entry.text)
+        text = command.rest if command is not None and command.name in ("new", "reset") else entry.text
         store = SessionStore(self.home, entry.agent_id)
         try:
             session_id = store.current_session_id(entry.session_key)
             if session_id is None:
                 return False
             accepted = parse_time(entry.accepted_at)
+            if not text:
+                created = parse_time(store.read_meta(session_id).get("createdAt"))
+                return accepted is not None and created is not None and created >= accepted
             for message in reversed(store.read_messages(session_id).messages):
                 ts = parse_time(message.get("ts"))
                 if accepted is not None and ts is not None and ts < accepted:
                     break
-                if message.get("role") == "user" and entry.text in str(message.get("content", "")):
+                if message.get("role") == "user" and text in str(message.get("content", "")):
                     return True
             return False
         finally:

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from openclaw_cli import identity
 from openclaw_cli.errors import InvalidInput, OpenclawError
-from openclaw_cli.gateway.auth import bearer, token_matches
+from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
 from openclaw_cli.sessions.keys import build_key, dm_key
 
@@ -33,26 +33,41 @@ ANONYMOUS_PEER = "anonymous"
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.kind = kind
+        self.headers = headers
+
+    @classmethod
+    def refused(cls, refusal: Refusal) -> HttpError:
+        if refusal.status == 429:
+            headers = {"Retry-After": str(refusal.retry_after)}
+            return cls(429, refusal.message, "rate_limit_error", headers)
+        return cls(refusal.status, refusal.message, "authentication_error", {"WWW-Authenticate": "Bearer"})
 
     def response(self) -> JSONResponse:
-        return JSONResponse({"error": {"message": self.message, "type": self.kind}}, status_code=self.status)
+        return JSONResponse(
+            {"error": {"message": self.message, "type": self.kind}},
+            status_code=self.status,
+            headers=self.headers,
+        )
 
 
 def check_auth(gateway: GatewayApp, request: Request) -> None:
+    """The request's token is the gateway's, or HttpError 401 (429 for a client over the failure limit)."""
     client = request.client.host if request.client else "unknown"
-    wait = gateway.failures.blocked_for(client)
-    if wait > 0:
-        raise HttpError(429, f"too many failed attempts; retry in {wait:.0f} s", "rate_limit_error")
-    if not token_matches(gateway.core.options.token, bearer(request.headers.get("authorization"))):
-        gateway.failures.failed(client)
-        raise HttpError(
-            401, "wrong or missing token: send Authorization: Bearer TOKEN", "authentication_error"
-        )
+    token = bearer(request.headers.get("authorization"))
+    refusal = authenticate(gateway.core.options.token, token, client, gateway.failures)
+    if refusal is not None:
+        raise HttpError.refused(refusal)
 
 
 async def read_json(gateway: GatewayApp, request: Request) -> dict[str, Any]:
@@ -110,7 +125,15 @@ def _last_user_text(messages: Any) -> str:
     raise HttpError(400, "the last user message has no text")
 
 
-def _completion(run_id: str, agent: str, text: str, finish: str | None, *, chunk: bool) -> dict[str, Any]:
+def _completion(
+    run_id: str,
+    agent: str,
+    text: str,
+    finish: str | None,
+    *,
+    chunk: bool,
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": f"chatcmpl-{run_id}",
         "object": "chat.completion.chunk" if chunk else "chat.completion",
@@ -124,8 +147,21 @@ def _completion(run_id: str, agent: str, text: str, finish: str | None, *, chunk
         body["choices"] = [
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
         ]
-        body["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        body["usage"] = openai_usage(usage)
     return body
+
+
+def openai_usage(usage: dict[str, Any] | None) -> dict[str, int]:
+    """A turn's usage (TurnResult.usage_dict: every model call of the turn) in OpenAI's shape; zeros
+    for a turn that called no model."""
+    prompt = int((usage or {}).get("inputTokens") or 0)
+    completion = int((usage or {}).get("outputTokens") or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
 
 
 async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
@@ -144,7 +180,8 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
         listener=lambda e, pl: events.put_nowait((e, pl)),
     )
     if body.get("stream") is True:
-        return StreamingResponse(_stream(turn.run_id, agent, events, who), media_type="text/event-stream")
+        stream = _stream(turn.run_id, agent, events, who, usage=_wants_usage(body))
+        return StreamingResponse(stream, media_type="text/event-stream")
     result = await turn.done
     if result.status != "ok":
         raise HttpError(
@@ -152,7 +189,7 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
             result.error or "the turn was aborted",
             "upstream_error" if result.status == "error" else "aborted",
         )
-    answer = _completion(turn.run_id, agent, result.reply, "stop", chunk=False)
+    answer = _completion(turn.run_id, agent, result.reply, "stop", chunk=False, usage=result.usage_dict())
     return JSONResponse({**answer, "openclaw": who.public_dict()})
 
 
@@ -186,7 +223,12 @@ async def _stream(
     agent: str,
     events: asyncio.Queue[tuple[str, dict[str, Any]]],
     who: identity.Identity,
+    *,
+    usage: bool,
 ) -> AsyncIterator[str]:
+    """Server-sent chunks of the run; with `usage` (stream_options.include_usage) a last chunk without
+    choices carries the usage, as OpenAI sends it."""
+
     def sse(value: Any) -> str:
         return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
 
@@ -200,6 +242,9 @@ async def _stream(
             yield sse(_completion(run_id, agent, str(payload.get("text", "")), None, chunk=True))
         elif state == "final":
             yield sse(_completion(run_id, agent, "", "stop", chunk=True))
+            if usage:
+                last = _completion(run_id, agent, "", None, chunk=True)
+                yield sse({**last, "choices": [], "usage": openai_usage(payload.get("usage"))})
             break
         else:
             yield sse({"error": {"message": payload.get("text") or str(state), "type": "upstream_error"}})

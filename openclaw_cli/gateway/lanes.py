@@ -376,6 +376,7 @@ class LaneManager:
                 "state": state,
                 "text": text,
                 "sessionId": result.session_id,
+                "usage": result.usage_dict(),  # the model's token counts and cost, summed over the run
                 # messages steered in too late for this run's model calls run next in this turn
                 **({"followupRunId": followup.run_id} if followup is not None else {}),
                 # waiting (lane, debounce, global cap) and running (the runtime: session files and the

@@ -5,10 +5,10 @@
     {"type": "res", "id": "1", "ok": false, "error": {"code": "UNKNOWN_METHOD", "message": "..."}}
     {"type": "event", "event": "chat", "payload": {...}}
 
-The first request on a connection must be `connect` with the token (`params.auth.token` or
-`params.token`). A frame that is not such an object gets an INVALID_REQUEST response (id null when it
-had none) and the connection stays open; frames larger than `gateway.maxMessageBytes` (default 1 MiB)
-close it with code 1009.
+The connection is authenticated when it opens (the upgrade request's `Authorization: Bearer TOKEN`,
+gateway/websocket.py); a `connect` request, which earlier clients send first, answers the hello. A frame
+that is not such an object gets an INVALID_REQUEST response (id null when it had none) and the connection
+stays open; frames larger than `gateway.maxMessageBytes` (default 1 MiB) close it with code 1009.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The gateway process: a Starlette app served by uvicorn (websockets), HTTP and WebSocket on one port.
 
 Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox has been recovered and
-turns are accepted). Everything else needs the token: WebSocket `/` or `/ws` (in the `connect` request),
-POST /v1/chat/completions, GET /v1/models, POST /hooks/agent (as `Authorization: Bearer`).
+turns are accepted). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
+of WebSocket `/` or `/ws` (refused with HTTP 401 without it), POST /v1/chat/completions, GET /v1/models,
+POST /hooks/agent.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""One WebSocket connection: the `connect` handshake, then requests and pushed events.
+"""One WebSocket connection: authenticated at the upgrade, then requests and pushed events.
+
+The upgrade request carries the token (`Authorization: Bearer TOKEN`); without the right one the
+upgrade is answered with a plain HTTP 401 (429 for a client over the failure limit, gateway/auth.py)
+and no WebSocket is opened. There is no `?token=` query parameter: every client of this project sets
+the header, and a token in a URL ends up in logs and histories. The `connect` request of earlier
+clients still works: it answers the hello (protocol version, methods, events, limits).
 
 Requests that only queue work (chat.*, health, status) are handled in arrival order, so two chat.send
 on one connection reach their lane in the order sent; slower ones (memory, sessions) run as tasks so
@@ -17,7 +23,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway import protocol as p
-from openclaw_cli.gateway.auth import token_matches
+from openclaw_cli.gateway.auth import authenticate, bearer
+from openclaw_cli.gateway.http_api import HttpError
 from openclaw_cli.gateway.lanes import RECEIVED_AT
 from openclaw_cli.gateway.methods import error_code
 
@@ -27,7 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("openclaw.gateway")
 INLINE_METHODS = frozenset({"chat.send", "chat.abort", "health", "status"})
 POLICY_VIOLATION = 1008
-CONNECT_TIMEOUT_SECONDS = 10.0
 
 
 class Connection:
@@ -37,7 +43,6 @@ class Connection:
         self.client = ws.client.host if ws.client else "unknown"
         self.outgoing: asyncio.Queue[str | None] = asyncio.Queue()
         self.open = True
-        self.connected = False
         self.tasks: set[asyncio.Task[None]] = set()
         self.writer: asyncio.Task[None] | None = None
 
@@ -57,6 +62,8 @@ class Connection:
                 return
 
     async def serve(self) -> None:
+        if not await self._authenticated():
+            return
         await self.ws.accept()
         self.writer = asyncio.create_task(self._writer())
         try:
@@ -75,17 +82,23 @@ class Connection:
             with contextlib.suppress(Exception):
                 await self.writer
 
+    async def _authenticated(self) -> bool:
+        """Whether the upgrade request carries the token; if not, it is refused with HTTP 401/429."""
+        token = bearer(self.ws.headers.get("authorization"))
+        refusal = authenticate(self.gateway.core.options.token, token, self.client, self.gateway.failures)
+        if refusal is None:
+            return True
+        log.warning("refused a WebSocket upgrade from %s: %s", self.client, refusal.message)
+        try:
+            await self.ws.send_denial_response(HttpError.refused(refusal).response())
+        except RuntimeError:  # a server without the ASGI denial extension: a bare refusal (HTTP 403)
+            await self.ws.close(POLICY_VIOLATION)
+        return False
+
     async def _read_loop(self) -> None:
         while True:
             try:
-                if self.connected:
-                    message = await self.ws.receive()
-                else:  # an unauthenticated connection may not linger
-                    message = await asyncio.wait_for(self.ws.receive(), CONNECT_TIMEOUT_SECONDS)
-            except TimeoutError:
-                self.push(p.error_response(None, p.NOT_CONNECTED, "no connect request in time"))
-                await self._close(POLICY_VIOLATION, "connect timeout")
-                return
+                message = await self.ws.receive()
             except (WebSocketDisconnect, RuntimeError):
                 return
             if message["type"] == "websocket.disconnect":
@@ -93,28 +106,23 @@ class Connection:
             raw = message.get("text")
             if raw is None:
                 raw = message.get("bytes") or b""
-            if not await self._handle(raw):
-                return
+            await self._handle(raw)
 
-    async def _handle(self, raw: str | bytes) -> bool:
-        """False when the connection must close."""
+    async def _handle(self, raw: str | bytes) -> None:
         RECEIVED_AT.set(time.monotonic())
         try:
             request = p.parse_request(raw)
         except p.FrameError as exc:
             self.push(p.error_response(exc.request_id, exc.code, exc.message, exc.hint))
-            return True
-        if not self.connected:
-            return await self._connect(request)
+            return
         if request.method == "connect":
-            self.push(p.error_response(request.id, p.INVALID_REQUEST, "already connected"))
+            self.push(p.response(request.id, self._hello()))
         elif request.method in INLINE_METHODS:
             await self._dispatch(request)
         else:
             task = asyncio.create_task(self._dispatch(request))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
-        return True
 
     async def _dispatch(self, request: p.Request) -> None:
         try:
@@ -127,46 +135,11 @@ class Connection:
         else:
             self.push(p.response(request.id, payload))
 
-    async def _connect(self, request: p.Request) -> bool:
-        limiter = self.gateway.failures
-        if request.method != "connect":
-            self.push(
-                p.error_response(request.id, p.NOT_CONNECTED, "send a connect request with the token first")
-            )
-            return True
-        wait = limiter.blocked_for(self.client)
-        if wait > 0:
-            self.push(
-                p.error_response(
-                    request.id, p.RATE_LIMITED, f"too many failed attempts; retry in {wait:.0f} s"
-                )
-            )
-            await self._close(POLICY_VIOLATION, "rate limited")
-            return False
-        auth = request.params.get("auth")
-        token = auth.get("token") if isinstance(auth, dict) else request.params.get("token")
-        if not token_matches(self.gateway.core.options.token, token if isinstance(token, str) else None):
-            limiter.failed(self.client)
-            log.warning("refused a WebSocket connection from %s: wrong token", self.client)
-            self.push(p.error_response(request.id, p.UNAUTHORIZED, "wrong or missing token"))
-            await self._close(POLICY_VIOLATION, "unauthorized")
-            return False
-        self.connected = True
-        self.push(
-            p.response(
-                request.id,
-                {
-                    "protocol": p.PROTOCOL_VERSION,
-                    "server": "openclaw",
-                    "methods": self.gateway.methods.names,
-                    "events": ["chat", "notice", "tool"],
-                    "maxMessageBytes": self.gateway.core.settings.gateway.max_message_bytes,
-                },
-            )
-        )
-        return True
-
-    async def _close(self, code: int, reason: str) -> None:
-        await self._stop_writer()  # the error response goes out before the close frame
-        with contextlib.suppress(Exception):
-            await self.ws.close(code, reason)
+    def _hello(self) -> dict[str, Any]:
+        return {
+            "protocol": p.PROTOCOL_VERSION,
+            "server": "openclaw",
+            "methods": self.gateway.methods.names,
+            "events": ["chat", "notice", "tool"],
+            "maxMessageBytes": self.gateway.core.settings.gateway.max_message_bytes,
+        }

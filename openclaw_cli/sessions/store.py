@@ -348,7 +348,8 @@ class SessionStore:
         """meta (brought up to date with the messages), all readable messages and the damaged lines.
 
         Appends do not count tokens; `count_tokens` counts them now (reading, never writing, the cache
-        in tokens.json: a reading command changes nothing) so that the meta's token totals are filled in."""
+        in tokens.json: a reading command changes nothing) and adds their sum as `historyTokens`. (The
+        meta's token totals are what the model reported for the session's turns, not these counts.)"""
         directory = self.session_dir(session_id)
         meta = read_meta_file(directory / META_FILENAME)
         result = read_messages(directory / MESSAGES_FILENAME)
@@ -356,6 +357,7 @@ class SessionStore:
             from openclaw_cli.sessions.context import fill_token_counts
 
             fill_token_counts(directory, result.messages, write_cache=False)
+            meta["historyTokens"] = sum(int(m.get("tokens") or 0) for m in result.messages)
         meta.update(meta_counters(result.messages))
         meta["messagesBytes"] = _size(directory / MESSAGES_FILENAME)
         return SessionView(meta, result.messages, result.problems, directory / MESSAGES_FILENAME)

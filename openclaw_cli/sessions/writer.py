@@ -20,7 +20,10 @@ from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
 from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.locks import ProcessLock
 
-COUNTER_FIELDS = ("messageCount", "totalInputTokens", "totalOutputTokens", "lastActiveAt", "nextIdx")
+COUNTER_FIELDS = ("messageCount", "lastActiveAt", "nextIdx")
+# What the model calls of the session's turns used, as the provider reported it (add_usage): kept in
+# meta.json only, never derived from the messages (a prompt is the whole context, not one message).
+USAGE_FIELDS = ("totalInputTokens", "totalOutputTokens", "totalCost")
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,10 @@ class Durability:
 
 
 def meta_counters(messages: list[dict[str, Any]], base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """messageCount, token totals, lastActiveAt and nextIdx over `messages`, added to `base`."""
+    """messageCount, lastActiveAt and nextIdx over `messages`, added to `base`."""
     start = base or {}
     counters = {
         "messageCount": int(start.get("messageCount") or 0),
-        "totalInputTokens": int(start.get("totalInputTokens") or 0),
-        "totalOutputTokens": int(start.get("totalOutputTokens") or 0),
         "lastActiveAt": start.get("lastActiveAt"),
         "nextIdx": int(start.get("nextIdx") or 0),
     }
@@ -52,11 +53,7 @@ def meta_counters(messages: list[dict[str, Any]], base: dict[str, Any] | None = 
 
 
 def add_message(counters: dict[str, Any], message: dict[str, Any]) -> None:
-    tokens = message.get("tokens")
-    tokens = tokens if isinstance(tokens, int) else 0
     counters["messageCount"] += 1
-    field = "totalOutputTokens" if message.get("role") == "assistant" else "totalInputTokens"
-    counters[field] += tokens
     if isinstance(message.get("ts"), str):
         counters["lastActiveAt"] = message["ts"]
     counters["nextIdx"] = max(counters["nextIdx"], message["idx"] + 1)
@@ -205,6 +202,24 @@ class SessionWriter:
             self._catch_up()
             return self._write_meta(changes)
 
+    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> dict[str, Any]:
+        """Add a turn's model usage to meta.json's totals now: read, add and replace (atomically) under
+        the session lock, so usage added by another process is never lost."""
+        from openclaw_cli.sessions.store import read_meta_file
+
+        with self.lock.hold():
+            self._catch_up()
+            try:
+                meta = read_meta_file(self.meta_path)
+            except StoreError:
+                meta = {}
+            totals = {
+                "totalInputTokens": _number(meta.get("totalInputTokens"), int) + input_tokens,
+                "totalOutputTokens": _number(meta.get("totalOutputTokens"), int) + output_tokens,
+                "totalCost": _number(meta.get("totalCost"), float) + (cost or 0.0),
+            }
+            return self._write_meta(totals)
+
     def close(self, flush: bool = True) -> None:
         with self.lock.hold():
             if self._fd is None:
@@ -218,6 +233,11 @@ class SessionWriter:
             os.close(self._fd)
             self._fd = None
             self._counters = None
+
+
+def _number(value: Any, kind: type[int] | type[float]) -> Any:
+    """A total read from meta.json, 0 when it is missing or damaged."""
+    return kind(value) if isinstance(value, int | float) and not isinstance(value, bool) else kind(0)
 
 
 def _write_all(fd: int, data: bytes) -> None:
