@@ -228,3 +228,72 @@ def test_the_gateway_method_refuses_a_request_without_a_person(home: Path) -> No
         reply = request(conn, "memory.purge", {"sessions": True})
     assert reply["ok"] is False and reply["error"]["code"] == "INVALID_PARAMS"
     assert "userId" in reply["error"]["message"]
+
+
+def test_a_writer_that_kept_the_old_file_open_appends_to_the_redacted_one(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from openclaw_cli.config import Settings
+    from openclaw_cli.paths import Home
+    from openclaw_cli.sessions.keys import parse_key
+    from openclaw_cli.sessions.redact import redact_session
+    from openclaw_cli.sessions.store import SessionStore
+
+    settings = Settings.model_validate({"session": {"identityLinks": LINKS}})
+    now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    writing = SessionStore(Home(tmp_path / "home"), "main")  # like the gateway's, open all along
+    session_id = writing.create_session(parse_key(EARLY), now)["sessionId"]
+    writing.append(session_id, "user", f"pat says {P}", now, sender="pat_tg", user_id="pat")
+    writing.append(session_id, "assistant", f"echo: pat says {P}", now)
+    writing.append(session_id, "user", f"quinn says {Q}", now, sender="quinn_tg", user_id="quinn")
+    purging = SessionStore(Home(tmp_path / "home"), "main")
+    assert redact_session(purging, session_id, "pat", settings).messages == 2
+    stored = writing.append(session_id, "assistant", f"echo: quinn says {Q}", now)
+    assert stored["idx"] == 3
+    writing.close()
+    view = purging.read_session(session_id)
+    assert [m["content"] for m in view.messages] == [
+        "[purged]",
+        "[purged]",
+        f"quinn says {Q}",
+        f"echo: quinn says {Q}",
+    ]
+    assert view.problems == [] and view.meta["messageCount"] == 4 and view.meta["nextIdx"] == 4
+    purging.close()
+
+
+def test_a_tool_call_answering_the_person_is_redacted_with_its_result_and_stays_paired(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime
+
+    from openclaw_cli.config import Settings
+    from openclaw_cli.paths import Home
+    from openclaw_cli.sessions.context import group_units
+    from openclaw_cli.sessions.keys import parse_key
+    from openclaw_cli.sessions.redact import redact_session
+    from openclaw_cli.sessions.store import SessionStore
+
+    settings = Settings.model_validate({"session": {"identityLinks": LINKS}})
+    now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    store = SessionStore(Home(tmp_path / "home"), "main")
+    session_id = store.create_session(parse_key(EARLY), now)["sessionId"]
+    store.append(session_id, "user", f"please store {P}", now, sender="pat_tg", user_id="pat")
+    call = {
+        "id": "call-1",
+        "type": "function",
+        "function": {"name": "memory_add", "arguments": f'{{"text": "{P}"}}'},
+    }
+    store.append(session_id, "assistant", "", now, tool_calls=[call])
+    store.append(session_id, "tool", json.dumps({"stored": P}), now, tool_call_id="call-1")
+    store.append(session_id, "assistant", f"stored {P}", now)
+    store.append(session_id, "user", f"quinn says {Q}", now, sender="quinn_tg", user_id="quinn")
+    assert redact_session(store, session_id, "pat", settings).messages == 4
+    messages = store.read_messages(session_id).messages
+    assert P not in json.dumps(messages)
+    assert messages[1]["toolCalls"] == [
+        {"id": "call-1", "type": "function", "function": {"name": "memory_add", "arguments": "{}"}}
+    ]
+    assert messages[2]["toolCallId"] == "call-1"
+    assert [len(unit) for unit in group_units(messages)] == [1, 2, 1, 1]  # the call keeps its result
+    store.close()
