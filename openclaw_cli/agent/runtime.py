@@ -137,6 +137,21 @@ class AgentRuntime:
         session_id = services.sessions.resolve(session_key)
         return compact(services, self.settings, session_id, self.clock(), force=True)
 
+    def settle_extraction(self) -> None:
+        """Finish every pending background extraction now (AgentServices.settle_extraction)."""
+        with self._guard:
+            current = [*self._retired, *self._agents.values()]
+        for services in current:
+            services.settle_extraction()
+
+    def release_sessions(self, agent_id: str, session_ids: list[str]) -> None:
+        """Drop what this process holds open of sessions another step deleted or rewrote (a purge)."""
+        with self._guard:
+            current = [s for s in [*self._retired, *self._agents.values()] if s.agent_id == agent_id]
+        for services in current:
+            for session_id in session_ids:
+                services.sessions.release(session_id)
+
     def settings_changed(self, settings: Settings) -> None:
         """A new valid configuration, applied from the next turn on (services are rebuilt with it)."""
         with self._guard:

@@ -53,6 +53,14 @@ class AgentServices:
                 )
             return self._extraction
 
+    def settle_extraction(self) -> None:
+        """Run the pending background extractions now and wait for them (before a purge, which must
+        not meet one that read the person's messages); the service starts again when next used."""
+        with self.memory_lock:
+            extraction, self._extraction = self._extraction, None
+        if extraction is not None:
+            extraction.close(wait=True)
+
     def close(self) -> None:
         with self.memory_lock:
             if self._extraction is not None:

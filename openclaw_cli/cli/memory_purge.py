@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from openclaw_cli.cli import common
 from openclaw_cli.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from openclaw_cli.forget.everywhere import ForgetReport
 
 PURGE_EPILOG = """Examples:
 
@@ -19,36 +22,65 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 
 
 def purge_cmd(
-    user: Annotated[str, typer.Option("--user", "-u", help="The user whose memories are removed.")],
+    user: Annotated[str, typer.Option("--user", "-u", help="The person to forget (a name or channel:peer).")],
     yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
     all_agents: Annotated[
         bool, typer.Option("--all-agents", help="Purge every agent's store, not only this agent's.")
     ] = False,
     sessions: Annotated[
-        bool, typer.Option("--sessions", help="Also delete the user's session transcripts.")
+        bool,
+        typer.Option(
+            "--sessions",
+            help="Also delete the person's sessions and redact their messages in shared ones.",
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Forget one user: every memory, its history and its vectors, with no byte left behind.
+    """Forget one person: every memory, its history and its vectors, with no byte left behind.
 
-    Covers this agent's store and the shared one; --all-agents covers every agent's. Without it, agents
-    whose stores still hold the user's memories are named and the exit status is 1.
+    Covers this agent's store and the shared one; --all-agents covers every agent's. Memories others
+    (or the agent) drew from the person's messages go too, and so do the person's entries in the gateway
+    journal, their `openclaw chat` prompt history and lines of logs and exports under the home that
+    quote them. With --sessions, the person's own sessions are deleted and their messages in shared
+    sessions (and the replies to them) are redacted in place; summaries built from those are dropped.
+    When a gateway runs for this home, it does the purge itself. Without --all-agents, agents that still
+    hold the person are named and the exit status is 1; so are files left as they are. A person nobody
+    knows is an error that lists the known ones.
     """
     if not yes:
         raise InvalidInput(
             f"refusing to purge all memories of {user!r} without --yes", hint="add --yes to confirm"
         )
-    from openclaw_cli.cli.memory import _service
+    from openclaw_cli.forget.client import purge
+    from openclaw_cli.forget.everywhere import ForgetRequest, resolve_person
 
-    with _service() as service:
-        report = service.purge_user(user, all_agents=all_agents, sessions=sessions)
+    st = common.state()
+    person = resolve_person(user, st.settings)
+    request = ForgetRequest(person, st.agent, all_agents=all_agents, sessions=sessions)
+    report = purge(st.home, st.settings, request, token=st.env.get("OPENCLAW_GATEWAY_TOKEN"))
     if as_json:
         common.emit_json(report.to_dict())
     else:
-        sessions_done = f" and {report.sessions} sessions" if sessions else ""
-        common.echo(f"purged {report.memories} memories{sessions_done} of {user}")
+        common.echo(_summary(report, sessions))
     if report.warning:
         common.fail(report.warning, hint=f"openclaw memory purge --user {user} --all-agents --yes")
+
+
+def _summary(report: ForgetReport, sessions: bool) -> str:
+    parts = [f"purged {report.memories} memories of {report.user}"]
+    if report.derived:
+        parts.append(f"{report.derived} drawn from their messages")
+    if sessions:
+        parts.append(f"{report.sessions} sessions")
+        parts.append(
+            f"{report.redacted_messages} messages redacted in {report.redacted_sessions} shared sessions"
+        )
+    if report.journal:
+        parts.append(f"{report.journal} journal entries")
+    if report.files:
+        parts.append(f"{len(report.files)} other files cleaned")
+    via = " (by the running gateway)" if report.via == "gateway" else ""
+    return ", ".join(parts) + via
 
 
 def register(app: typer.Typer) -> None:

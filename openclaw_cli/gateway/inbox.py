@@ -7,6 +7,12 @@ last line, which is skipped): `{"op":"accept","id",...}` when acknowledged, `{"o
 when its turn has ended (the runtime has stored it). At start the gateway re-queues what was accepted
 but not done, unless the session already holds it (the turn stored it and the process died before the
 `done` line), then rewrites the journal with only what is still pending.
+
+Delivered messages do not linger (they are a person's words, and `memory purge` must be able to say
+where those are): whenever nothing is pending the journal is emptied, and while messages stay pending
+it is rewritten with only those once `COMPACT_AFTER` more have been delivered. `forget` rewrites it
+without one person's entries (the running gateway's `memory.purge`); `purge_file` does the same for a
+journal no gateway has open.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,9 +66,9 @@ def _from_line(line: dict[str, Any]) -> Pending | None:
         return None
 
 
-# When nothing is pending and the journal has grown past this, it is emptied (a long-running gateway
-# would otherwise keep every message it ever took).
-TRUNCATE_BYTES = 4 * 1024 * 1024
+# Delivered messages after which the journal is rewritten with only the pending ones (when nothing is
+# pending it is emptied at once).
+COMPACT_AFTER = 16
 
 
 class Inbox:
@@ -71,8 +78,8 @@ class Inbox:
         self.path = path
         self.fsync = fsync
         self._fd: int | None = None
-        self._open: set[str] = set()  # accepted, not yet done, by this process or re-queued at start
-        self._written = 0
+        self._open: dict[str, Pending] = {}  # accepted, not yet done, by this process or re-queued at start
+        self._delivered = 0  # done since the last compaction
 
     def _descriptor(self) -> int:
         if self._fd is None:
@@ -84,7 +91,6 @@ class Inbox:
         fd = self._descriptor()
         data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
         os.write(fd, data)
-        self._written += len(data)
         if self.fsync:
             os.fsync(fd)
 
@@ -99,47 +105,82 @@ class Inbox:
     ) -> Pending:
         entry = Pending("m-" + uuid.uuid4().hex, agent_id, session_key, text, sender, accepted_at, user_id)
         self._write(entry.to_line())
-        self._open.add(entry.id)
+        self._open[entry.id] = entry
         return entry
 
     def done(self, ids: list[str]) -> None:
+        """Mark messages delivered; the journal then drops the delivered ones (see the module doc)."""
         if not ids:
             return
         self._write({"op": "done", "ids": ids})
-        self._open.difference_update(ids)
-        if not self._open and self._written > TRUNCATE_BYTES:
-            self.compact([])
+        for done_id in ids:
+            self._open.pop(done_id, None)
+        self._delivered += len(ids)
+        if not self._open or self._delivered >= COMPACT_AFTER:
+            self.compact(list(self._open.values()))
+
+    def forget(self, matches: Callable[[Pending], bool]) -> int:
+        """Rewrite the journal without the entries `matches` picks (delivered or not); how many went.
+
+        A pending entry dropped here is still queued in this process, but is no longer re-queued after a
+        restart: the person it belongs to asked to be forgotten."""
+        entries = self.entries()
+        gone = [entry for entry in entries if matches(entry)]
+        self.compact([entry for entry in self.pending() if not matches(entry)])
+        return len(gone)
 
     def pending(self) -> list[Pending]:
         """Accepted and not done, in the order they were accepted."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        accepted: dict[str, Pending] = {}
-        for raw in data.split(b"\n"):
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue  # a torn last line: the process died mid-write, before any ack was sent
-            if not isinstance(line, dict):
-                continue
-            if line.get("op") == "accept" and (entry := _from_line(line)) is not None:
-                accepted[entry.id] = entry
-            elif line.get("op") == "done" and isinstance(line.get("ids"), list):
-                for done_id in line["ids"]:
-                    accepted.pop(str(done_id), None)
-        return list(accepted.values())
+        return _read(self.path)[0]
+
+    def entries(self) -> list[Pending]:
+        """Every accepted entry the journal holds, delivered or not."""
+        return _read(self.path)[1]
 
     def compact(self, keep: list[Pending]) -> None:
-        """Replace the journal with only `keep` (at start, before anything new is accepted)."""
+        """Replace the journal with only `keep`, the entries still pending."""
         self.close()
         text = "".join(json.dumps(entry.to_line(), ensure_ascii=False) + "\n" for entry in keep)
-        atomic_write_bytes(self.path, text.encode("utf-8"))
-        self._open = {entry.id for entry in keep}
-        self._written = len(text.encode("utf-8"))
+        # An empty journal need not survive a crash: the old one holds nothing pending either.
+        atomic_write_bytes(self.path, text.encode("utf-8"), durable=bool(keep))
+        self._open = {entry.id: entry for entry in keep}
+        self._delivered = 0
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _read(path: Path) -> tuple[list[Pending], list[Pending]]:
+    """(pending, every accepted entry), each in the order accepted."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], []
+    accepted: dict[str, Pending] = {}
+    delivered: set[str] = set()
+    for raw in data.split(b"\n"):
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # a torn last line: the process died mid-write, before any ack was sent
+        if not isinstance(line, dict):
+            continue
+        if line.get("op") == "accept" and (entry := _from_line(line)) is not None:
+            accepted[entry.id] = entry
+        elif line.get("op") == "done" and isinstance(line.get("ids"), list):
+            delivered.update(str(done_id) for done_id in line["ids"])
+    every = list(accepted.values())
+    return [entry for entry in every if entry.id not in delivered], every
+
+
+def purge_file(path: Path, matches: Callable[[Pending], bool]) -> int:
+    """`Inbox.forget` for a journal no running gateway holds open (it also drops delivered entries)."""
+    if not path.exists():
+        return 0
+    inbox = Inbox(path)
+    try:
+        return inbox.forget(matches)
+    finally:
+        inbox.close()

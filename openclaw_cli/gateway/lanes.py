@@ -38,7 +38,7 @@ import contextlib
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,12 +126,29 @@ class RunLimiter:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.active = 0
+        self._held = False  # `exclusive` is held: no run starts
         self._changed = asyncio.Condition()
 
     async def acquire(self) -> None:
         async with self._changed:
-            await self._changed.wait_for(lambda: self.active < self.limit)
+            await self._changed.wait_for(lambda: self.active < self.limit and not self._held)
             self.active += 1
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Entered once no run is going, and no run starts until it is left (messages still queue):
+        for work that must not meet a turn, like `memory.purge`."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._held)
+            self._held = True
+        try:
+            async with self._changed:
+                await self._changed.wait_for(lambda: self.active == 0)
+            yield
+        finally:
+            async with self._changed:
+                self._held = False
+                self._changed.notify_all()
 
     async def release(self) -> None:
         async with self._changed:

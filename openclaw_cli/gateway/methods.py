@@ -60,6 +60,7 @@ class Methods:
             "memory.search": Methods.memory_search,
             "memory.add": Methods.memory_add,
             "memory.delete": Methods.memory_delete,
+            "memory.purge": Methods.memory_purge,
             "reflect.run": Methods.reflect_run,
         }
 
@@ -280,6 +281,12 @@ class Methods:
 
         record = await self._with_memory(self._agent(params), delete)
         return {"deleted": record.id}
+
+    async def memory_purge(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        """Forget a person everywhere (`openclaw memory purge` sends it here when a gateway runs)."""
+        from openclaw_cli.gateway.purge import purge
+
+        return await purge(self.core, self, params)
 
     async def reflect_run(self, params: dict[str, Any], listener: Listener | None) -> Any:
         try:

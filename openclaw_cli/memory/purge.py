@@ -7,12 +7,17 @@ the row's removal takes the cache entry with it). FTS5 secure-delete and `PRAGMA
 freed cells; the WAL is then checkpointed and truncated and the file VACUUMed, so the text cannot be
 found in any byte of the database, its -wal or its -shm afterwards. With `sessions`, the user's direct
 session transcripts go too.
+
+`purge_store` also takes the `Taint` of the messages being forgotten (sessions/redact.py): a memory of
+anyone (another speaker of a group, the agent) whose source cites one of them holds those words in its
+L2 and is removed too, with its history.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,25 +97,95 @@ def compact(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def purge_store(store: MemoryStore, user_id: str) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Taint:
+    """Messages whose words are being forgotten: whole sessions, and single messages (session, idx)."""
+
+    sessions: frozenset[str] = frozenset()
+    messages: frozenset[tuple[str, int]] = frozenset()
+
+    def touches(self, source: Any) -> bool:
+        """Whether a memory with this `source` was made from one of the messages."""
+        if not isinstance(source, dict) or not isinstance(source.get("sessionId"), str):
+            return False
+        session = source["sessionId"]
+        if session in self.sessions:
+            return True
+        cited = source.get("messages")
+        return isinstance(cited, list) and any(
+            (session, idx) in self.messages for idx in cited if isinstance(idx, int)
+        )
+
+
+@dataclass
+class StorePurge:
+    memories: int = 0
+    history_rows: int = 0
+    derived: int = 0  # other people's or the agent's memories made from the person's messages
+
+
+def purge_store(
+    store: MemoryStore, user_id: str | Sequence[str], taint: Taint | None = None
+) -> tuple[int, int]:
     """Remove `user_id`'s memories and history from one store and compact it: (memories, history rows)."""
+    done = purge_person(store, [user_id] if isinstance(user_id, str) else list(user_id), taint)
+    return done.memories, done.history_rows
+
+
+def purge_person(store: MemoryStore, user_ids: list[str], taint: Taint | None = None) -> StorePurge:
+    """Remove the memories of every id in `user_ids` (a person and the addresses linked to them), the
+    memories `taint` says were made from their messages, and the history of both; then compact."""
     conn = store.conn
+    done = StorePurge()
+    marks = ",".join("?" * len(user_ids))
     with write_txn(conn):
-        rowids = [int(r[0]) for r in conn.execute("SELECT rowid FROM records WHERE user_id = ?", (user_id,))]
-        remove_rows(conn, rowids)
-        conn.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
-        history = conn.changes()
-        people.forget_user(conn, user_id)
+        rows = [
+            (int(r[0]), str(r[1]))
+            for r in conn.execute(f"SELECT rowid, id FROM records WHERE user_id IN ({marks})", user_ids)
+        ]
+        derived = _derived(conn, user_ids, taint) if taint is not None else []
+        remove_rows(conn, [rowid for rowid, _ in rows] + [rowid for rowid, _, _, _ in derived])
+        before = conn.total_changes()
+        conn.execute(f"DELETE FROM history WHERE user_id IN ({marks})", user_ids)
+        gone = [(record_id,) for _, record_id in rows] + [(record_id,) for _, record_id, _, _ in derived]
+        conn.executemany("DELETE FROM history WHERE record_id = ?", gone)
+        done.history_rows = int(conn.total_changes() - before)
+        for user_id in user_ids:
+            people.forget_user(conn, user_id)
+        for _, _, owner, l0 in derived:
+            people.forget_if_unused(conn, owner, l0)
         centroid.forget(conn)  # a mean that included the user's vectors is computed again without them
+        done.memories, done.derived = len(rows), len(derived)
         # The purge itself is kept, with a hash instead of the user id (the id may be a name or a number).
-        digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(user_ids[0].encode()).hexdigest()[:16]
         conn.execute(
             "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) "
             "VALUES ('*', NULL, 'purge', NULL, ?, ?, NULL)",
-            (json.dumps({"userId": digest, "count": len(rowids)}), iso(utc_now())),
+            (
+                json.dumps({"userId": digest, "count": len(rows), "derived": len(derived)}),
+                iso(utc_now()),
+            ),
         )
     compact(conn)
-    return len(rowids), int(history)
+    return done
+
+
+def _derived(
+    conn: apsw.Connection, user_ids: list[str], taint: Taint
+) -> list[tuple[int, str, str | None, str]]:
+    """(rowid, id, user, l0) of the memories of others whose source cites a tainted message."""
+    found = []
+    rows = conn.execute("SELECT rowid, id, user_id, l0, source FROM records WHERE source IS NOT NULL")
+    for rowid, record_id, owner, l0, source in rows:
+        if owner in user_ids:
+            continue
+        try:
+            parsed = json.loads(source)
+        except (TypeError, ValueError):
+            continue
+        if taint.touches(parsed):
+            found.append((int(rowid), str(record_id), owner, str(l0)))
+    return found
 
 
 def agent_ids_on_disk(home: Home) -> list[str]:

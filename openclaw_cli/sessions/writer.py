@@ -115,9 +115,24 @@ class SessionWriter:
         self._size = 0
         self._ends_with_newline = True
 
+    def _replaced(self, fd: int) -> bool:
+        """Whether messages.jsonl was replaced since it was opened (`memory purge` redacts a session by
+        an atomic rewrite under the session lock): appends to the old file would be lost."""
+        try:
+            on_disk = os.stat(self.messages_path)
+        except FileNotFoundError:
+            return False  # the session was removed: nothing to reopen (meta.json says so on the next open)
+        mine = os.fstat(fd)
+        return (mine.st_dev, mine.st_ino) != (on_disk.st_dev, on_disk.st_ino)
+
     def _catch_up(self) -> int:
         """Bring the counters up to the current end of the file; returns the descriptor."""
         fd = self._descriptor()
+        if self._replaced(fd):
+            os.close(fd)
+            self._fd = None
+            self._counters = None  # re-read from the rewritten meta.json checkpoint
+            fd = self._descriptor()
         size = os.fstat(fd).st_size
         if self._counters is None:
             self._load_checkpoint(fd, size)

@@ -1,0 +1,70 @@
+"""The one call `openclaw memory purge` makes: through the running gateway of this home when there is one
+(gateway/purge.py: it owns the journal, the session writers and the warm memory connections, so it must
+do the work itself), else in this process (everywhere.py).
+
+A gateway runs when its pid file names a live process and that process answers /healthz, as the other
+commands that talk to it check.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.forget.everywhere import ForgetReport, ForgetRequest, forget_person
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+    from openclaw_cli.paths import Home
+
+METHOD = "memory.purge"
+TIMEOUT = 900.0  # the gateway first lets queued turns finish, then compacts every database
+
+
+def running_gateway(home: Home) -> tuple[str, int] | None:
+    """(host, port) of this home's gateway when it is up, else None."""
+    pid_path = home.root / "gateway" / "gateway.pid"
+    try:
+        json.loads(pid_path.read_bytes())
+    except (OSError, ValueError):
+        return None  # the common case: nothing imported from the gateway's stack
+    from openclaw_cli.gateway.control import probe, process_alive, read_pid_record
+
+    record = read_pid_record(home)
+    if record is None or not process_alive(record["pid"]):
+        return None
+    host, port = str(record.get("host", "127.0.0.1")), int(record.get("port", 0))
+    return (host, port) if port and probe(host, port) is not None else None
+
+
+def purge(home: Home, settings: Settings, request: ForgetRequest, *, token: str | None) -> ForgetReport:
+    """Forget `request.person`; `token` authenticates to a running gateway (None: its token file)."""
+    endpoint = running_gateway(home)
+    if endpoint is None:
+        return forget_person(home, settings, request)
+    from openclaw_cli.gateway.control import GatewayDown, call, client_token
+
+    params = {
+        "userId": request.person,
+        "agentId": request.agent_id,
+        "allAgents": request.all_agents,
+        "sessions": request.sessions,
+    }
+    try:
+        payload = call(*endpoint, client_token(home, None, token), METHOD, params, timeout=TIMEOUT)
+    except GatewayDown:
+        return forget_person(home, settings, request)  # it stopped meanwhile: nobody holds the files now
+    except OpenclawError as exc:
+        raise _unwrapped(exc) from exc
+    return ForgetReport.from_dict(payload)
+
+
+def _unwrapped(exc: OpenclawError) -> OpenclawError:
+    """The gateway's error as this process would have raised it (control.call prefixes method and code)."""
+    method, _, rest = exc.message.partition(": ")
+    code, _, message = rest.partition(": ")
+    if method != METHOD or not message:
+        return exc
+    kind = NotFound if code == "NOT_FOUND" else OpenclawError
+    return kind(message, exc.hint)
