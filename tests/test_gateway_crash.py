@@ -158,16 +158,17 @@ def _sessions_on_disk(home: Path) -> list[str]:
     return SessionStore(Home(home), "main").session_ids_on_disk()
 
 
-def _reopen_journal(home: Path, texts: list[str], accepted_at: str | None = None) -> None:
-    """The journal as a crash before the `done` lines would leave it: the accepts of `texts`, open
-    (acceptedAt replaced when given: a message that arrived after what the session holds)."""
+def _reopen_journal(home: Path, texts: list[str], accepted_at: str) -> None:
+    """The journal as a crash before the `done` lines would leave it: the accepts of `texts`, open.
+    (They are written anew: a running gateway drops delivered messages from the journal at once.)"""
+    from openclaw_cli.gateway.inbox import Inbox
+
     path = home / "gateway" / "inbox.jsonl"
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    accepts = [line for line in lines if line["op"] == "accept" and line["text"] in texts]
-    assert len(accepts) == len(texts)
-    for line in accepts:
-        line["acceptedAt"] = accepted_at or line["acceptedAt"]
-    path.write_text("".join(json.dumps(line) + "\n" for line in accepts), encoding="utf-8")
+    path.write_bytes(b"")
+    journal = Inbox(path)
+    for text in texts:
+        journal.accept("main", "agent:main:main", text, None, accepted_at)
+    journal.close()
 
 
 def _say(gateway_home: Path, texts: list[str]) -> None:
@@ -192,10 +193,12 @@ def test_a_new_command_that_stored_nothing_is_not_replayed(tmp_path: Path) -> No
     try:
         home = tmp_path / "home"
         write_config(home, fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
-        _say(home, ["hello", "/new", "/new fresh start"])
+        _say(home, ["hello"])
+        said_at = iso(datetime.now(UTC))
+        _say(home, ["/new", "/new fresh start"])
         sessions = _sessions_on_disk(home)
         assert len(sessions) == 3
-        _reopen_journal(home, ["/new", "/new fresh start"])  # both ran; their `done` lines are lost
+        _reopen_journal(home, ["/new", "/new fresh start"], said_at)  # both ran; their `done` lines are lost
         with running_gateway(home) as gw:
             assert "re-queued" not in gw.log()
         assert _sessions_on_disk(home) == sessions

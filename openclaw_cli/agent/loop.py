@@ -339,7 +339,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
             block = build_memory_block(
                 services.memory,
                 turn.settings.memory.inject,
-                query=request.text,
+                query=_said(request.text),
                 messages=recent[-MEMORY_CONTEXT_MESSAGES:],
                 user_id=request.user_id,
                 now=turn.now(),
@@ -349,6 +349,12 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     except OpenclawError as exc:
         turn.notice(f"Memories were not retrieved: {exc.message}")
     return prompt_context.system_text(services.agent_id, files, memory_text)
+
+
+def _said(text: str) -> str:
+    """What the user said in a message: `/new TEXT` said TEXT (the command word is no memory query)."""
+    command = parse_command(text)
+    return command.rest if command is not None and command.name in ("new", "reset") else text
 
 
 def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.Prompt:
