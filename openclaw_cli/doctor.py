@@ -107,15 +107,22 @@ def check_permissions(home: Home, fix: bool) -> list[Finding]:
 
 
 def check_workspace_permissions(home: Home, settings: Settings | None, fix: bool) -> list[Finding]:
-    """A workspace configured outside the home (`memory.workspace`) holds the same private notes, so it
-    gets the same check; inside the home it was already checked with the rest."""
-    configured = settings.memory.workspace if settings is not None else None
-    if not configured:
+    """A workspace configured outside the home (`memory.workspace`, or an agent's own in `agents.list`)
+    holds the same private notes, so it gets the same check; inside the home it was already checked with
+    the rest. A workspace several agents share is checked once."""
+    if settings is None:
         return []
-    root = Path(configured).expanduser()
-    if not root.is_dir() or root.resolve().is_relative_to(home.root.resolve()):
-        return []
-    return _check_tree(root, fix, WORKSPACE_PERMISSIONS)
+    from openclaw_cli.memory.workspace import workspace_dir
+
+    configured = [settings.memory.workspace, *(entry.workspace for entry in settings.agents.entries)]
+    roots: list[Path] = []
+    for value in configured:
+        if not value:
+            continue
+        root = workspace_dir(home, "main", settings.memory.model_copy(update={"workspace": value}))
+        if root.is_dir() and not root.resolve().is_relative_to(home.root.resolve()) and root not in roots:
+            roots.append(root)
+    return [finding for root in roots for finding in _check_tree(root, fix, WORKSPACE_PERMISSIONS)]
 
 
 def _check_tree(root: Path, fix: bool, check: str) -> list[Finding]:

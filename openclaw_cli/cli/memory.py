@@ -75,7 +75,7 @@ def _service(
 
     st = common.state()
     service = MemoryService(
-        st.home, st.agent, st.settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
+        st.home, st.agent, st.agent_settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
     )
     try:
         yield service

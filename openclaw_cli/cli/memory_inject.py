@@ -51,7 +51,12 @@ def inject_cmd(
     with _service(one_shot=True) as service:
         _announce_model_preparation(service)
         block = build_memory_block(
-            service, st.settings.memory.inject, query=text, messages=messages, user_id=user, record_hits=False
+            service,
+            st.agent_settings.memory.inject,
+            query=text,
+            messages=messages,
+            user_id=user,
+            record_hits=False,
         )
     if as_json:
         common.emit_json(block.to_dict())
