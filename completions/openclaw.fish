@@ -179,7 +179,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a note -d 'Append a note to today\'s log (memory/YYYY-MM-DD.md in the workspace), or to MEMORY.md'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a purge -d 'Forget one user: every memory, its history and its vectors, with no byte left behind'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a search -d 'Hybrid search: keywords and meaning, in English, Chinese and other languages'
-complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a status -d 'Counts by scope and category, embedder identity, pending vectors, index health and file sizes'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a status -d 'Counts by scope and category, persons, embedder, pending vectors, index health and file sizes'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s c -l category -x -a 'profile preference event case lesson insight note' -d 'Category.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l scope -x -a 'user agent' -d 'user or agent.'
