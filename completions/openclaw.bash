@@ -31,7 +31,7 @@ _openclaw_words() {
         "valued:openclaw gateway status") echo "--port --token" ;;
         "options:openclaw gateway stop") echo "--json -h --help" ;;
         "options:openclaw man") echo "-h --help" ;;
-        "commands:openclaw memory") echo "add delete export extract get history import index inject list migrate note purge search status" ;;
+        "commands:openclaw memory") echo "add delete export extract get history import index inject list migrate note purge reassign search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
@@ -54,6 +54,8 @@ _openclaw_words() {
         "options:openclaw memory note") echo "--durable --json -h --help" ;;
         "options:openclaw memory purge") echo "-u --user --yes --all-agents --sessions --json -h --help" ;;
         "valued:openclaw memory purge") echo "-u --user" ;;
+        "options:openclaw memory reassign") echo "--from --to -w --where --dry-run --yes --all-agents --json -h --help" ;;
+        "valued:openclaw memory reassign") echo "--from --to -w --where" ;;
         "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;

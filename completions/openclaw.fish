@@ -10,7 +10,7 @@ function __openclaw_commands --argument-names cmdpath
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
         case 'openclaw memory'
-            printf '%s\n' add delete export extract get history import index inject list migrate note purge search status
+            printf '%s\n' add delete export extract get history import index inject list migrate note purge reassign search status
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset show sweep
     end
@@ -48,6 +48,8 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '--to'
         case 'openclaw memory purge'
             printf '%s\n' '-u' '--user'
+        case 'openclaw memory reassign'
+            printf '%s\n' '--from' '--to' '-w' '--where'
         case 'openclaw memory search'
             printf '%s\n' '-k' '--top' '-u' '--user' '-c' '--category' '--scope' '--mode' '--batch'
         case 'openclaw reflect'
@@ -171,7 +173,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a delete -d 'Remove a
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a export -d 'Write this agent\'s memories to a portable file: {version, agent, exportedAt, records}'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a extract -d 'Extract memories from a session\'s messages not yet extracted, now'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a get -d 'Show one memory with all its fields (L0, L1, L2, FSRS state)'
-complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a history -d 'Every add, update, merge and delete of one memory, with old and new values'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a history -d 'Every add, update, merge, delete and reassign of one memory, with old and new values'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a import -d 'Import memories from an export: validated first, then written in one transaction'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Sync the workspace Markdown, then verify and repair the keyword and vector indexes'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a inject -d 'Print the Markdown memory block that would be added to the system prompt'
@@ -179,8 +181,9 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a list -d 'List memor
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite an export file of an older format version to the current one, keeping FILE.bak'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a note -d 'Append a note to today\'s log (memory/YYYY-MM-DD.md in the workspace), or to MEMORY.md'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a purge -d 'Forget one person: every memory, its history and its vectors, with no byte left behind'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a reassign -d 'Move memories from one person to another, with a `reassign` history row for each'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a search -d 'Hybrid search: keywords and meaning, in English, Chinese and other languages'
-complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a status -d 'Counts by scope and category, embedder identity, pending vectors, index health and file sizes'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a status -d 'Counts by scope and category, persons, embedder, pending vectors, index health and file sizes'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s c -l category -x -a 'profile preference event case lesson insight note' -d 'Category.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l scope -x -a 'user agent' -d 'user or agent.'
@@ -246,6 +249,14 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l all-agents -d
 complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l sessions -d 'Also delete the person\'s sessions and redact their messages in shared ones.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l from -x -d 'The person whose memories move (a user id).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l to -x -d 'The person they move to (a user id).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -s w -l where -x -d 'Only memories matching FIELD=VALUE (repeatable; all must match): session=KEY_OR_ID, category=CATEGORY, since=YYYY-MM-DD (created that UTC day or later), id=MEMORY_ID.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l dry-run -d 'Show what would move; change nothing.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l yes -d 'Move without asking.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l all-agents -d 'Every agent\'s store, not only this agent\'s (and the shared one).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s k -l top -x -d 'Number of results.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s u -l user -x -d 'User id the memory belongs to / filter.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s c -l category -x -a 'profile preference event case lesson insight note' -d 'Only these categories (-c a,b or repeated).'

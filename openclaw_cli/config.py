@@ -181,7 +181,11 @@ class MemorySettings(_Section):
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     inject: InjectSettings = Field(default_factory=InjectSettings)
     reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
-    workspace: str | None = Field(None, description="the agent's workspace; default agents/<id>/workspace")
+    workspace: str | None = Field(
+        None,
+        description="every agent's workspace unless its agents.list entry names one; default "
+        "agents/<id>/workspace; `~` expands, a relative path is under the home",
+    )
 
 
 class LlmSettings(_Section):
@@ -229,9 +233,18 @@ class GatewaySettings(_Section):
 
 
 class AgentEntry(_Section):
+    """One agent's own settings; each given value wins over the global one (agent_config.for_agent)."""
+
     id: str = Field(min_length=1, max_length=128)
     name: str | None = None
-    workspace: str | None = None
+    workspace: str | None = Field(None, description="this agent's workspace; wins over memory.workspace")
+    model: str | None = Field(None, description="this agent's chat model; wins over llm.model")
+    api_base: str | None = Field(
+        None, description="where this agent's model is served; wins over llm.apiBase"
+    )
+    extract_model: str | None = Field(
+        None, description="this agent's extraction model; default its own model when it sets one"
+    )
 
 
 class AgentsSettings(_Section):

@@ -10,8 +10,9 @@ import importlib.util
 import os
 import stat
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.findings import Finding
@@ -30,6 +31,26 @@ _MEMORY_CHECK_MODULE = "openclaw_cli.memory.check"
 
 def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> list[Finding]:
     """Every check, in order: permissions, config, sessions, memory (when that check is installed)."""
+    return run_doctor(home, agent, env, fix).findings
+
+
+@dataclass
+class DoctorReport:
+    findings: list[Finding]
+    # Whose memories each store under the home holds (memory/persons.py), every agent's and the shared one.
+    persons: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": not has_errors(self.findings),
+            "findings": [f.to_dict() for f in self.findings],
+            "persons": self.persons,
+        }
+
+
+def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> DoctorReport:
+    """`openclaw doctor`: every check (permissions, config, sessions, memory), then the persons with
+    memories in every store and a warning where conversations wrote memories under `default`."""
     findings = check_permissions(home, fix)
     settings, config_findings = check_config(home, env)
     findings += config_findings
@@ -37,7 +58,14 @@ def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> lis
     findings += _check_sessions(home, agent, fix)
     findings += check_model_leftovers(home, fix, settings)
     findings += _check_memory(home, agent, settings, fix)
-    return findings
+    persons: list[dict[str, Any]] = []
+    if settings is not None:
+        from openclaw_cli.memory.persons import every_store, findings_for
+
+        stores = every_store(home)
+        findings += findings_for(stores, shared=settings.memory.share_user_memory)
+        persons = [store.to_dict() for store in stores]
+    return DoctorReport(findings, persons)
 
 
 LEFTOVERS = "cache.leftovers"
@@ -107,15 +135,22 @@ def check_permissions(home: Home, fix: bool) -> list[Finding]:
 
 
 def check_workspace_permissions(home: Home, settings: Settings | None, fix: bool) -> list[Finding]:
-    """A workspace configured outside the home (`memory.workspace`) holds the same private notes, so it
-    gets the same check; inside the home it was already checked with the rest."""
-    configured = settings.memory.workspace if settings is not None else None
-    if not configured:
+    """A workspace configured outside the home (`memory.workspace`, or an agent's own in `agents.list`)
+    holds the same private notes, so it gets the same check; inside the home it was already checked with
+    the rest. A workspace several agents share is checked once."""
+    if settings is None:
         return []
-    root = Path(configured).expanduser()
-    if not root.is_dir() or root.resolve().is_relative_to(home.root.resolve()):
-        return []
-    return _check_tree(root, fix, WORKSPACE_PERMISSIONS)
+    from openclaw_cli.memory.workspace import workspace_dir
+
+    configured = [settings.memory.workspace, *(entry.workspace for entry in settings.agents.entries)]
+    roots: list[Path] = []
+    for value in configured:
+        if not value:
+            continue
+        root = workspace_dir(home, "main", settings.memory.model_copy(update={"workspace": value}))
+        if root.is_dir() and not root.resolve().is_relative_to(home.root.resolve()) and root not in roots:
+            roots.append(root)
+    return [finding for root in roots for finding in _check_tree(root, fix, WORKSPACE_PERMISSIONS)]
 
 
 def _check_tree(root: Path, fix: bool, check: str) -> list[Finding]:

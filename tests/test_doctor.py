@@ -65,7 +65,7 @@ def test_missing_home_is_healthy_and_stays_missing(cli, home: Path) -> None:
 
 def test_findings_have_the_documented_shape(cli) -> None:
     _, report = _doctor_json(cli)
-    assert set(report) == {"ok", "findings"}
+    assert set(report) == {"ok", "findings", "persons"}
     for finding in report["findings"]:
         assert set(finding) == {"check", "severity", "message", "hint", "path", "fixed"}
         assert finding["severity"] in {"ok", "warning", "error"}

@@ -96,6 +96,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
         "0007_people",
         "0008_vector_centroid",
         "0009_language_of_l0",
+        "0010_history_reassign",
     ]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -107,7 +108,7 @@ def test_new_database_has_exactly_the_expected_schema(tmp_path: Path) -> None:
 def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
     open_db(tmp_path / "m.sqlite").close()
     conn = open_db(tmp_path / "m.sqlite")
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 9
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 10
 
 
 def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:

@@ -113,8 +113,8 @@ class LocalChat:
             "mode": self.mode,
             "agentId": self.agent_id,
             "sessionKey": self.session_key,
-            "model": self.settings.llm.model,
-            "contextTokens": self.settings.llm.context_tokens,
+            "model": services.settings.llm.model,  # the agent's own model when it names one
+            "contextTokens": services.settings.llm.context_tokens,
         }
         try:
             session_id = services.sessions.resolve(self.session_key)

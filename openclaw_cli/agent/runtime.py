@@ -118,7 +118,7 @@ class AgentRuntime:
 
         loop = asyncio.get_running_loop()
         services = self.services(request.agent_id)
-        settings = self.settings
+        settings = services.settings  # the agent's own (its model, its workspace)
 
         def sink(kind: str, payload: dict[str, Any]) -> None:
             loop.call_soon_threadsafe(emit, kind, payload)
@@ -135,7 +135,7 @@ class AgentRuntime:
 
         services = self.services(agent_id)
         session_id = services.sessions.resolve(session_key)
-        return compact(services, self.settings, session_id, self.clock(), force=True)
+        return compact(services, services.settings, session_id, self.clock(), force=True)
 
     def settle_extraction(self) -> None:
         """Finish every pending background extraction now (AgentServices.settle_extraction)."""

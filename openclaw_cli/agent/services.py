@@ -24,11 +24,13 @@ class AgentServices:
     """
 
     def __init__(self, home: Home, agent_id: str, settings: Settings) -> None:
+        from openclaw_cli.agent_config import for_agent
+
         self.home = home
         self.agent_id = agent_id
-        self.settings = settings
-        self.sessions = SessionStore(home, agent_id, Durability.from_settings(settings.session))
-        self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(settings.session))
+        self.settings = for_agent(settings, agent_id)  # its own workspace and model, when it names them
+        self.sessions = SessionStore(home, agent_id, Durability.from_settings(self.settings.session))
+        self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
         self.memory_lock = threading.RLock()
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from openclaw_cli.agent_config import for_agent
 from openclaw_cli.cli import common
 from openclaw_cli.errors import OpenclawError
 
@@ -130,7 +131,7 @@ def chat_cmd(
     ]
     if why:
         banner.append(why)
-    if backend.mode == "in-process" and st.settings.llm.model is None:
+    if backend.mode == "in-process" and for_agent(st.settings, agent_id).llm.model is None:
         banner.append(NO_MODEL)
     history = _history_path(agent_id, person) if interactive else None
     try:

@@ -37,6 +37,14 @@ class AppState:
             self._settings = load_settings(self.home.config_file, self.env)
         return self._settings
 
+    @property
+    def agent_settings(self) -> Settings:
+        """The settings as this command's agent sees them: its agents.list entry's workspace and model
+        in place of memory.workspace and llm.* (agent_config.for_agent)."""
+        from openclaw_cli.agent_config import for_agent
+
+        return for_agent(self.settings, self.agent)
+
 
 _state: AppState | None = None
 

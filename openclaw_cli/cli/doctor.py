@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 EPILOG = (
     "Examples:\n\n  openclaw doctor\n\n  openclaw doctor --fix\n\n"
-    "  openclaw --agent work doctor --json | jq '.findings[] | select(.severity != \"ok\")'"
+    "  openclaw --agent work doctor --json | jq '.findings[] | select(.severity != \"ok\")'\n\n"
+    "  openclaw doctor --json | jq '.persons[] | {agent, persons}'"
 )
 _STYLE = {"ok": "green", "warning": "yellow", "error": "red"}
 
@@ -26,14 +27,18 @@ def doctor_cmd(fix: FixOpt = False, as_json: JsonOpt = False) -> None:
     """Check permissions, openclaw.json, sessions and memory; exit 1 if an error remains.
 
     Warnings do not change the exit status. With --fix, repairs are made and reported as fixed.
+    Every memory store under the home (each agent's and the shared one) is listed with the persons whose
+    memories it holds (`persons` in --json); memories a conversation wrote under the user `default` are a
+    warning with the `openclaw memory reassign` command that gives them to their person (nothing is moved).
     """
-    from openclaw_cli.doctor import has_errors, run_checks
+    from openclaw_cli.doctor import has_errors, run_doctor
 
     st = common.state()
-    findings = run_checks(st.home, st.agent, st.env, fix)
+    report = run_doctor(st.home, st.agent, st.env, fix)
+    findings = report.findings
     failed = has_errors(findings)
     if as_json:
-        common.emit_json({"ok": not failed, "findings": [f.to_dict() for f in findings]})
+        common.emit_json(report.to_dict())
     else:
         _render(findings, failed, fix)
     if failed:

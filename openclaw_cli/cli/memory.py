@@ -75,7 +75,7 @@ def _service(
 
     st = common.state()
     service = MemoryService(
-        st.home, st.agent, st.settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
+        st.home, st.agent, st.agent_settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
     )
     try:
         yield service
@@ -502,7 +502,7 @@ def delete_cmd(
 def history_cmd(
     record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
 ) -> None:
-    """Every add, update, merge and delete of one memory, with old and new values.
+    """Every add, update, merge, delete and reassign of one memory, with old and new values.
 
     Works for a memory that is gone too (deleted, its tombstone cleared by `memory index`): the history
     outlives it. An update (a merge of a newer memory) shows what it replaced and why.
@@ -514,9 +514,11 @@ def history_cmd(
         return
     for entry in entries:
         value = entry["new"] or entry["old"] or {}
-        line = f"{entry['at']}  {entry['action']:<7} {value.get('l0', '')}"
+        line = f"{entry['at']}  {entry['action']:<8} {value.get('l0', '')}"
         if entry["action"] == "update" and entry["old"]:
             line += f"  (was: {entry['old'].get('l0', '')}; {entry['reason'] or 'updated'})"
+        elif entry["action"] == "reassign" and entry["old"] and entry["new"]:
+            line += f"  (person: {entry['old'].get('userId')} -> {entry['new'].get('userId')})"
         common.echo(line)
 
 
@@ -528,9 +530,11 @@ from openclaw_cli.cli.memory_inject import register as _register_inject  # noqa:
 
 _register_inject(app)
 from openclaw_cli.cli.memory_purge import register as _register_purge  # noqa: E402
+from openclaw_cli.cli.memory_reassign import register as _register_reassign  # noqa: E402
 from openclaw_cli.cli.memory_workspace import register as _register_workspace  # noqa: E402
 
 _register_purge(app)
+_register_reassign(app)
 _register_workspace(app)
 # export, import and migrate register themselves on `app` (memory_portability.py).
 from openclaw_cli.cli import memory_portability  # noqa: E402, F401

@@ -55,7 +55,7 @@ def extract_cmd(
     with ExitStack() as stack:
         bar = _LazyBar(stack)
         report = extract_session(
-            st.home, st.agent, st.settings, session, dry_run=dry_run, user_id=user, progress=bar.advance
+            st.home, st.agent, st.agent_settings, session, dry_run=dry_run, user_id=user, progress=bar.advance
         )
     _render(report, as_json)
 

@@ -60,7 +60,7 @@ def inject_cmd(
         _announce_model_preparation(service)
         block = build_memory_block(
             service,
-            st.settings.memory.inject,
+            st.agent_settings.memory.inject,
             query=text,
             messages=messages,
             user_id=person,

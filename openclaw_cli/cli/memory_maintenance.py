@@ -3,7 +3,7 @@ whole (for cron: `openclaw memory index --check`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,11 +17,16 @@ from openclaw_cli.cli.progress import progress_bar
     epilog=(
         "Examples:\n\n  "
         "openclaw memory status\n\n  "
-        "openclaw memory status --json | jq '.databases[0].pendingVectors'"
+        "openclaw memory status --json | jq '.databases[0].pendingVectors'\n\n  "
+        "openclaw memory status --json | jq -r '.persons[] | \"\\(.userId) \\(.memories)\"'"
     ),
 )
 def status_cmd(as_json: JsonOpt = False) -> None:
-    """Counts by scope and category, embedder identity, pending vectors, index health and file sizes."""
+    """Counts by scope and category, persons, embedder, pending vectors, index health and file sizes.
+
+    `persons` lists every person (user id) with memories this agent reads, with their number of live
+    user-scope memories; with memory.shareUserMemory each database also lists its own.
+    """
     with _service() as service:
         status = service.status()
     if as_json:
@@ -36,10 +41,14 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         common.warn(status["embedderProblem"])
     if not status["databases"]:
         common.echo("no memory database yet")
+    else:
+        common.echo("persons: " + _persons(status["persons"]))
     for db in status["databases"]:
         common.echo(f"{db['path']}: {db['records']} memories, {db['pendingVectors']} vectors pending")
         for scope, cats in db["byScope"].items():
             common.echo(f"  {scope}: " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+        if len(status["databases"]) > 1:
+            common.echo("  persons: " + _persons(db["persons"]))
         common.echo(f"  embedder: {common.human(db['embedder'])}")
         profile = db["searchProfile"]
         common.echo(
@@ -48,6 +57,12 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         )
         common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
         common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
+
+
+def _persons(listed: list[dict[str, Any]]) -> str:
+    from openclaw_cli.memory.persons import Person, summary
+
+    return summary([Person(p["userId"], p["memories"]) for p in listed])
 
 
 @app.command(

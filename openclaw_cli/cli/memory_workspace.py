@@ -29,7 +29,8 @@ def note_cmd(
 ) -> None:
     """Append a note to today's log (memory/YYYY-MM-DD.md in the workspace), or to MEMORY.md.
 
-    The workspace is agents/<agent>/workspace unless memory.workspace is set. Notes are indexed into
+    The workspace is agents/<agent>/workspace unless the agent's agents.list entry names one
+    (`workspace`) or memory.workspace is set. Notes are indexed into
     `memory search` (as `note` results shown as path:lines) at the next search or `memory index`.
     """
     from openclaw_cli.memory.workspace import append_note
@@ -38,7 +39,7 @@ def note_cmd(
     written = append_note(
         st.home,
         st.agent,
-        st.settings.memory,
+        st.agent_settings.memory,
         common.read_text_arg(text),
         durable=durable,
         now=datetime.now().astimezone(),  # the log's day is the user's local day

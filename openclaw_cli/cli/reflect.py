@@ -57,13 +57,13 @@ def reflect_cmd(
             f"cannot reflect on {category!r}: use one of {', '.join(REFLECTABLE)}", param_hint="'--category'"
         )
     st = common.state()
-    service = MemoryService(st.home, st.agent, st.settings.memory)
+    service = MemoryService(st.home, st.agent, st.agent_settings.memory)
     try:
         total = 0 if if_due else unreflected_count(service, category)
         with progress_bar("reflecting", total) as advance:
             report = run_reflection(
                 service,
-                st.settings,
+                st.agent_settings,
                 lock_dir=st.home.memory_dir(st.agent),
                 dry_run=dry_run,
                 category=category,

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli import identity
+from openclaw_cli.agent_config import for_agent
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.lanes import Listener
@@ -105,7 +106,9 @@ class Methods:
         from openclaw_cli.memory.service import MemoryService
 
         if agent_id not in self._memory:
-            service = MemoryService(self.core.home, agent_id, self.core.settings.memory, warm=True)
+            service = MemoryService(
+                self.core.home, agent_id, for_agent(self.core.settings, agent_id).memory, warm=True
+            )
             self._memory[agent_id] = (service, threading.Lock())
         service, lock = self._memory[agent_id]
 
@@ -301,7 +304,7 @@ class Methods:
         category = p.param_str(params, "category", required=False, max_length=32)
         agent_id = self._agent(params)
         lock_dir = self.core.home.memory_dir(agent_id)  # the lock `openclaw reflect` takes too
-        settings = self.core.settings
+        settings = for_agent(self.core.settings, agent_id)  # the agent's own model, when it names one
 
         def reflect(service: MemoryService) -> Any:
             return run_reflection(service, settings, lock_dir=lock_dir, dry_run=dry_run, category=category)

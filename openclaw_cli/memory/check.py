@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
 
 def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[Finding]:
+    from openclaw_cli.agent_config import for_agent
     from openclaw_cli.memory.service import MemoryService
 
-    service = MemoryService(home, agent, settings.memory)
+    service = MemoryService(home, agent, for_agent(settings, agent).memory)
     findings: list[Finding] = []
     try:
         opened = True

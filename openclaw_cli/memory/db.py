@@ -265,6 +265,32 @@ def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
 
 MIGRATIONS.append(("0009_language_of_l0", _language_of_l0))
 
+# `memory reassign` gives memories to another person and keeps a `reassign` history row for each; the
+# action list is a CHECK constraint, which SQLite changes only by copying the table (every row kept).
+HISTORY_ACTIONS = ("add", "update", "merge", "delete", "purge", "reassign")
+MIGRATIONS.append(
+    (
+        "0010_history_reassign",
+        f"""
+        CREATE TABLE history_new (
+            seq INTEGER PRIMARY KEY,
+            record_id TEXT NOT NULL,
+            user_id TEXT,
+            action TEXT NOT NULL CHECK (action IN ({", ".join(repr(a) for a in HISTORY_ACTIONS)})),
+            old_value TEXT,
+            new_value TEXT,
+            at TEXT NOT NULL,
+            reason TEXT
+        );
+        INSERT INTO history_new(seq, record_id, user_id, action, old_value, new_value, at, reason)
+            SELECT seq, record_id, user_id, action, old_value, new_value, at, reason FROM history;
+        DROP TABLE history;
+        ALTER TABLE history_new RENAME TO history;
+        CREATE INDEX history_by_record ON history(record_id, seq);
+        """,
+    )
+)
+
 
 def vec_extension_path() -> str:
     """The sqlite-vec loadable shipped in the sqlite-vec package.

@@ -368,9 +368,11 @@ def extract_session(
     progress: Progress | None = None,
 ) -> ExtractionReport:
     """`openclaw memory extract`: one on-demand run over a session named by its key or id."""
+    from openclaw_cli.agent_config import for_agent
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.sessions.store import SessionStore
 
+    settings = for_agent(settings, agent_id)
     sessions = SessionStore(home, agent_id)
     memory = MemoryService(home, agent_id, settings.memory, fast_start=True)
     service = ExtractionService(home, agent_id, settings, memory, sessions)

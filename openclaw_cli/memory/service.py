@@ -408,15 +408,19 @@ class MemoryService:
         return sum(pending_count(store) for store in self.existing_stores())
 
     def status(self) -> dict[str, Any]:
+        from openclaw_cli.memory.persons import merged, persons
         from openclaw_cli.memory.status import database_status
 
         configured, problem = self.configured_identity()
+        stores = list(self.existing_stores())
         return {
             "agent": self.agent_id,
             "shareUserMemory": self.settings.share_user_memory,
             "configuredEmbedder": configured,
             "embedderProblem": problem,
-            "databases": [database_status(store, configured, problem) for store in self.existing_stores()],
+            # Whose memories this agent reads: its own store's and, when shared, the shared store's.
+            "persons": [p.to_dict() for p in merged([persons(store.conn) for store in stores])],
+            "databases": [database_status(store, configured, problem) for store in stores],
         }
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.index import check
+from openclaw_cli.memory.persons import persons
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store import MemoryStore
@@ -31,6 +32,7 @@ def database_status(
         "path": str(store.path),
         "records": health.records,
         "byScope": counts,
+        "persons": [person.to_dict() for person in persons(conn)],
         "tombstones": health.tombstones,
         "pendingVectors": health.vectors_pending,
         "embedder": vectors.stored_identity(conn),

@@ -44,9 +44,14 @@ class UnsafeFile(Exception):
 
 
 def workspace_dir(home: Home, agent_id: str, settings: MemorySettings) -> Path:
-    """`memory.workspace` when configured (`~` expanded), else agents/<id>/workspace under the home."""
+    """`memory.workspace` when configured, else agents/<id>/workspace under the home.
+
+    `~` expands; a relative path is under the home (never the directory a command happens to run in).
+    An agent's own `agents.list[].workspace` arrives here as `memory.workspace` (agent_config.for_agent).
+    """
     if settings.workspace:
-        return Path(settings.workspace).expanduser()
+        configured = Path(settings.workspace).expanduser()
+        return configured if configured.is_absolute() else home.root / configured
     return home.workspace_dir(agent_id)
 
 
