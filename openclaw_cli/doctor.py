@@ -60,9 +60,10 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
     findings += _check_memory(home, agent, settings, fix)
     persons: list[dict[str, Any]] = []
     if settings is not None:
+        from openclaw_cli.identity import DEFAULT_OWNER, owner_id
         from openclaw_cli.memory.persons import every_store, findings_for
 
-        stores = every_store(home)
+        stores = every_store(home, owner_is_default=owner_id(settings) == DEFAULT_OWNER)
         findings += findings_for(stores, shared=settings.memory.share_user_memory)
         persons = [store.to_dict() for store in stores]
     return DoctorReport(findings, persons)

@@ -85,8 +85,22 @@ def test_doctor_lists_the_persons_of_every_agent_and_the_shared_store(home: Path
     assert "memory.persons agent work: telegram:123 1" in human
 
 
+def legacy_gateway_memory(home: Path, text: str, env: dict[str, str] | None = None) -> None:
+    """A memory as the gateway wrote it before persons existed: under `default`, from a DM's session."""
+    appended = run_cli(home, "session", "append", "agent:main:telegram:direct:9", "hi", "--json", env=env)
+    assert appended.returncode == 0, appended.stderr
+    session = json.loads(appended.stdout)["sessionId"]
+    line = json.dumps(
+        {"text": text, "userId": "default", "source": {"kind": "extraction", "sessionId": session}}
+    )
+    added = run_cli(home, "memory", "add", "--batch", "-", input=line + "\n", env=env)
+    assert added.returncode == 0, added.stderr
+
+
 def test_doctor_warns_about_conversation_memories_under_default_and_moves_nothing(home: Path) -> None:
-    chat = run_cli(home, "chat", "--local", input="remember that my favourite tea is sencha\n")
+    legacy_gateway_memory(home, "my favourite tea is sencha")
+    # The owner's own: `default` is the owner's id while no owner is configured.
+    chat = run_cli(home, "chat", "--local", input="remember that I ride a red bike\n")
     assert chat.returncode == 0 and "Saved to memory (1 item(s))." in chat.stdout, chat.stderr
     assert run_cli(home, "memory", "add", "prefers dark mode").returncode == 0  # the CLI's own: not counted
     result, report = doctor(home)
@@ -99,16 +113,24 @@ def test_doctor_warns_about_conversation_memories_under_default_and_moves_nothin
     )
     assert warning["hint"].startswith("openclaw --agent main memory reassign --from default --to PERSON")
     [store] = report["persons"]
-    assert (store["conversationDefaults"], store["persons"]) == (1, [{"userId": "default", "memories": 2}])
+    assert (store["conversationDefaults"], store["persons"]) == (1, [{"userId": "default", "memories": 3}])
     after = run_cli(home, "memory", "list", "--json").json()
     assert {r["userId"] for r in after} == {"default"}  # nothing was moved
     human = run_cli(home, "doctor")
     assert "fix: openclaw --agent main memory reassign --from default --to PERSON" in human.stdout
 
 
-def test_doctor_hint_for_the_shared_store_depends_on_sharing(home: Path) -> None:
-    chat = run_cli(home, "chat", "--local", input="remember that I keep bees\n", env=SHARED)
+def test_once_an_owner_is_configured_every_conversation_memory_under_default_is_reported(home: Path) -> None:
+    chat = run_cli(home, "chat", "--local", input="remember that I ride a red bike\n")
     assert chat.returncode == 0, chat.stderr
+    _, before = doctor(home)
+    assert before["persons"][0]["conversationDefaults"] == 0  # the owner's, while the owner is `default`
+    _, after = doctor(home, {"OPENCLAW_OWNER": "alice"})
+    assert after["persons"][0]["conversationDefaults"] == 1  # `default` is nobody's now: give it to alice
+
+
+def test_doctor_hint_for_the_shared_store_depends_on_sharing(home: Path) -> None:
+    legacy_gateway_memory(home, "I keep bees", env=SHARED)
     _, shared_on = doctor(home, SHARED)
     [on] = [f["hint"] for f in shared_on["findings"] if f["severity"] == "warning"]
     assert on.startswith("openclaw memory reassign --from default --to PERSON (")

@@ -59,13 +59,42 @@ def merged(lists: list[list[Person]]) -> list[Person]:
     return [Person(user, counts[user]) for user in sorted(counts)]
 
 
-def conversation_defaults(conn: apsw.Connection) -> int:
-    """Live memories of `default` that a conversation wrote (they belong to whoever was speaking)."""
+def conversation_defaults(conn: apsw.Connection, owners_sessions: frozenset[str] | None = None) -> int:
+    """Live memories of `default` that a conversation wrote (they belong to whoever was speaking).
+
+    With no owner configured, `default` is the owner's own id: the memories of the owner's sessions
+    (`owners_sessions`, the main sessions) and those whose source names no session are then the owner's
+    and not counted; None counts them all (an owner is configured, so `default` is nobody's now)."""
     rows = conn.execute(
-        f"SELECT count(*) FROM records WHERE deleted = 0 AND user_id = ? AND {CONVERSATION_SQL}",
+        f"SELECT json_extract(source, '$.sessionId') FROM records WHERE deleted = 0 AND user_id = ? "
+        f"AND {CONVERSATION_SQL}",
         (DEFAULT_USER,),
     )
-    return int(next(iter(rows))[0])
+    sessions = [row[0] for row in rows]
+    if owners_sessions is None:
+        return len(sessions)
+    return sum(1 for session in sessions if session is not None and session not in owners_sessions)
+
+
+def main_session_ids(home: Home, agent: str) -> frozenset[str]:
+    """The ids of an agent's main sessions (current and archived): the owner's when no owner is set."""
+    import json
+
+    from openclaw_cli.errors import OpenclawError
+
+    found = set()
+    try:
+        directory = home.sessions_dir(agent)
+    except OpenclawError:  # the shared store's directory holds no sessions
+        return frozenset()
+    for meta_path in directory.glob("*/meta.json"):
+        try:
+            key = str(json.loads(meta_path.read_bytes()).get("sessionKey") or "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if key.endswith(":main"):
+            found.add(meta_path.parent.name)
+    return frozenset(found)
 
 
 @dataclass
@@ -88,8 +117,9 @@ class StorePersons:
         }
 
 
-def every_store(home: Home) -> list[StorePersons]:
+def every_store(home: Home, *, owner_is_default: bool = False) -> list[StorePersons]:
     """The persons of every memory database under the home (each agent's and the shared one).
+    `owner_is_default`: no owner is configured, so `default` is the owner (see conversation_defaults).
 
     Opened as every command opens them (a read-only connection would leave its -wal and -shm behind)."""
     from openclaw_cli.errors import OpenclawError
@@ -97,7 +127,10 @@ def every_store(home: Home) -> list[StorePersons]:
     from openclaw_cli.memory.purge import agent_ids_on_disk
 
     found: list[StorePersons] = []
-    for agent in agent_ids_on_disk(home):
+    agents = agent_ids_on_disk(home)
+    # Session ids are unique across agents: the shared store's memories come from any agent's sessions.
+    owners = frozenset().union(*(main_session_ids(home, a) for a in agents)) if owner_is_default else None
+    for agent in agents:
         path = home.memory_db(agent)
         listing = StorePersons(agent, str(path))
         try:
@@ -108,7 +141,7 @@ def every_store(home: Home) -> list[StorePersons]:
             continue
         try:
             listing.persons = persons(conn)
-            listing.conversation_defaults = conversation_defaults(conn)
+            listing.conversation_defaults = conversation_defaults(conn, owners)
         except Exception as exc:  # noqa: BLE001 - damage is the memory check's to report
             listing.error = f"cannot be read ({exc.__class__.__name__})"
         finally:
