@@ -68,11 +68,34 @@ def canonical_person(value: Any, links: Mapping[str, Sequence[str]]) -> str:
     return text
 
 
-def owner_id(settings: Settings) -> str:
+@dataclass(frozen=True)
+class IdentityRules:
+    """What resolving a person needs from the settings (`session append` caches it to skip pydantic)."""
+
+    links: Mapping[str, Sequence[str]]
+    owner: str | None = None
+    anonymous_is_owner: bool = False
+
+    @classmethod
+    def of(cls, settings: Settings | IdentityRules) -> IdentityRules:
+        if isinstance(settings, IdentityRules):
+            return settings
+        return cls(settings.session.identity_links, settings.owner, settings.gateway.anonymous_is_owner)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"links": dict(self.links), "owner": self.owner, "anonymousIsOwner": self.anonymous_is_owner}
+
+    @classmethod
+    def from_dict(cls, value: dict[str, Any]) -> IdentityRules:
+        return cls(dict(value["links"]), value.get("owner"), bool(value.get("anonymousIsOwner")))
+
+
+def owner_id(settings: Settings | IdentityRules) -> str:
     """The owner's person id: `owner` resolved through identityLinks, else `default`."""
-    if settings.owner is None:
+    rules = IdentityRules.of(settings)
+    if rules.owner is None:
         return DEFAULT_OWNER
-    return canonical_person(settings.owner, settings.session.identity_links)
+    return canonical_person(rules.owner, rules.links)
 
 
 @dataclass(frozen=True)
@@ -87,20 +110,22 @@ class Identity:
         return {"person": self.person, "owner": self.owner, "memory": self.reason or "per person"}
 
 
-def identify(person: str | None, settings: Settings, *, anonymous_reason: str = ANONYMOUS_REASON) -> Identity:
+def identify(
+    person: str | None, settings: Settings | IdentityRules, *, anonymous_reason: str = ANONYMOUS_REASON
+) -> Identity:
     if person is None:
-        if settings.gateway.anonymous_is_owner:
+        if IdentityRules.of(settings).anonymous_is_owner:
             return Identity(owner_id(settings), owner=True)
         return Identity(None, reason=anonymous_reason)
     return Identity(person, owner=person == owner_id(settings))
 
 
 def for_key(
-    settings: Settings, key: SessionKey, *, sender: str | None = None, user: str | None = None
+    settings: Settings | IdentityRules, key: SessionKey, *, sender: str | None = None, user: str | None = None
 ) -> Identity:
     """Who speaks in a message for session `key`: an explicit person id, else the group speaker
     (`sender` on the key's channel), else the DM peer; the main session is the owner's."""
-    links = settings.session.identity_links
+    links = IdentityRules.of(settings).links
     if user is not None:
         return identify(canonical_person(user, links), settings)
     if sender is not None:

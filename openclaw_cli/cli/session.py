@@ -77,6 +77,12 @@ def _manager() -> SessionManager:
 _SETTINGS_CACHE = "session-settings.json"
 
 
+def _identity_rules(settings: Any) -> dict[str, Any]:
+    from openclaw_cli.identity import IdentityRules
+
+    return IdentityRules.of(settings).to_dict()
+
+
 def _session_values() -> dict[str, Any]:
     """The session settings an append needs, validated once per change of openclaw.json or OPENCLAW_*.
 
@@ -96,7 +102,7 @@ def _session_values() -> dict[str, Any]:
     path = st.home.cache_dir / _SETTINGS_CACHE
     try:
         cached = json.loads(path.read_bytes())
-        if cached.get("key") == stamp:
+        if cached.get("key") == stamp and "identity" in cached["values"]:
             return dict(cached["values"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
@@ -107,6 +113,7 @@ def _session_values() -> dict[str, Any]:
         "atHour": session.reset.at_hour,
         "idleMinutes": session.reset.idle_minutes,
         "dormantMinutes": session.dormant_minutes,
+        "identity": _identity_rules(st.settings),  # whose words a user message is (identity.py)
     }
     from openclaw_cli.fsutil import atomic_write_json
 
@@ -213,7 +220,8 @@ def append_cmd(
     content = common.read_text_arg(text)
     person = None
     if role == "user":  # whose words these are: the group speaker, the DM peer, or the owner (main)
-        person = identity.for_key(common.state().settings, parse_key(key), sender=sender).person
+        rules = identity.IdentityRules.from_dict(_session_values()["identity"])
+        person = identity.for_key(rules, parse_key(key), sender=sender).person
     result = _manager().append(
         key, role, content, _now(), sender=sender, user_id=person, anonymous=role == "user" and person is None
     )
