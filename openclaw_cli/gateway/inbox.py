@@ -10,7 +10,9 @@ but not done, unless the session already holds it (the turn stored it and the pr
 
 Delivered messages do not linger (they are a person's words, and `memory purge` must be able to say
 where those are): whenever nothing is pending the journal is emptied, and while messages stay pending
-it is rewritten with only those once `COMPACT_AFTER` more have been delivered. `forget` rewrites it
+it is rewritten with only those once `COMPACT_AFTER` more have been delivered, and at least as many as
+are pending (each rewrite costs what it keeps: a burst of a thousand queued messages must not rewrite
+them every 16 deliveries on the event loop). `forget` rewrites it
 without one person's entries (the running gateway's `memory.purge`); `purge_file` does the same for a
 journal no gateway has open.
 """
@@ -116,7 +118,8 @@ class Inbox:
         for done_id in ids:
             self._open.pop(done_id, None)
         self._delivered += len(ids)
-        if not self._open or self._delivered >= COMPACT_AFTER:
+        # Amortised: a rewrite costs the pending entries it keeps, so it waits for as many deliveries.
+        if not self._open or self._delivered >= max(COMPACT_AFTER, len(self._open)):
             self.compact(list(self._open.values()))
 
     def forget(self, matches: Callable[[Pending], bool]) -> int:
