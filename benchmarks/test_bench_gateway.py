@@ -34,10 +34,9 @@ MESSAGES = 20
 REPLY = "noted"
 
 
-@pytest.fixture(scope="module")
-def loaded_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    # The fake model runs in its own process: in this one its threads would compete with the clients
-    # for the GIL and inflate what the clients measure.
+def _fake_model() -> tuple[subprocess.Popen[str], str]:
+    """The fake model in its own process (in this one its threads would compete with the clients for
+    the GIL and inflate what the clients measure), and its URL."""
     fake = subprocess.Popen(
         [sys.executable, "-m", "tests.fake_openai", "--port", "0", "--reply", REPLY],
         cwd=ROOT,
@@ -45,7 +44,12 @@ def loaded_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway
         text=True,
     )
     assert fake.stdout is not None
-    url = fake.stdout.readline().strip()
+    return fake, fake.stdout.readline().strip()
+
+
+@pytest.fixture(scope="module")
+def loaded_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    fake, url = _fake_model()
     home = tmp_path_factory.mktemp("bench-gw") / "home"
     write_config(home, None, llm={"apiBase": url}, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
     gateway = start_gateway(home)
@@ -154,14 +158,7 @@ def gateway_with_memories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """A gateway whose store holds 500 memories of each of three persons (and 100 of the agent's)."""
     from benchmarks.synth import texts
 
-    fake = subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_openai", "--port", "0", "--reply", REPLY],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert fake.stdout is not None
-    url = fake.stdout.readline().strip()
+    fake, url = _fake_model()
     home = tmp_path_factory.mktemp("bench-persons") / "home"
     write_config(home, None, llm={"apiBase": url}, memory={"extraction": {"enabled": False}})
     lines = []

@@ -153,9 +153,6 @@ def test_an_anonymous_message_is_stored_but_remembered_for_nobody(
 # -- bad input at the gateway: refused, and nothing stored under anyone ------------------------------
 
 
-GATEWAY = pytest.mark.xdist_group("identity-gateway")  # the tests sharing the module's gateway: one worker
-
-
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     home = tmp_path_factory.mktemp("identity") / "home"
@@ -173,7 +170,6 @@ def _sessions(gateway: Gateway) -> list[str]:
     return sorted(json.loads(index.read_text())["sessions"]) if index.exists() else []
 
 
-@GATEWAY
 @pytest.mark.parametrize(
     ("user", "status", "message"),
     [
@@ -195,7 +191,6 @@ def test_v1_refuses_a_bad_user_and_stores_nothing(
         assert _sessions(gateway) == before
 
 
-@GATEWAY
 def test_hooks_refuse_a_sender_that_is_too_long(gateway: Gateway) -> None:
     before = _sessions(gateway)
     body = {"channel": "telegram", "peer": {"kind": "group", "id": "9"}, "sender": "s" * 300, "text": "hi"}
@@ -204,7 +199,6 @@ def test_hooks_refuse_a_sender_that_is_too_long(gateway: Gateway) -> None:
     assert _sessions(gateway) == before
 
 
-@GATEWAY
 @pytest.mark.parametrize("user", [7, "", "z" * 129])
 def test_chat_send_refuses_a_bad_user_id(gateway: Gateway, user: Any) -> None:
     before = _sessions(gateway)
@@ -214,7 +208,6 @@ def test_chat_send_refuses_a_bad_user_id(gateway: Gateway, user: Any) -> None:
     assert _sessions(gateway) == before
 
 
-@GATEWAY
 def test_chat_send_without_user_id_is_the_key_peers_person(gateway: Gateway) -> None:
     with gateway.ws() as conn:
         reply = request(conn, "chat.send", {"sessionKey": "agent:main:discord:direct:987", "text": "hello"})

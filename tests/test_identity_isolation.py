@@ -23,9 +23,6 @@ from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
 
-# One gateway serves the whole module: its tests run on one worker, so it is built once.
-pytestmark = pytest.mark.xdist_group("identity-isolation")
-
 PERSONS = ("alice", "bob", "carol")
 PEERS = {"alice": "100", "bob": "200", "carol": "300"}  # each person's id on telegram and discord
 LINKS = {
