@@ -27,6 +27,17 @@ def echo_last_user(body: dict[str, Any]) -> str:
     return "echo: " + str(users[-1]["content"] if users else "")
 
 
+@contextmanager
+def echo_server() -> Iterator[FakeOpenAI]:
+    """A started fake model that answers `echo: TEXT` (echo_last_user), stopped afterwards."""
+    server = FakeOpenAI().start()
+    server.respond_with(echo_last_user)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def write_config(home: Path, fake: FakeOpenAI | None, **sections: Any) -> None:
     """openclaw.json for a gateway test: the fake model, fast collect, plus `sections`."""
     config: dict[str, Any] = {

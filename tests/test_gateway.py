@@ -25,6 +25,7 @@ from tests.gateway_helpers import (
     Gateway,
     chat_until_final,
     echo_last_user,
+    echo_server,
     frames_until,
     http_json,
     request,
@@ -42,10 +43,8 @@ BINDINGS = [
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    server.respond_with(echo_last_user)
-    yield server
-    server.stop()
+    with echo_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

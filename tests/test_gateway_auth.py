@@ -17,17 +17,22 @@ from websockets.sync.client import connect
 from openclaw_cli.gateway.auth import FailureLimiter, authenticate
 from tests.conftest import run_cli
 from tests.fake_openai import FakeOpenAI
-from tests.gateway_helpers import Gateway, echo_last_user, http_json, request, running_gateway, write_config
+from tests.gateway_helpers import (
+    Gateway,
+    echo_server,
+    http_json,
+    request,
+    running_gateway,
+    write_config,
+)
 
 WRONG = "wrong-token-wrong-token"
 
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    server.respond_with(echo_last_user)
-    yield server
-    server.stop()
+    with echo_server() as server:
+        yield server
 
 
 @pytest.fixture

@@ -17,17 +17,15 @@ from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, tool_call, turn
 from tests.fake_openai import FakeOpenAI
-from tests.gateway_helpers import Gateway, echo_last_user, request, running_gateway, write_config
+from tests.gateway_helpers import Gateway, echo_server, request, running_gateway, write_config
 
 fake, model = agent_helpers.fake, agent_helpers.model
 
 
 @pytest.fixture(scope="module")
 def gw_fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    server.respond_with(echo_last_user)
-    yield server
-    server.stop()
+    with echo_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
