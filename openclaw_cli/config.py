@@ -172,6 +172,17 @@ class ReflectionSettings(_Section):
     max_insights: int = Field(5, ge=1, le=20, description="insights per category group")
 
 
+class BackupSettings(_Section):
+    """Rolling daily copies of each memory database (memory/backup.py)."""
+
+    keep_days: int = Field(
+        7,
+        ge=0,
+        le=3650,
+        description="days of daily memory backups kept; 0 writes none (migrations still copy)",
+    )
+
+
 class MemorySettings(_Section):
     share_user_memory: bool = False
     max_text_chars: int = Field(16000, ge=100)
@@ -181,6 +192,7 @@ class MemorySettings(_Section):
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     inject: InjectSettings = Field(default_factory=InjectSettings)
     reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
+    backup: BackupSettings = Field(default_factory=BackupSettings)
     workspace: str | None = Field(
         None,
         description="every agent's workspace unless its agents.list entry names one; default "

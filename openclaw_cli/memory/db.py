@@ -321,6 +321,10 @@ def _check_header(path: Path) -> None:
         )
 
 
+class DatabaseDamaged(StoreError):
+    """SQLite finds the file damaged as it opens it (`openclaw memory recover` salvages it)."""
+
+
 class DatabasePermissionError(StoreError):
     """The database or its directory cannot be read or written by this user: not damage, and never a
     reason to restore a backup."""
@@ -395,9 +399,10 @@ def _open(path: Path, *, create: bool, readonly: bool) -> apsw.Connection:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_vocab USING fts5vocab(main, records_fts, 'row')"
         )
     except (apsw.NotADBError, apsw.CorruptError) as exc:
-        raise StoreError(
+        raise DatabaseDamaged(
             f"{path} is damaged ({exc.__class__.__name__.removesuffix('Error').lower()})",
-            hint="restore it from a backup or move it aside; it was left as it was",
+            hint="run `openclaw memory recover --yes`: it salvages what still reads, restores the rest from "
+            "the newest backup and keeps the damaged file; it was left as it was",
         ) from exc
     return conn
 
@@ -426,6 +431,10 @@ def migrate(conn: apsw.Connection) -> list[str]:
 
     done = set(applied_migrations(conn))
     pending = [(name, step) for name, step in MIGRATIONS if name not in done]
+    if pending and done:  # a store with data is about to change: a copy of it as it is comes first
+        from openclaw_cli.memory.backup import before_migration
+
+        before_migration(conn, pending[0][0])
     applied: list[str] = []
     for name, sql in pending:  # sql: a script, or a function for steps SQL cannot express
         with write_txn(conn):
