@@ -21,7 +21,10 @@ _DERIVED = re.compile(r"^(records_fts(_\w+)?|vec_\d+(_\w+)?)$")
 REBUILD_HINT = (
     "run `openclaw memory index --rebuild`: the records are intact and the index is rebuilt from them"
 )
-RESTORE_HINT = "restore the file from a backup; it was left as it was"
+RESTORE_HINT = (
+    "run `openclaw memory recover --yes` (or `openclaw doctor --fix`): it salvages every record that still "
+    "reads, brings back the rest from the newest backup and keeps the damaged file; it was left as it was"
+)
 
 
 def is_derived(table: str) -> bool:
