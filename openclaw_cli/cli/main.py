@@ -115,7 +115,7 @@ def _usage_or_internal(exc: Exception) -> None:
     if type(exc).__module__ == "apsw" and type(exc).__name__ in ("CorruptError", "NotADBError"):
         # Damage found after the database opened (a page read mid-query): the file is left as it is.
         typer.echo(
-            f"openclaw: error: a memory database is damaged ({exc}); restore it from a backup "
+            f"openclaw: error: a memory database is damaged ({exc}); run `openclaw memory recover --yes` "
             "(`openclaw doctor` names the file)",
             err=True,
         )

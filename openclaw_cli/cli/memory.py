@@ -536,5 +536,8 @@ from openclaw_cli.cli.memory_workspace import register as _register_workspace  #
 _register_purge(app)
 _register_reassign(app)
 _register_workspace(app)
+from openclaw_cli.cli.memory_backup import register as _register_backup  # noqa: E402
+
+_register_backup(app)
 # export, import and migrate register themselves on `app` (memory_portability.py).
 from openclaw_cli.cli import memory_portability  # noqa: E402, F401

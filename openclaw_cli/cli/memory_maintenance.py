@@ -65,6 +65,20 @@ def _persons(listed: list[dict[str, Any]]) -> str:
     return summary([Person(p["userId"], p["memories"]) for p in listed])
 
 
+def _daily_backups() -> list[dict[str, Any]]:
+    """Today's copy of every memory database under the home, for cron (memory.backup.keepDays)."""
+    from datetime import date
+
+    from openclaw_cli.memory.recovery import daily_backups
+
+    st = common.state()
+    done = daily_backups(st.home, st.settings.memory.backup.keep_days, date.today())
+    for backup in done:
+        if backup.problem:
+            common.warn(backup.problem)
+    return [backup.to_dict() for backup in done]
+
+
 @app.command(
     "index",
     epilog=(
@@ -85,7 +99,8 @@ def index_cmd(
 ) -> None:
     """Sync the workspace Markdown, then verify and repair the keyword and vector indexes.
 
-    For cron, `openclaw memory index --check` only verifies, and exits 1 when something is wrong.
+    For cron, `openclaw memory index --check` only verifies, and exits 1 when something is wrong; it
+    also writes today's backup of every memory database when there is none yet (memory.backup.keepDays).
     """
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
@@ -93,8 +108,9 @@ def index_cmd(
         if check_only:
             reports = [r.to_dict() for r in service.check_indexes()]
             ok = all(r["ok"] for r in reports)
+            backups = _daily_backups()
             if as_json:
-                common.emit_json({"ok": ok, "databases": reports})
+                common.emit_json({"ok": ok, "databases": reports, "backups": backups})
             else:
                 for r in reports:
                     common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))

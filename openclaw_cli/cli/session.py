@@ -102,7 +102,7 @@ def _session_values() -> dict[str, Any]:
     path = st.home.cache_dir / _SETTINGS_CACHE
     try:
         cached = json.loads(path.read_bytes())
-        if cached.get("key") == stamp and "identity" in cached["values"]:
+        if cached.get("key") == stamp and {"identity", "backupKeepDays"} <= cached["values"].keys():
             return dict(cached["values"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
@@ -114,6 +114,7 @@ def _session_values() -> dict[str, Any]:
         "idleMinutes": session.reset.idle_minutes,
         "dormantMinutes": session.dormant_minutes,
         "identity": _identity_rules(st.settings),  # whose words a user message is (identity.py)
+        "backupKeepDays": st.settings.memory.backup.keep_days,  # the daily memory copies of `sweep`
     }
     from openclaw_cli.fsutil import atomic_write_json
 
@@ -409,8 +410,17 @@ def key_cmd(
 
 @app.command("sweep", epilog=_epilog("openclaw session sweep", "*/15 * * * * openclaw session sweep --json"))
 def sweep_cmd(as_json: JsonOpt = False) -> None:
-    """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed."""
-    changes = _manager().sweep(_now())
+    """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed.
+
+    Also writes today's copy of every memory database under the home when there is none yet
+    (memory.backup.keepDays; see `openclaw memory backup`)."""
+    now = _now()
+    changes = _manager().sweep(now)
+    from openclaw_cli.memory.recovery import daily_backups
+
+    for backup in daily_backups(common.state().home, _session_values()["backupKeepDays"], now.date()):
+        if backup.problem:
+            common.warn(backup.problem)
     if as_json:
         common.emit_json([change.to_dict() for change in changes])
         return

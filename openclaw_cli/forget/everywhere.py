@@ -3,7 +3,8 @@
 The order: look everywhere first (nothing is written for a person nobody knows: NotFound names the
 persons that are known), then remove the memories (theirs, and others' made from their messages), then
 the transcripts, the journal (unless a running gateway rewrites its own, gateway/purge.py), their
-`openclaw chat` prompt history, and what files.py finds in logs, exports and backups. Each step is
+`openclaw chat` prompt history, and what files.py finds in logs, exports and backups. The copies of each
+memory database (memory/backups/, and the files a restore or a salvage kept) are purged like it. Each step is
 atomic on its own and the whole is idempotent: a purge cut short is finished by running it again.
 """
 
@@ -305,6 +306,7 @@ def _forget_memories(
 ) -> list[str]:
     """Purge the covered stores (with the shared one); the texts of what went (for files.py)."""
     from openclaw_cli.memory.purge import Taint, purge_person
+    from openclaw_cli.memory.recovery import purge_copies
 
     ids = aliases(request.person, settings.session.identity_links)
     findings = [f for agent in covered for f in survey.findings.get(agent, [])]
@@ -327,6 +329,9 @@ def _forget_memories(
         report.history_rows += done.history_rows
         report.derived += done.derived
         report.databases.append(str(store.path))
+        cleaned, left = purge_copies(store.path, ids, taint)  # its backups hold the person too
+        report.files += cleaned
+        report.left += left
     return needles
 
 

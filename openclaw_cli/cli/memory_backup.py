@@ -1,0 +1,185 @@
+"""`openclaw memory backup | restore | recover`: copies of the memory databases, putting one back, and
+salvaging a damaged one (memory/recovery.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from openclaw_cli.cli import common
+from openclaw_cli.errors import InvalidInput, UsageError
+
+if TYPE_CHECKING:
+    from openclaw_cli.memory.recovery import RecoverReport
+
+BACKUP_EPILOG = """Examples:
+
+  openclaw memory backup                      # a copy beside each database, in memory/backups/
+
+  openclaw memory backup -o ~/memory-2026-05-01.sqlite
+
+  openclaw memory backup --list --json | jq -r '.[].backups[0].path'
+"""
+RESTORE_EPILOG = """Examples:
+
+  openclaw memory backup --list
+
+  openclaw memory restore ~/.openclaw/agents/main/memory/backups/daily-2026-05-01.sqlite --yes
+"""
+RECOVER_EPILOG = """Examples:
+
+  openclaw memory recover          # what a salvage would bring back; nothing is changed
+
+  openclaw memory recover --yes --json | jq '{salvaged: .[0].salvaged, lost: .[0].lostRecords}'
+"""
+LISTED_LOST = 20
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+SharedOpt = Annotated[
+    bool, typer.Option("--shared", help="The shared user store (memory.shareUserMemory), not the agent's.")
+]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def backup_cmd(
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Write the copy to FILE (replaced if it exists).")
+    ] = None,
+    shared: SharedOpt = False,
+    list_only: Annotated[
+        bool, typer.Option("--list", help="List the backups instead of writing one.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy the memory database with SQLite's online backup API (safe while others write).
+
+    Without -o, every database the agent reads gets a copy in `memory/backups/` beside it. Daily copies
+    are also written by `openclaw session sweep` and `openclaw memory index --check` (kept
+    memory.backup.keepDays days), and a copy is made before every schema migration. --list shows them,
+    with the files a restore or a salvage kept beside the database.
+    """
+    from openclaw_cli.cli.memory import _service
+    from openclaw_cli.memory import recovery
+
+    if list_only and output is not None:
+        raise UsageError("--list and --output exclude each other")
+    with _service() as service:
+        if list_only:
+            listed = recovery.list_all(service)
+            if as_json:
+                common.emit_json(listed)
+            else:
+                _render_list(listed)
+            return
+        written = recovery.backup_now(service, None if output is None else Path(output), shared, _now())
+    if as_json:
+        common.emit_json({"written": [str(p) for p in written]})
+        return
+    for path in written:
+        common.echo(f"backed up to {path}")
+
+
+def _render_list(listed: list[dict[str, Any]]) -> None:
+    for entry in listed:
+        common.echo(f"{entry['database']}: {len(entry['backups'])} backup(s)")
+        for item in entry["backups"]:
+            common.echo(f"  {item['modified']}  {item['kind']:<8} {item['size']:>12} B  {item['path']}")
+
+
+def restore_cmd(
+    file: Annotated[str, typer.Argument(help="The copy to restore (a backup or `memory backup -o` file).")],
+    shared: SharedOpt = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm replacing the database.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Replace the agent's memory database with a copy, atomically; the replaced one is kept beside it.
+
+    The copy is checked (integrity_check) before anything changes; a damaged or foreign file is refused.
+    Refused while this home's gateway runs: stop it first.
+    """
+    from openclaw_cli.cli.memory import _service
+    from openclaw_cli.memory.recovery import restore_from
+
+    if not file:
+        raise InvalidInput("the file name is empty", hint="give the backup file to restore")
+    if not yes:
+        raise InvalidInput(
+            "refusing to replace the memory database without --yes", hint="add --yes to confirm"
+        )
+    with _service() as service:
+        report = restore_from(service, Path(file), shared, _now())
+    if as_json:
+        common.emit_json(report.to_dict())
+        return
+    common.echo(f"restored {report.records} memories into {report.path} from {report.source}")
+    if report.kept:
+        common.echo(f"the replaced database is kept as {report.kept}")
+
+
+def recover_cmd(
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Replace each damaged database with its salvage.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Salvage a damaged memory database: every record that still reads, the rest from the newest backup.
+
+    The keyword index and the vectors are rebuilt from the records, and the damaged file is kept beside
+    the new one (`memory.sqlite.damaged-TIME`). Reports how many memories were salvaged, restored from the
+    backup and lost, with the lost ids where the id index, the backup or the history knows them. Without
+    --yes nothing is changed: it only says what a salvage would bring back. `openclaw doctor --fix` runs it
+    when a database's records are damaged. Refused while this home's gateway runs.
+    """
+    from openclaw_cli.cli.memory import _service
+    from openclaw_cli.memory.recovery import recover
+
+    with _service() as service:
+        reports = recover(service, _now(), apply=yes)
+    if as_json:
+        common.emit_json([r.to_dict() for r in reports])
+        return
+    if not reports:
+        common.echo("no memory database yet")
+    for report in reports:
+        _render_recovery(report)
+
+
+def _render_recovery(report: RecoverReport) -> None:
+    if report.damage is None:
+        common.echo(f"{report.database}: no damage found, left as it is")
+        return
+    done = report.salvage
+    verb = "salvaged" if report.applied else "would salvage"
+    source = f" (from {done.backup})" if done.backup else " (no backup found)"
+    common.echo(f"{report.database}: {report.damage}")
+    common.echo(
+        f"  {verb} {done.salvaged} memories; {len(done.restored)} restored from a backup{source}; "
+        f"{len(done.lost)} lost"
+    )
+    for entry in done.lost[:LISTED_LOST]:
+        keywords = f"  ({entry['keywords'][:60]})" if entry.get("keywords") else ""
+        common.echo(f"  lost: {entry['id']}{keywords}")
+    if len(done.lost) > LISTED_LOST:
+        common.echo(f"  ... and {len(done.lost) - LISTED_LOST} more (see --json)")
+    if not done.ids_complete:
+        common.warn("the id index is damaged too: more memories may be lost than are named")
+    if report.applied:
+        common.echo(f"  the damaged file is kept as {report.kept}")
+        if report.vectors_pending:
+            common.echo(f"  {report.vectors_pending} vectors pending: `openclaw memory index` fills them")
+    else:
+        common.echo("  nothing was changed: run `openclaw memory recover --yes` to replace the database")
+    if report.warning:
+        common.warn(report.warning)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `backup`, `restore` and `recover` to the `memory` group (cli/memory.py calls this once)."""
+    app.command("backup", epilog=BACKUP_EPILOG)(backup_cmd)
+    app.command("restore", epilog=RESTORE_EPILOG)(restore_cmd)
+    app.command("recover", epilog=RECOVER_EPILOG)(recover_cmd)
