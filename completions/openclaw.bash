@@ -31,10 +31,12 @@ _openclaw_words() {
         "valued:openclaw gateway status") echo "--port --token" ;;
         "options:openclaw gateway stop") echo "--json -h --help" ;;
         "options:openclaw man") echo "-h --help" ;;
-        "commands:openclaw memory") echo "add delete export extract get history import index inject list migrate note purge reassign search status" ;;
+        "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
+        "options:openclaw memory backup") echo "-o --output --shared --list --json -h --help" ;;
+        "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
         "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;
         "valued:openclaw memory export") echo "--scope -u --user --format -o --output" ;;
@@ -56,6 +58,8 @@ _openclaw_words() {
         "valued:openclaw memory purge") echo "-u --user" ;;
         "options:openclaw memory reassign") echo "--from --to -w --where --dry-run --yes --all-agents --json -h --help" ;;
         "valued:openclaw memory reassign") echo "--from --to -w --where" ;;
+        "options:openclaw memory recover") echo "--yes --json -h --help" ;;
+        "options:openclaw memory restore") echo "--shared --yes --json -h --help" ;;
         "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;

@@ -10,7 +10,7 @@ function __openclaw_commands --argument-names cmdpath
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
         case 'openclaw memory'
-            printf '%s\n' add delete export extract get history import index inject list migrate note purge reassign search status
+            printf '%s\n' add backup delete export extract get history import index inject list migrate note purge reassign recover restore search status
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset show sweep
     end
@@ -34,6 +34,8 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '--port' '--token'
         case 'openclaw memory add'
             printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '--batch'
+        case 'openclaw memory backup'
+            printf '%s\n' '-o' '--output'
         case 'openclaw memory export'
             printf '%s\n' '--scope' '-u' '--user' '--format' '-o' '--output'
         case 'openclaw memory extract'
@@ -169,6 +171,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw gateway stop'" -s h -l help -d 
 complete -c openclaw -n "__openclaw_at 'openclaw man'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw man'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a add -d 'Store a memory, or many with --batch; a memory already stored is not stored twice'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a backup -d 'Copy the memory database with SQLite\'s online backup API (safe while others write)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a delete -d 'Remove a memory from every index at once (its old value stays in `memory history`)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a export -d 'Write this agent\'s memories to a portable file: {version, agent, exportedAt, records}'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a extract -d 'Extract memories from a session\'s messages not yet extracted, now'
@@ -182,6 +185,8 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a note -d 'Append a note to today\'s log (memory/YYYY-MM-DD.md in the workspace), or to MEMORY.md'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a purge -d 'Forget one person: every memory, its history and its vectors, with no byte left behind'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a reassign -d 'Move memories from one person to another, with a `reassign` history row for each'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a recover -d 'Salvage a damaged memory database: every record that still reads, the rest from the newest backup'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a restore -d 'Replace the agent\'s memory database with a copy, atomically; the replaced one is kept beside it'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a search -d 'Hybrid search: keywords and meaning, in English, Chinese and other languages'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a status -d 'Counts by scope and category, persons, embedder, pending vectors, index health and file sizes'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -s h -l help -d 'Show this message and exit.'
@@ -195,6 +200,11 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l batch -x -d 'JS
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s o -l output -x -d 'Write the copy to FILE (replaced if it exists).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l shared -d 'The shared user store (memory.shareUserMemory), not the agent\'s.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l list -d 'List the backups instead of writing one.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -F
@@ -257,6 +267,14 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l yes -d 'Mo
 complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l all-agents -d 'Every agent\'s store, not only this agent\'s (and the shared one).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory reassign'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory recover'" -l yes -d 'Replace each damaged database with its salvage.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory recover'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory recover'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory restore'" -l shared -d 'The shared user store (memory.shareUserMemory), not the agent\'s.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory restore'" -l yes -d 'Confirm replacing the database.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory restore'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory restore'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory restore'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s k -l top -x -d 'Number of results.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s u -l user -x -d 'User id the memory belongs to / filter.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s c -l category -x -a 'profile preference event case lesson insight note' -d 'Only these categories (-c a,b or repeated).'

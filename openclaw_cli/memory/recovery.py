@@ -15,7 +15,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import Conflict, NotFound
+from openclaw_cli.errors import Conflict, NotFound, StoreError
 from openclaw_cli.memory import backup as copies
 from openclaw_cli.memory.salvage import Salvage
 from openclaw_cli.paths import SHARED_AGENT, Home
@@ -126,13 +126,14 @@ class RecoverReport:
 def recover(service: MemoryService, now: datetime, *, apply: bool) -> list[RecoverReport]:
     """`memory recover`: salvage every damaged database the agent reads; without `apply`, only say what
     a salvage would bring back (nothing is written)."""
-    if apply:
-        refuse_while_gateway_runs(service.home, "replace a damaged memory database")
     service.close()
+    paths = [path for path in service.db_paths() if path.exists()]
+    damaged = {path: damage_of(path) for path in paths}
+    if apply and any(damaged.values()):
+        refuse_while_gateway_runs(service.home, "replace a damaged memory database")
     return [
-        recover_file(path, now, apply=apply, embedder_factory=service.embedder)
-        for path in service.db_paths()
-        if path.exists()
+        recover_file(path, now, apply=apply, embedder_factory=service.embedder, damage=damaged[path])
+        for path in paths
     ]
 
 
@@ -156,11 +157,17 @@ def damage_of(path: Path) -> str | None:
 
 
 def recover_file(
-    path: Path, now: datetime, *, apply: bool, embedder_factory: Callable[[], Embedder] | None
+    path: Path,
+    now: datetime,
+    *,
+    apply: bool,
+    embedder_factory: Callable[[], Embedder] | None,
+    damage: str | None = "",
 ) -> RecoverReport:
+    """Salvage the database at `path` when it is damaged (`damage`: what is wrong, when already known)."""
     from openclaw_cli.memory.restore import install
 
-    report = RecoverReport(str(path), damage_of(path))
+    report = RecoverReport(str(path), damage_of(path) if damage == "" else damage)
     if report.damage is None:
         return report
     staged = path.with_name(f".{path.name}.salvage-{copies.stamp(now)}")
@@ -173,7 +180,13 @@ def recover_file(
             kept = keep_current(path, now, "damaged")
             report.kept = str(kept)
             source_path = kept if kept is not None else path
-        _build(source_path, staged, copies.list_backups(path, kept=False), report.salvage)
+        try:
+            _build(source_path, staged, copies.list_backups(path, kept=False), report.salvage)
+        except BaseException:
+            if report.kept is not None:  # only a copy: the damaged database itself is untouched
+                for suffix in ("", "-wal"):
+                    Path(report.kept + suffix).unlink(missing_ok=True)
+            raise
         if lock is not None:
             lock.execute("ROLLBACK")
             lock.close()
@@ -207,17 +220,18 @@ def _write_lock(path: Path) -> apsw.Connection | None:
 
 def _build(source_path: Path, staged: Path, backups: list[copies.BackupFile], done: Salvage) -> None:
     """The salvaged database at `staged`: rows of the damaged file, then the newest usable backup."""
-    import apsw
 
     from openclaw_cli.memory import salvage
     from openclaw_cli.memory.db import open_db
 
-    try:
-        source: apsw.Connection | None = copies.connect(source_path, readonly=True)
-    except apsw.Error:
-        source = None  # not even the header reads: everything comes from the backup
-    target = open_db(staged)
+    source = _readable(source_path)
     backup = _newest_usable(backups)
+    if source is None and backup is None:
+        raise StoreError(
+            f"nothing in {source_path} reads as a database and there is no backup to restore",
+            hint="move the file aside to start a new store; nothing was changed",
+        )
+    target = open_db(staged)
     try:
         if source is not None:
             salvage.check_known_migrations(source)
@@ -231,6 +245,22 @@ def _build(source_path: Path, staged: Path, backups: list[copies.BackupFile], do
         for conn in (source, backup, target):
             if conn is not None:
                 conn.close()
+
+
+def _readable(path: Path) -> apsw.Connection | None:
+    """A connection to the damaged file, or None when not even its schema reads (all from the backup)."""
+    import apsw
+
+    try:
+        conn = copies.connect(path, readonly=True)
+    except apsw.Error:
+        return None
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except apsw.Error:
+        conn.close()
+        return None
+    return conn
 
 
 def _newest_usable(backups: list[copies.BackupFile]) -> apsw.Connection | None:

@@ -1,0 +1,85 @@
+"""Stores for the backup and salvage tests, and real damage: garbage over one page `dbstat` places."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+
+from openclaw_cli.memory.record_rows import new_record
+from openclaw_cli.memory.store import MemoryStore
+from tests.fake_embedder import CompositeFake
+
+
+def text(i: int) -> str:
+    return f"memory {i} about garden {i % 7} and teapot number {i}"
+
+
+def fake_store(path: Path, count: int, first: int = 0) -> Path:
+    """A store of `count` memories `mem-NNN` with vectors from the deterministic fake embedder (fast)."""
+    fake = CompositeFake()
+    store = MemoryStore.open(path, lambda: fake)
+    try:
+        store.add(
+            [
+                new_record(
+                    record_id=f"mem-{i:03d}",
+                    l0=text(i),
+                    agent_id="main",
+                    scope="user",
+                    user_id="default",
+                    category="note",
+                )
+                for i in range(first, first + count)
+            ]
+        )
+    finally:
+        store.close()
+    return path
+
+
+def fake_factory() -> Callable[[], CompositeFake]:
+    fake = CompositeFake()
+    return lambda: fake
+
+
+def leaf_pages(path: Path, table: str) -> list[int]:
+    """The leaf pages of `table`, in page order (after a checkpoint, so the file holds them)."""
+    conn = apsw.Connection(str(path))
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno", (table,)
+            )
+        ]
+    finally:
+        conn.close()
+
+
+def overwrite_page(path: Path, page: int) -> None:
+    conn = apsw.Connection(str(path))
+    size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    conn.close()
+    with path.open("r+b") as handle:
+        handle.seek((page - 1) * size)
+        handle.write(os.urandom(size))
+
+
+def damage_middle_leaf(path: Path, table: str = "records") -> int:
+    """Garbage over the middle leaf page of `table`; returns the page number."""
+    pages = leaf_pages(path, table)
+    page = pages[len(pages) // 2]
+    overwrite_page(path, page)
+    return page
+
+
+def live_ids(path: Path) -> set[str]:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {str(r[0]) for r in conn.execute("SELECT id FROM records WHERE deleted = 0")}
+    finally:
+        conn.close()
