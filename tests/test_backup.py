@@ -23,7 +23,7 @@ from openclaw_cli.memory.restore import restore
 from openclaw_cli.memory.store import MemoryStore
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
-from tests.salvage_helpers import damage_middle_leaf, fake_store, live_ids
+from tests.salvage_helpers import damage_middle_leaf, fake_store, live_ids, overwrite_page
 
 TODAY = date(2026, 5, 10)
 
@@ -109,7 +109,21 @@ def test_a_damaged_database_gets_no_daily_copy_and_the_old_ones_stay(tmp_path: P
     report = backup.daily(db, 2, TODAY)
     assert report is not None and report.written is None
     assert report.problem and "damaged" in report.problem
-    assert [p.name for p in (tmp_path / "backups").iterdir()] == ["daily-2026-05-05.sqlite"]
+    listing = sorted(p.name for p in (tmp_path / "backups").iterdir())
+    assert listing == [".daily-2026-05-10.failed", "daily-2026-05-05.sqlite"]
+    again = backup.daily(db, 2, TODAY)  # cron again, 15 minutes later: not copied again
+    assert again is not None and again.problem == report.problem
+    assert (tmp_path / "backups" / ".daily-2026-05-10.failed").stat().st_mode & 0o777 == 0o600
+    backup.clear_failures(db)  # a salvage or a restore: today's copy may be made again
+    assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == ["daily-2026-05-05.sqlite"]
+
+
+def test_a_database_whose_first_page_is_gone_gets_no_daily_copy_and_no_error(tmp_path: Path) -> None:
+    db = fake_store(tmp_path / "memory.sqlite", 20)
+    overwrite_page(db, 1)
+    report = backup.daily(db, 2, TODAY)
+    assert report is not None and report.written is None and report.problem
+    assert not list((tmp_path / "backups").glob("*.sqlite"))
 
 
 def test_session_sweep_and_index_check_write_the_daily_copy(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -194,6 +208,14 @@ def test_backup_to_a_path_that_cannot_be_written_is_a_one_line_error(three: Path
         done = run_cli(home, "memory", "backup", "-o", target)
         _one_line_error(done)
         assert "cannot write" in done.stderr
+
+
+def test_backup_over_the_database_itself_is_refused(three: Path, tmp_path: Path) -> None:
+    home = _copy_home(three, tmp_path)
+    before = _db(home).read_bytes()
+    done = run_cli(home, "memory", "backup", "-o", str(_db(home)))
+    _one_line_error(done)
+    assert "the database itself" in done.stderr and _db(home).read_bytes() == before
 
 
 def test_backup_without_a_database_says_so(cli) -> None:  # type: ignore[no-untyped-def]

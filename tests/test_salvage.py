@@ -135,7 +135,9 @@ def test_doctor_fix_with_a_backup_brings_back_every_record(store300: Path, tmp_p
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     findings = [f for f in json.loads(fixed.stdout)["findings"] if f["check"].startswith("memory.")]
     salvaged = [f for f in findings if f["fixed"]]
-    assert len(salvaged) == 1 and f"{len(on_page) - 1} restored from a backup, 0 lost" in salvaged[0]["message"]
+    assert (
+        len(salvaged) == 1 and f"{len(on_page) - 1} restored from a backup, 0 lost" in salvaged[0]["message"]
+    )
     assert not any(f["severity"] != "ok" and not f["fixed"] for f in findings), findings
 
     assert _exported(home) == ALL_IDS - {deleted}

@@ -255,6 +255,8 @@ def backup_to(db_path: Path, dest: Path) -> Path:
     import apsw
 
     _check_output(dest)
+    if dest.resolve() in {db_path.resolve().with_name(db_path.name + s) for s in ("", "-wal", "-shm")}:
+        raise InvalidInput(f"{dest} is the database itself", hint="give another file name")
     with source_of(db_path) as source:
         try:
             return copy_database(source, dest)
@@ -328,22 +330,54 @@ def daily(db_path: Path, keep_days: int, today: date) -> DailyBackup | None:
 
     Cheap when today's copy exists (a stat and a directory listing). A copy that fails its check (the
     database is damaged) is not kept and nothing is pruned: the older, good copies are what a salvage
-    needs."""
+    needs. The failure is remembered for the day (`.daily-DATE.failed`), so a cron job every 15 minutes
+    does not copy a damaged database each time; a salvage clears it."""
     if keep_days <= 0 or not db_path.exists():
         return None
     report = DailyBackup(str(db_path))
     target = backup_dir(db_path) / f"daily-{today.isoformat()}{SUFFIX}"
+    failed = _failure_mark(db_path, today)
+    if failed.exists():
+        report.problem = failed.read_text(encoding="utf-8", errors="replace").strip()
+        return report
     if not target.exists():
-        with source_of(db_path) as source:
-            copy_database(source, target)
-        problem = problem_of(target)
+        problem = _write_daily(db_path, target)
         if problem is not None:
-            target.unlink(missing_ok=True)
             report.problem = f"no daily backup of {db_path}: {problem}"
+            with suppress(OSError):
+                failed.write_text(report.problem + "\n", encoding="utf-8")
+                os.chmod(failed, FILE_MODE)
             return report
         report.written = str(target)
     report.pruned = [str(p) for p in prune(db_path, keep_days, today)]
     return report
+
+
+def _failure_mark(db_path: Path, today: date) -> Path:
+    return backup_dir(db_path) / f".daily-{today.isoformat()}.failed"
+
+
+def clear_failures(db_path: Path) -> None:
+    """Forget failed daily copies (the database was salvaged or restored: today's copy may be made)."""
+    directory = backup_dir(db_path)
+    if directory.is_dir():
+        for mark in directory.glob(".daily-*.failed"):
+            mark.unlink(missing_ok=True)
+
+
+def _write_daily(db_path: Path, target: Path) -> str | None:
+    """Write and check the copy; what is wrong with it (nothing kept), or None."""
+    import apsw
+
+    try:
+        with source_of(db_path) as source:
+            copy_database(source, target)
+    except (apsw.Error, OSError, StoreError) as exc:
+        return getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
+    problem = problem_of(target)
+    if problem is not None:
+        target.unlink(missing_ok=True)
+    return problem
 
 
 def prune(db_path: Path, keep_days: int, today: date) -> list[Path]:

@@ -164,44 +164,47 @@ def recover_file(
     embedder_factory: Callable[[], Embedder] | None,
     damage: str | None = "",
 ) -> RecoverReport:
-    """Salvage the database at `path` when it is damaged (`damage`: what is wrong, when already known)."""
-    from openclaw_cli.memory.restore import install
-
+    """Salvage the database at `path` when it is damaged (`damage`: what is wrong, when already known).
+    Without `apply` the salvage is built and thrown away: only the report is made."""
     report = RecoverReport(str(path), damage_of(path) if damage == "" else damage)
     if report.damage is None:
         return report
     staged = path.with_name(f".{path.name}.salvage-{copies.stamp(now)}")
-    lock = _write_lock(path) if apply else None
     try:
-        source_path = path
         if apply:
-            from openclaw_cli.memory.restore import keep_current
-
-            kept = keep_current(path, now, "damaged")
-            report.kept = str(kept)
-            source_path = kept if kept is not None else path
-        try:
-            _build(source_path, staged, copies.list_backups(path, kept=False), report.salvage)
-        except BaseException:
-            if report.kept is not None:  # only a copy: the damaged database itself is untouched
-                for suffix in ("", "-wal"):
-                    Path(report.kept + suffix).unlink(missing_ok=True)
-            raise
-        if lock is not None:
-            lock.execute("ROLLBACK")
-            lock.close()
-            lock = None
-        if apply:
-            install(path, staged)
-            report.applied = True
+            _salvage_in_place(path, staged, now, report)
+        else:
+            _build(path, staged, copies.list_backups(path, kept=False), report.salvage)
     finally:
-        if lock is not None:
-            lock.close()
         for suffix in ("", "-wal", "-shm"):
             staged.with_name(staged.name + suffix).unlink(missing_ok=True)
     if apply:
         _refill(path, embedder_factory, report)
     return report
+
+
+def _salvage_in_place(path: Path, staged: Path, now: datetime, report: RecoverReport) -> None:
+    """Under the database's write lock: keep the damaged file, build the salvage from that copy; then
+    put the salvage in place (the install takes the lock again, for one transaction)."""
+    from openclaw_cli.memory.restore import install, keep_current
+
+    lock = _write_lock(path)
+    try:
+        kept = keep_current(path, now, "damaged")
+        report.kept = None if kept is None else str(kept)
+        try:
+            _build(kept or path, staged, copies.list_backups(path, kept=False), report.salvage)
+        except BaseException:
+            if kept is not None:  # only a copy: the damaged database itself is untouched
+                for suffix in ("", "-wal"):
+                    kept.with_name(kept.name + suffix).unlink(missing_ok=True)
+            raise
+    finally:
+        if lock is not None:
+            lock.close()  # rolls its (empty) transaction back
+    install(path, staged)
+    report.applied = True
+    copies.clear_failures(path)
 
 
 def _write_lock(path: Path) -> apsw.Connection | None:

@@ -22,6 +22,7 @@ from openclaw_cli.errors import InvalidInput, StoreError
 from openclaw_cli.fsutil import ensure_private_dir, fsync_dir
 from openclaw_cli.memory.backup import (
     _busy,
+    clear_failures,
     connect,
     copy_database,
     keep_copy,
@@ -66,6 +67,7 @@ def restore(db_path: Path, source: Path, now: datetime) -> RestoreReport:
             )
         kept = keep_current(db_path, now, "replaced")
         install(db_path, staged)
+        clear_failures(db_path)
     finally:
         staged.unlink(missing_ok=True)
     return RestoreReport(
