@@ -58,7 +58,8 @@ def backup_cmd(
 ) -> None:
     """Copy the memory database with SQLite's online backup API (safe while others write).
 
-    Without -o, every database the agent reads gets a copy in `memory/backups/` beside it. Daily copies
+    Without -o, every database the agent reads gets a copy in `memory/backups/` beside it; -o copies the
+    agent's own database (with --shared, the shared user store) to FILE. Daily copies
     are also written by `openclaw session sweep` and `openclaw memory index --check` (kept
     memory.backup.keepDays days), and a copy is made before every schema migration. --list shows them,
     with the files a restore or a salvage kept beside the database.

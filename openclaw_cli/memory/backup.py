@@ -127,7 +127,8 @@ def copy_database(source: apsw.Connection, dest: Path) -> Path:
         _fsync(tmp)
         os.replace(tmp, dest)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
         raise
     fsync_dir(dest.parent)
     return dest
