@@ -229,7 +229,7 @@ class GatewaySettings(_Section):
         10, gt=0, le=600, description="a connection that has not sent a whole request head by then is closed"
     )
     max_pending_connections: int = Field(
-        64,
+        256,
         ge=1,
         le=65_536,
         description="connections without a whole request head yet; past it the oldest close",

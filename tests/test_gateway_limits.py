@@ -5,13 +5,14 @@ served during such a flood.
 
 Two gateways: `quick` has a 1 s header timeout and a cap far above the floods (the timeout is what acts),
 `capped` a 60 s timeout and a cap of 16 (the cap is what acts, long before any timeout). A test holds at
-most ~250 sockets of its own; `ulimit -n` is far above that (checked below).
+most ~250 sockets of its own, and the gateway as many (its open-file limit is checked, and that the
+descriptors of dropped sockets are released).
 """
 
 from __future__ import annotations
 
 import json
-import resource
+import os
 import selectors
 import socket
 import threading
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import ClientConnection
 
 from openclaw_cli.config import validate_settings
 from openclaw_cli.errors import ConfigError
@@ -109,20 +111,35 @@ def _close_all(socks: list[socket.socket]) -> None:
         sock.close()
 
 
-def test_the_process_may_hold_the_floods_sockets() -> None:
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    assert soft >= 1024, f"ulimit -n is {soft}: the floods below need a few hundred descriptors"
+def _open_files(gw: Gateway) -> int:
+    return len(os.listdir(f"/proc/{gw.process.pid}/fd"))
+
+
+def _file_limit(gw: Gateway) -> int:
+    """The gateway process's soft limit on open files."""
+    for line in Path(f"/proc/{gw.process.pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    raise AssertionError("no open-file limit")
 
 
 # ---------------------------------------------------------------- the header deadline
 
 
 def test_200_half_requests_are_closed_at_the_header_timeout(quick: Gateway) -> None:
+    files = _open_files(quick)
+    assert _file_limit(quick) >= files + 200 + 64  # room for the flood and the gateway's own files
     opened = _stalled(quick.port, [HALF_LINE, HALF_HEADERS] * 100)
     socks = [sock for sock, _ in opened]
     try:
         closed = _wait_closed(socks, QUICK_TIMEOUT + SLACK)
         assert len(closed) == 200, f"{200 - len(closed)} of 200 half requests still open"
+        with quick.ws() as conn:
+            assert _counts(conn)["timedOut"] >= 200
+        deadline = time.monotonic() + SLACK  # and their descriptors went with them
+        while _open_files(quick) > files:
+            assert time.monotonic() < deadline, f"{_open_files(quick) - files} descriptors more than before"
+            time.sleep(0.05)
         waited = [closed[sock] - started for sock, started in opened]
         # Closed by the deadline (not refused at once), and not held long past it.
         assert min(waited) >= EARLIEST, min(waited)
@@ -241,21 +258,58 @@ def test_an_authenticated_websocket_idle_past_the_header_timeout_stays_open(quic
 # ---------------------------------------------------------------- the cap on pending connections
 
 
+def _counts(conn: ClientConnection) -> dict[str, int]:
+    """The gateway's own counts of connections owing a request head (status `connections`), asked on an
+    open WebSocket (a new connection would be pending itself for a moment)."""
+    return dict(request(conn, "status")["payload"]["connections"])
+
+
+def _none_pending(conn: ClientConnection) -> dict[str, int]:
+    """Wait until the gateway has seen the sockets of earlier tests closed: none pending. Its counts."""
+    deadline = time.monotonic() + SLACK
+    while (counts := _counts(conn))["pending"]:
+        assert time.monotonic() < deadline, f"still pending: {counts}"
+        time.sleep(0.05)
+    return counts
+
+
 def test_unfinished_upgrades_past_the_cap_close_the_oldest(capped: Gateway) -> None:
-    opened = _stalled(capped.port, [HALF_UPGRADE] * (CAP + 34))
-    socks = [sock for sock, _ in opened]
+    with capped.ws() as conn:
+        before = _none_pending(conn)
+        opened = _stalled(capped.port, [HALF_UPGRADE] * (CAP + 34))
+        socks = [sock for sock, _ in opened]
+        try:
+            closed = _wait_closed(socks, SLACK, count=34)
+            # The oldest went, long before any header timeout; the newest 16 wait for theirs.
+            assert set(closed) == set(socks[:34])
+            assert max(closed.values()) - opened[0][1] < CAPPED_TIMEOUT / 2
+            counts = _counts(conn)
+            assert counts["pending"] == CAP
+            assert counts["closedOverCap"] - before["closedOverCap"] == 34
+            assert not any(_closed_by_server(sock) for sock in socks[34:])
+        finally:
+            _close_all(socks)
+
+
+def test_a_client_slow_to_send_its_head_outlives_half_sent_ones(capped: Gateway) -> None:
+    """Past the cap, sockets that sent part of a head go before one that has sent nothing yet, however
+    old: a real client held up before writing still gets its request through."""
+    with capped.ws() as conn:
+        _none_pending(conn)
+    slow = socket.create_connection(("127.0.0.1", capped.port), timeout=10)
+    flood = [sock for sock, _ in _stalled(capped.port, [HALF_HEADERS] * (CAP + 10))]
     try:
-        closed = _wait_closed(socks, SLACK, count=34)
-        time.sleep(0.5)  # anything more the server were to close, it would close now
-        more = [sock for sock in socks if sock not in closed and _closed_by_server(sock)]
-        closed.update({sock: time.monotonic() for sock in more})
-        still_open = [sock for sock in socks if sock not in closed]
-        assert len(still_open) == CAP
-        # The oldest went, long before any header timeout; the newest 16 wait for theirs.
-        assert set(closed) == set(socks[:34])
-        assert max(closed.values()) - opened[0][1] < CAPPED_TIMEOUT / 2
+        closed = _wait_closed(flood, SLACK, count=11)
+        assert set(closed) == set(flood[:11])  # the oldest half-sent ones; 15 remain beside `slow`
+        slow.sendall(
+            f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {capped.token}\r\n\r\n".encode()
+        )
+        reply = b""
+        while b'"object":"list"' not in reply and (chunk := slow.recv(4096)):
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200"), reply
     finally:
-        _close_all(socks)
+        _close_all([slow, *flood])
 
 
 def test_an_upgrade_with_a_wrong_token_is_answered_and_closed(capped: Gateway) -> None:
@@ -333,6 +387,8 @@ def _reconfigure(gw: Gateway, cap: int) -> None:
 
 
 def test_a_changed_cap_applies_without_a_restart(capped: Gateway) -> None:
+    with capped.ws() as conn:
+        _none_pending(conn)
     _reconfigure(capped, 4)
     try:
         opened = _stalled(capped.port, [HALF_LINE] * 10)
@@ -358,6 +414,6 @@ def test_a_pending_cap_of_zero_is_refused(tmp_path: Path) -> None:
         validate_settings({"gateway": {"maxPendingConnections": 0}}, {}, tmp_path / "openclaw.json")
 
 
-def test_the_limits_default_to_10_s_and_64_pending(tmp_path: Path) -> None:
+def test_the_limits_default_to_10_s_and_256_pending(tmp_path: Path) -> None:
     gateway = validate_settings({}, {}, tmp_path / "openclaw.json").gateway
-    assert (gateway.header_timeout_seconds, gateway.max_pending_connections) == (10, 64)
+    assert (gateway.header_timeout_seconds, gateway.max_pending_connections) == (10, 256)

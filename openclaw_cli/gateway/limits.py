@@ -14,12 +14,17 @@ extend it). WebSocket connections authenticate with their upgrade request (gatew
 that has not been authenticated yet is exactly a pending one; once upgraded it leaves this accounting.
 
 At most `gateway.maxPendingConnections` are pending at once: past it the *oldest* pending connections are
-closed, not the new ones. A real client sends its whole head as soon as it has connected, so it stops
-being pending within a loop turn, while a flood's sockets sit; refusing new ones instead would let a
-flood that filled the cap first lock every real client out until its sockets timed out. A connection
-just accepted is not closed before it has had one loop turn to deliver its head: when a burst of
-connections arrives together (a reconnecting flood), a real client in the middle of it is read before
-the cap is enforced, so the cap may be passed by one burst for that turn.
+closed, not the new ones, and those that sent part of a head before those that sent nothing yet. A real
+client writes its whole head as soon as it has connected, so it stops being pending within a loop turn,
+while a flood's sockets sit; refusing new ones instead would let a flood that filled the cap first lock
+every real client out until its sockets timed out. A client that is slow to write (a busy machine) has sent
+nothing, unlike a slowloris, so it outlives the flood's sockets. A connection just accepted is not closed
+before it has had one loop turn to deliver its head: when a burst of connections arrives together (a
+reconnecting flood), a real client in the middle of it is read before the cap is enforced, so the cap may
+be passed by one burst for that turn.
+
+The gateway's `status` reports the counts (`connections`), and the log says at most once a minute that
+connections are being dropped.
 """
 
 from __future__ import annotations
@@ -42,32 +47,51 @@ class PendingConnections:
     def __init__(self, header_timeout: float, max_pending: int) -> None:
         self.header_timeout = header_timeout
         self.max_pending = max_pending
-        # Insertion-ordered: the first key is the connection that has been pending longest.
-        self._pending: dict[PendingAware, None] = {}
+        # Insertion-ordered, the first key pending longest. Those that sent part of a head and stopped
+        # go first: a real client writes its head at once, while a slowloris sends part and sits.
+        self._silent: dict[PendingAware, None] = {}
+        self._partial: dict[PendingAware, None] = {}
         self.timed_out = 0
         self.evicted = 0
         self._logged_at = float("-inf")
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return len(self._silent) + len(self._partial)
+
+    def counts(self) -> dict[str, int]:
+        """For the gateway's status: pending now, and how many were closed since start."""
+        return {"pending": len(self), "timedOut": self.timed_out, "closedOverCap": self.evicted}
 
     def admit(self, conn: PendingAware) -> None:
-        self._pending[conn] = None
+        self._silent[conn] = None
         if conn.had_its_turn:  # a fresh connection is counted once its first turn has passed
             self.enforce()
 
+    def sent_part(self, conn: PendingAware) -> None:
+        """`conn` has sent part of a head (and is still pending)."""
+        if conn in self._silent:
+            del self._silent[conn]
+            self._partial[conn] = None
+
     def enforce(self) -> None:
-        """Close the oldest pending connections until at most `max_pending` remain, sparing those that
-        have not had their first turn yet (they are the newest, so the scan stops at the first one)."""
-        while len(self._pending) > self.max_pending:
-            oldest = next(iter(self._pending))
-            if not oldest.had_its_turn:
-                return
+        """Close the oldest pending connections, those with part of a head first, until at most
+        `max_pending` remain."""
+        while len(self) > self.max_pending and (victim := self._victim()) is not None:
             self.evicted += 1
-            oldest.drop()  # releases itself
+            victim.drop()  # releases itself
+
+    def _victim(self) -> PendingAware | None:
+        """The oldest connection with part of a head, else the oldest silent one; none while that one is
+        still in its first turn (so are the newer ones; the end of its turn enforces the cap again)."""
+        for kind in (self._partial, self._silent):
+            oldest = next(iter(kind), None)
+            if oldest is not None:
+                return oldest if oldest.had_its_turn else None
+        return None
 
     def release(self, conn: PendingAware) -> None:
-        self._pending.pop(conn, None)
+        self._silent.pop(conn, None)
+        self._partial.pop(conn, None)
 
     def note_drop(self) -> None:
         now = time.monotonic()
@@ -111,6 +135,8 @@ class PendingAware(H11Protocol):
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         self._update()
+        if self._deadline is not None:
+            self.limits.sent_part(self)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may start the next cycle on pipelined bytes

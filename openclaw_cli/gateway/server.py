@@ -213,6 +213,7 @@ def serve(
     pending = PendingConnections(
         settings.gateway.header_timeout_seconds, settings.gateway.max_pending_connections
     )
+    core.connection_counts = pending.counts
     limiter = FailureLimiter(auth.max_failures, auth.window_seconds)
     gateway = GatewayApp(core, Methods(core), limiter, pending)
     gateway.watcher = ConfigWatcher(
