@@ -136,6 +136,7 @@ def test_200_half_requests_are_closed_at_the_header_timeout(quick: Gateway) -> N
         assert len(closed) == 200, f"{200 - len(closed)} of 200 half requests still open"
         with quick.ws() as conn:
             assert _counts(conn)["timedOut"] >= 200
+        assert "dropping connections that owe a request" in quick.log()  # said once a minute at most
         deadline = time.monotonic() + SLACK  # and their descriptors went with them
         while _open_files(quick) > files:
             assert time.monotonic() < deadline, f"{_open_files(quick) - files} descriptors more than before"
