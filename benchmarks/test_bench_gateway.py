@@ -1,4 +1,5 @@
-"""Gateway load: 50 sessions x 20 messages sent concurrently over WebSocket, the fake model answering at once.
+"""Gateway load: 50 sessions x 20 messages sent concurrently over WebSocket, the fake model answering at once;
+and the latency of authorised requests while a flood of unfinished requests is held or kept up.
 
 Checks that every message is answered, in order within its session, none lost; reports throughput
 (messages/s), the gateway's own overhead per turn, and the gateway's RSS afterwards.
@@ -15,11 +16,13 @@ timestamps in the final event; the client reads the same clock.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +220,120 @@ def test_bench_turn_latency_per_person(benchmark, gateway_with_memories: Gateway
         }
     )
     print(json.dumps(benchmark.extra_info, indent=2))
+
+
+FLOOD = 200  # the issue's flood: sockets that send part of a request head and stop
+PAST_CAP = 512  # twice the default cap of pending connections (gateway.maxPendingConnections, 256)
+SAMPLES = 100
+
+
+@pytest.fixture(scope="module")
+def plain_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway with the default limits: 10 s to send a request head, 256 pending connections."""
+    home = tmp_path_factory.mktemp("bench-flood") / "home"
+    write_config(home, None)
+    gateway = start_gateway(home)
+    yield gateway
+    gateway.stop()
+
+
+@contextmanager
+def _flood(port: int, size: int, mode: str, report: dict[str, Any]) -> Iterator[None]:
+    """benchmarks/flood_worker.py against `port` ("hold" or "reconnect"); its reopen count into `report`."""
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.flood_worker", str(port), str(size), mode],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stdin is not None and worker.stdout is not None
+    try:
+        assert worker.stdout.readline().strip() == "ready"
+        time.sleep(0.5)  # past the flood's first burst: what is measured is the steady state
+        yield
+    finally:
+        worker.stdin.close()
+        report.update(json.loads(worker.stdout.readline() or "{}"))
+        worker.wait(30)
+
+
+def _models(gateway: Gateway) -> None:
+    """An authorised HTTP request on a new connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)
+    try:
+        conn.request("GET", "/v1/models", headers={"Authorization": f"Bearer {gateway.token}"})
+        reply = conn.getresponse()
+        assert reply.status == 200 and json.loads(reply.read())["object"] == "list"
+    finally:
+        conn.close()
+
+
+def _ws_connect(gateway: Gateway) -> None:
+    """A new authorised WebSocket (the upgrade carries the token) and one request on it."""
+    with gateway.ws() as conn:
+        assert request(conn, "health")["ok"] is True
+
+
+def _timed(action: Callable[[], None], count: int) -> tuple[list[float], int]:
+    """(milliseconds of each success, how many failed)."""
+    took: list[float] = []
+    failed = 0
+    for _ in range(count):
+        started = time.perf_counter()
+        try:
+            action()
+        except Exception as exc:  # noqa: BLE001 - any failure counts, and is reported
+            failed += 1
+            print(f"failed: {exc!r}")
+        else:
+            took.append((time.perf_counter() - started) * 1000)
+    return took, failed
+
+
+def _latencies(gateway: Gateway) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    with gateway.ws() as conn:
+
+        def ws_request() -> None:
+            assert request(conn, "health")["ok"] is True
+
+        kinds: dict[str, tuple[Callable[[], None], int]] = {
+            "http_new_connection": (lambda: _models(gateway), SAMPLES),
+            "ws_request": (ws_request, SAMPLES),
+            "ws_new_connection": (lambda: _ws_connect(gateway), SAMPLES // 5),
+        }
+        for name, (action, count) in kinds.items():
+            took, failed = _timed(action, count)
+            figures[f"{name}_ms_p50"] = round(_percentile(took, 0.50), 2) if took else None
+            figures[f"{name}_ms_p99"] = round(_percentile(took, 0.99), 2) if took else None
+            figures[f"{name}_failed"] = failed
+        figures["gateway_connections"] = request(conn, "status")["payload"]["connections"]
+    return figures
+
+
+def test_bench_authorised_latency_during_a_flood(benchmark, plain_gateway: Gateway) -> None:  # type: ignore[no-untyped-def]
+    """Authorised requests (a new HTTP connection, a request on an open WebSocket, a new WebSocket)
+    without a flood; with 200 unfinished requests held (the issue's flood: under the cap, each closed at
+    its 10 s deadline); and with 512 kept up, past the cap, each one closed reopened at once, so the gateway
+    accepts and closes connections as fast as the flood's process can open them. The flood runs in a
+    process of its own. Every request must succeed in all three."""
+    scenarios: dict[str, dict[str, Any]] = {}
+
+    def run() -> None:
+        scenarios["quiet"] = _latencies(plain_gateway)
+        for name, size, mode in (
+            ("flood_200_held", FLOOD, "hold"),
+            ("flood_512_reopened", PAST_CAP, "reconnect"),
+        ):
+            report: dict[str, Any] = {}
+            with _flood(plain_gateway.port, size, mode, report):
+                scenarios[name] = _latencies(plain_gateway)
+            scenarios[name]["flood_reopened"] = report.get("reopened")
+
+    benchmark.pedantic(run, rounds=1, warmup_rounds=0)
+    benchmark.extra_info.update(scenarios)
+    print(json.dumps(benchmark.extra_info, indent=2))
+    for name, figures in scenarios.items():
+        failed = {k: v for k, v in figures.items() if k.endswith("_failed") and v}
+        assert not failed, f"{name}: authorised requests failed: {failed}"

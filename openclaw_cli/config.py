@@ -237,6 +237,15 @@ class GatewaySettings(_Section):
         1_048_576, ge=1024, le=67_108_864, description="largest WebSocket frame or HTTP body accepted"
     )
     config_poll_ms: int = Field(500, ge=50, description="how often openclaw.json is checked for changes")
+    header_timeout_seconds: float = Field(
+        10, gt=0, le=600, description="a connection that has not sent a whole request head by then is closed"
+    )
+    max_pending_connections: int = Field(
+        256,
+        ge=1,
+        le=65_536,
+        description="connections without a whole request head yet; past it the oldest close",
+    )
     queue: GatewayQueueSettings = Field(default_factory=GatewayQueueSettings)
     auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
     anonymous_is_owner: bool = Field(

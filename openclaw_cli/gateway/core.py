@@ -63,6 +63,8 @@ class GatewayCore:
         self.config_loaded_at = time.time()
         self.turns_done = 0
         self.ready = False
+        # Counts of connections that owe a request head (gateway/limits.py), set by the server.
+        self.connection_counts: Callable[[], dict[str, int]] = dict
 
     # ------------------------------------------------------------------ life cycle
 
@@ -195,6 +197,7 @@ class GatewayCore:
             "debounceMs": self.settings.gateway.queue.debounce_ms,
             "model": self.settings.llm.model,
             "turnsDone": self.turns_done,
+            "connections": self.connection_counts(),
             "config": {
                 "loadedAt": datetime.fromtimestamp(self.config_loaded_at).astimezone().isoformat(),
                 "error": self.config_error,

@@ -4,6 +4,10 @@ Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox ha
 turns are accepted). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
 of WebSocket `/` or `/ws` (refused with HTTP 401 without it), POST /v1/chat/completions, GET /v1/models,
 POST /hooks/agent.
+
+uvicorn runs its h11 protocol extended by gateway/limits.py: a connection that has not sent a whole request
+head (so, for a WebSocket, not yet authenticated) within gateway.headerTimeoutSeconds is closed, and at most
+gateway.maxPendingConnections such connections wait at once.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from openclaw_cli.gateway.websocket import Connection
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
+    from openclaw_cli.gateway.limits import PendingConnections
     from openclaw_cli.paths import Home
 
 log = logging.getLogger("openclaw.gateway")
@@ -56,6 +61,7 @@ class GatewayApp:
     core: GatewayCore
     methods: Methods
     failures: FailureLimiter
+    pending: PendingConnections
     watcher: ConfigWatcher | None = None
     pid_record: dict[str, Any] | None = None  # written to pid_path while serving
     pid_path: Path | None = None
@@ -79,6 +85,9 @@ class GatewayApp:
         await asyncio.to_thread(self.methods.close)  # memory services re-open with the new settings
         auth = settings.gateway.auth
         self.failures.max_failures, self.failures.window = auth.max_failures, auth.window_seconds
+        # New deadlines use the new timeout; running ones keep theirs.
+        self.pending.header_timeout = settings.gateway.header_timeout_seconds
+        self.pending.max_pending = settings.gateway.max_pending_connections
 
 
 def build_app(gateway: GatewayApp) -> Starlette:
@@ -191,6 +200,8 @@ def serve(
     """Run the gateway in the foreground until SIGINT/SIGTERM. `on_ready(host, port)` once listening."""
     import uvicorn
 
+    from openclaw_cli.gateway.limits import PendingConnections, guarded_protocol
+
     chosen_bind = bind or settings.gateway.bind
     host = BIND_HOSTS[chosen_bind]
     home.ensure_root()
@@ -199,12 +210,18 @@ def serve(
     actual_port = sock.getsockname()[1]
     core = GatewayCore(home, settings, GatewayOptions(host, actual_port, secret, source))
     auth = settings.gateway.auth
-    gateway = GatewayApp(core, Methods(core), FailureLimiter(auth.max_failures, auth.window_seconds))
+    pending = PendingConnections(
+        settings.gateway.header_timeout_seconds, settings.gateway.max_pending_connections
+    )
+    core.connection_counts = pending.counts
+    limiter = FailureLimiter(auth.max_failures, auth.window_seconds)
+    gateway = GatewayApp(core, Methods(core), limiter, pending)
     gateway.watcher = ConfigWatcher(
         home.config_file, env, gateway.apply, gateway.config_rejected, lambda: core.settings
     )
     config = uvicorn.Config(
         build_app(gateway),
+        http=guarded_protocol(pending),  # h11 with a header deadline (gateway/limits.py)
         ws="websockets-sansio",
         ws_max_size=settings.gateway.max_message_bytes,
         ws_ping_interval=20.0,
