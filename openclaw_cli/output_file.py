@@ -87,17 +87,17 @@ def output_file(target: str, what: str = "--output", example: str = "export.json
 
 
 @contextmanager
-def replaced_file(path: Path) -> Iterator[BinaryIO]:
+def replaced_file(path: Path, hint: str = ELSEWHERE_HINT) -> Iterator[BinaryIO]:
     """fsutil.atomic_output, with its own failures (creating the temporary file, replacing `path`) as
-    one-line errors naming `path`."""
-    with _guarded(path) as stage, atomic_output(path) as handle:
+    one-line errors naming `path`, with `hint`."""
+    with _guarded(path, hint) as stage, atomic_output(path) as handle:
         stage[0] = "write"
         yield handle
         stage[0] = "replace"
 
 
 @contextmanager
-def _guarded(path: Path) -> Iterator[list[str]]:
+def _guarded(path: Path, hint: str = ELSEWHERE_HINT) -> Iterator[list[str]]:
     """OSErrors of opening, filling or replacing `path` as one line. The caller sets `stage[0]` to "write"
     while its block runs: the block's own OSErrors pass then, unless the disk is full (the block's only
     writing is to this output)."""
@@ -107,4 +107,4 @@ def _guarded(path: Path) -> Iterator[list[str]]:
     except OSError as exc:
         if stage[0] == "write" and exc.errno not in _FULL:
             raise
-        raise cannot_write(path, exc) from exc
+        raise cannot_write(path, exc, hint) from exc

@@ -122,7 +122,7 @@ def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
         return MigrateReport(path, str(from_version), FORMAT_VERSION, 0, None)
     head = {**source.header, "version": FORMAT_VERSION}
     staged = path.with_name(f".{path.name}.migrating")
-    with replaced_file(staged) as out:
+    with replaced_file(staged, _UNCHANGED) as out:
         writer = ExportWriter(out, source.kind, head)
         for _, item in source.items():
             if isinstance(item, _RecordError):
