@@ -110,6 +110,7 @@ def _report_invalid(error: InvalidExport, as_json: bool) -> None:
         "openclaw memory import memories.json",
         "openclaw memory import backup.jsonl --dry-run --json",
         "openclaw memory import new.json --on-conflict replace",
+        "cat laptop.jsonl desktop.jsonl | openclaw memory import - --json",
     ),
 )
 def import_cmd(
