@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from openclaw_cli.memory.export_io import open_export
 from openclaw_cli.memory.portability import ImportReport, export_memories, import_memories
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
+from tests.conftest import Result, base_env
 from tests.fake_embedder import CompositeFake
 
 
@@ -78,3 +81,16 @@ def record(record_id: str, l0: str, **fields: Any) -> dict[str, Any]:
 
 
 HEADER = {"version": "1.0", "agent": "main", "exportedAt": "2026-01-01T00:00:00.000Z", "embedder": None}
+
+
+def run_shell(script: str, home: Path, cwd: Path, timeout: float = 120) -> Result:
+    """Run `script` with bash in `cwd`, OPENCLAW_HOME=home; `oc ARGS` in it is the real openclaw CLI."""
+    env = base_env(home)
+    env["OC_PYTHON"] = sys.executable
+    prelude = 'set -u\noc() { "$OC_PYTHON" -m openclaw_cli "$@"; }\n'
+    proc = subprocess.run(
+        ["bash", "-c", prelude + script], env=env, cwd=cwd, capture_output=True, timeout=timeout
+    )
+    return Result(
+        proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    )

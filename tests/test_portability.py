@@ -221,15 +221,15 @@ def test_a_truncated_json_export_is_refused(tmp_path: Path) -> None:
         import_file(FakeService(tmp_path / "b"), path)
 
 
-def test_a_jsonl_export_cut_at_a_line_boundary_is_refused(tmp_path: Path) -> None:
+def test_a_jsonl_export_cut_at_a_line_boundary_is_imported_with_a_warning(tmp_path: Path) -> None:
     lines = export_text(_filled(tmp_path / "a"), "jsonl").splitlines(keepends=True)
     path = tmp_path / "e.jsonl"
     path.write_text("".join(lines[:-2]), encoding="utf-8")  # header + 2 records: no end line
     target = FakeService(tmp_path / "b")
-    with pytest.raises(InvalidExport) as caught:
-        import_file(target, path)
-    assert "truncated" in caught.value.errors[-1].message
-    assert not target.db_path("user").exists()
+    report = import_file(target, path)
+    assert report.added == [json.loads(line)["id"] for line in lines[1:3]] and report.total == 2
+    assert report.warnings == ["no end line: the stream may have been cut short; 2 records were read"]
+    assert report.invalid == []
 
 
 def test_a_jsonl_export_with_a_torn_last_line_is_refused(tmp_path: Path) -> None:
@@ -238,9 +238,10 @@ def test_a_jsonl_export_with_a_torn_last_line_is_refused(tmp_path: Path) -> None
     path.write_text(text[: text.rindex('"category"')], encoding="utf-8")
     with pytest.raises(InvalidExport) as caught:
         import_file(FakeService(tmp_path / "b"), path)
-    messages = [e.describe() for e in caught.value.errors]
-    assert any("not valid JSON" in m and "line " in m for m in messages)
-    assert "truncated" in messages[-1]
+    [torn] = caught.value.errors
+    assert torn.index == 2 and torn.line == 4 and torn.message.startswith("not valid JSON")
+    assert torn.message.endswith("the stream ends inside this line: it was cut short (truncated)")
+    assert caught.value.warnings == ["no end line: the stream may have been cut short; 3 records were read"]
 
 
 def test_an_import_with_another_embedder_re_embeds_and_never_copies(tmp_path: Path) -> None:

@@ -8,14 +8,17 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
 from openclaw_cli.cli import common
 from openclaw_cli.cli.memory import JsonOpt, _announce_model_preparation, _scopes, _service, app
 from openclaw_cli.cli.progress import progress_bar
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.errors import InvalidInput, UsageError
+
+if TYPE_CHECKING:
+    from openclaw_cli.memory.portability import InvalidExport
 
 
 def _epilog(*lines: str) -> str:
@@ -23,14 +26,15 @@ def _epilog(*lines: str) -> str:
 
 
 @contextmanager
-def _output(target: str) -> Iterator[BinaryIO]:
-    """Standard output for '-', otherwise a private file that appears only when the export completes."""
+def _output(target: str, fmt: str) -> Iterator[BinaryIO]:
+    """Standard output for '-', otherwise a private file that appears only when the export completes
+    (output_file.py: a bad name is a one-line error before anything is read or written)."""
     if target == "-":
         yield sys.stdout.buffer
         return
-    from openclaw_cli.fsutil import atomic_output
+    from openclaw_cli.output_file import output_file
 
-    with atomic_output(Path(target)) as handle:
+    with output_file(target, "--output", f"memories.{fmt}") as handle:
         yield handle
 
 
@@ -40,6 +44,7 @@ def _output(target: str) -> Iterator[BinaryIO]:
         "openclaw memory export -o memories.json",
         "openclaw memory export --scope user --user lin --format jsonl -o lin.jsonl",
         "openclaw memory export --format jsonl | ssh laptop openclaw memory import -",
+        "openclaw memory export --format jsonl | grep -v espresso | openclaw memory import -",
     ),
 )
 def export_cmd(
@@ -52,8 +57,9 @@ def export_cmd(
 
     Each record carries its id, scope, user, category, content {l0, l1, l2}, FSRS state, createdAt and
     updatedAt; no embeddings (the importing side re-embeds). JSON Lines streams any size in constant
-    memory and ends with an end line, so a file cut short is detected. A file given with -o appears only
-    once the export is complete.
+    memory: a header line, one line per record and an end line with the count, so that import can warn
+    about a stream cut short; grep, jq -c and cat of such streams import too. A file given with -o appears
+    only once the export is complete (a missing directory is created; a device or pipe is written to).
     """
     from openclaw_cli.memory.portability import count_exportable, export_memories
 
@@ -62,7 +68,7 @@ def export_cmd(
     if scope != "all":
         _scopes(scope)
     chosen = None if scope == "all" else scope
-    with _service() as service, _output(output) as out:
+    with _output(output, fmt) as out, _service() as service:
         total = count_exportable(service, chosen, user)
         with progress_bar("exporting", total) as advance:
             count = export_memories(service, out, kind=fmt, scope=chosen, user_id=user, progress=advance)  # type: ignore[arg-type]
@@ -71,26 +77,31 @@ def export_cmd(
 
 
 @contextmanager
-def _input_path(source: str) -> Iterator[Path]:
-    """The file to read: stdin is copied to a private temporary file first, because an import reads
-    its input twice (validate everything, then write) and must not hold a large export in memory."""
+def _input_path(source: str) -> Iterator[tuple[Path, str]]:
+    """The file to read and how to name it: stdin is copied to a private temporary file first, because
+    an import reads its input twice (validate everything, then write) and must not hold a large export
+    in memory."""
     if source != "-":
-        yield Path(source)
+        yield Path(source), source
         return
     home = common.state().home
     # Inside the home's private cache, not /tmp: the input is the user's memories.
     with tempfile.NamedTemporaryFile(dir=home.ensure(home.cache_dir)) as spool:
         shutil.copyfileobj(sys.stdin.buffer, spool)
         spool.flush()
-        yield Path(spool.name)
+        yield Path(spool.name), "standard input"
 
 
-def _report_invalid(errors: list[object], as_json: bool) -> None:
+def _report_invalid(error: InvalidExport, as_json: bool) -> None:
     if as_json:
-        common.emit_json({"ok": False, "invalid": [e.to_dict() for e in errors]})  # type: ignore[attr-defined]
+        common.emit_json(
+            {"ok": False, "invalid": [e.to_dict() for e in error.errors], "warnings": error.warnings}
+        )
         return
-    for error in errors:
-        common.warn(error.describe())  # type: ignore[attr-defined]
+    for warning in error.warnings:
+        common.warn(warning)
+    for problem in error.errors:
+        common.warn(problem.describe())
 
 
 @app.command(
@@ -99,6 +110,7 @@ def _report_invalid(errors: list[object], as_json: bool) -> None:
         "openclaw memory import memories.json",
         "openclaw memory import backup.jsonl --dry-run --json",
         "openclaw memory import new.json --on-conflict replace",
+        "cat laptop.jsonl desktop.jsonl | openclaw memory import - --json",
     ),
 )
 def import_cmd(
@@ -122,6 +134,12 @@ def import_cmd(
     duplicates of a stored memory's text (same user, normalised text). Records are re-embedded with this
     home's embedder; FSRS fields are kept. Another major format version is refused: convert it with
     `openclaw memory migrate FILE`.
+
+    A JSON Lines stream may be filtered, cut or joined on its way (grep -v, jq -c, head -n, cat a b):
+    its header and end lines are advisory. A count that disagrees with the records read, a missing end
+    line (the stream may have been cut) and a missing header (read as the current version) are warnings
+    on stderr and in --json's `warnings`; the summary counts the records read. Each export in a joined
+    stream is read with its own version.
     """
     from openclaw_cli.memory.export_io import open_export
     from openclaw_cli.memory.portability import InvalidExport, import_memories
@@ -130,8 +148,8 @@ def import_cmd(
         raise typer.BadParameter(
             f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
         )
-    with _input_path(source) as path, _service() as service:
-        export = open_export(path)
+    with _input_path(source) as (path, name), _service() as service:
+        export = open_export(path, name)
         if not dry_run:
             _announce_model_preparation(service)
         try:
@@ -147,7 +165,7 @@ def import_cmd(
                     progress=advance,
                 )
         except InvalidExport as exc:
-            _report_invalid(list(exc.errors), as_json)
+            _report_invalid(exc, as_json)
             raise
     for warning in report.warnings:
         common.warn(warning)
@@ -179,6 +197,8 @@ def migrate_cmd(
 
     if file == "-":
         raise InvalidInput("migrate rewrites a file in place", hint="give a file name, not '-'")
+    if not file.strip():
+        raise UsageError("FILE is empty", hint="give the export file to rewrite")
     report = migrate_file(Path(file), to or FORMAT_VERSION)
     if as_json:
         common.emit_json(report.to_dict())

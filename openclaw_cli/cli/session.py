@@ -301,10 +301,12 @@ def export_cmd(
     `openclaw session import` reads it back, in this home or another one.
     """
     import json
-    from pathlib import Path
 
+    from openclaw_cli.output_file import check_output_path, output_file
     from openclaw_cli.sessions.portability import export_lines
 
+    if output != "-":
+        check_output_path(output, "--output", "chat.jsonl")  # before the session is read
     store = _store()
     session_id = store.resolve(target)
     lines, problems = export_lines(store, session_id)
@@ -313,9 +315,7 @@ def export_cmd(
         for line in lines:
             common.emit_json_line(line)
         return
-    from openclaw_cli.fsutil import atomic_output
-
-    with atomic_output(Path(output)) as handle:
+    with output_file(output, "--output", "chat.jsonl") as handle:
         for line in lines:
             handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
     common.echo(f"exported {session_id} to {output}")

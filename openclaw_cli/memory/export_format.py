@@ -8,7 +8,8 @@ JSON (`--format json`, one document)::
 
 JSON Lines (`--format jsonl`, streamed): the header object above without `records` on the first line, one
 RECORD per line, and an end line `{"end": true, "records": N}`. The end line is how a file cut short at a
-line boundary is told from a complete one.
+line boundary is told from a complete one; reading treats both lines as advisory, so that a stream filtered
+or joined in a shell pipeline still imports, with warnings (export_stream.py).
 
 RECORD::
 

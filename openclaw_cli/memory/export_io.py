@@ -1,6 +1,7 @@
 """Reading and writing export files (format in export_format.py) without holding a large export in memory.
 
-Writing streams both formats record by record. Reading streams JSON Lines; a JSON document is parsed
+Writing streams both formats record by record. Reading streams JSON Lines, whose header and end lines are
+advisory (export_stream.py: a filtered, cut or joined stream is read, with warnings); a JSON document is parsed
 whole (simple, and a 100k-record export is ~60 MB of text, a few hundred MB parsed; use JSON Lines for
 larger exports). The records of a source can be iterated more than once: an import validates them all
 before it writes any.
@@ -15,11 +16,21 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory.export_format import RecordError
+from openclaw_cli.memory.export_format import FORMAT_VERSION
+from openclaw_cli.memory.export_stream import (
+    END_KEY,
+    Framing,
+    Located,
+    is_end,
+    is_header,
+    jsonl_items,
+    looks_like_record,
+    parse_line,
+    refuse_constant,
+)
 
 Format = Literal["json", "jsonl"]
 FORMATS: tuple[str, ...] = ("json", "jsonl")
-END_KEY = "end"
 
 
 def _dumps(value: Any) -> bytes:
@@ -56,12 +67,19 @@ class ExportWriter:
 
 @dataclass
 class ExportSource:
-    """An export file opened for reading: its header, and its records, iterable any number of times."""
+    """An export opened for reading: its header, and its records, iterable any number of times.
+
+    `name` is how messages call it ("standard input" for a spooled pipe). `framing` describes the last
+    complete pass over the records: the parts (one per export in a joined stream, each with its version)
+    and the warnings about a filtered, cut or joined JSON Lines stream (export_stream.py).
+    """
 
     path: Path
     kind: Format
     header: dict[str, Any]
+    name: str = ""
     _records: list[Any] | None = field(default=None, repr=False)
+    framing: Framing = field(default_factory=Framing, repr=False)
 
     def approximate_count(self) -> int:
         """How many records, for a progress bar (JSON Lines: the non-blank lines between header and end)."""
@@ -73,125 +91,91 @@ class ExportSource:
     def items(self) -> Iterator[tuple[int, Any]]:
         """(index, parsed record) in file order; a line that cannot be used is a RecordError instead."""
         if self._records is not None:
+            self.framing = Framing.single(self.header.get("version"))
             yield from enumerate(self._records)
         else:
-            yield from self._jsonl_items()
+            self.framing = Framing()
+            yield from jsonl_items(self.path, self.framing)
 
-    def _jsonl_items(self) -> Iterator[tuple[int, Any]]:
-        index, ended = 0, False
-        with self.path.open("rb") as handle:
-            handle.readline()  # the header, read by open_export
-            for number, raw in enumerate(handle, start=2):
-                if not raw.strip():
-                    continue
-                if ended:
-                    yield index, RecordError(index, "text after the end line", number)
-                    index += 1
-                    continue
-                value, problem = _parse_line(raw)
-                if problem is not None:
-                    yield index, RecordError(index, problem, number)
-                elif isinstance(value, dict) and value.get(END_KEY) is True:
-                    ended = True
-                    if value.get("records") != index:
-                        yield (
-                            index,
-                            RecordError(
-                                index,
-                                f"the end line counts {value.get('records')} records, the file holds {index}",
-                            ),
-                        )
-                    continue
-                else:
-                    yield index, _Located(value, number)
-                index += 1
-        if not ended:
-            yield (
-                index,
-                RecordError(index, "the file ends without its end line: it was cut short (truncated)"),
-            )
-
-
-@dataclass(frozen=True)
-class _Located:
-    """A JSON Lines record with the line it came from (for error messages)."""
-
-    value: Any
-    line: int
+    def version_of(self, item: Any) -> Any:
+        """The format version to read a record from `items()` with: its part's."""
+        return item.version if isinstance(item, Located) else self.header.get("version")
 
 
 def unwrap(item: Any) -> tuple[Any, int | None]:
     """A record from `ExportSource.items()` and its line number, if the source has lines."""
-    if isinstance(item, _Located):
+    if isinstance(item, Located):
         return item.value, item.line
     return item, None
 
 
-def _parse_line(raw: bytes) -> tuple[Any, str | None]:
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant), None
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start})"
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg}, column {exc.colno})"
-    except RecursionError:
-        return None, "JSON nested too deeply"
-    except ValueError as exc:
-        return None, f"unusable number ({str(exc)[:80]})"
-
-
-def _refuse_constant(value: str) -> float:
-    raise ValueError(f"{value} is not a JSON number")
-
-
-def _not_json(path: Path, exc: json.JSONDecodeError, text: str) -> InvalidInput:
+def _not_json(name: str, exc: json.JSONDecodeError, text: str) -> InvalidInput:
     if exc.pos >= len(text.rstrip()):
         return InvalidInput(
-            f"{path} is truncated: the JSON ends early (line {exc.lineno})",
+            f"{name} is truncated: the JSON ends early (line {exc.lineno})",
             hint="the export was cut short; export it again",
         )
+    if exc.msg == "Extra data":
+        return InvalidInput(
+            f"{name} is not one JSON document (more follows at line {exc.lineno}, column {exc.colno})",
+            hint="to join or filter exports, use --format jsonl: one record per line",
+        )
     return InvalidInput(
-        f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+        f"{name} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
         hint="give a file written by `openclaw memory export`",
     )
 
 
-def open_export(path: Path) -> ExportSource:
-    """Open an export in either format (told apart by its first line); file-level problems raise."""
+def _first_line(path: Path, name: str) -> bytes:
+    """The first line that is not blank (b"" for an empty file)."""
     try:
         with path.open("rb") as handle:
-            first = handle.readline()
+            for raw in handle:
+                if raw.strip():
+                    return raw
+            return b""
     except FileNotFoundError as exc:
-        raise InvalidInput(f"no such file: {path}") from exc
+        raise InvalidInput(f"no such file: {name}") from exc
     except IsADirectoryError as exc:
-        raise InvalidInput(f"{path} is a directory", hint="give an export file, or '-' for stdin") from exc
+        raise InvalidInput(f"{name} is a directory", hint="give an export file, or '-' for stdin") from exc
     except OSError as exc:
-        raise InvalidInput(f"cannot read {path} ({exc.strerror})") from exc
-    if not first.strip():
-        raise InvalidInput(f"{path} is empty", hint="give a file written by `openclaw memory export`")
-    head, _ = _parse_line(first)
-    if isinstance(head, dict) and "records" not in head and "version" in head:
-        return ExportSource(path, "jsonl", head)
-    return _open_json(path)
+        raise InvalidInput(f"cannot read {name} ({exc.strerror})") from exc
 
 
-def _open_json(path: Path) -> ExportSource:
+def open_export(path: Path, name: str | None = None) -> ExportSource:
+    """Open an export in either format (told apart by its first line); file-level problems raise.
+
+    JSON Lines is recognised by a header line, or, for a stream whose header was filtered out, by a first
+    line that is a record or an end line (it is then read as the current version, with a warning)."""
+    name = name or str(path)
+    first = _first_line(path, name)
+    if not first:
+        raise InvalidInput(f"{name} is empty", hint="give a file written by `openclaw memory export`")
+    head, _ = parse_line(first)
+    if is_header(head):
+        return ExportSource(path, "jsonl", head, name)
+    if looks_like_record(head) or is_end(head):
+        return ExportSource(path, "jsonl", {"version": FORMAT_VERSION}, name)
+    return _open_json(path, name)
+
+
+def _open_json(path: Path, name: str) -> ExportSource:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path} is not valid UTF-8 (byte {exc.start})") from exc
+        raise InvalidInput(f"{name} is not valid UTF-8 (byte {exc.start})") from exc
     try:
-        document = json.loads(text, parse_constant=_refuse_constant)
+        document = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
-        raise _not_json(path, exc, text) from exc
+        raise _not_json(name, exc, text) from exc
     except (RecursionError, ValueError) as exc:
-        raise InvalidInput(f"{path} is not usable JSON ({str(exc)[:80]})") from exc
+        raise InvalidInput(f"{name} is not usable JSON ({str(exc)[:80]})") from exc
     if not isinstance(document, dict) or "version" not in document:
         raise InvalidInput(
-            f"{path} is not an openclaw memory export (no version field)",
-            hint="give a file written by `openclaw memory export`",
+            f"{name} is not an openclaw memory export (no version field)",
+            hint="give a file written by `openclaw memory export`, or records one per line (jq -c)",
         )
     records = document.pop("records", None)
     if not isinstance(records, list):
-        raise InvalidInput(f"{path}: 'records' must be a list of records")
-    return ExportSource(path, "json", document, records)
+        raise InvalidInput(f"{name}: 'records' must be a list of records")
+    return ExportSource(path, "json", document, name, records)

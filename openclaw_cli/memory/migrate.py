@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import Conflict, InvalidInput
-from openclaw_cli.fsutil import atomic_output
 from openclaw_cli.memory.export_format import CURRENT_MAJOR, CURRENT_MINOR, FORMAT_VERSION, parse_version
 from openclaw_cli.memory.export_format import RecordError as _RecordError
-from openclaw_cli.memory.export_io import ExportWriter, open_export, unwrap
+from openclaw_cli.memory.export_io import ExportSource, ExportWriter, open_export, unwrap
+from openclaw_cli.output_file import cannot_write, replaced_file
 
 DERIVED_BEFORE_1 = ("l0Hash", "vectorStatus", "deleted", "l0", "l1", "l2")
+_UNCHANGED = "the file was not changed; check the directory's permissions and free space"
 
 
 def _record_from_0(record: Any) -> Any:
@@ -81,39 +82,63 @@ def _keep_backup(path: Path) -> Path:
             hint="move it away first: it may be the backup of an earlier migration",
         ) from exc
     except OSError:
-        shutil.copy2(path, backup)
+        try:
+            shutil.copy2(path, backup)
+        except OSError as exc:
+            backup.unlink(missing_ok=True)
+            raise cannot_write(backup, exc, hint=_UNCHANGED) from exc
     return backup
 
 
+def _part_versions(source: ExportSource) -> list[tuple[str, tuple[int, int], Any]]:
+    """(where, (major, minor), as written) of each part: a joined JSON Lines stream has several."""
+    for _ in source.items():  # one pass fills source.framing
+        pass
+    return [(part.where(), parse_version(part.version), part.version) for part in source.framing.parts]
+
+
+def _check_versions(path: Path, versions: list[tuple[str, tuple[int, int], Any]]) -> bool:
+    """Whether any part is older than this openclaw's version; a newer major is refused."""
+    for index, (where, (major, _), raw) in enumerate(versions):
+        if major > CURRENT_MAJOR:
+            at = "" if index == 0 else f" ({where})"
+            raise InvalidInput(
+                f"{path}{at} is version {raw}, newer than this openclaw ({FORMAT_VERSION})",
+                hint="upgrade openclaw to read it",
+            )
+        if major < CURRENT_MAJOR and major not in STEPS:
+            raise InvalidInput(f"no migration from version {raw}")
+    return any(version < (CURRENT_MAJOR, CURRENT_MINOR) for _, version, _ in versions)
+
+
 def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
-    """Rewrite `path` to version `to` (the current one); FILE.bak keeps the original."""
+    """Rewrite `path` to version `to` (the current one); FILE.bak keeps the original.
+
+    Each part of a joined JSON Lines stream is converted from its own version; the result is one export."""
     _check_target(to)
     source = open_export(path)
     from_version = source.header.get("version")
-    major, minor = parse_version(from_version)
-    if (major, minor) > (CURRENT_MAJOR, CURRENT_MINOR) and major != CURRENT_MAJOR:
-        raise InvalidInput(
-            f"{path} is version {from_version}, newer than this openclaw ({FORMAT_VERSION})",
-            hint="upgrade openclaw to read it",
-        )
-    if (major, minor) >= (CURRENT_MAJOR, CURRENT_MINOR):
+    if not _check_versions(path, _part_versions(source)):
         return MigrateReport(path, str(from_version), FORMAT_VERSION, 0, None)
-    if major not in STEPS and major != CURRENT_MAJOR:
-        raise InvalidInput(f"no migration from version {from_version}")
     head = {**source.header, "version": FORMAT_VERSION}
     staged = path.with_name(f".{path.name}.migrating")
-    with atomic_output(staged) as out:
+    with replaced_file(staged, _UNCHANGED) as out:
         writer = ExportWriter(out, source.kind, head)
         for _, item in source.items():
             if isinstance(item, _RecordError):
                 raise InvalidInput(f"{path}: {item.describe()}", hint="fix it first; nothing was changed")
             value, _ = unwrap(item)
-            writer.write(_convert(value, major))
+            writer.write(_convert(value, parse_version(source.version_of(item))[0]))
         writer.finish()
     try:
         backup = _keep_backup(path)
     except BaseException:
         staged.unlink(missing_ok=True)
         raise
-    os.replace(staged, path)
+    try:
+        os.replace(staged, path)
+    except OSError as exc:
+        staged.unlink(missing_ok=True)
+        backup.unlink()  # the original is still in place: the backup is only its second name
+        raise cannot_write(path, exc, hint=_UNCHANGED) from exc
     return MigrateReport(path, str(from_version), FORMAT_VERSION, writer.count, backup)

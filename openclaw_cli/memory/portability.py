@@ -17,6 +17,10 @@ store's vectors come from another embedder than the configured one, new vectors 
 and the report says to run `openclaw memory index --rebuild`. The transaction holds the database's write
 lock for the whole import: other writers wait (up to the busy timeout), so import large files when the
 assistant is idle. FSRS fields are kept as they are.
+
+A JSON Lines stream may come filtered, cut or joined from a shell pipeline: its header and end lines are
+advisory, what disagrees with them is a warning in the report (never an invalid record), and each part
+of a joined stream is read with its own version (export_stream.py).
 """
 
 from __future__ import annotations
@@ -32,11 +36,13 @@ from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory import vectors
 from openclaw_cli.memory.db import write_txn
 from openclaw_cli.memory.export_format import (
+    CURRENT_MAJOR,
     CURRENT_MINOR,
     FORMAT_VERSION,
     RecordError,
     check_importable,
     header,
+    parse_version,
     record_to_export,
     to_record,
 )
@@ -137,14 +143,15 @@ def export_memories(
 
 
 class InvalidExport(InvalidInput):
-    """Records that cannot be imported; `errors` lists every one of them."""
+    """Records that cannot be imported; `errors` lists every one of them, `warnings` the stream's framing."""
 
-    def __init__(self, errors: list[RecordError], total: int) -> None:
+    def __init__(self, errors: list[RecordError], total: int, warnings: list[str] | None = None) -> None:
         super().__init__(
             f"{len(errors)} of {total} records cannot be imported; nothing was imported",
             hint="fix them, or add --skip-invalid to import the others",
         )
         self.errors = errors
+        self.warnings = warnings or []
 
 
 @dataclass
@@ -180,8 +187,17 @@ class ImportReport:
         }
 
 
+def _newer_minor(version: Any) -> bool:
+    """A record of a newer minor version than this openclaw's: its unknown fields are ignored."""
+    try:
+        major, minor = parse_version(version)
+    except InvalidInput:
+        return False  # check_parts refuses that part
+    return major == CURRENT_MAJOR and minor > CURRENT_MINOR
+
+
 def _validated(
-    service: MemoryService, source: ExportSource, lenient: bool, *, derive: bool = True
+    service: MemoryService, source: ExportSource, *, derive: bool = True
 ) -> Iterator[tuple[int, MemoryRecord | RecordError]]:
     """Each record of `source`, built for this agent, or why it cannot be."""
     limit = service.settings.max_text_chars
@@ -190,20 +206,28 @@ def _validated(
             yield index, item
             continue
         value, line = unwrap(item)
+        lenient = _newer_minor(source.version_of(item))
         try:
             yield index, to_record(value, service.agent_id, limit, lenient=lenient, derive=derive)
         except InvalidInput as exc:
             yield index, RecordError(index, exc.message, line)
 
 
-def validate_all(
-    service: MemoryService, source: ExportSource, lenient: bool
-) -> tuple[list[RecordError], int]:
+def check_parts(source: ExportSource) -> None:
+    """Refuse a joined stream with a part this openclaw cannot read (after a full pass over `source`)."""
+    for part in source.framing.parts[1:]:  # the first part's version was checked from the header
+        try:
+            check_importable(part.version)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{source.name}, {part.where()}: {exc.message}", hint=exc.hint) from exc
+
+
+def validate_all(service: MemoryService, source: ExportSource) -> tuple[list[RecordError], int]:
     """Every problem of the file (bad records and repeated ids), and how many records it holds."""
     errors: list[RecordError] = []
     first_seen: dict[str, int] = {}
     total = 0
-    for index, item in _validated(service, source, lenient, derive=False):
+    for index, item in _validated(service, source, derive=False):
         total += 1
         if isinstance(item, RecordError):
             errors.append(item)
@@ -334,16 +358,17 @@ def import_memories(
     Raises InvalidExport listing every bad record, before anything is written, unless `skip_invalid`.
     `progress(n)` is called as records are written (or checked, in a dry run)."""
     version = source.header.get("version")
-    _, minor = check_importable(version)
-    lenient = minor > CURRENT_MINOR
-    errors, total = validate_all(service, source, lenient)
+    check_importable(version)
+    errors, total = validate_all(service, source)
+    check_parts(source)
+    framing = list(source.framing.warnings)
     if errors and not skip_invalid:
-        raise InvalidExport(errors, total)
+        raise InvalidExport(errors, total, framing)
     report = ImportReport(
         version=str(version or FORMAT_VERSION), dry_run=dry_run, total=total, invalid=errors
     )
     bad = {e.index for e in errors}
-    records = (item for index, item in _validated(service, source, lenient) if index not in bad)
+    records = (item for index, item in _validated(service, source) if index not in bad)
     importer = _Importer(service, report, on_conflict)
     with ExitStack() as stack:
         if not dry_run:
@@ -352,4 +377,5 @@ def import_memories(
                 stack.enter_context(service.damage_guard())
                 stack.enter_context(write_txn(target.store.conn))
         importer.run(records, progress)  # type: ignore[arg-type]  # errors were filtered out above
+    report.warnings = framing + report.warnings
     return report
