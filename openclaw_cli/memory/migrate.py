@@ -23,6 +23,8 @@ from openclaw_cli.fsutil import atomic_output
 from openclaw_cli.memory.export_format import CURRENT_MAJOR, CURRENT_MINOR, FORMAT_VERSION, parse_version
 from openclaw_cli.memory.export_format import RecordError as _RecordError
 from openclaw_cli.memory.export_io import ExportWriter, open_export, unwrap
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 DERIVED_BEFORE_1 = ("l0Hash", "vectorStatus", "deleted", "l0", "l1", "l2")
 
@@ -85,6 +87,20 @@ def _keep_backup(path: Path) -> Path:
     return backup
 
 
+def _refuse_bad_text(path: Path, value: Any, record: tuple[int, int | None] | None = None) -> None:
+    """A lone surrogate cannot be written back as UTF-8: say where it is before the file is replaced.
+    `record` is the (index, line) of a record; None means the header."""
+    bad = find_bad_text(value)
+    if bad is None:
+        return
+    if record is None:
+        where = f"the header: {bad.describe()}"
+    else:
+        index, line = record
+        where = _RecordError(index, bad.describe(), line).describe()
+    raise InvalidInput(f"{path}: {where}", hint=f"{TEXT_HINT}; nothing was changed")
+
+
 def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
     """Rewrite `path` to version `to` (the current one); FILE.bak keeps the original."""
     _check_target(to)
@@ -101,13 +117,15 @@ def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
     if major not in STEPS and major != CURRENT_MAJOR:
         raise InvalidInput(f"no migration from version {from_version}")
     head = {**source.header, "version": FORMAT_VERSION}
+    _refuse_bad_text(path, head)
     staged = path.with_name(f".{path.name}.migrating")
     with atomic_output(staged) as out:
         writer = ExportWriter(out, source.kind, head)
-        for _, item in source.items():
+        for index, item in source.items():
             if isinstance(item, _RecordError):
                 raise InvalidInput(f"{path}: {item.describe()}", hint="fix it first; nothing was changed")
-            value, _ = unwrap(item)
+            value, line = unwrap(item)
+            _refuse_bad_text(path, value, (index, line))
             writer.write(_convert(value, major))
         writer.finish()
     try:
