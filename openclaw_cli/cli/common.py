@@ -60,6 +60,16 @@ def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     return _state
 
 
+def override_state(*, home: Path | None = None, agent: str | None = None, verbose: bool = False) -> AppState:
+    """A root option given after the subcommand (cli/global_options.py) replaces the root's value."""
+    current = state()
+    return set_state(
+        home if home is not None else current.home.root,
+        agent if agent is not None else current.agent,
+        verbose or current.verbose,
+    )
+
+
 def state() -> AppState:
     if _state is None:  # commands always run after the root callback
         raise RuntimeError("CLI state used before the root callback ran")

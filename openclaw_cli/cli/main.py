@@ -22,13 +22,15 @@ ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.EN
 
 app = typer.Typer(
     name="openclaw",
-    help="A personal AI assistant's memory: sessions (short-term) and long-term memory, on your machine.",
+    help="A personal AI assistant's memory: sessions (short-term) and long-term memory, on your machine. "
+    "--home, --agent and -v may also follow the command.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=LazyRootGroup,  # config, session and memory are imported when used (lazy.LAZY_GROUPS)
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json",
+    epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json\n\n"
+    "  openclaw memory search coffee --home /tmp/oc --agent work",
 )
 LazyRootGroup.owner = app
 app.command("doctor", epilog=DOCTOR_EPILOG)(doctor_cmd)
