@@ -18,7 +18,7 @@ from typing import Any
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_OR_NUL = re.compile("[\ud800-\udfff\x00]")
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-HINT = "a \\uD800-\\uDFFF escape must be one half of a surrogate pair; give the character itself as UTF-8"
+HINT = "text is UTF-8, and a \\uD800-\\uDFFF escape is one half of a surrogate pair: give the character itself"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ exists and cannot be written (`/sys/kernel`: refused even to root, so the test h
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,13 @@ def test_a_config_file_that_cannot_be_written_is_named() -> None:
     line = assert_one_error_line(_run(NOT_WRITABLE, "config", "set", "session.dmScope", "per-peer"), 1)
     assert line.startswith(f"openclaw: error: {NOT_WRITABLE}/.openclaw.json."), line
     assert "check the permissions and free space of the home" in line
+
+
+@pytest.mark.parametrize("args", [WRITERS[0], pytest.param(("doctor",), id="doctor")])
+def test_a_home_from_the_environment_that_is_not_utf8_is_a_usage_error(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    home = os.fsdecode(bytes(tmp_path) + b"/home\xff")  # the environment passes the byte as it is
+    line = assert_one_error_line(run_cli(tmp_path, *args, env={"OPENCLAW_HOME": home}), 2)
+    assert line.startswith(f"openclaw: error: the home {tmp_path}/home") and "is not valid UTF-8" in line
+    assert list(tmp_path.iterdir()) == []

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError
+from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError, UsageError
 from openclaw_cli.fsutil import DirectoryError
 from openclaw_cli.paths import HOME_HINT, Home, validate_agent_id
+from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -54,6 +55,8 @@ def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     global _state
     root = (home if home is not None else Path.home() / ".openclaw").expanduser()
     agent = validate_agent_id(agent)  # lower-cased; `_shared` and other `_` names are refused (exit 2)
+    if find_bad_text(str(root)) is not None:  # OPENCLAW_HOME's bytes (argv is checked in main.check_argv)
+        raise UsageError(f"the home {root} is not valid UTF-8", hint=HOME_HINT)
     if os.path.lexists(root) and not os.path.isdir(root):  # else every command fails on a file inside it
         raise StoreError(f"the home {root} is not a directory", hint=HOME_HINT)
     _state = AppState(home=Home(root), agent=agent, verbose=verbose, env=dict(os.environ))
