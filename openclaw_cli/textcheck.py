@@ -18,7 +18,9 @@ from typing import Any
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_OR_NUL = re.compile("[\ud800-\udfff\x00]")
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-HINT = "text is UTF-8, and a \\uD800-\\uDFFF escape is one half of a surrogate pair: give the character itself"
+HINT = (
+    "text is UTF-8, and a \\uD800-\\uDFFF escape is one half of a surrogate pair: give the character itself"
+)
 
 
 @dataclass(frozen=True)
