@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_OR_NUL = re.compile("[\ud800-\udfff\x00]")
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HINT = (
     "text is UTF-8, and a \\uD800-\\uDFFF escape is one half of a surrogate pair: give the character itself"
@@ -55,25 +53,55 @@ def _key_step(key: str) -> str:
     return key if _PLAIN_KEY.match(key) else f"[{json.dumps(key)}]"
 
 
+# A trail is the way down to a node, built only when something is found: (key or index, parent's trail).
+Trail = tuple[str | int, "Trail"] | None
+
+
+def _path(trail: Trail) -> str:
+    steps: list[str | int] = []
+    while trail is not None:
+        step, trail = trail
+        steps.append(step)
+    path = ""
+    for step in reversed(steps):
+        path = join(path, f"[{step}]" if isinstance(step, int) else _key_step(step))
+    return path
+
+
+def _bad_position(text: str, nul: bool) -> int | None:
+    """Where the first lone surrogate (or NUL, when `nul`) of `text` is. Fast for the usual case: an
+    ASCII string cannot hold a surrogate, and UTF-8 encoding (C speed) stops at the first one."""
+    found = text.find("\x00") if nul else -1
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            found = exc.start if found < 0 else min(found, exc.start)
+    return found if found >= 0 else None
+
+
 def find_bad_text(value: Any, *, nul: bool = False) -> BadText | None:
     """A string of a parsed JSON value (an object's keys are looked at before its values) that holds a
     lone surrogate, or NUL when `nul`; None when all is text. Walks without recursion: values may be deep."""
-    pattern = _SURROGATE_OR_NUL if nul else _SURROGATE
-    stack: list[tuple[Any, str]] = [(value, "")]
+    stack: list[tuple[Any, Trail]] = [(value, None)]
     while stack:
-        node, path = stack.pop()
+        node, trail = stack.pop()
         if isinstance(node, str):
-            found = pattern.search(node)
-            if found is not None:
-                return BadText(path, found.group(), found.start() + 1)
+            at = _bad_position(node, nul)
+            if at is not None:
+                return BadText(_path(trail), node[at], at + 1)
         elif isinstance(node, dict):
-            children = []
+            children: list[tuple[Any, Trail]] = []
             for key, child in node.items():
-                step = join(path, _key_step(str(key)))
-                if isinstance(key, str) and (found := pattern.search(key)) is not None:
-                    return BadText(step, found.group(), found.start() + 1, in_key=True)
-                children.append((child, step))
+                if isinstance(key, str) and (at := _bad_position(key, nul)) is not None:
+                    return BadText(_path((key, trail)), key[at], at + 1, in_key=True)
+                if isinstance(child, str | dict | list):
+                    children.append((child, (str(key), trail)))
             stack.extend(reversed(children))
         elif isinstance(node, list):
-            stack.extend((child, f"{path}[{n}]") for n, child in reversed(list(enumerate(node))))
+            stack.extend(
+                (child, (n, trail))
+                for n, child in reversed(list(enumerate(node)))
+                if isinstance(child, str | dict | list)
+            )
     return None
