@@ -32,7 +32,11 @@ CLI_ENV_VARS = frozenset({"OPENCLAW_HOME", "OPENCLAW_AGENT"})
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # JSON5 spells Infinity and NaN: no setting means either (a timeout of Infinity never fires, NaN
+    # compares false with every bound), so every float setting refuses them.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False
+    )
 
 
 class ResetSettings(_Section):
@@ -316,6 +320,7 @@ class Settings(BaseSettings):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="forbid",
+        allow_inf_nan=False,
     )
 
     owner: str | None = Field(
@@ -374,7 +379,18 @@ def read_config_file(path: Path) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be an object, not {type(data).__name__}")
+    _refuse_bad_text(data, str(path))
     return data
+
+
+def _refuse_bad_text(value: Any, where: str) -> None:
+    """A lone surrogate escape parses, but no setting can hold it (it cannot be printed or written)."""
+    from openclaw_cli.textcheck import HINT, find_bad_text
+
+    bad = find_bad_text(value)
+    if bad is not None:
+        at = f": key '{bad.path}'" if bad.path else ""
+        raise ConfigError(f"{where}{at} holds {bad.problem}", hint=f"{HINT}; nothing was changed")
 
 
 def _describe(exc: ValidationError, path: Path, *, from_env: bool) -> ConfigError:
@@ -402,15 +418,18 @@ def _describe_env(exc: SettingsError, env: Mapping[str, str]) -> ConfigError:
 
 
 def validate_settings(data: dict[str, Any], env: Mapping[str, str], path: Path) -> Settings:
+    has_env = any(k.upper().startswith(ENV_PREFIX) and k.upper() not in CLI_ENV_VARS for k in env)
     try:
-        return _settings_class(env)(**data)
+        settings = _settings_class(env)(**data)
     except ValidationError as exc:
-        has_env = any(k.upper().startswith(ENV_PREFIX) and k.upper() not in CLI_ENV_VARS for k in env)
         raise _describe(exc, path, from_env=has_env) from exc
     except SettingsError as exc:  # an OPENCLAW_* variable for a section holds something that is not JSON
         raise _describe_env(exc, env) from exc
     except RecursionError as exc:
         raise ConfigError(f"{path}: nested too deeply to validate", hint="fix or remove the file") from exc
+    if has_env:  # the file was checked as it was read; a variable's JSON may spell a lone surrogate too
+        _refuse_bad_text(settings_as_dict(settings), f"{path} or {ENV_PREFIX}* environment")
+    return settings
 
 
 def load_settings(path: Path, env: Mapping[str, str]) -> Settings:
@@ -459,6 +478,7 @@ def set_key(path: Path, key: str, value: Any, env: Mapping[str, str]) -> Setting
             child = {}
             node[part] = child
         node = child
+    _refuse_bad_text(value, f"the value for '{key}'")
     node[parts[-1]] = value
     settings = validate_settings(data, {}, path)
     from openclaw_cli.config_edit import edited_config_text

@@ -10,8 +10,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from openclaw_cli.errors import StoreError
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+
+
+class DirectoryError(StoreError):
+    """A directory that cannot be created (or is a file): `path` and the system's `reason`."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"cannot create the directory {path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -19,18 +30,25 @@ def ensure_private_dir(path: Path) -> Path:
 
     Only directories created here get their mode set: changing the mode of an existing one is a repair
     that `openclaw doctor --fix` reports, and a command that merely reads must not modify the home.
+    DirectoryError says which directory could not be made, and why (the CLI words it for the home).
     """
     missing = []
     probe = path
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue  # created meanwhile by another process: it is that process's to set up
-        os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
+    try:
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        for directory in reversed(missing):
+            try:
+                directory.mkdir(mode=DIR_MODE)
+            except FileExistsError:
+                continue  # created meanwhile by another process: it is that process's to set up
+            os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
+    except OSError as exc:  # /proc/x, a read-only or full file system, a file on the way, no permission
+        failed = Path(exc.filename) if exc.filename else path
+        raise DirectoryError(failed, exc.strerror or str(exc)) from exc
+    if not path.is_dir():
+        raise DirectoryError(path, "it is not a directory")
     return path
 
 

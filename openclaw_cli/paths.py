@@ -12,6 +12,7 @@ from openclaw_cli.fsutil import ensure_private_dir
 MAX_NAME_LENGTH = 128
 SHARED_AGENT = "_shared"
 CONFIG_FILENAME = "openclaw.json"
+HOME_HINT = "set --home or OPENCLAW_HOME to a directory you can create and write"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 

@@ -179,6 +179,7 @@ def test_memory_search_and_forget_tools(runtime, model):
         ("memory_forget", {"id": "../../etc/passwd"}, "invalid"),
         ("memory_forget", {"id": "mem-does-not-exist"}, "no memory with id"),
         ("shell_exec", {"cmd": "ls"}, "unknown tool"),
+        ("memory_add", {"text": "lives in \ud800"}, "'text' holds a lone surrogate"),
     ],
     ids=[
         "bad-json",
@@ -188,6 +189,7 @@ def test_memory_search_and_forget_tools(runtime, model):
         "path-like-id",
         "unknown-id",
         "unknown-tool",
+        "lone-surrogate",
     ],
 )
 def test_a_bad_tool_call_is_answered_with_an_error_and_the_turn_goes_on(

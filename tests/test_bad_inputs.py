@@ -4,13 +4,10 @@ reprs in human output, and `--record-hit` surviving a hit deleted between search
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,10 +15,10 @@ from typing import Any
 import pytest
 
 from openclaw_cli.memory.search import SearchRequest
-from tests.conftest import Result, run_cli
+from tests.bad_input_helpers import KEY, Case, check_case, seed_home
+from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 
-KEY = "agent:main:main"
 BAD = os.fsdecode(b"\xff")  # subprocess encodes it back to the raw byte (surrogateescape)
 DEEP_CONFIG = '{"a":' * 3000 + "1" + "}" * 3000
 BAD_FSYNC = '{session: {fsync: "bogus"}}'
@@ -30,21 +27,6 @@ SEARCH_HINT_IS_NOT_ADD = "nothing was stored"
 
 def _deep_source(levels: int) -> str:
     return json.dumps({"text": "deep"})[:-1] + ', "source": ' + '{"a":' * levels + "1" + "}" * levels + "}"
-
-
-@dataclass
-class Case:
-    id: str
-    args: tuple[str, ...]
-    code: int
-    files: dict[str, str] = field(default_factory=dict)  # written under tmp; "{tmp}" in args points there
-    env: dict[str, str] = field(default_factory=dict)
-    config: str | None = None  # openclaw.json for this case
-    says: tuple[str, ...] = ()  # the error line names these
-    never: tuple[str, ...] = ()  # ...and not these
-
-    def param(self) -> Any:
-        return pytest.param(self, id=self.id)
 
 
 def _add_batch(case_id: str, line: str, *says: str) -> Case:
@@ -207,47 +189,8 @@ DOCTOR_CASES = [
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One home for the whole table (the embedding model is prepared once): a memory and a session."""
-    home = tmp_path_factory.mktemp("bad-inputs") / "home"
-    assert run_cli(home, "memory", "add", "prefers green tea", "-c", "preference").returncode == 0
-    assert run_cli(home, "session", "append", KEY, "--role", "user", "hello").returncode == 0
-    return home
-
-
-def snapshot(home: Path) -> dict[str, Any]:
-    """What is stored: every file's hash, and the rows of each memory database (its WAL included)."""
-    state: dict[str, Any] = {}
-    for path in sorted(home.rglob("*")):
-        relative = str(path.relative_to(home))
-        if (
-            relative.startswith("cache")
-            or not path.is_file()
-            or path.name.endswith(("-wal", "-shm", ".lock"))
-        ):
-            continue
-        if path.suffix == ".sqlite":
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-                state[relative] = [
-                    conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("records", "history")
-                ]
-        else:
-            state[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return state
-
-
-def assert_one_error_line(result: Result, code: int) -> str:
-    assert result.returncode == code, (result.returncode, result.stderr)
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("openclaw: error: "), result.stderr
-    return lines[0]
-
-
-def _run_case(case: Case, home: Path, tmp_path: Path) -> Result:
-    for name, text in case.files.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    args = [arg.replace("{tmp}", str(tmp_path)) for arg in case.args]
-    return run_cli(home, *args, env=case.env)
+    """One home for the whole table: a memory and a session."""
+    return seed_home(tmp_path_factory.mktemp("bad-inputs") / "home")
 
 
 @pytest.fixture
@@ -258,20 +201,8 @@ def config_file(seeded: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("case", [c.param() for c in CASES])
-def test_bad_input_is_one_line_and_changes_nothing(
-    case: Case, seeded: Path, config_file: Path, tmp_path: Path
-) -> None:
-    if case.config is not None:
-        config_file.write_text(case.config, encoding="utf-8")
-    before = snapshot(seeded)
-    result = _run_case(case, seeded, tmp_path)
-    line = assert_one_error_line(result, case.code)
-    for text in case.says:
-        assert text in line
-    for text in case.never:
-        assert text not in line
-    assert result.stdout == ""
-    assert snapshot(seeded) == before
+def test_bad_input_is_one_line_and_changes_nothing(case: Case, seeded: Path, tmp_path: Path) -> None:
+    check_case(case, seeded, tmp_path)
 
 
 @pytest.mark.parametrize(("env", "config", "finding"), DOCTOR_CASES)

@@ -72,6 +72,16 @@ def test_a_reply_streams_to_the_screen_and_compact_summarises(
     assert "Compacted: 4 message(s) summarised up to #3, 2 kept as they are." in result.stdout, result.stdout
 
 
+def test_piped_lines_that_are_not_utf8_stop_the_chat_with_one_error_line(home: Path) -> None:
+    result = run_cli(home, "chat", "--local", input=b"first\r\nsecond \xff\nthird\n", env=config_env(None))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == (
+        "openclaw: error: standard input line 2 is not valid UTF-8 (byte 7) "
+        "(convert it with iconv first; the lines before it were sent)\n"
+    )
+    assert contents(home) == ["first"]
+
+
 def test_memory_remember_forget_and_status_commands(home: Path) -> None:
     result = chat(home, "/remember my cat is called Miso\n/memory cat Miso\n/status\n")
     assert result.returncode == 0, result.stderr

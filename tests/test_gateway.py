@@ -186,6 +186,79 @@ def test_invalid_params_are_reported(gateway: Gateway) -> None:
         )
 
 
+LONE = "\ud800"  # json.dumps writes it as the escape `\\ud800`, which parses back to U+D800 alone
+SURROGATE_PARAMS = [
+    pytest.param("memory.add", {"text": f"tea {LONE}"}, "params.text", id="memory.add-text"),
+    pytest.param("memory.add", {"text": "tea", "userId": LONE}, "params.userId", id="memory.add-userId"),
+    pytest.param("memory.add", {"text": "tea", "l1": LONE}, "params.l1", id="memory.add-l1"),
+    pytest.param("memory.search", {"query": LONE}, "params.query", id="memory.search-query"),
+    pytest.param("memory.delete", {"id": LONE}, "params.id", id="memory.delete-id"),
+    pytest.param("chat.send", {"text": LONE}, "params.text", id="chat.send-text"),
+    pytest.param("chat.send", {"text": "hi", "sessionKey": LONE}, "params.sessionKey", id="chat.send-key"),
+    pytest.param("sessions.get", {"sessionKey": LONE}, "params.sessionKey", id="sessions.get-key"),
+    pytest.param("sessions.list", {f"x{LONE}": 1}, 'the key params["x\\ud800"]', id="a-key"),
+]
+
+
+@pytest.mark.parametrize(("method", "params", "where"), SURROGATE_PARAMS)
+def test_a_lone_surrogate_in_params_is_invalid_params(
+    gateway: Gateway, method: str, params: dict[str, Any], where: str
+) -> None:
+    with gateway.ws() as conn:
+        reply = request(conn, method, params)
+        assert reply["ok"] is False and reply["error"]["code"] == "INVALID_PARAMS", reply
+        assert where in reply["error"]["message"] and "lone surrogate" in reply["error"]["message"]
+        assert request(conn, "health")["ok"]
+
+
+def test_a_lone_surrogate_in_the_request_id_is_invalid_request(gateway: Gateway) -> None:
+    with gateway.ws() as conn:
+        conn.send(json.dumps({"type": "req", "id": f"1{LONE}", "method": "health"}))
+        reply = json.loads(conn.recv(timeout=10))
+        assert (reply["id"], reply["ok"], reply["error"]["code"]) == (None, False, "INVALID_REQUEST")
+        assert "'id' holds a lone surrogate" in reply["error"]["message"]
+
+
+SURROGATE_BODIES = [
+    pytest.param(
+        "/v1/chat/completions",
+        {"model": "main", "messages": [{"role": "user", "content": f"hi {LONE}"}]},
+        "'messages[0].content'",
+        id="completions-message",
+    ),
+    pytest.param(
+        "/v1/chat/completions",
+        {"model": "main", "messages": [{"role": "user", "content": "hi"}], "user": LONE},
+        "'user'",
+        id="completions-user",
+    ),
+    pytest.param(
+        "/v1/chat/completions",
+        {"model": "main", "messages": [{"role": "user", "content": [{"type": "text", "text": LONE}]}]},
+        "'messages[0].content[0].text'",
+        id="completions-content-part",
+    ),
+    pytest.param(
+        "/hooks/agent", {"channel": "telegram", "peer": "7", "text": LONE}, "'text'", id="hooks-text"
+    ),
+    pytest.param(
+        "/hooks/agent",
+        {"channel": "telegram", "peer": "7", "sender": LONE, "text": "hi"},
+        "'sender'",
+        id="hooks-sender",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "where"), SURROGATE_BODIES)
+def test_a_lone_surrogate_in_an_http_body_is_400(
+    gateway: Gateway, path: str, body: dict[str, Any], where: str
+) -> None:
+    status, reply = http_json(gateway.http + path, body, token=gateway.token)
+    assert status == 400, reply
+    assert where in reply["error"]["message"] and "lone surrogate" in reply["error"]["message"]
+
+
 def test_oversized_websocket_message_closes_the_connection(gateway: Gateway) -> None:
     limit = 1_048_576  # gateway.maxMessageBytes, default
     with gateway.ws() as conn:

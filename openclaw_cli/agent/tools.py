@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openclaw_cli.errors import OpenclawError
+from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
@@ -74,6 +75,9 @@ def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | No
         return {"error": f"arguments are not valid JSON ({exc.msg})"}
     if not isinstance(raw, dict):
         return {"error": "arguments must be a JSON object"}
+    bad = find_bad_text(raw)  # a model can write a lone `\ud800` escape too; nothing could store it
+    if bad is not None:
+        return {"error": f"invalid arguments ({bad.describe()})"}
     try:
         if name == "memory_search":
             return _search(SearchArgs.model_validate(raw), memory, user_id)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.commands import CHAT_COMMANDS, Command, parse_command
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.errors import InvalidInput, OpenclawError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,8 +34,17 @@ NEEDS_ARGUMENT = {"memory": "QUERY", "remember": "TEXT", "forget": "ID"}
 def read_lines(history_path: Path | None, interactive: bool) -> Iterator[str]:
     """Lines typed at the prompt; Ctrl-C clears the line, Ctrl-D (or the end of input) ends."""
     if not interactive:
-        for line in sys.stdin:
-            yield line.rstrip("\n")
+        # Bytes, decoded here: text-mode stdin turns bytes that are not UTF-8 into lone surrogates
+        # (surrogateescape), which failed only when the message was stored.
+        for number, raw in enumerate(sys.stdin.buffer, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"standard input line {number} is not valid UTF-8 (byte {exc.start})",
+                    hint="convert it with iconv first; the lines before it were sent",
+                ) from exc
+            yield line.rstrip("\n").removesuffix("\r")
         return
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory

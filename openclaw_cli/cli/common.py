@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-from openclaw_cli.errors import InvalidInput, OpenclawError
-from openclaw_cli.paths import Home, validate_agent_id
+from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError, UsageError
+from openclaw_cli.fsutil import DirectoryError
+from openclaw_cli.paths import HOME_HINT, Home, validate_agent_id
+from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -51,16 +53,42 @@ _state: AppState | None = None
 
 def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     global _state
-    root = home if home is not None else Path.home() / ".openclaw"
+    root = (home if home is not None else Path.home() / ".openclaw").expanduser()
     agent = validate_agent_id(agent)  # lower-cased; `_shared` and other `_` names are refused (exit 2)
-    _state = AppState(home=Home(root.expanduser()), agent=agent, verbose=verbose, env=dict(os.environ))
+    if find_bad_text(str(root)) is not None:  # OPENCLAW_HOME's bytes (argv is checked in main.check_argv)
+        raise UsageError(f"the home {root} is not valid UTF-8", hint=HOME_HINT)
+    if os.path.lexists(root) and not os.path.isdir(root):  # else every command fails on a file inside it
+        raise StoreError(f"the home {root} is not a directory", hint=HOME_HINT)
+    _state = AppState(home=Home(root), agent=agent, verbose=verbose, env=dict(os.environ))
     return _state
+
+
+def override_state(*, home: Path | None = None, agent: str | None = None, verbose: bool = False) -> AppState:
+    """A root option given after the subcommand (cli/global_options.py) replaces the root's value."""
+    current = state()
+    return set_state(
+        home if home is not None else current.home.root,
+        agent if agent is not None else current.agent,
+        verbose or current.verbose,
+    )
 
 
 def state() -> AppState:
     if _state is None:  # commands always run after the root callback
         raise RuntimeError("CLI state used before the root callback ran")
     return _state
+
+
+def home_problem(error: DirectoryError) -> OpenclawError:
+    """A directory that could not be created, said in terms of the home when it is the home or in it."""
+    if _state is None:
+        return error
+    root = _state.home.root
+    if root == error.path or root.is_relative_to(error.path):
+        return StoreError(f"cannot create the home {root}: {error.reason}", hint=HOME_HINT)
+    if error.path.is_relative_to(root):
+        return StoreError(f"cannot create {error.path} in the home {root}: {error.reason}", hint=HOME_HINT)
+    return StoreError(error.message, hint="check that its parent is a directory you can write")
 
 
 def is_verbose() -> bool:

@@ -64,7 +64,10 @@ def get_cmd(
 
 @app.command(
     "set",
-    epilog="Examples:\n\n  openclaw config set session.dmScope per-channel-peer\n\n  openclaw config set session.reset.idleMinutes 120",
+    epilog="Examples:\n\n  openclaw config set session.dmScope per-channel-peer\n\n  openclaw config set session.reset.idleMinutes 120"
+    "\n\n  openclaw config set memory.search.cosFloor -0.1",
+    # A VALUE such as -5 or -0.1 is a value, not an unknown option (`set` has no options but --help).
+    context_settings={"ignore_unknown_options": True},
 )
 def set_cmd(
     key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.reset.atHour.")],

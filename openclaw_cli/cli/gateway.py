@@ -186,6 +186,11 @@ def call_cmd(
         raise typer.BadParameter(f"not JSON: {exc}", param_hint="'--params'") from exc
     if not isinstance(body, dict):
         raise typer.BadParameter("must be a JSON object", param_hint="'--params'")
+    from openclaw_cli.textcheck import find_bad_text
+
+    bad = find_bad_text(body)  # the gateway would refuse it too; say so before connecting
+    if bad is not None:
+        raise typer.BadParameter(bad.describe(), param_hint="'--params'")
     st = common.state()
     host, chosen = endpoint(st.home, port)
     token_value = client_token(st.home, token, st.env.get("OPENCLAW_GATEWAY_TOKEN"))

@@ -17,6 +17,8 @@ import typer.main
 from typer.core import TyperGroup
 from typer.models import TyperInfo
 
+from openclaw_cli.cli.global_options import add_global_options
+
 
 def _config_app() -> typer.Typer:
     from openclaw_cli.cli.config_cmd import app
@@ -111,6 +113,8 @@ class LazyRootGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            add_global_options(command)
         self.commands = LazyCommands(self.commands, list(LAZY_GROUPS), self._build)
 
     def list_commands(self, ctx: Any) -> list[str]:
@@ -121,9 +125,11 @@ class LazyRootGroup(TyperGroup):
         root = self.owner
         assert root is not None, "LazyRootGroup.owner is set where the root app is made"
         # What typer.main.get_group_from_info does for `root.add_typer(sub_app, name=name)`.
-        return typer.main.get_group_from_info(
+        group = typer.main.get_group_from_info(
             TyperInfo(sub_app, name=name),
             pretty_exceptions_short=root.pretty_exceptions_short,
             rich_markup_mode=root.rich_markup_mode,
             suggest_commands=root.suggest_commands,
         )
+        add_global_options(group)  # `openclaw memory search x --home H`, as `openclaw --home H memory ...`
+        return group

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -14,16 +15,22 @@ from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
 from openclaw_cli.cli.doctor import doctor_cmd
 from openclaw_cli.cli.lazy import LazyRootGroup
 from openclaw_cli.errors import OpenclawError, UsageError
+from openclaw_cli.fsutil import DirectoryError
+
+# Errors of the machine, not of openclaw: reported in one line (exit 1) rather than as internal errors.
+ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT})
 
 app = typer.Typer(
     name="openclaw",
-    help="A personal AI assistant's memory: sessions (short-term) and long-term memory, on your machine.",
+    help="A personal AI assistant's memory: sessions (short-term) and long-term memory, on your machine. "
+    "--home, --agent and -v may also follow the command.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=LazyRootGroup,  # config, session and memory are imported when used (lazy.LAZY_GROUPS)
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json",
+    epilog="Examples:\n\n  openclaw session list\n\n  openclaw --home /tmp/oc config show --json\n\n"
+    "  openclaw memory search coffee --home /tmp/oc --agent work",
 )
 LazyRootGroup.owner = app
 app.command("doctor", epilog=DOCTOR_EPILOG)(doctor_cmd)
@@ -65,6 +72,9 @@ def run() -> None:
     try:
         check_argv(sys.argv[1:])
         code = app(prog_name="openclaw", standalone_mode=False)
+    except DirectoryError as error:
+        common.report_error(common.home_problem(error))
+        sys.exit(error.exit_code)
     except OpenclawError as error:
         common.report_error(error)
         sys.exit(error.exit_code)
@@ -79,10 +89,25 @@ def run() -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(141)
+    except OSError as exc:
+        if exc.errno in ENVIRONMENT_ERRNOS:
+            _report_environment(exc)
+        _usage_or_internal(exc)
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         _usage_or_internal(exc)
     # Without standalone mode, click returns a command's `typer.Exit(code)` instead of exiting.
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _report_environment(exc: OSError) -> None:
+    """A write refused by the system (permissions, a read-only or full disk): the user's to fix, not a bug."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    typer.echo(
+        f"openclaw: error: {where}{exc.strerror} "
+        "(check the permissions and free space of the home: --home / OPENCLAW_HOME)",
+        err=True,
+    )
+    sys.exit(1)
 
 
 def check_argv(args: list[str]) -> None:

@@ -157,7 +157,7 @@ def add_cmd(
     --batch reads one JSON object per line: {"text", "category", "scope", "userId", "l1", "l2", "id",
     "createdAt", "source"}. The whole input is validated first: a malformed line (named by its number)
     stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
-    rerun, with ids or without, stores nothing new.
+    rerun, with ids or without, stores nothing new; two lines with the same id are refused.
     """
     from openclaw_cli.memory.writing import Candidate, write_memories
 

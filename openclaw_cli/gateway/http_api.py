@@ -24,6 +24,8 @@ from openclaw_cli.errors import InvalidInput, OpenclawError
 from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
 from openclaw_cli.sessions.keys import build_key, dm_key
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.server import GatewayApp
@@ -89,6 +91,9 @@ async def read_json(gateway: GatewayApp, request: Request) -> dict[str, Any]:
         raise HttpError(400, "the body is not JSON") from exc
     if not isinstance(body, dict):
         raise HttpError(400, "the body must be a JSON object")
+    bad = find_bad_text(body)  # a lone `\ud800` escape parses, but no handler can store or send it
+    if bad is not None:
+        raise HttpError(400, f"{bad.describe()}; {TEXT_HINT}")
     return body
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from openclaw_cli.errors import OpenclawError
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 PROTOCOL_VERSION = 1
 MAX_ID_LENGTH = 128
@@ -68,6 +70,7 @@ def parse_request(text: str | bytes) -> Request:
         raise FrameError(INVALID_REQUEST, f"the frame is not JSON ({exc.__class__.__name__})") from exc
     if not isinstance(frame, dict):
         raise FrameError(INVALID_REQUEST, "a frame must be a JSON object")
+    _refuse_bad_text(frame)
     request_id = _request_id(frame)
     if frame.get("type") != "req":
         raise FrameError(INVALID_REQUEST, 'a client frame must have "type": "req"', request_id=request_id)
@@ -82,6 +85,17 @@ def parse_request(text: str | bytes) -> Request:
     if not isinstance(params, dict):
         raise FrameError(INVALID_REQUEST, '"params" must be an object', request_id=request_id)
     return Request(request_id, method, params)
+
+
+def _refuse_bad_text(frame: dict[str, Any]) -> None:
+    """A lone surrogate escape (`"\\ud800"`) parses, but is not text: no method could store, search or
+    echo it. Refused here, once for every method: INVALID_PARAMS when it is in `params`."""
+    bad = find_bad_text(frame)
+    if bad is None:
+        return
+    clean_id = _request_id(frame) if find_bad_text(frame.get("id")) is None else None
+    code = INVALID_PARAMS if (bad.path + ".").startswith(("params.", "params[")) else INVALID_REQUEST
+    raise FrameError(code, bad.describe(), hint=TEXT_HINT, request_id=clean_id)
 
 
 def response(request_id: str | None, payload: Any) -> dict[str, Any]:

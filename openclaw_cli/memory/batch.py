@@ -15,6 +15,8 @@ from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.records import CATEGORIES, SCOPES, parse_created_at
 from openclaw_cli.memory.search import SearchRequest
 from openclaw_cli.memory.service import NewMemory
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 ADD_FIELDS = {"text", "l0", "category", "scope", "userId", "l1", "l2", "id", "createdAt", "source"}
 SEARCH_FIELDS = {"query", "k", "userId", "user", "category", "categories", "scope", "mode", "explain"}
@@ -50,6 +52,9 @@ def _object(line: str, number: int, source: str, hint: str) -> dict[str, Any]:
         raise InvalidInput(
             f"{source} line {number}: expected a JSON object, got {type(value).__name__}", hint=hint
         )
+    bad = find_bad_text(value)  # every field, `source` included, before any is used
+    if bad is not None:
+        raise InvalidInput(f"{source} line {number}: {bad.describe()}", hint=f"{TEXT_HINT}; {hint}")
     return value
 
 
@@ -123,10 +128,28 @@ def _add_item(obj: dict[str, Any], number: int, source: str) -> NewMemory:
 
 
 def parse_add_lines(text_lines: Iterable[str], source: str = "input") -> list[tuple[int, NewMemory]]:
-    return [
+    items = [
         (number, _add_item(_object(line, number, source, ADD_HINT), number, source))
         for number, line in _lines(text_lines)
     ]
+    _refuse_repeated_ids(items, source)
+    return items
+
+
+def _refuse_repeated_ids(items: list[tuple[int, NewMemory]], source: str) -> None:
+    """An id names one memory: a second line with it would be dropped as "existing", silently, even
+    when its text differs. Identical lines are refused too: a repeated line is a mistake in the input."""
+    first_line: dict[str, int] = {}
+    for number, item in items:
+        if item.record_id is None:
+            continue
+        if item.record_id in first_line:
+            raise InvalidInput(
+                f"{source} line {number}: id {item.record_id!r} is also the id of line "
+                f"{first_line[item.record_id]}",
+                hint="give each memory its own id; " + ADD_HINT,
+            )
+        first_line[item.record_id] = number
 
 
 def _choice(value: Any, name: str, allowed: tuple[str, ...], where: str) -> str:

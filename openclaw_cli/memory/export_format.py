@@ -53,6 +53,8 @@ from openclaw_cli.memory.records import (
     validate_scope,
     validate_user,
 )
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 FORMAT_VERSION = "1.0"
 CURRENT_MAJOR, CURRENT_MINOR = 1, 0
@@ -230,6 +232,9 @@ def to_record(
 
     if not isinstance(obj, dict):
         raise InvalidInput(f"expected a JSON object, got {type(obj).__name__}")
+    bad = find_bad_text(obj)  # every field, before pydantic or the store sees one
+    if bad is not None:
+        raise InvalidInput(bad.describe(), hint=TEXT_HINT)
     model = _LenientRecord if lenient else ExportRecord
     try:
         parsed = model.model_validate(obj)

@@ -23,6 +23,8 @@ from openclaw_cli.memory.export_format import CURRENT_MAJOR, CURRENT_MINOR, FORM
 from openclaw_cli.memory.export_format import RecordError as _RecordError
 from openclaw_cli.memory.export_io import ExportSource, ExportWriter, open_export, unwrap
 from openclaw_cli.output_file import cannot_write, replaced_file
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 DERIVED_BEFORE_1 = ("l0Hash", "vectorStatus", "deleted", "l0", "l1", "l2")
 _UNCHANGED = "the file was not changed; check the directory's permissions and free space"
@@ -111,6 +113,20 @@ def _check_versions(path: Path, versions: list[tuple[str, tuple[int, int], Any]]
     return any(version < (CURRENT_MAJOR, CURRENT_MINOR) for _, version, _ in versions)
 
 
+def _refuse_bad_text(path: Path, value: Any, record: tuple[int, int | None] | None = None) -> None:
+    """A lone surrogate cannot be written back as UTF-8: say where it is before the file is replaced.
+    `record` is the (index, line) of a record; None means the header."""
+    bad = find_bad_text(value)
+    if bad is None:
+        return
+    if record is None:
+        where = f"the header: {bad.describe()}"
+    else:
+        index, line = record
+        where = _RecordError(index, bad.describe(), line).describe()
+    raise InvalidInput(f"{path}: {where}", hint=f"{TEXT_HINT}; nothing was changed")
+
+
 def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
     """Rewrite `path` to version `to` (the current one); FILE.bak keeps the original.
 
@@ -121,13 +137,15 @@ def migrate_file(path: Path, to: str = FORMAT_VERSION) -> MigrateReport:
     if not _check_versions(path, _part_versions(source)):
         return MigrateReport(path, str(from_version), FORMAT_VERSION, 0, None)
     head = {**source.header, "version": FORMAT_VERSION}
+    _refuse_bad_text(path, head)
     staged = path.with_name(f".{path.name}.migrating")
     with replaced_file(staged, _UNCHANGED) as out:
         writer = ExportWriter(out, source.kind, head)
-        for _, item in source.items():
+        for index, item in source.items():
             if isinstance(item, _RecordError):
                 raise InvalidInput(f"{path}: {item.describe()}", hint="fix it first; nothing was changed")
-            value, _ = unwrap(item)
+            value, line = unwrap(item)
+            _refuse_bad_text(path, value, (index, line))
             writer.write(_convert(value, parse_version(source.version_of(item))[0]))
         writer.finish()
     try:

@@ -196,7 +196,8 @@ class MemoryService:
             else (DEFAULT_USER if scope == "user" else None)
         )
         return new_record(
-            record_id=validate_record_id(item.record_id) if item.record_id else new_record_id(),
+            # An empty id is a mistake (`--id ""`), not a request for a new one.
+            record_id=validate_record_id(item.record_id) if item.record_id is not None else new_record_id(),
             l0=l0,
             agent_id=self.agent_id,
             scope=scope,

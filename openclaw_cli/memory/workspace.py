@@ -133,6 +133,8 @@ def append_note(
     body = text.strip()
     if not body:
         raise InvalidInput("the note is empty", hint="give the text to note, e.g. `openclaw memory note 'x'`")
+    if "\x00" in body:  # as memory add: NUL is not text, and would end up in Markdown and the index
+        raise InvalidInput("the note contains a NUL character", hint="remove it, e.g. with `tr -d '\\000'`")
     if len(body) > MAX_NOTE_CHARS:
         raise InvalidInput(f"the note is longer than {MAX_NOTE_CHARS} characters", hint="split it")
     root = workspace_dir(home, agent_id, settings)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import StoreError
+from openclaw_cli.textcheck import find_bad_text
 
 MAX_REPORTED_TEXT = 80
 
@@ -53,6 +54,9 @@ def parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "no integer idx"
     if not isinstance(value.get("role"), str):
         return None, "no role"
+    bad = find_bad_text(value)  # a hand-edited `\ud800` escape: not text, it could not be shown or sent
+    if bad is not None:
+        return None, f"not text: {bad.describe()}"
     return value, None
 
 

@@ -35,6 +35,8 @@ from openclaw_cli.sessions.store import (
     iso,
 )
 from openclaw_cli.sessions.writer import meta_counters
+from openclaw_cli.textcheck import HINT as TEXT_HINT
+from openclaw_cli.textcheck import find_bad_text
 
 HINT = "nothing was imported; give a file written by `openclaw session export`"
 # Derived from the messages on import, never taken from the file.
@@ -71,6 +73,9 @@ def _line_object(raw: bytes, number: int) -> dict[str, Any]:
         raise InvalidInput(f"line {number}: not valid JSON ({str(exc)[:80]})", hint=HINT) from exc
     if not isinstance(value, dict):
         raise InvalidInput(f"line {number}: expected a JSON object", hint=HINT)
+    bad = find_bad_text(value)
+    if bad is not None:
+        raise InvalidInput(f"line {number}: {bad.describe()}", hint=f"{TEXT_HINT}; {HINT}")
     return value
 
 
