@@ -333,15 +333,20 @@ class Flood:
         ]
         self.reopened = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._keep_up, daemon=True)
+        self.thread = threading.Thread(target=self._keep_up, daemon=True)
 
     def __enter__(self) -> Flood:
-        self._thread.start()
+        """Once the gateway is closing the flood's sockets and the flood is reopening them."""
+        self.thread.start()
+        deadline = time.monotonic() + SLACK
+        while not self.reopened:
+            assert time.monotonic() < deadline, "the gateway closed none of the flood's sockets"
+            time.sleep(0.01)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(30)
+        self.thread.join(30)
         _close_all(self.socks)
 
     def _keep_up(self) -> None:
@@ -369,7 +374,7 @@ def test_authorised_requests_are_served_during_a_flood(capped: Gateway) -> None:
         status, _ = http_json(f"{capped.http}/v1/models", token="wrong-token-wrong-token")
         assert status == 401
         took = time.monotonic() - started
-        assert flood.reopened > 0  # the flood was being closed and kept up meanwhile
+        assert flood.reopened > 0 and flood.thread.is_alive()  # the flood went on meanwhile
     assert took < CAPPED_TIMEOUT / 2, f"authorised requests took {took:.1f} s during the flood"
 
 
