@@ -74,7 +74,12 @@ def _status(gw: Gateway) -> dict[str, Any]:
 def _rewrite_config(gw: Gateway, text: str) -> None:
     """Replace openclaw.json and wait until the gateway has looked at it."""
     before = _status(gw)["config"]
-    (gw.home / "openclaw.json").write_text(text, encoding="utf-8")
+    # Written whole and renamed into place, as editors save: a truncate-then-write could be polled half
+    # written, and the status change this waits for would be that transient parse error.
+    staged = gw.home / ".openclaw.json.edit"
+    staged.write_text(text, encoding="utf-8")
+    staged.chmod(0o600)
+    os.replace(staged, gw.home / "openclaw.json")
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         now = _status(gw)["config"]
