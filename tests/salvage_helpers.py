@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import apsw
 
 from openclaw_cli.memory.record_rows import new_record
 from openclaw_cli.memory.store import MemoryStore
+from tests.conftest import run_cli
 from tests.fake_embedder import CompositeFake
 
 
@@ -83,3 +86,18 @@ def live_ids(path: Path) -> set[str]:
         return {str(r[0]) for r in conn.execute("SELECT id FROM records WHERE deleted = 0")}
     finally:
         conn.close()
+
+
+def cli_store(home: Path, texts: list[tuple[str, str]]) -> Path:
+    """A home holding (id, text) memories added through the CLI with the default local embedder."""
+    lines = "\n".join(json.dumps({"text": body, "id": memory_id}) for memory_id, body in texts)
+    done = run_cli(home, "memory", "add", "--batch", "-", input=lines)
+    assert done.returncode == 0, done.stderr
+    return home
+
+
+def copy_home(source: Path, tmp_path: Path) -> Path:
+    """A copy of a home built once per module, for a test that changes it."""
+    home = tmp_path / "home"
+    shutil.copytree(source, home)
+    return home

@@ -23,7 +23,14 @@ from openclaw_cli.memory.restore import restore
 from openclaw_cli.memory.store import MemoryStore
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
-from tests.salvage_helpers import damage_middle_leaf, fake_store, live_ids, overwrite_page
+from tests.salvage_helpers import (
+    cli_store,
+    copy_home,
+    damage_middle_leaf,
+    fake_store,
+    live_ids,
+    overwrite_page,
+)
 
 TODAY = date(2026, 5, 10)
 
@@ -43,16 +50,7 @@ def _one_line_error(done: Result) -> None:
 def three(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home with three memories added through the CLI (local embedder), copied by each test."""
     home = tmp_path_factory.mktemp("three") / "home"
-    lines = "\n".join(json.dumps({"text": f"tea number {i} with lemon", "id": f"tea-{i}"}) for i in range(3))
-    done = run_cli(home, "memory", "add", "--batch", "-", input=lines)
-    assert done.returncode == 0, done.stderr
-    return home
-
-
-def _copy_home(source: Path, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    shutil.copytree(source, home)
-    return home
+    return cli_store(home, [(f"tea-{i}", f"tea number {i} with lemon") for i in range(3)])
 
 
 # --- daily copies ------------------------------------------------------------------------------------
@@ -175,7 +173,7 @@ def test_a_new_store_is_not_backed_up(tmp_path: Path) -> None:
 
 
 def test_backup_to_a_file_and_the_list(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     out = tmp_path / "copy.sqlite"
     done = run_cli(home, "memory", "backup", "-o", str(out), "--json")
     assert done.returncode == 0, done.stderr
@@ -190,20 +188,20 @@ def test_backup_to_a_file_and_the_list(three: Path, tmp_path: Path) -> None:
 
 
 def test_backup_to_a_directory_is_a_one_line_error(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     done = run_cli(home, "memory", "backup", "-o", str(tmp_path))
     _one_line_error(done)
     assert "is a directory" in done.stderr
 
 
 def test_backup_to_an_empty_name_is_a_one_line_error(three: Path, tmp_path: Path) -> None:
-    done = run_cli(_copy_home(three, tmp_path), "memory", "backup", "-o", "")
+    done = run_cli(copy_home(three, tmp_path), "memory", "backup", "-o", "")
     _one_line_error(done)
     assert "empty" in done.stderr
 
 
 def test_backup_to_a_path_that_cannot_be_written_is_a_one_line_error(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     for target in ("/proc/nope/memory.sqlite", str(_db(home)) + "/inside"):
         done = run_cli(home, "memory", "backup", "-o", target)
         _one_line_error(done)
@@ -211,7 +209,7 @@ def test_backup_to_a_path_that_cannot_be_written_is_a_one_line_error(three: Path
 
 
 def test_backup_over_the_database_itself_is_refused(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     before = _db(home).read_bytes()
     done = run_cli(home, "memory", "backup", "-o", str(_db(home)))
     _one_line_error(done)
@@ -228,7 +226,7 @@ def test_backup_without_a_database_says_so(cli) -> None:  # type: ignore[no-unty
 
 
 def test_restore_round_trip_keeps_the_replaced_database(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     out = tmp_path / "three.sqlite"
     assert run_cli(home, "memory", "backup", "-o", str(out)).returncode == 0
     assert run_cli(home, "memory", "add", "coffee at nine").returncode == 0
@@ -254,7 +252,7 @@ def test_restore_round_trip_keeps_the_replaced_database(three: Path, tmp_path: P
 
 
 def test_restore_refuses_a_damaged_copy_and_leaves_the_database(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     bad = fake_store(tmp_path / "bad.sqlite", 300)
     damage_middle_leaf(bad)
     before = _db(home).read_bytes()
@@ -266,7 +264,7 @@ def test_restore_refuses_a_damaged_copy_and_leaves_the_database(three: Path, tmp
 
 
 def test_restore_refuses_a_file_that_is_not_a_database(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     other = tmp_path / "notes.txt"
     other.write_text("not a database at all\n" * 100)
     before = _db(home).read_bytes()
@@ -277,7 +275,7 @@ def test_restore_refuses_a_file_that_is_not_a_database(three: Path, tmp_path: Pa
 
 
 def test_restore_refuses_a_database_that_is_not_a_memory_store(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     other = tmp_path / "other.sqlite"
     conn = apsw.Connection(str(other))
     conn.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
@@ -288,7 +286,7 @@ def test_restore_refuses_a_database_that_is_not_a_memory_store(three: Path, tmp_
 
 
 def test_restore_of_a_missing_file_or_a_directory_is_a_one_line_error(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     for target, said in ((tmp_path / "gone.sqlite", "cannot be read"), (tmp_path, "directory")):
         done = run_cli(home, "memory", "restore", str(target), "--yes")
         _one_line_error(done)
@@ -296,7 +294,7 @@ def test_restore_of_a_missing_file_or_a_directory_is_a_one_line_error(three: Pat
 
 
 def test_restore_is_refused_while_the_gateway_runs(three: Path, tmp_path: Path) -> None:
-    home = _copy_home(three, tmp_path)
+    home = copy_home(three, tmp_path)
     out = tmp_path / "three.sqlite"
     assert run_cli(home, "memory", "backup", "-o", str(out)).returncode == 0
     write_config(home, None)

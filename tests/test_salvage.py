@@ -21,6 +21,8 @@ from openclaw_cli.memory.store import MemoryStore
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
 from tests.salvage_helpers import (
+    cli_store,
+    copy_home,
     damage_middle_leaf,
     fake_factory,
     fake_store,
@@ -42,16 +44,7 @@ def _db(home: Path) -> Path:
 def store300(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home of 300 memories added through the CLI with the default local embedder (built once)."""
     home = tmp_path_factory.mktemp("store300") / "home"
-    lines = "\n".join(json.dumps({"text": text(i), "id": f"mem-{i:03d}"}) for i in range(COUNT))
-    done = run_cli(home, "memory", "add", "--batch", "-", input=lines)
-    assert done.returncode == 0, done.stderr
-    return home
-
-
-def _copy(store300: Path, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    shutil.copytree(store300, home)
-    return home
+    return cli_store(home, [(f"mem-{i:03d}", text(i)) for i in range(COUNT)])
 
 
 def _exported(home: Path) -> set[str]:
@@ -73,7 +66,7 @@ def _number(record_id: str) -> int:
 def test_without_a_backup_at_least_90_percent_come_back_and_the_lost_are_named(
     store300: Path, tmp_path: Path
 ) -> None:
-    home = _copy(store300, tmp_path)
+    home = copy_home(store300, tmp_path)
     db = _db(home)
     damage_middle_leaf(db)
     refused = run_cli(home, "memory", "export")
@@ -117,7 +110,7 @@ def _ids_on_page(db: Path, page: int, tmp_path: Path) -> list[str]:
 
 
 def test_doctor_fix_with_a_backup_brings_back_every_record(store300: Path, tmp_path: Path) -> None:
-    home = _copy(store300, tmp_path)
+    home = copy_home(store300, tmp_path)
     db = _db(home)
     assert run_cli(home, "memory", "index", "--check").returncode == 0  # cron's check: today's backup
     pages = leaf_pages(db, "records")
