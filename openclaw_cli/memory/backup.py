@@ -159,14 +159,14 @@ def keep_copy(db_path: Path, dest: Path) -> Path:
     try:
         return copy_database(source, dest)
     except apsw.BusyError as exc:
-        raise _busy(db_path) from exc
+        raise busy_error(db_path) from exc
     except apsw.Error:
         return copy_file(db_path, dest)
     finally:
         source.close()
 
 
-def _busy(path: Path) -> StoreError:
+def busy_error(path: Path) -> StoreError:
     return StoreError(
         f"{path} stayed locked by another process for {BUSY_TIMEOUT_MS // 1000} s",
         hint="let the other openclaw command finish (or stop it), then run this again; nothing was changed",
@@ -246,7 +246,7 @@ def source_of(db_path: Path) -> Iterator[apsw.Connection]:
     try:
         yield conn
     except apsw.BusyError as exc:
-        raise _busy(db_path) from exc
+        raise busy_error(db_path) from exc
     finally:
         conn.close()
 

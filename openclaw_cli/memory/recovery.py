@@ -215,7 +215,7 @@ def _write_lock(path: Path) -> apsw.Connection | None:
         conn = copies.connect(path)
         conn.execute("BEGIN IMMEDIATE")
     except apsw.BusyError as exc:
-        raise copies._busy(path) from exc
+        raise copies.busy_error(path) from exc
     except apsw.Error:
         return None
     return conn

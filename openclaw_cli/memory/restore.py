@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import InvalidInput, StoreError
 from openclaw_cli.fsutil import ensure_private_dir, fsync_dir
 from openclaw_cli.memory.backup import (
-    _busy,
+    busy_error,
     clear_failures,
     connect,
     copy_database,
@@ -116,7 +116,7 @@ def install(db_path: Path, new: Path) -> None:
                     job.step(-1)
                 return
             except apsw.BusyError as exc:
-                raise _busy(db_path) from exc
+                raise busy_error(db_path) from exc
             except apsw.Error:
                 pass  # not a database SQLite can write into (its header is gone): replaced below
             finally:
