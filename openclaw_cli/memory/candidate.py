@@ -15,6 +15,7 @@ class Candidate:
     legs: tuple[float, ...] | None = None
     lexical: float = 0.0
     semantic: float = 0.0
+    fused: float = 0.0  # the relevance fusion gave, before the context stages
     relevance: float = 0.0
     rerank_score: float | None = None
     retrievability: float = 1.0

@@ -130,16 +130,20 @@ class ContextSteps:
                 cand.relevance *= factor
                 cand.context["answerKind"] = factor
 
-    def weigh_utterances(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
-        """A memory that only asks, or that the assistant said, is weaker evidence than the user's own
-        words."""
-        question, assistant = self.settings.question_factor, self.settings.assistant_factor
+    def weigh_questions(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
+        """A memory that only asks is weaker evidence than one that states something."""
+        factor = self.settings.question_factor
         for cand in merged:
-            l0 = facts[cand.rowid].l0
-            if subject.is_question(l0):
-                cand.relevance *= question
-                cand.context["question"] = question
-            if subject.said_by_assistant(l0):
-                cand.relevance *= assistant
-                cand.context["assistant"] = assistant
+            if subject.is_question(facts[cand.rowid].l0):
+                cand.relevance *= factor
+                cand.context["question"] = factor
+        by_relevance(merged)
+
+    def weigh_assistant(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
+        """A turn the assistant said is weaker evidence than the user's own words."""
+        factor = self.settings.assistant_factor
+        for cand in merged:
+            if subject.said_by_assistant(facts[cand.rowid].l0):
+                cand.relevance *= factor
+                cand.context["assistant"] = factor
         by_relevance(merged)

@@ -1,0 +1,156 @@
+"""The hand-set stages of search, each a small function, in the order search runs them.
+
+Search is an ordered list of steps (search.PIPELINE). The core steps (the keyword and vector legs, their
+fusion, the relevance floor, the final score) always run; the stages here are the hand-set rules between
+them, each measured by what removing it costs on the held-out half of the eval set
+(benchmarks/test_bench_ablation.py; fixtures/eval/README.md says how the set is split). Each docstring
+ends with that measurement: ΔMRR is the held-out MRR of the full pipeline minus the MRR without the stage,
+so a positive figure is what the stage earns. A stage that earned less than 0.005 was removed.
+
+A stage reads and changes one `Pass`: the state of one search on its way through the pipeline. A searcher
+can be built with stages disabled by name (`HybridSearcher(disabled=...)`): only the ablation uses that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from openclaw_cli.memory.candidate import Candidate
+from openclaw_cli.memory.profiles import SENTENCE_TERMS
+from openclaw_cli.memory.text import detect_language, is_stopword
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from openclaw_cli.memory.embed import QueryEmbedding
+    from openclaw_cli.memory.record_rows import RankingFacts
+    from openclaw_cli.memory.search import HybridSearcher, SearchRequest, SearchResult
+    from openclaw_cli.memory.semantic import HubCorrection
+    from openclaw_cli.memory.vectors import VectorFilter
+
+# A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
+STOPWORD_WEIGHT = 0.2
+
+
+@dataclass
+class Pass:
+    """One search on its way through the pipeline: what the steps before have found and decided."""
+
+    request: SearchRequest
+    now: datetime
+    result: SearchResult
+    where: VectorFilter
+    text: str  # the query as searched (own_names may rewrite it)
+    candidates: list[Candidate] = field(default_factory=list)
+    by_row: dict[int, Candidate] = field(default_factory=dict)
+    facts: dict[int, RankingFacts] = field(default_factory=dict)
+    query: QueryEmbedding | None = None
+    hubs: HubCorrection | None = None
+    topic: float = 1.0  # how much the query's meaning counts (stopword_query)
+    every_match_listed: bool = False  # the keyword leg listed every memory holding a query term
+    best_evidence: float = 0.0  # the best relevance before the context stages: what the floor reads
+    floor: float | None = None  # set by the floor stages; the profile's relevance floor otherwise
+    floor_reason: str = ""
+    finished: bool = False
+
+
+def own_names(searcher: HybridSearcher, p: Pass) -> None:
+    """The query with the user's own names as pronouns ("what car does Lin drive" weighs car and drive,
+    not every memory that says Lin), unless that leaves nothing to search for.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    p.text = searcher.context.as_searched(p.request.query, p.request.user_id)
+    p.result.searched_as = p.text if p.text != p.request.query else None
+
+
+def hubness(searcher: HybridSearcher, p: Pass) -> None:
+    """Take a share (the profile's hub_weight) of each memory's hubness off its cosines: generic sentences
+    close to every query ("Assistant: Quite a change of tone.") stop looking like answers (centroid.py).
+    Runs before the vector leg, which applies the correction to every cosine it computes.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    p.hubs = searcher._hub_correction()
+
+
+def language_bonus(searcher: HybridSearcher, p: Pass) -> None:
+    """Add the profile's cross-language bonus to the similarity of a memory in the other language (English
+    query and Chinese memory, or the reverse): a multilingual model scores a translation lower than a
+    same-language sentence on another topic.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    query_language = detect_language(p.request.query)
+    for cand in p.candidates:
+        if cand.vector_score is not None:
+            cand.vector_score += searcher.profile.bonus(query_language, p.facts[cand.rowid].language)
+
+
+def stopword_query(searcher: HybridSearcher, p: Pass) -> None:
+    """A query of stopwords only ("呃", "的了吗", "the") has no topic: its meaning counts as little as its
+    words (STOPWORD_WEIGHT), or the models' nearest sentence would always look like an answer.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    if all(is_stopword(t) for t in p.result.terms):
+        p.topic = STOPWORD_WEIGHT
+
+
+def other_person(searcher: HybridSearcher, p: Pass) -> None:
+    """A memory about somebody the query does not name counts for less: ×other_person_factor for a fact,
+    ×other_person_turn_factor for a dialogue turn (subject.py, search_context.weigh_subjects).
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    searcher.context.weigh_subjects(p.candidates, p.facts, p.text, p.request.user_id)
+
+
+def dialogue(searcher: HybridSearcher, p: Pass) -> None:
+    """The best hits lend a share of their relevance to the turns said next to them (dialogue.py).
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    searcher.context.lend_to_neighbours(p.candidates, p.facts, p.where)
+
+
+def answer_kind(searcher: HybridSearcher, p: Pass) -> None:
+    """When the query asks when, how many, where or which, a memory holding no such expression counts
+    for less: ×answer_kind_factor (answer_type.py).
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    searcher.context.weigh_answer_kind(p.candidates, p.facts, p.request.query)
+
+
+def question(searcher: HybridSearcher, p: Pass) -> None:
+    """A memory that only asks states no fact: ×question_factor. After the dialogue stage, so a question
+    still lends its answer its full relevance.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    searcher.context.weigh_questions(p.candidates, p.facts)
+
+
+def assistant(searcher: HybridSearcher, p: Pass) -> None:
+    """A stored turn the assistant said repeats or asks; the user's own words are the evidence:
+    ×assistant_factor.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    searcher.context.weigh_assistant(p.candidates, p.facts)
+
+
+def sentence_floor(searcher: HybridSearcher, p: Pass) -> None:
+    """A query of SENTENCE_TERMS or more terms is held to the profile's lower sentence_floor: a
+    paraphrased question's best match is often weaker than a keyword hit, and nonsense is short.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    floor = searcher.profile.sentence_floor
+    if floor is not None and len(p.result.terms) >= SENTENCE_TERMS:
+        p.floor, p.floor_reason = floor, "sentence"
+
+
+def unmatched_floor(searcher: HybridSearcher, p: Pass) -> None:
+    """A shorter query none of whose words any memory holds ("lorem ipsum dolor") has only its meaning
+    to go on, so it is held to the higher unmatched_floor.
+
+    Held-out ΔMRR: see STAGE_EFFECTS."""
+    profile = searcher.profile
+    if p.floor_reason or profile.unmatched_floor is None:
+        return
+    if not any(searcher._counts.get(term, 0) for term in p.result.terms):
+        p.floor = max(profile.relevance_floor, profile.unmatched_floor)
+        p.floor_reason = "unmatched"
