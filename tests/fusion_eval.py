@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import answer_type, dialogue, lexical, people, semantic, subject, vectors
+from openclaw_cli.memory import answer_type, dialogue, lexical, people, semantic, stages, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
+from openclaw_cli.memory.search import HybridSearcher
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces
 
@@ -73,6 +74,7 @@ class _UserMemories:
     """What does not depend on the query, computed once per user: subjects, utterances, places."""
 
     names: frozenset[str]
+    own: frozenset[str]  # the user's own names (people.own_names)
     subjects: list[subject.Subject]
     question: np.ndarray
     assistant: np.ndarray
@@ -82,7 +84,7 @@ class _UserMemories:
     sessions: dict[str, list[tuple[int, dialogue.Place]]]
 
 
-def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserMemories:
+def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str], own: frozenset[str]) -> _UserMemories:
     cast = subject.cast_pattern(names)
     places = [dialogue.place_of(r[5]) for r in rows]
     sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
@@ -91,6 +93,7 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
             sessions.setdefault(place.session, []).append((i, place))
     return _UserMemories(
         names=names,
+        own=own,
         subjects=[subject.subject_of(r[4], cast) for r in rows],
         question=np.array([subject.is_question(r[4]) for r in rows]),
         assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
@@ -102,7 +105,7 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
 
 
 def _context(query: str, user: _UserMemories) -> Context:
-    asked = subject.query_subject(query, user.names)
+    asked = subject.query_subject(query, user.names, user.own)
     kind = answer_type.asked_for(query)
     return Context(
         other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]),
@@ -117,8 +120,10 @@ def _context(query: str, user: _UserMemories) -> Context:
     )
 
 
-def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
-    """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance."""
+def _weigh_context(f: Features, rel: np.ndarray, floor: float) -> np.ndarray:
+    """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance. A
+    neighbour gets a share only when its own relevance reaches `floor` or it answers a hit that asks
+    (search_context.lend_to_neighbours)."""
     c, shares = f.context, dialogue.Shares()
     f.best_evidence = float(rel.max()) if len(rel) else 0.0
     factors = np.where(c.turn, c.settings.other_person_turn_factor, c.settings.other_person_factor)
@@ -129,10 +134,13 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
         place = c.places[i]
         if place is None:
             continue
+        session = c.sessions[place.session]
+        answers = dialogue.said_after(place, session, shares) if c.question[i] else set()
         for j, value in dialogue.lent_relevance(
-            place, float(rel[i]), bool(c.question[i]), c.sessions[place.session], shares
+            place, float(rel[i]), bool(c.question[i]), session, shares
         ).items():
-            shared[j] = max(shared[j], value)
+            if j in answers or rel[j] >= floor:
+                shared[j] = max(shared[j], value)
     lent = rel + shared * (1.0 - rel)  # independent evidence, as search_context.lend_to_neighbours
     lent = lent * np.where(c.lacks_answer, c.settings.answer_kind_factor, 1.0)
     lent = lent * np.where(c.question, c.settings.question_factor, 1.0)
@@ -154,7 +162,9 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     for item in queries:
         mine = [r for r in rows if r[2] == item["userId"]]
         if item["userId"] not in users:
-            users[item["userId"]] = _user_memories(mine, people.cast(store.conn, item["userId"]))
+            users[item["userId"]] = _user_memories(
+                mine, people.cast(store.conn, item["userId"]), people.own_names(store.conn, item["userId"])
+            )
         rowids = [int(r[0]) for r in mine]
         text = searcher.context.as_searched(item["query"], item["userId"])
         terms = query_terms(text)
@@ -187,7 +197,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 languages=(detect_language(item["query"]), np.array([str(r[3]) for r in mine])),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
-                terms=len(terms),
+                terms=stages.word_count(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
                 context=_context(text, users[item["userId"]]),
                 unmatched=bool(terms) and not any(searcher._counts.get(t, 0) for t in terms),
@@ -217,21 +227,23 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
     f.similarity = similarity
     words = f.lexical**profile.lexical_exponent
     if mode == "bm25":
-        return _weigh_context(f, words * f.keyword_pool)
+        return _weigh_context(f, words * f.keyword_pool, profile.kept_floor())
     if mode == "vector":
-        return _weigh_context(f, meaning * f.vector_pool)
+        return _weigh_context(f, meaning * f.vector_pool, profile.kept_floor())
     a, b = profile.lexical_weight * words, profile.semantic_weight * meaning
     high, low = np.maximum(a, b), np.minimum(a, b)
-    return _weigh_context(
-        f, (high + profile.agreement * low * (1.0 - high)) * (f.keyword_pool | f.vector_pool)
-    )
+    fused = (high + profile.agreement * low * (1.0 - high)) * (f.keyword_pool | f.vector_pool)
+    return _weigh_context(f, fused, profile.kept_floor())
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
     if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms, f.unmatched), 1e-9):
         return []
-    keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
+    # An unmatched query's floor holds for each of its results too (stages.unmatched_floor).
+    unmatched = f.unmatched and profile.floor_for(f.terms, True) != profile.floor_for(f.terms, False)
+    tail = profile.floor_for(f.terms, True) if unmatched else profile.kept_floor()
+    keep = np.nonzero(rel >= max(tail, 1e-9))[0]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
     return [f.ids[i] for i in order[:k]]
 

@@ -21,6 +21,13 @@ class Candidate:
     retrievability: float = 1.0
     score: float = 0.0
     context: dict[str, float] = field(default_factory=dict)  # what subject/dialogue rules did, for --explain
+    # (stage, its factor or share, the relevance it left), in the order the stages ran: for --explain.
+    trail: list[tuple[str, float, float]] = field(default_factory=list)
+
+    def note(self, stage: str, value: float) -> None:
+        """Record what a stage did, after it changed `relevance`."""
+        self.context[stage] = value
+        self.trail.append((stage, value, self.relevance))
 
 
 def by_relevance(merged: list[Candidate]) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory import lexical, semantic, stages, vectors
 from openclaw_cli.memory.candidate import Candidate, by_relevance
+from openclaw_cli.memory.explain import details, query_words
 from openclaw_cli.memory.forgetting import retrievability
 from openclaw_cli.memory.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.records import MemoryRecord, iso
@@ -52,15 +53,12 @@ class SearchRequest:
     all_results: bool = False  # include results below the relevance floor
 
 
-def _round(value: float | None, digits: int = 4) -> float | None:
-    return None if value is None else round(value, digits)
-
-
 @dataclass
 class SearchHit:
     record: MemoryRecord
     candidate: Candidate
     store_label: str = ""
+    profile: SearchProfile | None = None  # of the store it came from: how its legs were fused
 
     def to_dict(self, explain: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -76,21 +74,7 @@ class SearchHit:
         if location is not None:
             out["location"] = location
         if explain:
-            c = self.candidate
-            out["explain"] = {
-                "relevance": round(c.relevance, 4),
-                "lexical": round(c.lexical, 4),
-                "semantic": round(c.semantic, 4),
-                "bm25Rank": c.bm25_rank,
-                "bm25Score": _round(c.bm25_score),
-                "vectorRank": c.vector_rank,
-                "similarity": _round(c.vector_score),
-                "legSimilarities": None if c.legs is None else [round(v, 4) for v in c.legs],
-                "rerankScore": _round(c.rerank_score),
-                "retrievability": round(c.retrievability, 4),
-                "language": self.record.language,
-                "context": dict(c.context),
-            }
+            out["explain"] = details(self.candidate, self.record.language, self.profile)
         return out
 
 
@@ -111,7 +95,13 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     profile: SearchProfile | None = None
     searched_as: str | None = None  # the query with the user's own names as pronouns, when it differs
+    query: str = ""
     floor: float | None = None  # the relevance floor this query was held to (none with --all)
+
+    def words(self) -> dict[str, Any]:
+        """The words searched as typed, each with its terms, and the words left out (for --explain)."""
+        searched, left_out = query_words(self.searched_as or self.query, self.terms)
+        return {"words": searched, "leftOut": left_out}
 
     def to_dict(self, request: SearchRequest) -> dict[str, Any]:
         return {
@@ -127,6 +117,7 @@ class SearchResult:
                 "unknownShare": self.unknown_share,
                 "floor": self.floor,
                 "profile": None if self.profile is None else self.profile.to_dict(),
+                **(self.words() if request.explain else {}),
             },
             "warnings": self.warnings,
         }
@@ -190,7 +181,8 @@ class HybridSearcher:
         validate_request(request)
         clock = _Clock()
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
-        p = Pass(request, now, SearchResult(hits=[], profile=self.profile), where, request.query)
+        result = SearchResult(hits=[], profile=self.profile, query=request.query)
+        p = Pass(request, now, result, where, request.query)
         for step in PIPELINE:
             if step.name in self.disabled:
                 continue
@@ -380,6 +372,7 @@ class HybridSearcher:
         values = sorted((c.relevance for c in top), reverse=True)
         for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
             candidate.relevance = value
+            candidate.trail.append(("rerank", candidate.rerank_score or 0.0, value))
         merged.sort(key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
 
     def _floor(self, p: Pass) -> None:
@@ -397,7 +390,8 @@ class HybridSearcher:
                 )
             p.candidates = []
             return
-        p.candidates = [c for c in p.candidates if c.relevance >= self.profile.kept_floor()]
+        tail = self.profile.kept_floor() if p.tail is None else p.tail
+        p.candidates = [c for c in p.candidates if c.relevance >= tail]
 
     def _score(self, p: Pass) -> None:
         """Score = relevance x retrievability (how well the memory is remembered); the top k."""
@@ -408,7 +402,9 @@ class HybridSearcher:
         p.candidates.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
         top = p.candidates[: p.request.k]
         records = self.store.by_rowids(c.rowid for c in top)
-        p.result.hits = [SearchHit(records[c.rowid], c) for c in top if c.rowid in records]
+        p.result.hits = [
+            SearchHit(records[c.rowid], c, profile=self.profile) for c in top if c.rowid in records
+        ]
 
 
 @dataclass(frozen=True)

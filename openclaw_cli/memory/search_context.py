@@ -55,7 +55,7 @@ class ContextSteps:
         if min(fact_factor, turn_factor) >= 1.0 or not merged:
             return
         names = people.cast(self.store.conn, user_id)
-        asked = subject.query_subject(query, names)
+        asked = subject.query_subject(query, names, people.own_names(self.store.conn, user_id))
         cast = subject.cast_pattern(names)
         if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
             self._subjects_of = (cast, {})
@@ -67,17 +67,24 @@ class ContextSteps:
             if subject.mismatch(asked, known[l0]):
                 factor = turn_factor if subject.is_turn(l0) else fact_factor
                 cand.relevance *= factor
-                cand.context["otherPerson"] = factor
+                cand.note("otherPerson", factor)
 
     def lend_to_neighbours(
-        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter
+        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter, floor: float
     ) -> None:
         """Turns said next to a good hit in the same conversation get a share of its relevance, combined
-        with their own as independent evidence."""
-        lent = self._lent_relevance(merged, facts, where)
+        with their own as independent evidence. Only a turn relevant by itself (at least `floor`) or the
+        answer to a hit that asks gets a share: a share alone put "User's name is Sam" under every
+        search that found the turn before it."""
+        lent, answers = self._lent_relevance(merged, facts, where)
+        by_row = {cand.rowid: cand for cand in merged}
+        lent = {
+            rowid: value
+            for rowid, value in lent.items()
+            if rowid in answers or (rowid in by_row and by_row[rowid].relevance >= floor)
+        }
         if not lent:
             return
-        by_row = {cand.rowid: cand for cand in merged}
         facts.update(self.store.ranking_facts(rowid for rowid in lent if rowid not in by_row))
         for rowid, value in lent.items():
             if rowid not in facts:  # deleted meanwhile
@@ -89,15 +96,17 @@ class ContextSteps:
             # the larger of the two instead ranked a repeat of the answer below the turn naming the topic.
             own = by_row[rowid].relevance
             by_row[rowid].relevance = own + value * (1.0 - own)
-            by_row[rowid].context["dialogue"] = round(value, 4)
+            by_row[rowid].note("dialogue", round(value, 4))
         by_relevance(merged)
 
     def _lent_relevance(
         self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter
-    ) -> dict[int, float]:
+    ) -> tuple[dict[int, float], set[int]]:
+        """What each neighbour of the best hits is lent, and which neighbours answer a hit that asks."""
         shares = dialogue.Shares()
         sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
         lent: dict[int, float] = {}
+        answers: set[int] = set()
         for cand in merged[: shares.seeds]:
             place = dialogue.place_of(facts[cand.rowid].source)
             if place is None:
@@ -109,7 +118,9 @@ class ContextSteps:
                 place, cand.relevance, question, sessions[place.session], shares
             ).items():
                 lent[rowid] = max(lent.get(rowid, 0.0), value)
-        return lent
+            if question:
+                answers.update(dialogue.said_after(place, sessions[place.session], shares))
+        return lent, answers
 
     def weigh_answer_kind(self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str) -> None:
         """A question that asks when, or how many, is answered by a memory that holds a time or a
@@ -128,7 +139,7 @@ class ContextSteps:
                 held[key] = answer_type.could_answer(kind, key[1])
             if not held[key]:
                 cand.relevance *= factor
-                cand.context["answerKind"] = factor
+                cand.note("answerKind", factor)
 
     def weigh_questions(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
         """A memory that only asks is weaker evidence than one that states something."""
@@ -136,7 +147,7 @@ class ContextSteps:
         for cand in merged:
             if subject.is_question(facts[cand.rowid].l0):
                 cand.relevance *= factor
-                cand.context["question"] = factor
+                cand.note("question", factor)
         by_relevance(merged)
 
     def weigh_assistant(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
@@ -145,5 +156,5 @@ class ContextSteps:
         for cand in merged:
             if subject.said_by_assistant(facts[cand.rowid].l0):
                 cand.relevance *= factor
-                cand.context["assistant"] = factor
+                cand.note("assistant", factor)
         by_relevance(merged)

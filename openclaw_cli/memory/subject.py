@@ -287,20 +287,41 @@ def _han_name(name: str) -> bool:
 
 @dataclass
 class QuerySubject:
-    """Who a query asks about: the relation groups and cast names it mentions (none: the user)."""
+    """Who a query asks about: the relation groups and cast names it mentions (none: the user), and
+    whether it refers to the user at all (a pronoun, "the user", one of the user's own names)."""
 
     relations: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    about_user: bool = True
 
     @property
     def is_user(self) -> bool:
         return not self.relations and not self.names
 
 
-def query_subject(query: str, names: frozenset[str] = frozenset()) -> QuerySubject:
+# Words by which a query refers to the user (or, from the assistant, "you"). A query with none of them
+# and nobody named ("钢琴", "dark mode") asks about a topic, which anybody's memory may answer.
+_EN_PERSON = re.compile(
+    r"\b(?:i|me|my|mine|myself|we|us|our|you|your|yours|he|him|his|himself|she|her|hers|herself|user)\b",
+    re.IGNORECASE,
+)
+_ZH_PERSON = re.compile(r"我|你|您|咱|(?<!其)他|她|自己|用户|本人")
+
+
+def refers_to_user(query: str, own: frozenset[str] = frozenset()) -> bool:
+    """Whether the query refers to a person at all: a personal pronoun, "the user", or an own name."""
+    if _EN_PERSON.search(query) or _ZH_PERSON.search(query):
+        return True
+    pattern = cast_pattern(own, ignore_case=True)
+    return pattern is not None and pattern.search(query) is not None
+
+
+def query_subject(
+    query: str, names: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()
+) -> QuerySubject:
     _, _, en_any, zh_any = _patterns()
     groups = _surface_groups()
-    found = QuerySubject()
+    found = QuerySubject(about_user=refers_to_user(query, own))
     for pattern in (en_any, zh_any):
         for match in pattern.finditer(query):
             found.relations.add(groups[match.group("rel").lower()])
@@ -316,7 +337,7 @@ def mismatch(query: QuerySubject, memory: Subject) -> bool:
     if memory.is_user:
         return False
     if query.is_user:
-        return True
+        return query.about_user  # a topic alone ("钢琴") is answered by anybody's memory
     if memory.owner is not None and memory.owner not in query.names:
         return True  # the relation asked about, but of somebody else: "他家孩子" is not 何静的孩子
     if memory.relation is not None and memory.relation in query.relations:
