@@ -104,11 +104,13 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str], own: froz
     )
 
 
-def _context(query: str, user: _UserMemories) -> Context:
+def _context(query: str, user: _UserMemories, full_match: np.ndarray) -> Context:
     asked = subject.query_subject(query, user.names, user.own)
     kind = answer_type.asked_for(query)
+    # A query that refers to nobody spares the memories holding every word of it (weigh_subjects).
+    spared = full_match if asked.is_user and not asked.about_user else np.zeros(len(full_match), dtype=bool)
     return Context(
-        other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]),
+        other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]) & ~spared,
         lacks_answer=np.array(
             [kind is not None and not answer_type.could_answer(kind, t) for t in user.texts]
         ),
@@ -170,6 +172,8 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
         terms = query_terms(text)
         searcher._term_weights(terms)
         lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}
+        strength = max(searcher._weights.values(), default=0.0) if terms else 0.0
+        full_match = np.array([lex.get(r, 0.0) > 0 and lex.get(r, 0.0) >= strength - 1e-9 for r in rowids])
         bm25 = dict(
             lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
         )
@@ -197,9 +201,9 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 languages=(detect_language(item["query"]), np.array([str(r[3]) for r in mine])),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
-                terms=stages.word_count(terms),
+                terms=len(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
-                context=_context(text, users[item["userId"]]),
+                context=_context(text, users[item["userId"]], full_match),
                 unmatched=bool(terms) and not any(searcher._counts.get(t, 0) for t in terms),
                 keyword_pool=np.array([r in keyword_pool for r in rowids], dtype=bool),
                 vector_pool=np.array([r in vector_pool for r in rowids], dtype=bool),
@@ -227,23 +231,28 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
     f.similarity = similarity
     words = f.lexical**profile.lexical_exponent
     if mode == "bm25":
-        return _weigh_context(f, words * f.keyword_pool, profile.kept_floor())
+        return _weigh_context(f, words * f.keyword_pool, _kept(f, profile, words * f.keyword_pool))
     if mode == "vector":
-        return _weigh_context(f, meaning * f.vector_pool, profile.kept_floor())
+        return _weigh_context(f, meaning * f.vector_pool, _kept(f, profile, meaning * f.vector_pool))
     a, b = profile.lexical_weight * words, profile.semantic_weight * meaning
     high, low = np.maximum(a, b), np.minimum(a, b)
     fused = (high + profile.agreement * low * (1.0 - high)) * (f.keyword_pool | f.vector_pool)
-    return _weigh_context(f, fused, profile.kept_floor())
+    return _weigh_context(f, fused, _kept(f, profile, fused))
+
+
+def _kept(f: Features, profile: SearchProfile, fused: np.ndarray) -> float:
+    """What a neighbour must reach by itself to be lent a share (stages.dialogue)."""
+    best = float(fused.max()) if len(fused) else 0.0
+    return max(profile.kept_floor(), stages.UNMATCHED_TAIL * best if f.unmatched else 0.0)
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
     rel = relevance(f, profile, mode)
     if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms, f.unmatched), 1e-9):
         return []
-    # An unmatched query's floor holds for each of its results too (stages.unmatched_floor).
-    unmatched = f.unmatched and profile.floor_for(f.terms, True) != profile.floor_for(f.terms, False)
-    tail = profile.floor_for(f.terms, True) if unmatched else profile.kept_floor()
-    keep = np.nonzero(rel >= max(tail, 1e-9))[0]
+    keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
+    if f.unmatched and len(keep):  # its results are those close to the best (stages.unmatched_floor)
+        keep = keep[rel[keep] >= stages.UNMATCHED_TAIL * rel[keep].max()]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
     return [f.ids[i] for i in order[:k]]
 

@@ -41,7 +41,7 @@ def _scores(service: MemoryService, query: str) -> dict[str, float]:
 
 
 def test_dark_mode_does_not_bring_the_turn_said_before_it(service: MemoryService) -> None:
-    """"User's name is Sam" was said just before the dark-mode memory: a 0.3 share of its relevance
+    """ "User's name is Sam" was said just before the dark-mode memory: a 0.3 share of its relevance
     made it a result at 0.30, although it says nothing about dark mode."""
     found = _scores(service, "dark mode")
     assert list(found) == ["Prefers dark mode in every editor"]

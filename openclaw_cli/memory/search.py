@@ -326,6 +326,8 @@ class HybridSearcher:
             if p.request.mode != "vector"
             else {}
         )
+        strength = max(self._weights.values(), default=0.0)
+        p.full_matches = {rowid for rowid, score in scores.items() if score > 0 and score >= strength - 1e-9}
         for cand in p.candidates:
             cand.lexical = scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
             if cand.vector_score is not None:
@@ -390,7 +392,8 @@ class HybridSearcher:
                 )
             p.candidates = []
             return
-        tail = self.profile.kept_floor() if p.tail is None else p.tail
+        best = max((c.relevance for c in p.candidates), default=0.0)
+        tail = p.kept_from(self.profile, best)
         p.candidates = [c for c in p.candidates if c.relevance >= tail]
 
     def _score(self, p: Pass) -> None:
@@ -415,7 +418,8 @@ class Step:
 
 
 # The search, in order. Steps named in stages.STAGES are the hand-set stages, each removable by name;
-# the others are the core. Order matters: the floor stages set the floor before `floor` reads it;
+# the others are the core. Order matters: the floor stages set the floors before `dialogue` (which lends
+# only to turns relevant enough to be kept by themselves) and `floor` read them;
 # `fuse` records the best evidence before the context stages move anything; `dialogue` runs on the
 # ranking `rank` sorts, before `question` and `assistant` so a question still lends its answer its
 # full relevance; `answer_kind` after `dialogue` so the turn naming the topic lends the turn with the
@@ -431,6 +435,8 @@ PIPELINE: tuple[Step, ...] = (
     Step("language_bonus", stages.language_bonus, "fuse"),
     Step("stopword_query", stages.stopword_query, "fuse"),
     Step("fuse", HybridSearcher._fuse, "fuse"),
+    Step("sentence_floor", stages.sentence_floor, "fuse"),
+    Step("unmatched_floor", stages.unmatched_floor, "fuse"),
     Step("other_person", stages.other_person, "fuse"),
     Step("rank", HybridSearcher._rank, "fuse"),
     Step("dialogue", stages.dialogue, "fuse"),
@@ -438,8 +444,6 @@ PIPELINE: tuple[Step, ...] = (
     Step("question", stages.question, "fuse"),
     Step("assistant", stages.assistant, "fuse"),
     Step("rerank", HybridSearcher._rerank, "rerank"),
-    Step("sentence_floor", stages.sentence_floor, "score"),
-    Step("unmatched_floor", stages.unmatched_floor, "score"),
     Step("floor", HybridSearcher._floor, "score"),
     Step("score", HybridSearcher._score, "score"),
 )

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.vectors import VectorFilter
 
 SUBJECT_CACHE = 50_000  # memories whose subject (and answer kinds) a warm searcher keeps (~10 MB at most)
+# A memory about someone else that alone holds every word of a topic query is spared the other-person
+# factor unless a memory about the user reaches this share of its relevance (weigh_subjects).
+SPARED_BELOW = 0.7
 
 
 class ContextSteps:
@@ -47,10 +50,21 @@ class ContextSteps:
         return text if content else query
 
     def weigh_subjects(
-        self, merged: list[Candidate], facts: dict[int, RankingFacts], query: str, user_id: str | None
+        self,
+        merged: list[Candidate],
+        facts: dict[int, RankingFacts],
+        query: str,
+        user_id: str | None,
+        full_matches: set[int],
     ) -> None:
         """A memory about someone the query does not ask about counts for less; a dialogue turn less so,
-        since the user names others in passing ("Three minutes max. Kevin's side is doing a long one")."""
+        since the user names others in passing ("Three minutes max. Kevin's side is doing a long one").
+
+        Spared: a memory holding every word of a query that refers to nobody at all (no name, no
+        pronoun: "钢琴"), when no memory about the user comes close to it (SPARED_BELOW of its
+        relevance). Then it is what the query asks for, whoever it is about ("我女儿在学钢琴" scored 0.30);
+        where the user's own memory competes ("护照什么时候到期": the user's passport, not the sister's),
+        the factor still ranks it first."""
         fact_factor, turn_factor = self.settings.other_person_factor, self.settings.other_person_turn_factor
         if min(fact_factor, turn_factor) >= 1.0 or not merged:
             return
@@ -60,14 +74,22 @@ class ContextSteps:
         if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
             self._subjects_of = (cast, {})
         known = self._subjects_of[1]  # a warm searcher reads each memory's subject once per cast
+        others = []
         for cand in merged:
             l0 = facts[cand.rowid].l0
             if l0 not in known:
                 known[l0] = subject.subject_of(l0, cast)
             if subject.mismatch(asked, known[l0]):
-                factor = turn_factor if subject.is_turn(l0) else fact_factor
-                cand.relevance *= factor
-                cand.note("otherPerson", factor)
+                others.append(cand)
+        about_others = {c.rowid for c in others}
+        mine = max((c.relevance for c in merged if c.rowid not in about_others), default=0.0)
+        topic_only = asked.is_user and not asked.about_user
+        for cand in others:
+            if topic_only and cand.rowid in full_matches and mine < SPARED_BELOW * cand.relevance:
+                continue
+            factor = turn_factor if subject.is_turn(facts[cand.rowid].l0) else fact_factor
+            cand.relevance *= factor
+            cand.note("otherPerson", factor)
 
     def lend_to_neighbours(
         self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter, floor: float

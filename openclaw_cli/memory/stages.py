@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.candidate import Candidate
 from openclaw_cli.memory.profiles import SENTENCE_TERMS
-from openclaw_cli.memory.text import detect_language, has_han, is_stopword
+from openclaw_cli.memory.text import detect_language, is_stopword
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from openclaw_cli.memory.embed import QueryEmbedding
+    from openclaw_cli.memory.profiles import SearchProfile
     from openclaw_cli.memory.record_rows import RankingFacts
     from openclaw_cli.memory.search import HybridSearcher, SearchRequest, SearchResult
     from openclaw_cli.memory.semantic import HubCorrection
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 # A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
 STOPWORD_WEIGHT = 0.2
+# An unmatched query's results must reach this share of the best one's relevance (unmatched_floor).
+UNMATCHED_TAIL = 0.7
 
 
 @dataclass
@@ -49,11 +52,16 @@ class Pass:
     hubs: HubCorrection | None = None
     topic: float = 1.0  # how much the query's meaning counts (stopword_query)
     every_match_listed: bool = False  # the keyword leg listed every memory holding a query term
+    full_matches: set[int] = field(default_factory=set)  # rows holding every term of the query
     best_evidence: float = 0.0  # the best relevance before the context stages: what the floor reads
     floor: float | None = None  # set by the floor stages; the profile's relevance floor otherwise
-    tail: float | None = None  # what every result must reach; the profile's tail floor otherwise
+    tail_share: float = 0.0  # the share of the best result's relevance every result must reach
     floor_reason: str = ""
     finished: bool = False
+
+    def kept_from(self, profile: SearchProfile, best: float) -> float:
+        """The relevance a result must reach to be kept, when the best result has `best`."""
+        return max(profile.kept_floor(), self.tail_share * best)
 
 
 def own_names(searcher: HybridSearcher, p: Pass) -> None:
@@ -100,15 +108,16 @@ def other_person(searcher: HybridSearcher, p: Pass) -> None:
     ×other_person_turn_factor for a dialogue turn (subject.py, search_context.weigh_subjects).
 
     Held-out ΔMRR: see STAGE_EFFECTS."""
-    searcher.context.weigh_subjects(p.candidates, p.facts, p.text, p.request.user_id)
+    searcher.context.weigh_subjects(p.candidates, p.facts, p.text, p.request.user_id, p.full_matches)
 
 
 def dialogue(searcher: HybridSearcher, p: Pass) -> None:
     """The best hits lend a share of their relevance to the turns said next to them (dialogue.py), when
-    those are relevant by themselves (at least the tail floor) or answer a hit that asks.
+    those are relevant enough to be kept by themselves or answer a hit that asks.
 
     Held-out ΔMRR: see STAGE_EFFECTS."""
-    searcher.context.lend_to_neighbours(p.candidates, p.facts, p.where, searcher.profile.kept_floor())
+    floor = p.kept_from(searcher.profile, p.best_evidence)
+    searcher.context.lend_to_neighbours(p.candidates, p.facts, p.where, floor)
 
 
 def answer_kind(searcher: HybridSearcher, p: Pass) -> None:
@@ -135,31 +144,28 @@ def assistant(searcher: HybridSearcher, p: Pass) -> None:
     searcher.context.weigh_assistant(p.candidates, p.facts)
 
 
-def word_count(terms: list[str]) -> int:
-    """How many words the query's terms stand for: a Chinese query term inside a longer one is a pair of
-    that word (编辑 and 辑器 of 编辑器: text.query_terms searches both), not a word of its own."""
-    return sum(1 for term in terms if not (has_han(term) and any(term in o and term != o for o in terms)))
-
-
 def sentence_floor(searcher: HybridSearcher, p: Pass) -> None:
-    """A query of SENTENCE_TERMS or more words is held to the profile's lower sentence_floor: a
+    """A query of SENTENCE_TERMS or more terms is held to the profile's lower sentence_floor: a
     paraphrased question's best match is often weaker than a keyword hit, and nonsense is short.
 
     Held-out ΔMRR: see STAGE_EFFECTS."""
     floor = searcher.profile.sentence_floor
-    if floor is not None and word_count(p.result.terms) >= SENTENCE_TERMS:
+    if floor is not None and len(p.result.terms) >= SENTENCE_TERMS:
         p.floor, p.floor_reason = floor, "sentence"
 
 
 def unmatched_floor(searcher: HybridSearcher, p: Pass) -> None:
-    """A shorter query none of whose words any memory holds ("lorem ipsum dolor") has only its meaning
-    to go on, so it is held to the higher unmatched_floor, and so is each of its results: meaning
-    alone below it put "I'm allergic to peanuts" at 0.47 under 我用什么编辑器 in an English store.
+    """A query none of whose words any memory holds ("lorem ipsum dolor", or 我用什么编辑器 in an English
+    store) has only its meaning to go on. A short one is held to the higher unmatched_floor. And for any
+    length, its results are those within UNMATCHED_TAIL of the best: meaning alone leaves unrelated
+    memories in the other language near 0.5 (the cross-language bonus), and "I'm allergic to peanuts"
+    was shown at 0.47 under the editors at 0.87.
 
     Held-out ΔMRR: see STAGE_EFFECTS."""
     profile = searcher.profile
-    if p.floor_reason or profile.unmatched_floor is None:
+    if any(searcher._counts.get(term, 0) for term in p.result.terms):
         return
-    if not any(searcher._counts.get(term, 0) for term in p.result.terms):
-        p.floor = p.tail = max(profile.relevance_floor, profile.unmatched_floor)
+    p.tail_share = UNMATCHED_TAIL
+    if not p.floor_reason and profile.unmatched_floor is not None:
+        p.floor = max(profile.relevance_floor, profile.unmatched_floor)
         p.floor_reason = "unmatched"

@@ -300,7 +300,8 @@ class QuerySubject:
 
 
 # Words by which a query refers to the user (or, from the assistant, "you"). A query with none of them
-# and nobody named ("钢琴", "dark mode") asks about a topic, which anybody's memory may answer.
+# and nobody named ("钢琴", "dark mode") asks about a topic: search_context.weigh_subjects spares a
+# memory holding every word of it, whoever it is about.
 _EN_PERSON = re.compile(
     r"\b(?:i|me|my|mine|myself|we|us|our|you|your|yours|he|him|his|himself|she|her|hers|herself|user)\b",
     re.IGNORECASE,
@@ -337,7 +338,7 @@ def mismatch(query: QuerySubject, memory: Subject) -> bool:
     if memory.is_user:
         return False
     if query.is_user:
-        return query.about_user  # a topic alone ("钢琴") is answered by anybody's memory
+        return True
     if memory.owner is not None and memory.owner not in query.names:
         return True  # the relation asked about, but of somebody else: "他家孩子" is not 何静的孩子
     if memory.relation is not None and memory.relation in query.relations:
