@@ -122,7 +122,7 @@ def _context(query: str, user: _UserMemories, full_match: np.ndarray) -> Context
     )
 
 
-def _weigh_context(f: Features, rel: np.ndarray, floor: float) -> np.ndarray:
+def _weigh_context(f: Features, rel: np.ndarray, floor: np.ndarray) -> np.ndarray:
     """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance. A
     neighbour gets a share only when its own relevance reaches `floor` or it answers a hit that asks
     (search_context.lend_to_neighbours)."""
@@ -141,7 +141,7 @@ def _weigh_context(f: Features, rel: np.ndarray, floor: float) -> np.ndarray:
         for j, value in dialogue.lent_relevance(
             place, float(rel[i]), bool(c.question[i]), session, shares
         ).items():
-            if j in answers or rel[j] >= floor:
+            if j in answers or rel[j] >= floor[j]:
                 shared[j] = max(shared[j], value)
     lent = rel + shared * (1.0 - rel)  # independent evidence, as search_context.lend_to_neighbours
     lent = lent * np.where(c.lacks_answer, c.settings.answer_kind_factor, 1.0)
@@ -168,7 +168,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 mine, people.cast(store.conn, item["userId"]), people.own_names(store.conn, item["userId"])
             )
         rowids = [int(r[0]) for r in mine]
-        text = searcher.context.as_searched(item["query"], item["userId"])
+        text = item["query"]
         terms = query_terms(text)
         searcher._term_weights(terms)
         lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}
@@ -240,10 +240,15 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
     return _weigh_context(f, fused, _kept(f, profile, fused))
 
 
-def _kept(f: Features, profile: SearchProfile, fused: np.ndarray) -> float:
-    """What a neighbour must reach by itself to be lent a share (stages.dialogue)."""
-    best = float(fused.max()) if len(fused) else 0.0
-    return max(profile.kept_floor(), stages.UNMATCHED_TAIL * best if f.unmatched else 0.0)
+def _kept(f: Features, profile: SearchProfile, rel: np.ndarray) -> np.ndarray:
+    """What each memory must reach to be kept when the best has `rel.max()` (stages.Pass.kept_from): the
+    tail floor, and for an unmatched query a share of the best in the other language."""
+    floor = np.full(len(rel), profile.kept_floor())
+    if f.unmatched and len(rel):
+        query_language, languages = f.languages
+        across = np.array([profile.bonus(query_language, str(lang)) > 0 for lang in languages], dtype=bool)
+        floor = np.where(across, np.maximum(floor, stages.UNMATCHED_TAIL * float(rel.max())), floor)
+    return floor
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
@@ -251,8 +256,8 @@ def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 1
     if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms, f.unmatched), 1e-9):
         return []
     keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
-    if f.unmatched and len(keep):  # its results are those close to the best (stages.unmatched_floor)
-        keep = keep[rel[keep] >= stages.UNMATCHED_TAIL * rel[keep].max()]
+    if len(keep):
+        keep = keep[rel[keep] >= _kept(f, profile, rel)[keep]]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
     return [f.ids[i] for i in order[:k]]
 

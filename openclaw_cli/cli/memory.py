@@ -329,8 +329,6 @@ def _render_analysis(result: Any) -> None:
     profile = result.profile
     label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
     common.echo(search_explain.words_line(result.words()))
-    if result.searched_as:
-        common.echo(f"searched as: {result.searched_as} (the user's own names as pronouns)")
     common.echo(
         f"profile: {label}; English-model weight {result.vector_weight}; "
         f"floor {'-' if result.floor is None else result.floor}; {timing}"

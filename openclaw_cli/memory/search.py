@@ -94,13 +94,12 @@ class SearchResult:
     unknown_share: float | None = None
     warnings: list[str] = field(default_factory=list)
     profile: SearchProfile | None = None
-    searched_as: str | None = None  # the query with the user's own names as pronouns, when it differs
     query: str = ""
     floor: float | None = None  # the relevance floor this query was held to (none with --all)
 
     def words(self) -> dict[str, Any]:
         """The words searched as typed, each with its terms, and the words left out (for --explain)."""
-        searched, left_out = query_words(self.searched_as or self.query, self.terms)
+        searched, left_out = query_words(self.query, self.terms)
         return {"words": searched, "leftOut": left_out}
 
     def to_dict(self, request: SearchRequest) -> dict[str, Any]:
@@ -112,7 +111,7 @@ class SearchResult:
             "timingsMs": {key: round(value, 3) for key, value in self.timings_ms.items()},
             "analysis": {
                 "terms": self.terms,
-                "searchedAs": self.searched_as,
+                "searchedAs": None,  # kept for readers of the format: the query is searched as typed
                 "englishWeight": self.vector_weight,
                 "unknownShare": self.unknown_share,
                 "floor": self.floor,
@@ -393,8 +392,7 @@ class HybridSearcher:
             p.candidates = []
             return
         best = max((c.relevance for c in p.candidates), default=0.0)
-        tail = p.kept_from(self.profile, best)
-        p.candidates = [c for c in p.candidates if c.relevance >= tail]
+        p.candidates = [c for c in p.candidates if c.relevance >= p.kept_from(self.profile, best, c.rowid)]
 
     def _score(self, p: Pass) -> None:
         """Score = relevance x retrievability (how well the memory is remembered); the top k."""
@@ -425,7 +423,6 @@ class Step:
 # full relevance; `answer_kind` after `dialogue` so the turn naming the topic lends the turn with the
 # date its full relevance.
 PIPELINE: tuple[Step, ...] = (
-    Step("own_names", stages.own_names, "analyse"),
     Step("analyse", HybridSearcher._analyse, "analyse"),
     Step("keywords", HybridSearcher._keywords, "bm25"),
     Step("embed", HybridSearcher._embed, "embed"),

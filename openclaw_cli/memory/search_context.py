@@ -1,6 +1,5 @@
 """The search steps that read who a memory is about and where it was said, after fusion.
 
-- The query: the user's own names become pronouns (subject.without_names).
 - Subjects: a memory about someone the query does not name counts for less (subject.py, people.py).
 - Dialogue: the best hits lend relevance to what was said next to them (dialogue.py).
 - Answer kind: when the query asks for a time or a quantity, a memory holding none counts for less
@@ -14,11 +13,11 @@ One `ContextSteps` belongs to one searcher: it caches each memory's subject for 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory import answer_type, dialogue, people, subject
 from openclaw_cli.memory.candidate import Candidate, by_relevance
-from openclaw_cli.memory.text import is_stopword, query_terms
 
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
@@ -38,16 +37,6 @@ class ContextSteps:
         self.settings = settings
         self._subjects_of: tuple[re.Pattern[str] | None, dict[str, subject.Subject]] = (None, {})
         self._answers: dict[tuple[answer_type.AnswerKind, str], bool] = {}
-
-    def as_searched(self, query: str, user_id: str | None) -> str:
-        """The query with the user's own names as pronouns, when that leaves something to search for:
-        `search Lin` alone still finds the memories that say Lin."""
-        own = people.own_names(self.store.conn, user_id)
-        if not own:
-            return query
-        text = subject.without_names(query, own)
-        content = [t for t in query_terms(text) if not is_stopword(t)]
-        return text if content else query
 
     def weigh_subjects(
         self,
@@ -92,10 +81,14 @@ class ContextSteps:
             cand.note("otherPerson", factor)
 
     def lend_to_neighbours(
-        self, merged: list[Candidate], facts: dict[int, RankingFacts], where: VectorFilter, floor: float
+        self,
+        merged: list[Candidate],
+        facts: dict[int, RankingFacts],
+        where: VectorFilter,
+        floor: Callable[[int], float],
     ) -> None:
         """Turns said next to a good hit in the same conversation get a share of its relevance, combined
-        with their own as independent evidence. Only a turn relevant by itself (at least `floor`) or the
+        with their own as independent evidence. Only a turn relevant by itself (at least `floor(rowid)`) or the
         answer to a hit that asks gets a share: a share alone put "User's name is Sam" under every
         search that found the turn before it."""
         lent, answers = self._lent_relevance(merged, facts, where)
@@ -103,7 +96,7 @@ class ContextSteps:
         lent = {
             rowid: value
             for rowid, value in lent.items()
-            if rowid in answers or (rowid in by_row and by_row[rowid].relevance >= floor)
+            if rowid in answers or (rowid in by_row and by_row[rowid].relevance >= floor(rowid))
         }
         if not lent:
             return

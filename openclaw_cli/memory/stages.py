@@ -44,7 +44,7 @@ class Pass:
     now: datetime
     result: SearchResult
     where: VectorFilter
-    text: str  # the query as searched (own_names may rewrite it)
+    text: str  # the query as searched
     candidates: list[Candidate] = field(default_factory=list)
     by_row: dict[int, Candidate] = field(default_factory=dict)
     facts: dict[int, RankingFacts] = field(default_factory=dict)
@@ -55,22 +55,17 @@ class Pass:
     full_matches: set[int] = field(default_factory=set)  # rows holding every term of the query
     best_evidence: float = 0.0  # the best relevance before the context stages: what the floor reads
     floor: float | None = None  # set by the floor stages; the profile's relevance floor otherwise
-    tail_share: float = 0.0  # the share of the best result's relevance every result must reach
+    # The share of the best result's relevance a result in the other language must reach (unmatched_floor).
+    tail_share: float = 0.0
     floor_reason: str = ""
     finished: bool = False
 
-    def kept_from(self, profile: SearchProfile, best: float) -> float:
+    def kept_from(self, profile: SearchProfile, best: float, rowid: int) -> float:
         """The relevance a result must reach to be kept, when the best result has `best`."""
-        return max(profile.kept_floor(), self.tail_share * best)
-
-
-def own_names(searcher: HybridSearcher, p: Pass) -> None:
-    """The query with the user's own names as pronouns ("what car does Lin drive" weighs car and drive,
-    not every memory that says Lin), unless that leaves nothing to search for.
-
-    Held-out ΔMRR: see STAGE_EFFECTS."""
-    p.text = searcher.context.as_searched(p.request.query, p.request.user_id)
-    p.result.searched_as = p.text if p.text != p.request.query else None
+        if not self.tail_share:
+            return profile.kept_floor()
+        across = profile.bonus(detect_language(self.request.query), self.facts[rowid].language) > 0
+        return max(profile.kept_floor(), self.tail_share * best if across else 0.0)
 
 
 def hubness(searcher: HybridSearcher, p: Pass) -> None:
@@ -116,8 +111,9 @@ def dialogue(searcher: HybridSearcher, p: Pass) -> None:
     those are relevant enough to be kept by themselves or answer a hit that asks.
 
     Held-out ΔMRR: see STAGE_EFFECTS."""
-    floor = p.kept_from(searcher.profile, p.best_evidence)
-    searcher.context.lend_to_neighbours(p.candidates, p.facts, p.where, floor)
+    searcher.context.lend_to_neighbours(
+        p.candidates, p.facts, p.where, lambda rowid: p.kept_from(searcher.profile, p.best_evidence, rowid)
+    )
 
 
 def answer_kind(searcher: HybridSearcher, p: Pass) -> None:
@@ -157,9 +153,10 @@ def sentence_floor(searcher: HybridSearcher, p: Pass) -> None:
 def unmatched_floor(searcher: HybridSearcher, p: Pass) -> None:
     """A query none of whose words any memory holds ("lorem ipsum dolor", or 我用什么编辑器 in an English
     store) has only its meaning to go on. A short one is held to the higher unmatched_floor. And for any
-    length, its results are those within UNMATCHED_TAIL of the best: meaning alone leaves unrelated
-    memories in the other language near 0.5 (the cross-language bonus), and "I'm allergic to peanuts"
-    was shown at 0.47 under the editors at 0.87.
+    length, its results in the other language must come within UNMATCHED_TAIL of the best: the
+    cross-language bonus lifts an unrelated memory as much as a related one, and "I'm allergic to
+    peanuts" was shown at 0.47 under the editors at 0.87. Within the query's language there is no
+    bonus, and a weaker answer stays (用户更喜欢用Vim键位 at 0.48 for 编辑器快捷键偏好).
 
     Held-out ΔMRR: see STAGE_EFFECTS."""
     profile = searcher.profile

@@ -253,22 +253,6 @@ def owner_of(text: str) -> str | None:
     return None
 
 
-def without_names(query: str, names: frozenset[str]) -> str:
-    """`query` with the user's own names replaced by a pronoun: every memory of theirs is about them,
-    so "what car does Lin drive" should weigh "car" and "drive", not the memories that say "Lin"."""
-    pattern = cast_pattern(names, ignore_case=True)
-    if pattern is None:
-        return query
-    with_possessive = re.compile(f"(?:{pattern.pattern})(?P<possessive>['’]s)?", pattern.flags)
-
-    def pronoun(match: re.Match[str]) -> str:
-        if _han_name(match.group(0)):
-            return "他"
-        return "his" if match.group("possessive") else "he"
-
-    return with_possessive.sub(pronoun, query)
-
-
 @lru_cache(maxsize=16)
 def cast_pattern(names: frozenset[str], ignore_case: bool = False) -> re.Pattern[str] | None:
     """One pattern finding any of `names`: a Latin name as a whole word, a Chinese one anywhere."""
