@@ -4,8 +4,11 @@ Search is an ordered list of steps (search.PIPELINE). The core steps (the keywor
 fusion, the relevance floor, the final score) always run; the stages here are the hand-set rules between
 them, each measured by what removing it costs on the held-out half of the eval set
 (benchmarks/test_bench_ablation.py; fixtures/eval/README.md says how the set is split). Each docstring
-ends with that measurement: ΔMRR is the held-out MRR of the full pipeline minus the MRR without the stage,
-so a positive figure is what the stage earns. A stage that earned less than 0.005 was removed.
+ends with that measurement: ΔMRR is the held-out MRR of the full pipeline (0.787) minus the MRR without
+the stage, so a positive figure is what the stage earns. A stage that earned less than 0.005 was removed:
+reading the user's own names in a query as pronouns (held-out ΔMRR -0.001; their names still tell
+other_person that a query is about the user). The two nonsense guards earn nothing MRR can see, since
+nonsense queries have no answers to rank; they are kept for the empty share.
 
 A stage reads and changes one `Pass`: the state of one search on its way through the pipeline. A searcher
 can be built with stages disabled by name (`HybridSearcher(disabled=...)`): only the ablation uses that.
@@ -73,7 +76,7 @@ def hubness(searcher: HybridSearcher, p: Pass) -> None:
     close to every query ("Assistant: Quite a change of tone.") stop looking like answers (centroid.py).
     Runs before the vector leg, which applies the correction to every cosine it computes.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.045 (tuning +0.027)."""
     p.hubs = searcher._hub_correction()
 
 
@@ -82,7 +85,7 @@ def language_bonus(searcher: HybridSearcher, p: Pass) -> None:
     query and Chinese memory, or the reverse): a multilingual model scores a translation lower than a
     same-language sentence on another topic.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.089 (tuning +0.071)."""
     query_language = detect_language(p.request.query)
     for cand in p.candidates:
         if cand.vector_score is not None:
@@ -93,7 +96,8 @@ def stopword_query(searcher: HybridSearcher, p: Pass) -> None:
     """A query of stopwords only ("呃", "的了吗", "the") has no topic: its meaning counts as little as its
     words (STOPWORD_WEIGHT), or the models' nearest sentence would always look like an answer.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR 0.000: kept for what MRR cannot see. Without it 4 of the tuning half's 11
+    nonsense queries get answers (empty share 1.00 -> 0.64); the held-out half's 5 do not need it."""
     if all(is_stopword(t) for t in p.result.terms):
         p.topic = STOPWORD_WEIGHT
 
@@ -102,7 +106,7 @@ def other_person(searcher: HybridSearcher, p: Pass) -> None:
     """A memory about somebody the query does not name counts for less: ×other_person_factor for a fact,
     ×other_person_turn_factor for a dialogue turn (subject.py, search_context.weigh_subjects).
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.119 (tuning +0.064)."""
     searcher.context.weigh_subjects(p.candidates, p.facts, p.text, p.request.user_id, p.full_matches)
 
 
@@ -110,7 +114,7 @@ def dialogue(searcher: HybridSearcher, p: Pass) -> None:
     """The best hits lend a share of their relevance to the turns said next to them (dialogue.py), when
     those are relevant enough to be kept by themselves or answer a hit that asks.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.021 (tuning +0.049)."""
     searcher.context.lend_to_neighbours(
         p.candidates, p.facts, p.where, lambda rowid: p.kept_from(searcher.profile, p.best_evidence, rowid)
     )
@@ -120,7 +124,7 @@ def answer_kind(searcher: HybridSearcher, p: Pass) -> None:
     """When the query asks when, how many, where or which, a memory holding no such expression counts
     for less: ×answer_kind_factor (answer_type.py).
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.024 (tuning +0.015)."""
     searcher.context.weigh_answer_kind(p.candidates, p.facts, p.request.query)
 
 
@@ -128,7 +132,7 @@ def question(searcher: HybridSearcher, p: Pass) -> None:
     """A memory that only asks states no fact: ×question_factor. After the dialogue stage, so a question
     still lends its answer its full relevance.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.0057 (tuning +0.002)."""
     searcher.context.weigh_questions(p.candidates, p.facts)
 
 
@@ -136,7 +140,7 @@ def assistant(searcher: HybridSearcher, p: Pass) -> None:
     """A stored turn the assistant said repeats or asks; the user's own words are the evidence:
     ×assistant_factor.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.0057 (tuning -0.009)."""
     searcher.context.weigh_assistant(p.candidates, p.facts)
 
 
@@ -144,7 +148,7 @@ def sentence_floor(searcher: HybridSearcher, p: Pass) -> None:
     """A query of SENTENCE_TERMS or more terms is held to the profile's lower sentence_floor: a
     paraphrased question's best match is often weaker than a keyword hit, and nonsense is short.
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.008 (tuning 0.000)."""
     floor = searcher.profile.sentence_floor
     if floor is not None and len(p.result.terms) >= SENTENCE_TERMS:
         p.floor, p.floor_reason = floor, "sentence"
@@ -158,7 +162,9 @@ def unmatched_floor(searcher: HybridSearcher, p: Pass) -> None:
     peanuts" was shown at 0.47 under the editors at 0.87. Within the query's language there is no
     bonus, and a weaker answer stays (用户更喜欢用Vim键位 at 0.48 for 编辑器快捷键偏好).
 
-    Held-out ΔMRR: see STAGE_EFFECTS."""
+    Held-out ΔMRR +0.0002 (tuning -0.004): kept for what MRR cannot see. Without it 3 of
+    the tuning half's 11 nonsense queries get answers (empty 1.00 -> 0.73), and a new user's English
+    store answers 我用什么编辑器 with peanuts."""
     profile = searcher.profile
     if any(searcher._counts.get(term, 0) for term in p.result.terms):
         return
