@@ -155,7 +155,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     searcher = HybridSearcher(store, SearchSettings(), embedder, warm=True)
     profile = searcher.profile
     matrix = store.vector_matrix()
-    hubs = searcher._hub_correction()
+    hubs = searcher.hub_correction()
     rows = list(
         store.conn.execute("SELECT rowid, id, user_id, language, l0, source FROM records WHERE deleted = 0")
     )

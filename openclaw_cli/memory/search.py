@@ -212,7 +212,11 @@ class HybridSearcher:
         p.facts = self.store.ranking_facts(p.by_row)
         p.candidates = [c for c in p.by_row.values() if c.rowid in p.facts]
 
-    def _hub_correction(self) -> semantic.HubCorrection | None:
+    def any_term_stored(self, terms: Sequence[str]) -> bool:
+        """Whether any memory of the store holds one of `terms` (read by `analyse`)."""
+        return any(self._counts.get(term, 0) for term in terms)
+
+    def hub_correction(self) -> semantic.HubCorrection | None:
         """The store's centroid (kept by the store until the next write) with the profile's weight."""
         if self.profile.hub_weight <= 0:
             return None
