@@ -6,12 +6,13 @@ benchmarks/tune_search.py (the sweep that chose the search defaults).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from openclaw_cli.config import SearchSettings, Settings
 from openclaw_cli.memory.search import HybridSearcher, SearchRequest
@@ -33,9 +34,65 @@ MEMORY_FILES = ("memories.jsonl", "distractors.jsonl", "conversations.jsonl")
 QUERY_FILES = {"queries": "queries.jsonl", "conversation": "conversation_queries.jsonl"}
 
 
-def load_queries(parts: tuple[str, ...] = ("queries", "conversation")) -> list[dict[str, Any]]:
-    """The eval questions: `queries` (queries.jsonl) and/or `conversation` (conversation_queries.jsonl)."""
-    return [item for part in parts for item in load_jsonl(QUERY_FILES[part])]
+Half = Literal["tuning", "held-out"]
+HALVES: tuple[Half, ...] = ("tuning", "held-out")
+# Chosen once, among split-0: ... split-199:, as the salt whose halves are closest in size within each
+# query kind (a choice made on the counts alone, before any search ran on either half).
+SPLIT_SALT = "split-188:"
+
+
+def load_queries(
+    parts: tuple[str, ...] = ("queries", "conversation"), half: Half | None = None
+) -> list[dict[str, Any]]:
+    """The eval questions: `queries` (queries.jsonl) and/or `conversation` (conversation_queries.jsonl),
+    all of them or one half of the split (fixtures/eval/README.md, "Tuning and held-out halves")."""
+    items = [item for part in parts for item in load_jsonl(QUERY_FILES[part])]
+    if half is None:
+        return items
+    halves = split_halves()
+    return [item for item in items if halves[query_key(item)] == half]
+
+
+def query_key(item: dict[str, Any]) -> str:
+    return f"{item['userId']}\x00{item['query']}"
+
+
+def _answer_group(record_id: str) -> str:
+    """A dialogue turn stands for its whole conversation (c-01-3-02 -> conversation 01)."""
+    return f"conversation-{record_id.split('-')[1]}" if record_id.startswith("c-") else record_id
+
+
+def split_halves() -> dict[str, Half]:
+    """Every query's half. Queries that share an answer are one group, and a dialogue turn stands for its
+    whole conversation, so twin questions (the same question in English and Chinese), questions about
+    near-duplicate memories (which are listed together as answers) and all questions about one
+    conversation fall in the same half. A group is named by its smallest member and goes to the half
+    that a hash of its name picks; a query without answers (nonsense) is its own group."""
+    items = load_queries()
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for item in items:
+        groups = [_answer_group(rid) for rid in item["expected"]] or [f"query:{query_key(item)}"]
+        find(groups[0])
+        for other in groups[1:]:
+            parent[find(other)] = find(groups[0])
+    names: dict[str, str] = {}
+    for node in list(parent):
+        root = find(node)
+        names[root] = min(names.get(root, node), node)
+    halves: dict[str, Half] = {}
+    for item in items:
+        first = _answer_group(item["expected"][0]) if item["expected"] else f"query:{query_key(item)}"
+        digest = hashlib.sha256((SPLIT_SALT + names[find(first)]).encode("utf-8")).digest()
+        halves[query_key(item)] = HALVES[digest[0] % 2]
+    return halves
 
 
 def build_service(home_dir: Path, embedding_model: str | None = None) -> MemoryService:
@@ -110,12 +167,25 @@ def evidence_recall(item: dict[str, Any], found: Sequence[str]) -> float:
     return sum(1 for piece in pieces if piece & set(found)) / len(pieces)
 
 
+def searcher_for(
+    service: MemoryService, settings: SearchSettings, disabled: frozenset[str] = frozenset()
+) -> HybridSearcher:
+    """The real searcher over the eval store, warm, with the named stages left out."""
+    store = next(iter(service.existing_stores()))
+    return HybridSearcher(
+        store, settings, service.embedder(), _reranker(settings), warm=True, disabled=disabled
+    )
+
+
 def rankings(
-    service: MemoryService, settings: SearchSettings, mode: str, items: list[dict[str, Any]]
+    service: MemoryService,
+    settings: SearchSettings,
+    mode: str,
+    items: list[dict[str, Any]],
+    disabled: frozenset[str] = frozenset(),
 ) -> list[list[str]]:
     """The ids of each query's top 10, as the real searcher returns them."""
-    store = next(iter(service.existing_stores()))
-    searcher = HybridSearcher(store, settings, service.embedder(), _reranker(settings), warm=True)
+    searcher = searcher_for(service, settings, disabled)
     found = []
     for item in items:
         request = SearchRequest(query=item["query"], k=10, user_id=item["userId"], mode=mode)  # type: ignore[arg-type]
@@ -130,12 +200,16 @@ def reciprocal_rank(item: dict[str, Any], found: Sequence[str]) -> float:
 
 
 def evaluate(
-    service: MemoryService, settings: SearchSettings, mode: str, queries: list[dict[str, Any]] | None = None
+    service: MemoryService,
+    settings: SearchSettings,
+    mode: str,
+    queries: list[dict[str, Any]] | None = None,
+    disabled: frozenset[str] = frozenset(),
 ) -> Metrics:
     items = queries if queries is not None else load_jsonl("queries.jsonl")
     items = [item for item in items if item["expected"]]  # nonsense queries are scored by evaluate_by_kind
     r5 = r10 = rr = 0.0
-    for item, ids in zip(items, rankings(service, settings, mode, items), strict=True):
+    for item, ids in zip(items, rankings(service, settings, mode, items, disabled), strict=True):
         r5 += evidence_recall(item, ids[:5])
         r10 += evidence_recall(item, ids[:10])
         rr += reciprocal_rank(item, ids)
@@ -144,7 +218,11 @@ def evaluate(
 
 
 def evaluate_by_kind(
-    service: MemoryService, settings: SearchSettings, mode: str, queries: list[dict[str, Any]] | None = None
+    service: MemoryService,
+    settings: SearchSettings,
+    mode: str,
+    queries: list[dict[str, Any]] | None = None,
+    disabled: frozenset[str] = frozenset(),
 ) -> dict[str, dict[str, float]]:
     """Metrics per query kind plus `overall` (every query with an answer).
 
@@ -158,8 +236,7 @@ def evaluate_by_kind(
     table: dict[str, dict[str, float]] = {}
     for kind, group in sorted(by_kind.items()):
         if kind == "nonsense":
-            store = next(iter(service.existing_stores()))
-            searcher = HybridSearcher(store, settings, service.embedder(), _reranker(settings), warm=True)
+            searcher = searcher_for(service, settings, disabled)
             empty = sum(
                 not searcher.search(
                     SearchRequest(query=q["query"], k=10, user_id=q["userId"], mode=mode),  # type: ignore[arg-type]
@@ -169,6 +246,7 @@ def evaluate_by_kind(
             )
             table[kind] = {"empty": round(empty / len(group), 4), "queries": len(group)}
         else:
-            table[kind] = evaluate(service, settings, mode, group).as_dict()
-    table["overall"] = evaluate(service, settings, mode, [q for q in items if q["expected"]]).as_dict()
+            table[kind] = evaluate(service, settings, mode, group, disabled).as_dict()
+    answered = [q for q in items if q["expected"]]
+    table["overall"] = evaluate(service, settings, mode, answered, disabled).as_dict()
     return table

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import answer_type, dialogue, lexical, people, semantic, subject, vectors
+from openclaw_cli.memory import answer_type, dialogue, lexical, people, semantic, stages, subject, vectors
 from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.search import STOPWORD_WEIGHT, HybridSearcher
+from openclaw_cli.memory.search import HybridSearcher
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces
 
@@ -73,6 +74,7 @@ class _UserMemories:
     """What does not depend on the query, computed once per user: subjects, utterances, places."""
 
     names: frozenset[str]
+    own: frozenset[str]  # the user's own names (people.own_names)
     subjects: list[subject.Subject]
     question: np.ndarray
     assistant: np.ndarray
@@ -82,7 +84,7 @@ class _UserMemories:
     sessions: dict[str, list[tuple[int, dialogue.Place]]]
 
 
-def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserMemories:
+def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str], own: frozenset[str]) -> _UserMemories:
     cast = subject.cast_pattern(names)
     places = [dialogue.place_of(r[5]) for r in rows]
     sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
@@ -91,6 +93,7 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
             sessions.setdefault(place.session, []).append((i, place))
     return _UserMemories(
         names=names,
+        own=own,
         subjects=[subject.subject_of(r[4], cast) for r in rows],
         question=np.array([subject.is_question(r[4]) for r in rows]),
         assistant=np.array([subject.said_by_assistant(r[4]) for r in rows]),
@@ -101,11 +104,13 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str]) -> _UserM
     )
 
 
-def _context(query: str, user: _UserMemories) -> Context:
-    asked = subject.query_subject(query, user.names)
+def _context(query: str, user: _UserMemories, full_match: np.ndarray) -> Context:
+    asked = subject.query_subject(query, user.names, user.own)
     kind = answer_type.asked_for(query)
+    # A query that refers to nobody spares the memories holding every word of it (weigh_subjects).
+    spared = full_match if asked.is_user and not asked.about_user else np.zeros(len(full_match), dtype=bool)
     return Context(
-        other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]),
+        other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]) & ~spared,
         lacks_answer=np.array(
             [kind is not None and not answer_type.could_answer(kind, t) for t in user.texts]
         ),
@@ -117,8 +122,10 @@ def _context(query: str, user: _UserMemories) -> Context:
     )
 
 
-def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
-    """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance."""
+def _weigh_context(f: Features, rel: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """The searcher's steps after fusion, on every memory: subject, dialogue context, utterance. A
+    neighbour gets a share only when its own relevance reaches `floor` or it answers a hit that asks
+    (search_context.lend_to_neighbours)."""
     c, shares = f.context, dialogue.Shares()
     f.best_evidence = float(rel.max()) if len(rel) else 0.0
     factors = np.where(c.turn, c.settings.other_person_turn_factor, c.settings.other_person_factor)
@@ -129,10 +136,13 @@ def _weigh_context(f: Features, rel: np.ndarray) -> np.ndarray:
         place = c.places[i]
         if place is None:
             continue
+        session = c.sessions[place.session]
+        answers = dialogue.said_after(place, session, shares) if c.question[i] else set()
         for j, value in dialogue.lent_relevance(
-            place, float(rel[i]), bool(c.question[i]), c.sessions[place.session], shares
+            place, float(rel[i]), bool(c.question[i]), session, shares
         ).items():
-            shared[j] = max(shared[j], value)
+            if j in answers or rel[j] >= floor[j]:
+                shared[j] = max(shared[j], value)
     lent = rel + shared * (1.0 - rel)  # independent evidence, as search_context.lend_to_neighbours
     lent = lent * np.where(c.lacks_answer, c.settings.answer_kind_factor, 1.0)
     lent = lent * np.where(c.question, c.settings.question_factor, 1.0)
@@ -145,7 +155,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     searcher = HybridSearcher(store, SearchSettings(), embedder, warm=True)
     profile = searcher.profile
     matrix = store.vector_matrix()
-    hubs = searcher._hub_correction()
+    hubs = searcher.hub_correction()
     rows = list(
         store.conn.execute("SELECT rowid, id, user_id, language, l0, source FROM records WHERE deleted = 0")
     )
@@ -154,12 +164,16 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     for item in queries:
         mine = [r for r in rows if r[2] == item["userId"]]
         if item["userId"] not in users:
-            users[item["userId"]] = _user_memories(mine, people.cast(store.conn, item["userId"]))
+            users[item["userId"]] = _user_memories(
+                mine, people.cast(store.conn, item["userId"]), people.own_names(store.conn, item["userId"])
+            )
         rowids = [int(r[0]) for r in mine]
-        text = searcher.context.as_searched(item["query"], item["userId"])
+        text = item["query"]
         terms = query_terms(text)
         searcher._term_weights(terms)
         lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}
+        strength = max(searcher._weights.values(), default=0.0) if terms else 0.0
+        full_match = np.array([lex.get(r, 0.0) > 0 and lex.get(r, 0.0) >= strength - 1e-9 for r in rowids])
         bm25 = dict(
             lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
         )
@@ -189,7 +203,7 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
                 has_terms=bool(terms),
                 terms=len(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
-                context=_context(text, users[item["userId"]]),
+                context=_context(text, users[item["userId"]], full_match),
                 unmatched=bool(terms) and not any(searcher._counts.get(t, 0) for t in terms),
                 keyword_pool=np.array([r in keyword_pool for r in rowids], dtype=bool),
                 vector_pool=np.array([r in vector_pool for r in rowids], dtype=bool),
@@ -217,14 +231,24 @@ def relevance(f: Features, profile: SearchProfile, mode: str = "hybrid") -> np.n
     f.similarity = similarity
     words = f.lexical**profile.lexical_exponent
     if mode == "bm25":
-        return _weigh_context(f, words * f.keyword_pool)
+        return _weigh_context(f, words * f.keyword_pool, _kept(f, profile, words * f.keyword_pool))
     if mode == "vector":
-        return _weigh_context(f, meaning * f.vector_pool)
+        return _weigh_context(f, meaning * f.vector_pool, _kept(f, profile, meaning * f.vector_pool))
     a, b = profile.lexical_weight * words, profile.semantic_weight * meaning
     high, low = np.maximum(a, b), np.minimum(a, b)
-    return _weigh_context(
-        f, (high + profile.agreement * low * (1.0 - high)) * (f.keyword_pool | f.vector_pool)
-    )
+    fused = (high + profile.agreement * low * (1.0 - high)) * (f.keyword_pool | f.vector_pool)
+    return _weigh_context(f, fused, _kept(f, profile, fused))
+
+
+def _kept(f: Features, profile: SearchProfile, rel: np.ndarray) -> np.ndarray:
+    """What each memory must reach to be kept when the best has `rel.max()` (stages.Pass.kept_from): the
+    tail floor, and for an unmatched query a share of the best in the other language."""
+    floor = np.full(len(rel), profile.kept_floor())
+    if f.unmatched and len(rel):
+        query_language, languages = f.languages
+        across = np.array([profile.bonus(query_language, str(lang)) > 0 for lang in languages], dtype=bool)
+        floor = np.where(across, np.maximum(floor, stages.UNMATCHED_TAIL * float(rel.max())), floor)
+    return floor
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:
@@ -232,6 +256,8 @@ def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 1
     if not len(rel) or f.best_evidence < max(profile.floor_for(f.terms, f.unmatched), 1e-9):
         return []
     keep = np.nonzero(rel >= max(profile.kept_floor(), 1e-9))[0]
+    if len(keep):
+        keep = keep[rel[keep] >= _kept(f, profile, rel)[keep]]
     order = keep[np.lexsort((-f.bm25[keep], -f.similarity[keep], -rel[keep]))]
     return [f.ids[i] for i in order[:k]]
 

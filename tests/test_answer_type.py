@@ -230,4 +230,6 @@ def test_explain_in_the_cli_names_the_factor(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
     result = run_cli(tmp_path, "memory", "search", "when is my sister's wedding?", "--explain", "--all")
     assert result.returncode == 0, result.stderr
-    assert "holds no time, quantity, place or name the question asks for ×0.70" in result.stdout
+    assert (
+        "× 0.70 holds no time, quantity, place or name of the kind the question asks for → " in result.stdout
+    )

@@ -161,8 +161,8 @@ def test_hub_weight_is_a_setting_and_0_turns_the_correction_off(service: MemoryS
     store = _store(service)
     on = HybridSearcher(store, SearchSettings(), service.embedder(), warm=True)
     off = HybridSearcher(store, SearchSettings(hub_weight=0.0), service.embedder(), warm=True)
-    assert on.profile.hub_weight > 0 and on._hub_correction() is not None
-    assert off.profile.hub_weight == 0 and off._hub_correction() is None
+    assert on.profile.hub_weight > 0 and on.hub_correction() is not None
+    assert off.profile.hub_weight == 0 and off.hub_correction() is None
 
 
 def test_a_purge_computes_the_mean_again_without_the_users_vectors(tmp_path: Path) -> None:

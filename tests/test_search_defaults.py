@@ -4,7 +4,10 @@ The eval set (fixtures/eval, ~2,500 memories with hard negatives, dialogues, 395
 Chinese, mixed and Japanese) is built once per packaged embedder (the default pair, and each model alone
 with its own profile); each query's evidence is computed once (tests/fusion_eval.py) and every profile is
 scored from it. The full sweep lives in benchmarks/tune_search.py; here every default is checked against
-its neighbours one step away, so a change of code that moves the optimum fails this test.
+its neighbours one step away on both halves of the set (fixtures/eval/README.md): a neighbour better on the
+tuning half and confirmed on the held-out half would replace the default, so a change of code that moves
+the optimum fails this test. One better on a single half is noise of that half (english_weight 0.3 won
+the tuning half's objective, 1.040 against 1.032, and lost the held-out one, 1.052 against 1.067).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from openclaw_cli.memory.embedders import LOCAL_MODELS
 from openclaw_cli.memory.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.service import MemoryService
 from tests import fusion_eval
-from tests.evalset import build_service, evaluate, load_queries
+from tests.evalset import HALVES, build_service, evaluate, load_queries
 
 # One step each way around every default.
 STEPS = {
@@ -50,8 +53,12 @@ EMBEDDERS = list(LOCAL_MODELS)
 @dataclass
 class Evaluation:
     service: MemoryService
-    features: list[fusion_eval.Features]
+    halves: dict[str, list[fusion_eval.Features]]  # tuning, held-out
     profile: SearchProfile
+
+    @property
+    def features(self) -> list[fusion_eval.Features]:
+        return [f for half in self.halves.values() for f in half]
 
 
 @pytest.fixture(params=EMBEDDERS)
@@ -65,7 +72,8 @@ def evaluation(
     service = build_service(Path(tmp_path_factory.mktemp("eval")), model)
     store = next(iter(service.existing_stores()))
     profile = profile_for(vectors.stored_identity(store.conn))
-    yield Evaluation(service, fusion_eval.prepare(service, load_queries()), profile)
+    halves = {half: fusion_eval.prepare(service, load_queries(half=half)) for half in HALVES}
+    yield Evaluation(service, halves, profile)
     service.close()
 
 
@@ -76,15 +84,15 @@ def _score(features: list[fusion_eval.Features], profile: SearchProfile) -> floa
 
 
 def test_the_defaults_are_the_best_measured_and_fusion_earns_its_place(evaluation: Evaluation) -> None:
-    _no_neighbouring_profile_beats_the_defaults(evaluation.features, evaluation.profile)
+    _no_neighbouring_profile_beats_the_defaults(evaluation.halves, evaluation.profile)
     _fusion_beats_each_leg_overall_and_knows_when_there_is_nothing(evaluation.features, evaluation.profile)
     _the_real_searcher_agrees_with_the_tuning_harness(evaluation)
 
 
 def _no_neighbouring_profile_beats_the_defaults(
-    features: list[fusion_eval.Features], profile: SearchProfile
+    halves: dict[str, list[fusion_eval.Features]], profile: SearchProfile
 ) -> None:
-    mine = _score(features, profile)
+    mine = {half: _score(features, profile) for half, features in halves.items()}
     for name, step in STEPS.items():
         for sign in (-1, 1):
             if getattr(profile, name) is None:
@@ -95,7 +103,8 @@ def _no_neighbouring_profile_beats_the_defaults(
             if value < 0 or (name != "lexical_exponent" and value > 1):
                 continue
             other = replace(profile, **{name: round(value, 4)})
-            assert _score(features, other) <= mine + 1e-9, f"{profile.name}: {name}={value} beats the default"
+            better = [_score(features, other) > mine[half] + 1e-9 for half, features in halves.items()]
+            assert not all(better), f"{profile.name}: {name}={value} beats the default on both halves"
 
 
 def _fusion_beats_each_leg_overall_and_knows_when_there_is_nothing(

@@ -299,6 +299,8 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
     if as_json:
         common.emit_json(result.to_dict(request))
         return
+    from openclaw_cli.cli import search_explain
+
     for warning in result.warnings:
         common.warn(warning)
     if not result.hits and not result.warnings:
@@ -308,7 +310,8 @@ def _render_search(result: Any, request: Any, as_json: bool) -> None:
         text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
         common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
         if request.explain:
-            common.echo("        " + _explain_line(d["explain"]))
+            for line in search_explain.result_lines(d["explain"]):
+                common.echo(line)
     if request.explain:
         _render_analysis(result)
 
@@ -319,36 +322,13 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_CONTEXT_WORDS = {
-    "otherPerson": "about someone the query does not name ×{:.2f}",
-    "dialogue": "said next to a hit, which lends {:.2f}",
-    "question": "only asks ×{:.2f}",
-    "assistant": "said by the assistant ×{:.2f}",
-    "answerKind": "holds no time, quantity, place or name the question asks for ×{:.2f}",
-}
-
-
-def _explain_line(e: dict[str, Any]) -> str:
-    parts = [f"relevance {e['relevance']:.2f} = keywords {e['lexical']:.2f} + meaning {e['semantic']:.2f}"]
-    if e["bm25Rank"] is not None:
-        parts.append(f"bm25 #{e['bm25Rank']} ({e['bm25Score']:.2f})")
-    if e["similarity"] is not None:
-        legs = "/".join(f"{v:.2f}" for v in e["legSimilarities"] or [])
-        parts.append(f"similarity {e['similarity']:.2f} (models {legs}, {e['language']})")
-    if e["rerankScore"] is not None:
-        parts.append(f"rerank {e['rerankScore']:.2f}")
-    parts.extend(_CONTEXT_WORDS[key].format(value) for key, value in e["context"].items())
-    parts.append(f"recall {e['retrievability']:.2f}")
-    return "; ".join(parts)
-
-
 def _render_analysis(result: Any) -> None:
+    from openclaw_cli.cli import search_explain
+
     timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
     profile = result.profile
     label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
-    common.echo(f"terms: {' '.join(result.terms) or '(none)'}")
-    if result.searched_as:
-        common.echo(f"searched as: {result.searched_as} (the user's own names as pronouns)")
+    common.echo(search_explain.words_line(result.words()))
     common.echo(
         f"profile: {label}; English-model weight {result.vector_weight}; "
         f"floor {'-' if result.floor is None else result.floor}; {timing}"

@@ -15,11 +15,19 @@ class Candidate:
     legs: tuple[float, ...] | None = None
     lexical: float = 0.0
     semantic: float = 0.0
+    fused: float = 0.0  # the relevance fusion gave, before the context stages
     relevance: float = 0.0
     rerank_score: float | None = None
     retrievability: float = 1.0
     score: float = 0.0
     context: dict[str, float] = field(default_factory=dict)  # what subject/dialogue rules did, for --explain
+    # (stage, its factor or share, the relevance it left), in the order the stages ran: for --explain.
+    trail: list[tuple[str, float, float]] = field(default_factory=list)
+
+    def note(self, stage: str, value: float) -> None:
+        """Record what a stage did, after it changed `relevance`."""
+        self.context[stage] = value
+        self.trail.append((stage, value, self.relevance))
 
 
 def by_relevance(merged: list[Candidate]) -> None:

@@ -94,3 +94,8 @@ def lent_relevance(
         elif 0 < before <= shares.gap:
             lent[rowid] = shares.before * seed_relevance
     return lent
+
+
+def said_after(seed: Place, others: Sequence[tuple[int, Place]], shares: Shares) -> set[int]:
+    """The memories said within `shares.gap` messages after `seed`: the answer, when it asks."""
+    return {rowid for rowid, place in others if 0 < place.first - seed.last <= shares.gap}

@@ -8,130 +8,56 @@ terms a memory holds (lexical.py), the vector leg a similarity calibrated per em
 semantic.py). They combine as independent evidence, 1 - (1 - lexical)(1 - semantic), so strong evidence on
 either side wins and agreement ranks highest. Results below the profile's relevance floor are left out.
 
-Every stage is timed; with `explain` each result carries its ranks and scores from each stage.
+The search is an ordered list of named steps (PIPELINE): the core ones here, the hand-set stages in
+stages.py, each measured by what removing it costs on the held-out half of the eval set. Every step is
+timed; with `explain` each result carries its ranks, the fusion and each stage that moved it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory import lexical, semantic, vectors
+from openclaw_cli.memory import lexical, semantic, stages, vectors
 from openclaw_cli.memory.candidate import Candidate, by_relevance
 from openclaw_cli.memory.forgetting import retrievability
-from openclaw_cli.memory.profiles import SearchProfile, profile_for
-from openclaw_cli.memory.records import MemoryRecord, iso
+from openclaw_cli.memory.profiles import profile_for
 from openclaw_cli.memory.search_context import ContextSteps
+from openclaw_cli.memory.search_result import (
+    MAX_K,
+    MAX_QUERY_CHARS,
+    Mode,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+    note_location,
+    validate_request,
+)
+from openclaw_cli.memory.stages import STOPWORD_WEIGHT, Pass
 from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
+
+__all__ = [
+    "MAX_K",
+    "MAX_QUERY_CHARS",
+    "PIPELINE",
+    "STAGES",
+    "HybridSearcher",
+    "Mode",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResult",
+    "note_location",
+    "validate_request",
+]
 
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
     from openclaw_cli.memory.embed import Embedder, QueryEmbedding
-    from openclaw_cli.memory.record_rows import RankingFacts
     from openclaw_cli.memory.rerank import Reranker
     from openclaw_cli.memory.store import MemoryStore
-
-MAX_QUERY_CHARS = 2000
-MAX_K = 200
-# A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
-STOPWORD_WEIGHT = 0.2
-Mode = Literal["hybrid", "bm25", "vector"]
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    query: str
-    k: int = 10
-    user_id: str | None = None
-    scopes: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    mode: Mode = "hybrid"
-    explain: bool = False
-    all_results: bool = False  # include results below the relevance floor
-
-
-def _round(value: float | None, digits: int = 4) -> float | None:
-    return None if value is None else round(value, digits)
-
-
-@dataclass
-class SearchHit:
-    record: MemoryRecord
-    candidate: Candidate
-    store_label: str = ""
-
-    def to_dict(self, explain: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.record.id,
-            "score": round(self.candidate.score, 4),
-            "category": self.record.category,
-            "scope": self.record.scope,
-            "userId": self.record.user_id,
-            "l0": self.record.l0,
-            "createdAt": iso(self.record.created_at),
-        }
-        location = note_location(self.record.source)
-        if location is not None:
-            out["location"] = location
-        if explain:
-            c = self.candidate
-            out["explain"] = {
-                "relevance": round(c.relevance, 4),
-                "lexical": round(c.lexical, 4),
-                "semantic": round(c.semantic, 4),
-                "bm25Rank": c.bm25_rank,
-                "bm25Score": _round(c.bm25_score),
-                "vectorRank": c.vector_rank,
-                "similarity": _round(c.vector_score),
-                "legSimilarities": None if c.legs is None else [round(v, 4) for v in c.legs],
-                "rerankScore": _round(c.rerank_score),
-                "retrievability": round(c.retrievability, 4),
-                "language": self.record.language,
-                "context": dict(c.context),
-            }
-        return out
-
-
-def note_location(source: dict[str, Any] | None) -> str | None:
-    """`path:start-end` of a chunk of workspace Markdown (markdown_index.py), else None."""
-    if not source or "path" not in source or "startLine" not in source:
-        return None
-    return f"{source['path']}:{source['startLine']}-{source.get('endLine', source['startLine'])}"
-
-
-@dataclass
-class SearchResult:
-    hits: list[SearchHit]
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    terms: list[str] = field(default_factory=list)
-    vector_weight: float = 0.0
-    unknown_share: float | None = None
-    warnings: list[str] = field(default_factory=list)
-    profile: SearchProfile | None = None
-    searched_as: str | None = None  # the query with the user's own names as pronouns, when it differs
-    floor: float | None = None  # the relevance floor this query was held to (none with --all)
-
-    def to_dict(self, request: SearchRequest) -> dict[str, Any]:
-        return {
-            "query": request.query,
-            "k": request.k,
-            "mode": request.mode,
-            "results": [hit.to_dict(request.explain) for hit in self.hits],
-            "timingsMs": {key: round(value, 3) for key, value in self.timings_ms.items()},
-            "analysis": {
-                "terms": self.terms,
-                "searchedAs": self.searched_as,
-                "englishWeight": self.vector_weight,
-                "unknownShare": self.unknown_share,
-                "floor": self.floor,
-                "profile": None if self.profile is None else self.profile.to_dict(),
-            },
-            "warnings": self.warnings,
-        }
 
 
 class _Clock:
@@ -148,21 +74,10 @@ class _Clock:
         self.timings["total"] = (time.perf_counter() - self._start) * 1000
 
 
-def validate_request(request: SearchRequest) -> None:
-    if not request.query or not request.query.strip():
-        raise InvalidInput("the query is empty", hint="give some words to search for")
-    if len(request.query) > MAX_QUERY_CHARS:
-        raise InvalidInput(
-            f"the query is {len(request.query)} characters, over the limit of {MAX_QUERY_CHARS}"
-        )
-    if "\x00" in request.query:
-        raise InvalidInput("the query contains a NUL character")
-    if not 1 <= request.k <= MAX_K:
-        raise InvalidInput(f"k must be between 1 and {MAX_K}, not {request.k}")
-
-
 class HybridSearcher:
-    """Runs requests against one store with fixed settings; reuse it to keep models and vectors warm."""
+    """Runs requests against one store with fixed settings; reuse it to keep models and vectors warm.
+
+    `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it."""
 
     def __init__(
         self,
@@ -172,62 +87,47 @@ class HybridSearcher:
         reranker: Reranker | None = None,
         *,
         warm: bool = False,
+        disabled: frozenset[str] = frozenset(),
     ) -> None:
+        unknown = disabled - set(STAGES)
+        if unknown:
+            raise ValueError(f"no such search stages: {sorted(unknown)}")
         self.store = store
         self.settings = settings
         self.embedder = embedder
         self.reranker = reranker
         self.warm = warm
+        self.disabled = disabled
         self.profile = profile_for(vectors.stored_identity(store.conn), settings)
         self.context = ContextSteps(store, settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
         clock = _Clock()
-        result = SearchResult(hits=[], profile=self.profile)
-        self._best_evidence = 0.0
-        text = self.context.as_searched(request.query, request.user_id)
-        result.searched_as = text if text != request.query else None
-        result.terms = query_terms(text)
-        if not result.terms:
-            result.warnings.append("the query has no words or numbers to search for")
-            return result
-        self._term_weights(result.terms)
-        self._every_match_listed = False
-        clock.lap("analyse")
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
-        pool = max(self.settings.candidates, request.k)
-        by_row: dict[int, Candidate] = {}
-        if request.mode != "vector":
-            self._keyword_leg(result.terms, where, pool, by_row)
-        clock.lap("bm25")
-        query = self._embed(request, result, clock)
-        if query is not None:
-            self._vector_leg(query, where, pool, by_row, clock)
-        facts = self.store.ranking_facts(by_row)
-        merged = [c for c in by_row.values() if c.rowid in facts]
-        self._relevance(merged, facts, result, request, query)
-        self.context.lend_to_neighbours(merged, facts, where)
-        self.context.weigh_answer_kind(merged, facts, request.query)
-        self.context.weigh_utterances(merged, facts)
-        clock.lap("fuse")
-        if self.reranker is not None and merged:
-            merged = self._rerank(request.query, merged, facts, result)
-            clock.lap("rerank")
-        merged = self._floor(merged, request, result)
-        for candidate in merged:
-            candidate.retrievability = retrievability(facts[candidate.rowid].fsrs(), now)
-            candidate.score = candidate.relevance * candidate.retrievability
-        merged.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
-        top = merged[: request.k]
-        records = self.store.by_rowids(c.rowid for c in top)
-        result.hits = [SearchHit(records[c.rowid], c) for c in top if c.rowid in records]
-        clock.lap("score")
+        result = SearchResult(hits=[], profile=self.profile, query=request.query)
+        p = Pass(request, now, result, where, request.query)
+        for step in PIPELINE:
+            if step.name in self.disabled:
+                continue
+            step.run(self, p)
+            clock.lap(step.timing)
+            if p.finished:
+                break
         clock.total()
-        result.timings_ms = clock.timings
-        return result
+        p.result.timings_ms = clock.timings
+        return p.result
 
-    # ------------------------------------------------------------------ keyword leg
+    # ------------------------------------------------------------------ core steps
+
+    def _analyse(self, p: Pass) -> None:
+        """The query's terms and each term's weight (its specificity in this store)."""
+        p.result.terms = query_terms(p.text)
+        if not p.result.terms:
+            p.result.warnings.append("the query has no words or numbers to search for")
+            p.finished = True
+            return
+        self._term_weights(p.result.terms)
 
     def _term_weights(self, terms: Sequence[str]) -> None:
         conn = self.store.conn
@@ -239,26 +139,25 @@ class HybridSearcher:
             for t in terms
         }
 
-    def _keyword_leg(
-        self,
-        terms: Sequence[str],
-        where: vectors.VectorFilter,
-        pool: int,
-        by_row: dict[int, Candidate],
-    ) -> None:
+    def _keywords(self, p: Pass) -> None:
+        """The keyword leg: the best BM25 matches of the query's terms."""
+        if p.request.mode == "vector":
+            return
+        terms = p.result.terms
         searched = lexical.without_common_terms(terms, self._counts, self._size)
-        hits = lexical.bm25_candidates(self.store.conn, searched, where, pool)
+        pool = max(self.settings.candidates, p.request.k)
+        hits = lexical.bm25_candidates(self.store.conn, searched, p.where, pool)
         # A short list holds every memory matching a searched term: the others hold none of them.
-        self._every_match_listed = len(hits) < pool and len(searched) == len(terms)
+        p.every_match_listed = len(hits) < pool and len(searched) == len(terms)
         for rank, (rowid, score) in enumerate(hits, start=1):
-            cand = by_row.setdefault(rowid, Candidate(rowid))
+            cand = p.by_row.setdefault(rowid, Candidate(rowid))
             cand.bm25_rank, cand.bm25_score = rank, score
 
-    # ------------------------------------------------------------------ vector leg
-
-    def _embed(self, request: SearchRequest, result: SearchResult, clock: _Clock) -> QueryEmbedding | None:
+    def _embed(self, p: Pass) -> None:
+        """The query's vector, unless the mode, the index or the embedder rules the vector leg out."""
+        request, result = p.request, p.result
         if request.mode == "bm25":
-            return None
+            return
         if self.embedder is None or vectors.current_table(self.store.conn) is None:
             # Degraded search must say so: every vector is pending (the embedder failed when they were stored).
             pending = next(
@@ -273,7 +172,7 @@ class HybridSearcher:
                     f"{pending} memories have no vector yet (the embedder was unavailable when they were "
                     "stored): keyword results only; `openclaw memory index` fills them in"
                 )
-            return None
+            return
         from openclaw_cli.memory.embed import EmbeddingUnavailable
 
         try:  # an API embedder without configured dimensions calls the API to learn its identity
@@ -282,12 +181,11 @@ class HybridSearcher:
                     "the configured embedder differs from the one this index was built with: vector search "
                     "is off until `openclaw memory index --rebuild` re-embeds it"
                 )
-                return None
-            query: QueryEmbedding = self.embedder.embed_query(result.searched_as or request.query)
+                return
+            query: QueryEmbedding = self.embedder.embed_query(p.text)
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
-            return None
-        clock.lap("embed")
+            return
         result.unknown_share = round(query.unknown_share, 4)
         result.vector_weight = round(
             semantic.english_weight(self.profile, query.unknown_share)
@@ -295,30 +193,30 @@ class HybridSearcher:
             else semantic.single_leg_weight(self.profile, query.unknown_share),
             4,
         )
-        return query
+        p.query = query
 
-    def _vector_leg(
-        self,
-        query: QueryEmbedding,
-        where: vectors.VectorFilter,
-        pool: int,
-        by_row: dict[int, Candidate],
-        clock: _Clock,
-    ) -> None:
-        source = self._source()
-        hubs = self._hub_correction()
-        found = semantic.candidates(source, query, self.profile, pool, where, hubs)
-        for rowid, legs in found.items():
-            cand = by_row.setdefault(rowid, Candidate(rowid))
-            cand.legs = legs
-        # Rows the keyword leg found but the vector scans did not: their similarity, for an exact fusion.
-        missing = [rowid for rowid, cand in by_row.items() if cand.legs is None]
-        if missing:
-            for rowid, legs in semantic.leg_similarities(source, query, self.profile, missing, hubs).items():
-                by_row[rowid].legs = legs
-        clock.lap("vector")
+    def _vectors(self, p: Pass) -> None:
+        """The vector leg: the nearest memories, and every keyword hit's cosines too (an exact fusion)."""
+        if p.query is not None:
+            source = self._source()
+            pool = max(self.settings.candidates, p.request.k)
+            found = semantic.candidates(source, p.query, self.profile, pool, p.where, p.hubs)
+            for rowid, legs in found.items():
+                p.by_row.setdefault(rowid, Candidate(rowid)).legs = legs
+            missing = [rowid for rowid, cand in p.by_row.items() if cand.legs is None]
+            if missing:
+                for rowid, legs in semantic.leg_similarities(
+                    source, p.query, self.profile, missing, p.hubs
+                ).items():
+                    p.by_row[rowid].legs = legs
+        p.facts = self.store.ranking_facts(p.by_row)
+        p.candidates = [c for c in p.by_row.values() if c.rowid in p.facts]
 
-    def _hub_correction(self) -> semantic.HubCorrection | None:
+    def any_term_stored(self, terms: Sequence[str]) -> bool:
+        """Whether any memory of the store holds one of `terms` (read by `analyse`)."""
+        return any(self._counts.get(term, 0) for term in terms)
+
+    def hub_correction(self) -> semantic.HubCorrection | None:
         """The store's centroid (kept by the store until the next write) with the profile's weight."""
         if self.profile.hub_weight <= 0:
             return None
@@ -332,93 +230,71 @@ class HybridSearcher:
             return self.store.vector_matrix()
         return vectors.TableSource(self.store.conn, table)
 
-    # ------------------------------------------------------------------ fusion
+    def _similarity(self, p: Pass) -> None:
+        """One similarity per candidate from its per-model cosines, weighed by the query's and the
+        memory's languages (semantic.combine)."""
+        if p.query is None:
+            return
+        english = p.result.vector_weight
+        for cand in p.candidates:
+            if cand.legs is not None:
+                similarity = semantic.combine(cand.legs, english, p.facts[cand.rowid].language)
+                if len(self.profile.legs) == 1:
+                    similarity *= english  # a lone English model's vector counts less for unreadable queries
+                cand.vector_score = similarity
 
-    def _relevance(
-        self,
-        merged: list[Candidate],
-        facts: dict[int, RankingFacts],
-        result: SearchResult,
-        request: SearchRequest,
-        query: QueryEmbedding | None,
-    ) -> None:
-        profile = self.profile
+    def _fuse(self, p: Pass) -> None:
+        """Keyword share and calibrated meaning, combined as independent evidence (profile.fuse)."""
+        profile, terms = self.profile, p.result.terms
         # Term coverage is read from each candidate's FTS row (~15 us each); when the keyword leg listed
         # every match, the vector-only candidates are known to hold no query term and are not read.
-        readable = [c.rowid for c in merged if c.bm25_rank is not None or not self._every_match_listed]
-        lexical_scores = (
-            lexical.relevance(self.store.conn, readable, result.terms, self._weights)
-            if request.mode != "vector"
+        readable = [c.rowid for c in p.candidates if c.bm25_rank is not None or not p.every_match_listed]
+        scores = (
+            lexical.relevance(self.store.conn, readable, terms, self._weights)
+            if p.request.mode != "vector"
             else {}
         )
-        english = result.vector_weight if query is not None else 0.0
-        query_language = detect_language(request.query)
-        # A query of stopwords only ("呃", "的了吗", "the") has no topic: its meaning counts as little as
-        # its words, or the models' nearest sentence would always look like an answer.
-        topic = STOPWORD_WEIGHT if all(is_stopword(t) for t in result.terms) else 1.0
-        for cand in merged:
-            cand.lexical = lexical_scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
-            if cand.legs is not None and query is not None:
-                language = facts[cand.rowid].language
-                similarity = semantic.combine(cand.legs, english, language)
-                if len(profile.legs) == 1:
-                    similarity *= english  # a lone English model's vector counts less for unreadable queries
-                # A profile measured with a multilingual model sets a bonus; mixed text is never across.
-                similarity += profile.bonus(query_language, language)
-                cand.vector_score = similarity
-                cand.semantic = profile.semantic(similarity) * topic
-            cand.relevance = profile.fuse(cand.lexical, cand.semantic)
+        strength = max(self._weights.values(), default=0.0)
+        p.full_matches = {rowid for rowid, score in scores.items() if score > 0 and score >= strength - 1e-9}
+        for cand in p.candidates:
+            cand.lexical = scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
+            if cand.vector_score is not None:
+                cand.semantic = profile.semantic(cand.vector_score) * p.topic
+            cand.relevance = cand.fused = profile.fuse(cand.lexical, cand.semantic)
         # Whether anything relevant is stored at all is decided on the evidence, before the context
-        # weights below move memories about other people or mere questions down.
-        self._best_evidence = max((c.relevance for c in merged), default=0.0)
-        self.context.weigh_subjects(merged, facts, result.searched_as or request.query, request.user_id)
+        # stages move memories about other people or mere questions down.
+        p.best_evidence = max((c.relevance for c in p.candidates), default=0.0)
+
+    def _rank(self, p: Pass) -> None:
+        """Each candidate's rank by similarity (for --explain), and the candidates best first."""
         ranked = sorted(
-            (c for c in merged if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
+            (c for c in p.candidates if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
         )
         for rank, cand in enumerate(ranked, start=1):
             cand.vector_rank = rank
-        by_relevance(merged)
+        by_relevance(p.candidates)
 
-    def _floor(
-        self, merged: list[Candidate], request: SearchRequest, result: SearchResult
-    ) -> list[Candidate]:
-        """Nothing when the best result is below the relevance floor; else everything down to the tail floor."""
-        if request.all_results:
-            return [c for c in merged if c.relevance > 0]
-        best = self._best_evidence
-        unmatched = not any(self._counts.get(term, 0) for term in result.terms)
-        floor = self.profile.floor_for(len(result.terms), unmatched)
-        result.floor = floor
-        if best < floor:
-            if merged:
-                result.warnings.append(
-                    f"nothing relevant enough (best relevance {best:.2f}, floor "
-                    f"{floor:.2f}); --all shows weaker matches"
-                )
-            return []
-        return [c for c in merged if c.relevance >= self.profile.kept_floor()]
-
-    def _rerank(
-        self, query: str, merged: list[Candidate], facts: dict[int, RankingFacts], result: SearchResult
-    ) -> list[Candidate]:
+    def _rerank(self, p: Pass) -> None:
         """Re-score the best candidates with the cross-encoder, where it helps: pairs in its languages."""
+        if self.reranker is None or not p.candidates:
+            return
         from openclaw_cli.memory.rerank import RerankUnavailable
 
-        assert self.reranker is not None
+        query, merged, facts = p.request.query, p.candidates, p.facts
         languages = set(self.settings.rerank.languages)
         if languages and detect_language(query) not in languages:
-            return merged
+            return
         top = [c for c in merged[: self.settings.rerank.top_n]]
         top = [c for c in top if not languages or facts[c.rowid].language in languages]
         if not top:
-            return merged
+            return
         records = self.store.by_rowids(c.rowid for c in top)
         top = [c for c in top if c.rowid in records]
         try:
             scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])
         except RerankUnavailable as exc:
-            result.warnings.append(f"{exc.message}: results are in fused order")
-            return merged
+            p.result.warnings.append(f"{exc.message}: results are in fused order")
+            return
         for candidate, score in zip(top, scores, strict=True):
             candidate.rerank_score = float(score)
         # The reranker decides the order of the candidates it scored; they keep the relevance values
@@ -426,7 +302,80 @@ class HybridSearcher:
         values = sorted((c.relevance for c in top), reverse=True)
         for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
             candidate.relevance = value
-        return sorted(merged, key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
+            candidate.trail.append(("rerank", candidate.rerank_score or 0.0, value))
+        merged.sort(key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
+
+    def _floor(self, p: Pass) -> None:
+        """Nothing when the best evidence is below the floor; else everything down to the tail floor."""
+        if p.request.all_results:
+            p.candidates = [c for c in p.candidates if c.relevance > 0]
+            return
+        floor = self.profile.relevance_floor if p.floor is None else p.floor
+        p.result.floor = floor
+        if p.best_evidence < floor:
+            if p.candidates:
+                p.result.warnings.append(
+                    f"nothing relevant enough (best relevance {p.best_evidence:.2f}, floor "
+                    f"{floor:.2f}); --all shows weaker matches"
+                )
+            p.candidates = []
+            return
+        best = max((c.relevance for c in p.candidates), default=0.0)
+        p.candidates = [c for c in p.candidates if c.relevance >= p.kept_from(self.profile, best, c.rowid)]
+
+    def _score(self, p: Pass) -> None:
+        """Score = relevance x retrievability (how well the memory is remembered); the top k."""
+        facts = p.facts
+        for candidate in p.candidates:
+            candidate.retrievability = retrievability(facts[candidate.rowid].fsrs(), p.now)
+            candidate.score = candidate.relevance * candidate.retrievability
+        p.candidates.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
+        top = p.candidates[: p.request.k]
+        records = self.store.by_rowids(c.rowid for c in top)
+        p.result.hits = [
+            SearchHit(records[c.rowid], c, profile=self.profile) for c in top if c.rowid in records
+        ]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[HybridSearcher, Pass], None]
+    timing: str  # the timings_ms entry its time counts towards
+
+
+# The search, in order. Steps named in stages.STAGES are the hand-set stages, each removable by name;
+# the others are the core. Order matters: the floor stages set the floors before `dialogue` (which lends
+# only to turns relevant enough to be kept by themselves) and `floor` read them;
+# `fuse` records the best evidence before the context stages move anything; `dialogue` runs on the
+# ranking `rank` sorts, before `question` and `assistant` so a question still lends its answer its
+# full relevance; `answer_kind` after `dialogue` so the turn naming the topic lends the turn with the
+# date its full relevance.
+PIPELINE: tuple[Step, ...] = (
+    Step("analyse", HybridSearcher._analyse, "analyse"),
+    Step("keywords", HybridSearcher._keywords, "bm25"),
+    Step("embed", HybridSearcher._embed, "embed"),
+    Step("hubness", stages.hubness, "vector"),
+    Step("vectors", HybridSearcher._vectors, "vector"),
+    Step("similarity", HybridSearcher._similarity, "fuse"),
+    Step("language_bonus", stages.language_bonus, "fuse"),
+    Step("stopword_query", stages.stopword_query, "fuse"),
+    Step("fuse", HybridSearcher._fuse, "fuse"),
+    Step("sentence_floor", stages.sentence_floor, "fuse"),
+    Step("unmatched_floor", stages.unmatched_floor, "fuse"),
+    Step("other_person", stages.other_person, "fuse"),
+    Step("rank", HybridSearcher._rank, "fuse"),
+    Step("dialogue", stages.dialogue, "fuse"),
+    Step("answer_kind", stages.answer_kind, "fuse"),
+    Step("question", stages.question, "fuse"),
+    Step("assistant", stages.assistant, "fuse"),
+    Step("rerank", HybridSearcher._rerank, "rerank"),
+    Step("floor", HybridSearcher._floor, "score"),
+    Step("score", HybridSearcher._score, "score"),
+)
+STAGES: tuple[str, ...] = tuple(
+    step.name for step in PIPELINE if getattr(stages, step.name, None) is step.run
+)
 
 
 _ORDER = {"insight": 0}

@@ -253,22 +253,6 @@ def owner_of(text: str) -> str | None:
     return None
 
 
-def without_names(query: str, names: frozenset[str]) -> str:
-    """`query` with the user's own names replaced by a pronoun: every memory of theirs is about them,
-    so "what car does Lin drive" should weigh "car" and "drive", not the memories that say "Lin"."""
-    pattern = cast_pattern(names, ignore_case=True)
-    if pattern is None:
-        return query
-    with_possessive = re.compile(f"(?:{pattern.pattern})(?P<possessive>['’]s)?", pattern.flags)
-
-    def pronoun(match: re.Match[str]) -> str:
-        if _han_name(match.group(0)):
-            return "他"
-        return "his" if match.group("possessive") else "he"
-
-    return with_possessive.sub(pronoun, query)
-
-
 @lru_cache(maxsize=16)
 def cast_pattern(names: frozenset[str], ignore_case: bool = False) -> re.Pattern[str] | None:
     """One pattern finding any of `names`: a Latin name as a whole word, a Chinese one anywhere."""
@@ -287,20 +271,42 @@ def _han_name(name: str) -> bool:
 
 @dataclass
 class QuerySubject:
-    """Who a query asks about: the relation groups and cast names it mentions (none: the user)."""
+    """Who a query asks about: the relation groups and cast names it mentions (none: the user), and
+    whether it refers to the user at all (a pronoun, "the user", one of the user's own names)."""
 
     relations: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    about_user: bool = True
 
     @property
     def is_user(self) -> bool:
         return not self.relations and not self.names
 
 
-def query_subject(query: str, names: frozenset[str] = frozenset()) -> QuerySubject:
+# Words by which a query refers to the user (or, from the assistant, "you"). A query with none of them
+# and nobody named ("钢琴", "dark mode") asks about a topic: search_context.weigh_subjects spares a
+# memory holding every word of it, whoever it is about.
+_EN_PERSON = re.compile(
+    r"\b(?:i|me|my|mine|myself|we|us|our|you|your|yours|he|him|his|himself|she|her|hers|herself|user)\b",
+    re.IGNORECASE,
+)
+_ZH_PERSON = re.compile(r"我|你|您|咱|(?<!其)他|她|自己|用户|本人")
+
+
+def refers_to_user(query: str, own: frozenset[str] = frozenset()) -> bool:
+    """Whether the query refers to a person at all: a personal pronoun, "the user", or an own name."""
+    if _EN_PERSON.search(query) or _ZH_PERSON.search(query):
+        return True
+    pattern = cast_pattern(own, ignore_case=True)
+    return pattern is not None and pattern.search(query) is not None
+
+
+def query_subject(
+    query: str, names: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()
+) -> QuerySubject:
     _, _, en_any, zh_any = _patterns()
     groups = _surface_groups()
-    found = QuerySubject()
+    found = QuerySubject(about_user=refers_to_user(query, own))
     for pattern in (en_any, zh_any):
         for match in pattern.finditer(query):
             found.relations.add(groups[match.group("rel").lower()])

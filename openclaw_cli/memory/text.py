@@ -130,6 +130,29 @@ def query_terms(text: str) -> list[str]:
     return _dedupe(chosen)[:MAX_QUERY_TERMS]
 
 
+def typed_words(text: str) -> list[tuple[str, list[str]]]:
+    """Each word of a query as it was typed, with the terms the analysis made of it (a stem, the pairs
+    of a Chinese word, the parts of an identifier), for --explain: `coffee` was searched as `coffe`,
+    编辑器 as 编辑器, 编辑 and 辑器. Analysed one script run at a time, as `query_terms` does."""
+    words: list[tuple[str, list[str]]] = []
+    for kind, run in scripts.runs(unicodedata.normalize("NFKC", text)):
+        if kind == "han":
+            pieces = [w for w in _jieba().lcut(run) if w.strip()]
+            words += [(w, [t for t, _ in _han_terms(w, for_query=True)]) for w in pieces]
+        elif kind != "other":
+            words.append((run, [t for t, _ in _analyse(run, for_query=True)]))
+        else:
+            segment = _APOSTROPHE_IN_WORD.sub("", run)
+            language = scripts.latin_language(segment.casefold())
+            for chunk in _CHUNK.finditer(segment):
+                parts = _ALNUM_RUN.findall(chunk.group().casefold())
+                terms = [t for part in parts for t, _ in _part_terms(part, language, for_query=True)]
+                if len(parts) > 1:
+                    terms.append(_cap("".join(_strip_diacritics(p) for p in parts)))
+                words.append((chunk.group(), _dedupe(terms)))
+    return words
+
+
 def is_stopword(term: str) -> bool:
     """True for an analysed query term that is an English or Chinese stopword."""
     return term in ENGLISH_STOPWORDS or _chinese_stopword(term)
