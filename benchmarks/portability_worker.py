@@ -37,8 +37,8 @@ def import_file(home: Path, file: Path) -> None:
     # Imported here, not above: `measure` stays a small process (its size is its child's pre-exec RSS).
     from benchmarks.synth import CompositeEmbedder
     from openclaw_cli.config import Settings
-    from openclaw_cli.memory.export_io import open_export
-    from openclaw_cli.memory.portability import import_memories
+    from openclaw_cli.memory.portability.files import open_export
+    from openclaw_cli.memory.portability.transfer import import_memories
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.paths import Home
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding
-from openclaw_cli.memory.profiles import COMPOSITE
+from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
+from openclaw_cli.memory.search.profiles import COMPOSITE
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
 
@@ -63,7 +63,7 @@ def texts(count: int, seed: int = 7) -> list[str]:
 
 def composite_service(home: Path, *, warm: bool = False) -> MemoryService:
     """A service whose embedder is the composite stand-in, with real MiniLM query vectors."""
-    from openclaw_cli.memory.embedders import create_embedder
+    from openclaw_cli.memory.embedding.loader import create_embedder
 
     settings = Settings()
     service = MemoryService(Home(home), "main", settings.memory, warm=warm)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import STAGES, SearchRequest
+from openclaw_cli.memory.search.pipeline import STAGES, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests.evalset import (
     HALVES,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openclaw_cli.memory.extract_prompt import MAX_CHUNK_CHARS, chunks, extraction_messages
-from openclaw_cli.memory.patterns import find_memories
+from openclaw_cli.memory.extraction.patterns import find_memories
+from openclaw_cli.memory.extraction.prompt import MAX_CHUNK_CHARS, chunks, extraction_messages
 
 TURNS = [
     "Remember that my locker code is 4411.",

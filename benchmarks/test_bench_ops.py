@@ -26,8 +26,8 @@ import pytest
 
 from benchmarks import synth
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.embed import EmbedderIdentity
-from openclaw_cli.memory.embedders import expected_identity
+from openclaw_cli.memory.embedding.loader import expected_identity
+from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.lifecycle import SessionManager

@@ -21,7 +21,7 @@ import pytest
 
 from benchmarks import synth
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.reflect import run_reflection
+from openclaw_cli.memory.reflect.run import run_reflection
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI

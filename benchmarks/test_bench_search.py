@@ -24,7 +24,7 @@ import pytest
 
 from benchmarks import synth
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
 
@@ -102,7 +102,7 @@ def test_vector_recall_against_exact_search(benchmark: Any, home_100k: Path) -> 
     # Exact search is against the float vectors the embedder made, before int8 storage.
     texts = dict(store.conn.execute("SELECT rowid, l0 FROM records"))
     exact = embedder.embed_passages([texts[int(i)] for i in ids])
-    from openclaw_cli.memory.vectors import VectorFilter, knn
+    from openclaw_cli.memory.store.vectors import VectorFilter, knn
 
     # The synthetic queries' own vectors (like the stored ones) plus the real-model ones, under each
     # weighting of the composite's halves: the prefilter must not assume equal halves.

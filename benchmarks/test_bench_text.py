@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from openclaw_cli.memory.text import _jieba, fts_match, index_terms, query_terms
+from openclaw_cli.memory.text.analysis import _jieba, fts_match, index_terms, query_terms
 
 ENGLISH = [
     "User prefers dark mode in every editor and terminal they use.",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from openclaw_cli.memory import vectors  # noqa: E402
-from openclaw_cli.memory.profiles import profile_for  # noqa: E402
+from openclaw_cli.memory.search.profiles import profile_for  # noqa: E402
+from openclaw_cli.memory.store import vectors  # noqa: E402
 from tests import fusion_eval  # noqa: E402
 from tests.evalset import build_service, load_queries  # noqa: E402
 

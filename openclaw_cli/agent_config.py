@@ -4,7 +4,7 @@ An entry may name the agent's own workspace (over `memory.workspace`) and its ow
 with `apiBase` over `llm.apiBase`). Everything that works for one agent (its turns, extraction, summaries,
 reflection, the workspace files and notes, the markdown index) is given `for_agent(settings, id)` and reads
 the plain `settings.memory.workspace` and `settings.llm.*` keys, so no other module needs to know about
-entries. Resolving the workspace path itself (`~`, relative to the home) is memory/workspace.py's job.
+entries. Resolving the workspace path itself (`~`, relative to the home) is memory/workspace/files.py's job.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def _factor(default: float, what: str) -> Any:
 
 class SearchSettings(_Section):
     """Search settings. The embedder-dependent values come from the profile of the embedder that built the
-    database (memory/profiles.py, chosen by measurement on fixtures/eval); a value set here overrides it."""
+    database (memory/search/profiles.py, chosen by measurement on fixtures/eval); a value set here overrides it."""
 
     candidates: int = Field(50, ge=1, le=1000, description="candidates taken from each leg")
     relevance_floor: float | None = Field(None, ge=0, le=1, description="results below are left out")
@@ -153,7 +153,7 @@ class ExtractionSettings(_Section):
 
 
 class DedupSettings(_Section):
-    """Semantic dedup zones. Unset values come from the embedder's profile (memory/profiles.py)."""
+    """Semantic dedup zones. Unset values come from the embedder's profile (memory/search/profiles.py)."""
 
     new_below: float | None = Field(None, ge=-1, le=1, description="similarity below which a memory is new")
     duplicate_above: float | None = Field(
@@ -177,7 +177,7 @@ class ReflectionSettings(_Section):
 
 
 class BackupSettings(_Section):
-    """Rolling daily copies of each memory database (memory/backup.py)."""
+    """Rolling daily copies of each memory database (memory/upkeep/backup.py)."""
 
     keep_days: int = Field(
         7,

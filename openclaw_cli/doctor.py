@@ -26,7 +26,7 @@ PERMISSIONS = "home.permissions"
 WORKSPACE_PERMISSIONS = "workspace.permissions"
 CONFIG = "config"
 MEMORY = "memory"
-_MEMORY_CHECK_MODULE = "openclaw_cli.memory.check"
+_MEMORY_CHECK_MODULE = "openclaw_cli.memory.upkeep.check"
 
 
 def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> list[Finding]:
@@ -37,7 +37,7 @@ def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> lis
 @dataclass
 class DoctorReport:
     findings: list[Finding]
-    # Whose memories each store under the home holds (memory/persons.py), every agent's and the shared one.
+    # Whose memories each store under the home holds (memory/store/persons.py), every agent's and the shared one.
     persons: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
     persons: list[dict[str, Any]] = []
     if settings is not None:
         from openclaw_cli.identity import DEFAULT_OWNER, owner_id
-        from openclaw_cli.memory.persons import every_store, findings_for
+        from openclaw_cli.memory.store.persons import every_store, findings_for
 
         stores = every_store(home, owner_is_default=owner_id(settings) == DEFAULT_OWNER)
         findings += findings_for(stores, shared=settings.memory.share_user_memory)
@@ -141,7 +141,7 @@ def check_workspace_permissions(home: Home, settings: Settings | None, fix: bool
     the rest. A workspace several agents share is checked once."""
     if settings is None:
         return []
-    from openclaw_cli.memory.workspace import workspace_dir
+    from openclaw_cli.memory.workspace.files import workspace_dir
 
     configured = [settings.memory.workspace, *(entry.workspace for entry in settings.agents.entries)]
     roots: list[Path] = []
@@ -256,6 +256,6 @@ def _check_memory(home: Home, agent: str, settings: Settings | None, fix: bool) 
                 hint="fix the config error above, then run `openclaw doctor` again",
             )
         ]
-    from openclaw_cli.memory.check import check_memory  # type: ignore[import-not-found,unused-ignore]
+    from openclaw_cli.memory.upkeep.check import check_memory  # type: ignore[import-not-found,unused-ignore]
 
     return list(check_memory(home, agent, settings, fix))

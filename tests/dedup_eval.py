@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_cli.memory import profiles
-from openclaw_cli.memory.dedup import DedupZones, leg_cosines, pair_similarity
-from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.text import detect_language
+from openclaw_cli.memory.search import profiles
+from openclaw_cli.memory.search.profiles import SearchProfile
+from openclaw_cli.memory.text.analysis import detect_language
+from openclaw_cli.memory.writing.dedup import DedupZones, leg_cosines, pair_similarity
 
 PAIRS = Path(__file__).resolve().parent.parent / "fixtures" / "dedup" / "pairs.jsonl"
 ZONE_OF_LABEL = {"duplicate": "duplicate", "update": "grey", "different": "new"}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openclaw_cli.config import SearchSettings, Settings
-from openclaw_cli.memory.search import HybridSearcher, SearchRequest
+from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from openclaw_cli.paths import Home
 from tests.memory_helpers import with_shared_models
@@ -149,7 +149,7 @@ class Metrics:
 
 
 def _reranker(settings: SearchSettings) -> Any:
-    from openclaw_cli.memory.rerank import create_reranker
+    from openclaw_cli.memory.search.rerank import create_reranker
 
     return create_reranker(settings.rerank) if settings.rerank.provider != "none" else None
 

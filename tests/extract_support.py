@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.extract import ExtractionService
-from openclaw_cli.memory.records import MemoryRecord
+from openclaw_cli.memory.extraction.run import ExtractionService
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore

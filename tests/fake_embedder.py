@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding
+from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
 
 HALVES = (384, 512)
 

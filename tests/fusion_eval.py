@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import answer_type, dialogue, lexical, people, semantic, stages, subject, vectors
-from openclaw_cli.memory.profiles import SearchProfile
-from openclaw_cli.memory.search import HybridSearcher
+from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages, subject
+from openclaw_cli.memory.search.pipeline import HybridSearcher
+from openclaw_cli.memory.search.profiles import SearchProfile
+from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.stages import STOPWORD_WEIGHT
-from openclaw_cli.memory.text import detect_language, is_stopword, query_terms
+from openclaw_cli.memory.store import people, vectors
+from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces
 
 NONSENSE = "nonsense"

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.embed import EmbedderIdentity, QueryEmbedding
-from openclaw_cli.memory.export_io import open_export
-from openclaw_cli.memory.portability import ImportReport, export_memories, import_memories
+from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
+from openclaw_cli.memory.portability.files import open_export
+from openclaw_cli.memory.portability.transfer import ImportReport, export_memories, import_memories
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.conftest import Result, base_env

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import apsw
 
-from openclaw_cli.memory.record_rows import new_record
-from openclaw_cli.memory.store import MemoryStore
+from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.store.record_rows import new_record
 from tests.conftest import run_cli
 from tests.fake_embedder import CompositeFake
 

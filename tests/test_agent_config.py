@@ -16,7 +16,7 @@ import pytest
 
 from openclaw_cli.agent_config import agent_entry, for_agent
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.workspace import workspace_dir
+from openclaw_cli.memory.workspace.files import workspace_dir
 from openclaw_cli.paths import Home
 from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI

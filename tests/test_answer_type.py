@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.answer_type import asked_for, could_answer
-from openclaw_cli.memory.search import HybridSearcher, SearchRequest
+from openclaw_cli.memory.search.answer_type import asked_for, could_answer
+from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from tests.conftest import run_cli
 from tests.memory_helpers import service_for

@@ -18,9 +18,9 @@ import apsw
 import pytest
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory import backup
-from openclaw_cli.memory.restore import restore
-from openclaw_cli.memory.store import MemoryStore
+from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.upkeep import backup
+from openclaw_cli.memory.upkeep.restore import restore
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
 from tests.salvage_helpers import (

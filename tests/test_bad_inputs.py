@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from tests.bad_input_helpers import KEY, Case, check_case, seed_home
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for

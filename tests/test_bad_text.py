@@ -133,7 +133,7 @@ ADD_FIELDS = [
 @pytest.mark.parametrize(("lines", "says"), ADD_FIELDS)
 def test_add_batch_refuses_a_lone_surrogate_in_any_field(lines: str, says: str) -> None:
     from openclaw_cli.errors import InvalidInput
-    from openclaw_cli.memory.batch import parse_add_lines
+    from openclaw_cli.memory.portability.batch import parse_add_lines
 
     with pytest.raises(InvalidInput) as refused:
         parse_add_lines(lines.split("\n"), "in.jsonl")
@@ -142,8 +142,8 @@ def test_add_batch_refuses_a_lone_surrogate_in_any_field(lines: str, says: str) 
 
 def test_search_batch_refuses_a_lone_surrogate_in_the_user() -> None:
     from openclaw_cli.errors import InvalidInput
-    from openclaw_cli.memory.batch import parse_search_line
-    from openclaw_cli.memory.search import SearchRequest
+    from openclaw_cli.memory.portability.batch import parse_search_line
+    from openclaw_cli.memory.search.pipeline import SearchRequest
 
     with pytest.raises(InvalidInput) as refused:
         parse_search_line('{"query": "tea", "userId": "' + LONE + '"}', 3, SearchRequest("x"), "in.jsonl")
@@ -152,7 +152,7 @@ def test_search_batch_refuses_a_lone_surrogate_in_the_user() -> None:
 
 def test_add_batch_refuses_an_id_given_twice_even_for_the_same_text() -> None:
     from openclaw_cli.errors import InvalidInput
-    from openclaw_cli.memory.batch import parse_add_lines
+    from openclaw_cli.memory.portability.batch import parse_add_lines
 
     line = '{"text": "likes tea", "id": "m-1"}'
     with pytest.raises(InvalidInput) as refused:
@@ -243,7 +243,7 @@ def test_migrate_refuses_a_lone_surrogate_and_leaves_the_file(tmp_path: Path) ->
 
 
 def test_a_surrogate_pair_escape_is_one_character_and_passes() -> None:
-    from openclaw_cli.memory.batch import parse_add_lines
+    from openclaw_cli.memory.portability.batch import parse_add_lines
 
     [(_, item)] = parse_add_lines(['{"text": "likes coffee \\ud83d\\ude00", "l1": "\\ud83c\\udf75"}'])
     assert (item.l0, item.l1) == ("likes coffee \U0001f600", "\U0001f375")

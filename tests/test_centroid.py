@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import centroid, semantic, vectors
-from openclaw_cli.memory.db import get_meta, set_meta, write_txn
-from openclaw_cli.memory.search import HybridSearcher, SearchRequest
+from openclaw_cli.memory.search import centroid, semantic
+from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import MemoryStore
+from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.db import get_meta, set_meta, write_txn
+from openclaw_cli.memory.store.memory_store import MemoryStore
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 

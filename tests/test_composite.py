@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.memory.composite import CompositeEmbedder, unread_half
-from openclaw_cli.memory.search import SearchRequest
-from openclaw_cli.memory.vector_codec import decode, encode, int8_format
-from openclaw_cli.memory.writing import Candidate, write_memories
+from openclaw_cli.memory.embedding.composite import CompositeEmbedder, unread_half
+from openclaw_cli.memory.search.pipeline import SearchRequest
+from openclaw_cli.memory.store.vector_codec import decode, encode, int8_format
+from openclaw_cli.memory.writing.write_path import Candidate, write_memories
 from tests.memory_helpers import WIDE_GREY, add, dedup_service, service_for
 
 ENGLISH = "Prefers dark themes in every editor and terminal."

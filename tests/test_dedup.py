@@ -11,12 +11,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from openclaw_cli.config import DedupSettings
-from openclaw_cli.memory import profiles, vectors
-from openclaw_cli.memory.dedup import zones_for
-from openclaw_cli.memory.records import MemoryRecord
+from openclaw_cli.memory.search import profiles
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.text import l0_hash
-from openclaw_cli.memory.writing import Candidate, Verdict, write_memories
+from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.records import MemoryRecord
+from openclaw_cli.memory.text.analysis import l0_hash
+from openclaw_cli.memory.writing.dedup import zones_for
+from openclaw_cli.memory.writing.write_path import Candidate, Verdict, write_memories
 from tests.memory_helpers import WIDE_GREY, service_for, settings_with
 from tests.memory_helpers import FixedJudge as Judge
 from tests.memory_helpers import dedup_service as _service
@@ -299,7 +300,7 @@ def test_neighbour_index_sees_another_process_write(tmp_path: Path) -> None:
 def test_group_similarities_equal_the_pairwise_ones() -> None:
     import numpy as np
 
-    from openclaw_cli.memory.dedup import group_similarities, pair_similarity
+    from openclaw_cli.memory.writing.dedup import group_similarities, pair_similarity
 
     rng = np.random.default_rng(3)
     legs = rng.uniform(-1, 1, size=(6, 2))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.config import DedupSettings
-from openclaw_cli.memory.dedup import zones_for
+from openclaw_cli.memory.writing.dedup import zones_for
 from tests import dedup_eval
 from tests.memory_helpers import service_for
 

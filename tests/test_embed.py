@@ -14,7 +14,9 @@ from tokenizers import Tokenizer
 from openclaw_cli import llm
 from openclaw_cli.config import EmbeddingSettings
 from openclaw_cli.errors import ConfigError, StoreError
-from openclaw_cli.memory.embed import (
+from openclaw_cli.memory.embedding.api import LiteLLMEmbedder
+from openclaw_cli.memory.embedding.loader import create_embedder, expected_identity
+from openclaw_cli.memory.embedding.onnx_embedder import (
     LOCAL_DIMENSIONS,
     LOCAL_MODEL_NAME,
     EmbedderIdentity,
@@ -24,8 +26,6 @@ from openclaw_cli.memory.embed import (
     load_tokenizer,
     local_model_files,
 )
-from openclaw_cli.memory.embed_api import LiteLLMEmbedder
-from openclaw_cli.memory.embedders import create_embedder, expected_identity
 from tests import fake_openai as fake_server
 from tests.fake_openai import FakeOpenAI, hashed_vector
 

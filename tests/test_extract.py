@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.extract_state import read_state
+from openclaw_cli.memory.extraction.state import read_state
 from tests import fake_openai as fake_server
 from tests.extract_support import (
     GROUP_KEY,
@@ -133,8 +133,8 @@ def test_a_dry_run_writes_nothing_and_keeps_the_checkpoint(world: World, fake_op
 def test_the_judge_asks_the_model_and_keeps_the_candidate_when_it_cannot_answer(
     world: World, fake_openai
 ) -> None:  # type: ignore[no-untyped-def]
-    from openclaw_cli.memory.llm_judge import LlmJudge
-    from openclaw_cli.memory.writing import Candidate
+    from openclaw_cli.memory.writing.llm_judge import LlmJudge
+    from openclaw_cli.memory.writing.write_path import Candidate
 
     world.say("I like tea.")
     fake_openai.script_chat(reply(memory("preference", "User likes tea", [0])))
@@ -157,7 +157,7 @@ def test_the_judge_asks_the_model_and_keeps_the_candidate_when_it_cannot_answer(
 
 def test_the_checkpoint_file_is_private_and_damage_is_a_clear_error(world: World, fake_openai) -> None:  # type: ignore[no-untyped-def]
     from openclaw_cli.errors import StoreError
-    from openclaw_cli.memory.extract_state import state_path
+    from openclaw_cli.memory.extraction.state import state_path
 
     world.say("How are you?")
     fake_openai.script_chat(reply())

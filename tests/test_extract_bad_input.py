@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory.extract_prompt import MAX_CHUNK_CHARS, SYSTEM_PROMPT
-from openclaw_cli.memory.extract_state import read_state
+from openclaw_cli.memory.extraction.prompt import MAX_CHUNK_CHARS, SYSTEM_PROMPT
+from openclaw_cli.memory.extraction.state import read_state
 from tests import fake_openai as fake_server
 from tests.extract_support import World, chat_requests, memory, reply, settings_for, transcript_of
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.extract_state import read_state
-from openclaw_cli.memory.patterns import PatternMemory, asks_to_remember, find_memories
+from openclaw_cli.memory.extraction.patterns import PatternMemory, asks_to_remember, find_memories
+from openclaw_cli.memory.extraction.state import read_state
 from tests import fake_openai as fake_server
 from tests.extract_support import World, chat_requests, memory, reply, settings_for, transcript_of
 

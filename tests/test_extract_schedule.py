@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.extract import ExtractionReport, ExtractionService
-from openclaw_cli.memory.extract_schedule import CoalescingScheduler
-from openclaw_cli.memory.extract_state import read_state
+from openclaw_cli.memory.extraction.run import ExtractionReport, ExtractionService
+from openclaw_cli.memory.extraction.schedule import CoalescingScheduler
+from openclaw_cli.memory.extraction.state import read_state
 from tests import fake_openai as fake_server
 from tests.extract_support import World, chat_requests, memory, reply, settings_for
 

@@ -596,7 +596,7 @@ def test_reflect_run(gateway: Gateway) -> None:
         reply = request(conn, "reflect.run", {"dryRun": True}, timeout=120)
         bad = request(conn, "reflect.run", {"dryRun": "yes"})
     try:
-        import openclaw_cli.memory.reflect  # noqa: F401
+        import openclaw_cli.memory.reflect.run  # noqa: F401
     except ImportError:
         assert reply["error"]["code"] == "UNAVAILABLE" and "not available" in reply["error"]["message"]
         return

@@ -12,15 +12,15 @@ import pytest
 
 from openclaw_cli.config import InjectSettings
 from openclaw_cli.identity import DEFAULT_OWNER
-from openclaw_cli.memory.inject import (
+from openclaw_cli.memory.search.inject import (
     build_memory_block as build_for,
 )
-from openclaw_cli.memory.inject import (
+from openclaw_cli.memory.search.inject import (
     conversation_language,
     order_hits,
     query_from_messages,
 )
-from openclaw_cli.memory.search import Candidate, SearchHit
+from openclaw_cli.memory.search.pipeline import Candidate, SearchHit
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.sessions.tokens import count_tokens, counter_is_exact
 from tests.memory_helpers import add, service_for
@@ -141,7 +141,7 @@ def test_a_better_fact_still_beats_an_insight() -> None:
 
 
 def _record(record_id: str, category: str) -> object:
-    from openclaw_cli.memory.record_rows import new_record
+    from openclaw_cli.memory.store.record_rows import new_record
 
     return new_record(
         record_id=record_id, l0="x", agent_id="main", scope="user", user_id="u", category=category

@@ -17,8 +17,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from openclaw_cli.memory.db import vec_extension_path
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
+from openclaw_cli.memory.store.db import vec_extension_path
 from tests import fake_openai as fake_server
 from tests.conftest import ROOT, Result, base_env, run_cli
 from tests.memory_helpers import add, api_settings, service_for

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.config import Settings
-from openclaw_cli.memory import vectors
-from openclaw_cli.memory.embed import EmbeddingUnavailable
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import NewMemory
+from openclaw_cli.memory.store import vectors
 from tests import fake_openai as fake_server
 from tests.memory_helpers import add, api_settings, service_for
 
@@ -109,7 +109,7 @@ def test_a_rebuild_that_fails_half_way_leaves_the_old_index_working(tmp_path: Pa
                 fake_openai.fail_next(5, status=500)
             return self.inner.embed_passages(texts)
 
-    from openclaw_cli.memory.index import rebuild
+    from openclaw_cli.memory.upkeep.index import rebuild
 
     with pytest.raises(EmbeddingUnavailable):
         rebuild(store, Flaky(service.embedder()))
@@ -181,8 +181,8 @@ def test_reranker_through_litellm_reorders_results(tmp_path: Path, fake_openai) 
 
 
 def test_an_index_from_an_older_text_analysis_is_reported_and_reanalysed(tmp_path: Path) -> None:
-    from openclaw_cli.memory.db import FTS_ANALYSIS_KEY, get_meta, set_meta
-    from openclaw_cli.memory.text import ANALYSIS_VERSION
+    from openclaw_cli.memory.store.db import FTS_ANALYSIS_KEY, get_meta, set_meta
+    from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION
 
     service = service_for(tmp_path)
     rid = add(service, "私はコーヒーが好きです")

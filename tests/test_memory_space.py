@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openclaw_cli.memory import vectors
-from openclaw_cli.memory.record_rows import new_record
-from openclaw_cli.memory.store import MemoryStore
+from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.store.record_rows import new_record
 from tests.fake_embedder import CompositeFake
 
 COUNT = 1000

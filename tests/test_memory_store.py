@@ -9,10 +9,10 @@ import apsw
 import pytest
 
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
-from openclaw_cli.memory import vector_matrix, vectors
-from openclaw_cli.memory.db import open_db
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import NewMemory
+from openclaw_cli.memory.store import vector_matrix, vectors
+from openclaw_cli.memory.store.db import open_db
 from tests.memory_helpers import add, service_for, settings_with
 
 EXPECTED_OBJECTS = {
@@ -340,7 +340,7 @@ def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch
 
 
 def test_the_service_points_jieba_at_the_homes_cache_dir(tmp_path: Path) -> None:
-    from openclaw_cli.memory import text
+    from openclaw_cli.memory.text import analysis as text
 
     service = service_for(tmp_path)
     add(service, "我喜欢喝咖啡")

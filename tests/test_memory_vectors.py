@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_cli.memory import db, index, vector_matrix, vectors
-from openclaw_cli.memory import vector_codec as codec
-from openclaw_cli.memory.db import open_db, write_txn
-from openclaw_cli.memory.record_rows import new_record
-from openclaw_cli.memory.store import MemoryStore, passage_hash
+from openclaw_cli.memory.store import db, vector_matrix, vectors
+from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.db import open_db, write_txn
+from openclaw_cli.memory.store.memory_store import MemoryStore, passage_hash
+from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.memory.upkeep import index
 from tests.fake_embedder import CompositeFake, unit_halves
 
 

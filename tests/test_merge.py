@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.writing import Candidate, write_memories
+from openclaw_cli.memory.writing.write_path import Candidate, write_memories
 from tests import fake_openai as fake_server
 from tests.memory_helpers import WIDE_GREY, api_settings, service_for
 from tests.memory_helpers import FixedJudge as Judge

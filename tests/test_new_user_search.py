@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
 from tests.memory_helpers import service_for
 

@@ -1,7 +1,7 @@
 """Everything the CLI writes stays in its home: nothing in the user's home directory or the temp directory.
 
 Two libraries write outside by default: onnxruntime queues usage telemetry in ~/.cache/Microsoft and a
-`.ses` file in the temp directory (memory/onnx_runtime.py turns that off), and tiktoken copies the BPE
+`.ses` file in the temp directory (memory/embedding/onnx_runtime.py turns that off), and tiktoken copies the BPE
 files it reads into $TMPDIR/data-gym-cache (sessions/tokens.py reads them itself).
 """
 
@@ -45,7 +45,7 @@ def test_the_float_vector_scan_loads_onnxruntime_with_telemetry_off(tmp_path: Pa
 
     script = (
         "import os, numpy as np\n"
-        "from openclaw_cli.memory.vector_matrix import _Int8Scan\n"
+        "from openclaw_cli.memory.store.vector_matrix import _Int8Scan\n"
         "scan = _Int8Scan.build(np.eye(4, dtype=np.float32))\n"
         "print(scan is not None, os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
     )

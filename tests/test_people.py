@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory import people
-from openclaw_cli.memory.db import open_db
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.store import people
+from openclaw_cli.memory.store.db import open_db
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 

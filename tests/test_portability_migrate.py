@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.errors import Conflict, InvalidInput
-from openclaw_cli.memory.migrate import migrate_file
+from openclaw_cli.memory.portability.migrate import migrate_file
 from tests.portability_helpers import HEADER, FakeService, import_file, write_export
 
 # A pre-1.0 record: text at the top level and derived fields, as `memory list --json` prints one.

@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openclaw_cli.memory.record_rows import new_record
-from openclaw_cli.memory.records import FsrsState
-from openclaw_cli.memory.text import normalise_l0
+from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.memory.store.records import FsrsState
+from openclaw_cli.memory.text.analysis import normalise_l0
 from tests.portability_helpers import FakeService, export_text, import_file
 
 # English and Chinese letters, digits, spaces and punctuation (full-width too), so normalisation matters.

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory.migrate import migrate_file
-from openclaw_cli.memory.portability import InvalidExport
+from openclaw_cli.memory.portability.migrate import migrate_file
+from openclaw_cli.memory.portability.transfer import InvalidExport
 from tests.portability_helpers import HEADER, FakeService, import_file, record, write_export
 
 END = {"end": True, "records": 0}

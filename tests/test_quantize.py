@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory.embed import local_model_files
-from openclaw_cli.memory.quantize import cached_name, int8_compute_model
+from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
+from openclaw_cli.memory.embedding.quantize import cached_name, int8_compute_model
 
 
 def test_conversion_is_cached_private_and_silent(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -47,7 +47,7 @@ def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
     from openclaw_cli.config import EmbeddingSettings
-    from openclaw_cli.memory.embedders import create_embedder
+    from openclaw_cli.memory.embedding.loader import create_embedder
 
     source, _ = local_model_files()
     cache = tmp_path / "models"
@@ -69,8 +69,8 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
     system_temp.mkdir()
     script = (
         "import sys; from pathlib import Path; "
-        "from openclaw_cli.memory.embed import local_model_files; "
-        "from openclaw_cli.memory.quantize import int8_compute_model; "
+        "from openclaw_cli.memory.embedding.onnx_embedder import local_model_files; "
+        "from openclaw_cli.memory.embedding.quantize import int8_compute_model; "
         "int8_compute_model(local_model_files()[0], Path(sys.argv[1]))"
     )
     env = {**os.environ, "TMPDIR": str(system_temp)}
@@ -79,7 +79,7 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
         [sys.executable, "-c", script, str(tmp_path / "models")], env=env, cwd=root, capture_output=True
     )
     assert done.returncode == 0, done.stderr
-    # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (memory/onnx_runtime.py).
+    # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (memory/embedding/onnx_runtime.py).
     assert list(system_temp.iterdir()) == []
     assert [p.suffix for p in (tmp_path / "models").iterdir()] == [".onnx"]
 
@@ -90,7 +90,7 @@ def test_the_quantizer_stays_quiet_until_the_last_parallel_conversion_ends() -> 
     # reached the CLI's stderr ("WARNING:root:Please consider to run pre-processing...").
     import logging
 
-    from openclaw_cli.memory.onnx_runtime import quiet_quantizer
+    from openclaw_cli.memory.embedding.onnx_runtime import quiet_quantizer
 
     first, second = quiet_quantizer(), quiet_quantizer()
     first.__enter__()

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from openclaw_cli.errors import InvalidInput, UsageError
-from openclaw_cli.memory.db import open_db
-from openclaw_cli.memory.reassign import ReassignRequest, reassign
-from openclaw_cli.memory.vectors import current_table
+from openclaw_cli.memory.store.db import open_db
+from openclaw_cli.memory.store.vectors import current_table
+from openclaw_cli.memory.writing.reassign import ReassignRequest, reassign
 from openclaw_cli.paths import Home
 from tests.conftest import ROOT, Result, base_env, run_cli
 
@@ -422,7 +422,7 @@ def test_an_older_database_keeps_its_history_and_learns_the_reassign_action(
 ) -> None:
     import apsw
 
-    from openclaw_cli.memory import db
+    from openclaw_cli.memory.store import db
 
     path = tmp_path / "m.sqlite"
     with monkeypatch.context() as patch:

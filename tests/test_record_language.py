@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openclaw_cli.memory import vectors
-from openclaw_cli.memory.db import open_db
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.search.pipeline import SearchRequest
+from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.db import open_db
 from tests.memory_helpers import add, service_for
 
 TURNS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from openclaw_cli.memory.reflect import run_lock
+from openclaw_cli.memory.reflect.run import run_lock
 from tests import fake_openai as fake_server
 from tests.conftest import Result
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI

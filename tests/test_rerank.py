@@ -13,8 +13,8 @@ import pytest
 
 from openclaw_cli.config import RerankSettings
 from openclaw_cli.errors import ConfigError, StoreError
-from openclaw_cli.memory.embed import load_tokenizer, local_model_files
-from openclaw_cli.memory.rerank import (
+from openclaw_cli.memory.embedding.onnx_embedder import load_tokenizer, local_model_files
+from openclaw_cli.memory.search.rerank import (
     LiteLLMReranker,
     OnnxReranker,
     RerankUnavailable,

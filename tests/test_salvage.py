@@ -16,8 +16,8 @@ import apsw
 import pytest
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory import backup, recovery
-from openclaw_cli.memory.store import MemoryStore
+from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.upkeep import backup, recovery
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
 from tests.salvage_helpers import (

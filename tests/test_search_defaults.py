@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory import vectors
-from openclaw_cli.memory.embedders import LOCAL_MODELS
-from openclaw_cli.memory.profiles import SearchProfile, profile_for
+from openclaw_cli.memory.embedding.loader import LOCAL_MODELS
+from openclaw_cli.memory.search.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.store import vectors
 from tests import fusion_eval
 from tests.evalset import HALVES, build_service, evaluate, load_queries
 

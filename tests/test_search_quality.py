@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.embed import local_model_files
-from openclaw_cli.memory.search import SearchRequest
+from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests.memory_helpers import add, service_for, settings_with
 

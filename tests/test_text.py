@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openclaw_cli.memory.scripts import latin_language
-from openclaw_cli.memory.text import (
+from openclaw_cli.memory.text.analysis import (
     FTS_TOKENIZE,
     MAX_QUERY_TERMS,
     detect_language,
@@ -28,6 +27,7 @@ from openclaw_cli.memory.text import (
     normalise_l0,
     query_terms,
 )
+from openclaw_cli.memory.text.scripts import latin_language
 
 
 class Index:
@@ -312,7 +312,7 @@ def test_jieba_loads_lazily_and_silently() -> None:
     text loads jieba (without pkg_resources) and without its "Building prefix dict..." chatter on stderr."""
     script = (
         "import sys\n"
-        "from openclaw_cli.memory.text import index_terms\n"
+        "from openclaw_cli.memory.text.analysis import index_terms\n"
         "assert 'jieba' not in sys.modules and 'snowballstemmer' not in sys.modules\n"
         "index_terms('plain english')\n"
         "assert 'jieba' not in sys.modules\n"
@@ -544,7 +544,7 @@ def test_jieba_cache_lives_in_the_given_dir_and_nothing_goes_to_temp(tmp_path: P
     cache = tmp_path / "home" / "cache"
     script = (
         "from pathlib import Path\n"
-        "from openclaw_cli.memory.text import index_terms, set_jieba_cache_dir\n"
+        "from openclaw_cli.memory.text.analysis import index_terms, set_jieba_cache_dir\n"
         f"set_jieba_cache_dir(Path({str(cache)!r}))\n"
         "assert '咖啡' in index_terms('我喜欢喝咖啡').split()\n"
     )
@@ -559,9 +559,7 @@ def test_jieba_cache_lives_in_the_given_dir_and_nothing_goes_to_temp(tmp_path: P
 
 
 def test_without_a_cache_dir_jieba_writes_nothing(tmp_path: Path) -> None:
-    script = (
-        "from openclaw_cli.memory.text import index_terms\nassert '咖啡' in index_terms('喝咖啡').split()\n"
-    )
+    script = "from openclaw_cli.memory.text.analysis import index_terms\nassert '咖啡' in index_terms('喝咖啡').split()\n"
     proc = _run_fresh(script, tmp_path)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert list(tmp_path.iterdir()) == []
@@ -575,7 +573,7 @@ def test_jieba_point_lookups_segment_exactly_like_the_loaded_dictionary(tmp_path
 
     import jieba
 
-    from openclaw_cli.memory.jieba_lookup import open_frequencies
+    from openclaw_cli.memory.text.jieba_lookup import open_frequencies
 
     jieba.setLogLevel(logging.WARNING)
     full = jieba.Tokenizer()

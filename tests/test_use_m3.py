@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.memory.use_m3 import (
+from openclaw_cli.memory.embedding.use_m3 import (
     MAX_TOKENS,
     MultilingualEmbedder,
     cached_paths,
@@ -252,7 +252,7 @@ def test_fast_start_gives_the_same_ids_and_vectors(fast, embedder: MultilingualE
 def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(  # type: ignore[no-untyped-def]
     fast, embedder: MultilingualEmbedder
 ) -> None:
-    from openclaw_cli.memory.use_m3_pieces import cache_path
+    from openclaw_cli.memory.embedding.use_m3_pieces import cache_path
 
     _, cache = fast
     pieces = cache_path(cached_paths(cache)[1])

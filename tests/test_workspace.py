@@ -11,7 +11,7 @@ import pytest
 
 from openclaw_cli.config import Settings
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.memory.workspace import (
+from openclaw_cli.memory.workspace.files import (
     MAX_SESSION_FILE_BYTES,
     append_note,
     session_files,

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.memory.markdown_index import (
+from openclaw_cli.memory.search.pipeline import SearchRequest
+from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.workspace.markdown_index import (
     CHUNK_TOKENS,
     OVERLAP_TOKENS,
     chunk_markdown,
     estimate_tokens,
 )
-from openclaw_cli.memory.search import SearchRequest
-from openclaw_cli.memory.service import MemoryService
 from tests.memory_helpers import service_for
 
 

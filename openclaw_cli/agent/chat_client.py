@@ -72,7 +72,7 @@ class LocalChat:
         return self.runtime.compact_now(self.agent_id, self.session_key).to_dict()
 
     def memory_search(self, query: str) -> list[dict[str, Any]]:
-        from openclaw_cli.memory.inject import recall
+        from openclaw_cli.memory.search.inject import recall
 
         services = self.runtime.services(self.agent_id)
         with services.memory_lock:
@@ -95,7 +95,7 @@ class LocalChat:
     def forget(self, record_id: str) -> dict[str, Any]:
         from openclaw_cli.agent.tools import may_touch
         from openclaw_cli.errors import NotFound
-        from openclaw_cli.memory.records import validate_record_id
+        from openclaw_cli.memory.store.records import validate_record_id
 
         services = self.runtime.services(self.agent_id)
         with services.memory_lock:

@@ -230,7 +230,7 @@ def _remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) -
     """A message asking to be remembered ("remember this", 记住) is written at once (seed 003 §4.1),
     with or without a model; for the person who said it, and for nobody when nobody is known."""
     if turn.request.user_id is None:
-        from openclaw_cli.memory.patterns import asks_to_remember
+        from openclaw_cli.memory.extraction.patterns import asks_to_remember
 
         if message.get("role") == "user" and asks_to_remember(str(message.get("content") or "")):
             turn.notice(f"Not saved to memory: {ANONYMOUS_REASON}.")
@@ -323,7 +323,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     files: list[Any] = []
     memory_text = ""
     try:
-        from openclaw_cli.memory.workspace import session_files
+        from openclaw_cli.memory.workspace.files import session_files
 
         key = parse_key(services.manager.key(request.session_key))
         private = is_private(key, Identity(request.user_id, request.user_id == owner_id(turn.settings)))
@@ -333,7 +333,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     except OpenclawError as exc:
         turn.notice(f"Workspace files were not loaded: {exc.message}")
     try:
-        from openclaw_cli.memory.inject import build_memory_block
+        from openclaw_cli.memory.search.inject import build_memory_block
 
         with services.memory_lock:
             block = build_memory_block(

@@ -11,7 +11,7 @@ from openclaw_cli.sessions.writer import Durability
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
-    from openclaw_cli.memory.extract import ExtractionService
+    from openclaw_cli.memory.extraction.run import ExtractionService
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.paths import Home
 
@@ -48,7 +48,7 @@ class AgentServices:
     def extraction(self) -> ExtractionService:
         with self.memory_lock:
             if self._extraction is None:
-                from openclaw_cli.memory.extract import ExtractionService
+                from openclaw_cli.memory.extraction.run import ExtractionService
 
                 self._extraction = ExtractionService(
                     self.home, self.agent_id, self.settings, self.memory, self.sessions

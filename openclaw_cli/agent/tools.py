@@ -95,7 +95,7 @@ def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | No
 
 
 def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
-    from openclaw_cli.memory.inject import recall
+    from openclaw_cli.memory.search.inject import recall
 
     found, _warnings = recall(memory, args.query, args.limit, user_id)
     hits = [{"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in found]
@@ -116,7 +116,7 @@ def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str,
 
 
 def _forget(args: ForgetArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
-    from openclaw_cli.memory.records import validate_record_id
+    from openclaw_cli.memory.store.records import validate_record_id
 
     record_id = validate_record_id(args.id)
     if not may_touch(memory, record_id, user_id):

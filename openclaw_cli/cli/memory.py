@@ -15,8 +15,8 @@ from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.records import MemoryRecord
     from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.store.records import MemoryRecord
 
 app = typer.Typer(
     help="Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search.",
@@ -43,7 +43,7 @@ SEARCH_MODES = ("hybrid", "bm25", "vector")
 
 
 def _complete_categories() -> list[str]:
-    from openclaw_cli.memory.records import CATEGORIES
+    from openclaw_cli.memory.store.records import CATEGORIES
 
     return list(CATEGORIES)
 
@@ -159,7 +159,7 @@ def add_cmd(
     stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
     rerun, with ids or without, stores nothing new; two lines with the same id are refused.
     """
-    from openclaw_cli.memory.writing import Candidate, write_memories
+    from openclaw_cli.memory.writing.write_path import Candidate, write_memories
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
@@ -204,7 +204,7 @@ def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> N
 
 
 def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
-    from openclaw_cli.memory.batch import parse_add_lines
+    from openclaw_cli.memory.portability.batch import parse_add_lines
 
     label = "stdin" if source == "-" else source
     items = parse_add_lines(_read_lines(source), label)
@@ -337,7 +337,7 @@ def _render_analysis(result: Any) -> None:
 
 def _categories(values: list[str] | None) -> tuple[str, ...]:
     """-c a,b and -c a -c b both work; an unknown category is a usage error."""
-    from openclaw_cli.memory.records import CATEGORIES
+    from openclaw_cli.memory.store.records import CATEGORIES
 
     chosen = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
     if values and not chosen:  # -c "" or -c ",": a filter that names nothing would silently match all
@@ -412,7 +412,7 @@ def search_cmd(
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once.
     """
-    from openclaw_cli.memory.search import MAX_K, SearchRequest
+    from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
 
     if not 1 <= k <= MAX_K:
         raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
@@ -446,7 +446,7 @@ def search_cmd(
 
 
 def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
-    from openclaw_cli.memory.batch import parse_search_line
+    from openclaw_cli.memory.portability.batch import parse_search_line
 
     label = "stdin" if source == "-" else source
     lines = _read_lines(source)

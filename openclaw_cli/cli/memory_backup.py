@@ -1,5 +1,5 @@
 """`openclaw memory backup | restore | recover`: copies of the memory databases, putting one back, and
-salvaging a damaged one (memory/recovery.py)."""
+salvaging a damaged one (memory/upkeep/recovery.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from openclaw_cli.cli import common
 from openclaw_cli.errors import InvalidInput, UsageError
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.recovery import RecoverReport
+    from openclaw_cli.memory.upkeep.recovery import RecoverReport
 
 BACKUP_EPILOG = """Examples:
 
@@ -65,7 +65,7 @@ def backup_cmd(
     with the files a restore or a salvage kept beside the database.
     """
     from openclaw_cli.cli.memory import _service
-    from openclaw_cli.memory import recovery
+    from openclaw_cli.memory.upkeep import recovery
 
     if list_only and output is not None:
         raise UsageError("--list and --output exclude each other")
@@ -104,7 +104,7 @@ def restore_cmd(
     Refused while this home's gateway runs: stop it first.
     """
     from openclaw_cli.cli.memory import _service
-    from openclaw_cli.memory.recovery import restore_from
+    from openclaw_cli.memory.upkeep.recovery import restore_from
 
     if not file:
         raise InvalidInput("the file name is empty", hint="give the backup file to restore")
@@ -137,7 +137,7 @@ def recover_cmd(
     when a database's records are damaged. Refused while this home's gateway runs.
     """
     from openclaw_cli.cli.memory import _service
-    from openclaw_cli.memory.recovery import recover
+    from openclaw_cli.memory.upkeep.recovery import recover
 
     with _service() as service:
         reports = recover(service, _now(), apply=yes)

@@ -13,7 +13,7 @@ from openclaw_cli.cli.memory import JsonOpt, app
 from openclaw_cli.cli.progress import progress_bar
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.extract import ExtractionReport
+    from openclaw_cli.memory.extraction.run import ExtractionReport
 
 
 @app.command(
@@ -49,7 +49,7 @@ def extract_cmd(
     Long input is bounded: the model sees each message cut to 4,000 characters (head and tail kept), in
     requests of at most 16,000 characters of transcript; L2 keeps at most memory.maxTextChars.
     """
-    from openclaw_cli.memory.extract import extract_session
+    from openclaw_cli.memory.extraction.run import extract_session
 
     st = common.state()
     with ExitStack() as stack:

@@ -60,7 +60,7 @@ def status_cmd(as_json: JsonOpt = False) -> None:
 
 
 def _persons(listed: list[dict[str, Any]]) -> str:
-    from openclaw_cli.memory.persons import Person, summary
+    from openclaw_cli.memory.store.persons import Person, summary
 
     return summary([Person(p["userId"], p["memories"]) for p in listed])
 
@@ -69,7 +69,7 @@ def _daily_backups() -> list[dict[str, Any]]:
     """Today's copy of every memory database under the home, for cron (memory.backup.keepDays)."""
     from datetime import date
 
-    from openclaw_cli.memory.recovery import daily_backups
+    from openclaw_cli.memory.upkeep.recovery import daily_backups
 
     st = common.state()
     done = daily_backups(st.home, st.settings.memory.backup.keep_days, date.today())

@@ -1,4 +1,4 @@
-"""`openclaw memory export | import | migrate`: thin commands over memory/portability.py and migrate.py."""
+"""`openclaw memory export | import | migrate`: thin commands over memory/portability/transfer.py and migrate.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput, UsageError
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.portability import InvalidExport
+    from openclaw_cli.memory.portability.transfer import InvalidExport
 
 
 def _epilog(*lines: str) -> str:
@@ -61,7 +61,7 @@ def export_cmd(
     about a stream cut short; grep, jq -c and cat of such streams import too. A file given with -o appears
     only once the export is complete (a missing directory is created; a device or pipe is written to).
     """
-    from openclaw_cli.memory.portability import count_exportable, export_memories
+    from openclaw_cli.memory.portability.transfer import count_exportable, export_memories
 
     if fmt not in ("json", "jsonl"):
         raise typer.BadParameter(f"unknown format {fmt!r}: use json or jsonl", param_hint="'--format'")
@@ -141,8 +141,8 @@ def import_cmd(
     on stderr and in --json's `warnings`; the summary counts the records read. Each export in a joined
     stream is read with its own version.
     """
-    from openclaw_cli.memory.export_io import open_export
-    from openclaw_cli.memory.portability import InvalidExport, import_memories
+    from openclaw_cli.memory.portability.files import open_export
+    from openclaw_cli.memory.portability.transfer import InvalidExport, import_memories
 
     if on_conflict not in ("skip", "replace"):
         raise typer.BadParameter(
@@ -192,8 +192,8 @@ def migrate_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Rewrite an export file of an older format version to the current one, keeping FILE.bak."""
-    from openclaw_cli.memory.export_format import FORMAT_VERSION
-    from openclaw_cli.memory.migrate import migrate_file
+    from openclaw_cli.memory.portability.format import FORMAT_VERSION
+    from openclaw_cli.memory.portability.migrate import migrate_file
 
     if file == "-":
         raise InvalidInput("migrate rewrites a file in place", hint="give a file name, not '-'")

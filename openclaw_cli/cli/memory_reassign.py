@@ -11,7 +11,7 @@ from openclaw_cli.cli import common
 from openclaw_cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.reassign import ReassignReport
+    from openclaw_cli.memory.writing.reassign import ReassignReport
 
 REASSIGN_EPILOG = """Examples:
 
@@ -56,7 +56,7 @@ def reassign_cmd(
     the memories conversations wrote under `default`.
     """
     from openclaw_cli.cli.memory import _service
-    from openclaw_cli.memory.reassign import ReassignRequest, reassign
+    from openclaw_cli.memory.writing.reassign import ReassignRequest, reassign
 
     st = common.state()
     request = ReassignRequest(from_user, to_user, tuple(where or ()), all_agents, dry_run)
@@ -92,7 +92,7 @@ def _confirm(report: ReassignReport) -> bool:
 
 
 def _preview(report: ReassignReport, *, err: bool = False) -> None:
-    from openclaw_cli.memory.reassign import describe
+    from openclaw_cli.memory.writing.reassign import describe
 
     shown = 0
     for store in report.stores:

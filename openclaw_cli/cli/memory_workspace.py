@@ -33,7 +33,7 @@ def note_cmd(
     (`workspace`) or memory.workspace is set. Notes are indexed into
     `memory search` (as `note` results shown as path:lines) at the next search or `memory index`.
     """
-    from openclaw_cli.memory.workspace import append_note
+    from openclaw_cli.memory.workspace.files import append_note
 
     st = common.state()
     written = append_note(

@@ -10,7 +10,7 @@ from openclaw_cli.cli import common
 from openclaw_cli.cli.progress import progress_bar
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.reflect import ReflectReport
+    from openclaw_cli.memory.reflect.run import ReflectReport
 
 app = typer.Typer(
     invoke_without_command=True,
@@ -47,7 +47,7 @@ def reflect_cmd(
     halved and insights start at 3x its mean; every memory reflected on is marked. Nothing is changed
     when the model is missing or fails. Only one run at a time (a lock under the agent's memory directory).
     """
-    from openclaw_cli.memory.reflect import REFLECTABLE, run_reflection, unreflected_count
+    from openclaw_cli.memory.reflect.run import REFLECTABLE, run_reflection, unreflected_count
     from openclaw_cli.memory.service import MemoryService
 
     if ctx.invoked_subcommand is not None:

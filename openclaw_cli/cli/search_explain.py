@@ -1,6 +1,6 @@
 """The text of `memory search --explain`: for each result, a relevance formula that adds up and each
 stage's factor with its reason; for the query, the words as typed with their stems. Reads the same
-fields `--json` carries (memory/explain.py)."""
+fields `--json` carries (memory/search/explain.py)."""
 
 from __future__ import annotations
 

@@ -416,7 +416,7 @@ def sweep_cmd(as_json: JsonOpt = False) -> None:
     (memory.backup.keepDays; see `openclaw memory backup`)."""
     now = _now()
     changes = _manager().sweep(now)
-    from openclaw_cli.memory.recovery import daily_backups
+    from openclaw_cli.memory.upkeep.recovery import daily_backups
 
     for backup in daily_backups(common.state().home, _session_values()["backupKeepDays"], now.date()):
         if backup.problem:

@@ -1,7 +1,7 @@
 """Forgetting a person everywhere under the home: `openclaw memory purge --user` (DESIGN.md "Identity",
 "Privacy"; seed 000 §12, the right to be forgotten).
 
-- everywhere.py: the work itself, in one process: memory databases (memory/purge.py), transcripts
+- everywhere.py: the work itself, in one process: memory databases (memory/writing/purge.py), transcripts
   (sessions/redact.py), the gateway journal, prompt histories, and the files files.py scrubs.
 - files.py: logs, exports and backups under the home that hold the person's words.
 - client.py: the one call the CLI makes: to the running gateway when there is one (it owns the journal,

@@ -110,7 +110,7 @@ class ForgetReport:
 def resolve_person(given: str, settings: Settings) -> str:
     """The canonical person id of `--user` (an address linked to a name becomes the name)."""
     from openclaw_cli.identity import canonical_person
-    from openclaw_cli.memory.records import validate_user
+    from openclaw_cli.memory.store.records import validate_user
 
     return canonical_person(validate_user(given), settings.session.identity_links)
 
@@ -132,7 +132,7 @@ def agents_with_sessions(home: Home) -> list[str]:
 
 
 def agents_with_memory(home: Home) -> list[str]:
-    from openclaw_cli.memory.purge import agent_ids_on_disk
+    from openclaw_cli.memory.writing.purge import agent_ids_on_disk
 
     return agent_ids_on_disk(home)
 
@@ -305,8 +305,8 @@ def _forget_memories(
     report: ForgetReport,
 ) -> list[str]:
     """Purge the covered stores (with the shared one); the texts of what went (for files.py)."""
-    from openclaw_cli.memory.purge import Taint, purge_person
-    from openclaw_cli.memory.recovery import purge_copies
+    from openclaw_cli.memory.upkeep.recovery import purge_copies
+    from openclaw_cli.memory.writing.purge import Taint, purge_person
 
     ids = aliases(request.person, settings.session.identity_links)
     findings = [f for agent in covered for f in survey.findings.get(agent, [])]

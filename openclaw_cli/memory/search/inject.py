@@ -1,0 +1,235 @@
+"""The memory block injected at the end of the system prompt (seed 000 §5.4).
+
+A query (or a conversation's recent messages) is searched; the hits become Markdown lines
+`- [category, recorded YYYY-MM-DD] L0`, the best few followed by their L1 detail. Every line carries
+its date so the model can judge whether a memory is still true (trap 4 of seed 000 §6.2: "is learning
+Rust" said three months ago). Insights come before facts that scored the same, and the block is cut to
+`memoryMaxTokens` counted with tiktoken. The memories that made it into the block count as FSRS hits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from openclaw_cli.memory.search.pipeline import SearchHit, SearchRequest
+from openclaw_cli.memory.text.analysis import has_han
+from openclaw_cli.sessions.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import InjectSettings
+    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.sessions.store import SessionStore
+
+BlockLanguage = Literal["zh", "en"]
+
+# How much of a conversation becomes the search query: the last few messages carry the topic, and
+# search caps a query at 2000 characters anyway (search.MAX_QUERY_CHARS).
+RECENT_MESSAGES = 4
+QUERY_CHARS = 2000
+# Scores equal to this many decimals count as the same score, where insights go first: relevance and
+# retrievability are estimates, so a difference in the fifth decimal says nothing about which is better.
+TIE_DECIMALS = 2
+
+_TEMPLATES: dict[BlockLanguage, dict[str, Any]] = {
+    "en": {
+        "heading": "## Memories about this user",
+        "intro": "What you have learned about this user in past conversations, most relevant first:",
+        "line": "- [{category}, recorded {date}] {l0}",
+        "categories": {},
+    },
+    "zh": {
+        "heading": "## 关于此用户的记忆",
+        "intro": "以下是你过去与此用户交互中积累的记忆，按相关性排序：",
+        "line": "- [{category}, 记于 {date}] {l0}",
+        "categories": {
+            "profile": "档案",
+            "preference": "偏好",
+            "event": "事件",
+            "case": "案例",
+            "lesson": "教训",
+            "insight": "洞察",
+            "note": "笔记",
+        },
+    },
+}
+
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+_HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass
+class MemoryBlock:
+    """The Markdown block (empty when nothing was found), the memories in it, its tiktoken count."""
+
+    text: str
+    record_ids: list[str]
+    tokens: int
+    language: str  # "zh" or "en"
+    query: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "recordIds": self.record_ids,
+            "tokens": self.tokens,
+            "language": self.language,
+            "query": self.query,
+            "warnings": self.warnings,
+        }
+
+
+def build_memory_block(
+    service: MemoryService,
+    settings: InjectSettings,
+    *,
+    query: str | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    user_id: str | None = None,
+    record_hits: bool = True,
+    now: datetime | None = None,
+) -> MemoryBlock:
+    """The memory block for `query`, or for the recent `messages` of a conversation when no query is given.
+
+    `record_hits=False` leaves FSRS untouched (an operator looking, not the agent recalling).
+    """
+    moment = now or datetime.now(UTC)
+    raw = query if query is not None else query_from_messages(messages or ())
+    # Whatever a conversation holds must not fail the turn: search refuses NUL and over-long queries.
+    search_text = raw.replace("\x00", " ")[:QUERY_CHARS]
+    language = conversation_language(search_text if query is not None else _conversation_text(messages))
+    if not search_text.strip():
+        return MemoryBlock("", [], 0, language, search_text, ["nothing to search for: the query is empty"])
+    hits, warnings = recall(service, search_text, settings.top_k, user_id, moment)
+    text, chosen = render_block(order_hits(hits), language, settings)
+    if record_hits and chosen:
+        service.record_hits(chosen, moment)
+    return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
+
+
+def recall(
+    service: MemoryService, text: str, k: int, user_id: str | None, now: datetime | None = None
+) -> tuple[list[SearchHit], list[str]]:
+    """The best `k` memories for `text` that `user_id` may see: their own memories and the agent's
+    (which belong to nobody: lessons and cases of its work), never another person's. Nobody known
+    (None, an anonymous message) sees the agent's memories only."""
+    agent_only = SearchRequest(query=text, k=k, scopes=("agent",))
+    if user_id is None:
+        result = service.search(agent_only, now)
+        return result.hits, list(result.warnings)
+    mine = service.search(SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",)), now)
+    agent = service.search(agent_only, now)
+    seen = {hit.record.id for hit in mine.hits}
+    hits = mine.hits + [hit for hit in agent.hits if hit.record.id not in seen]
+    hits.sort(key=lambda hit: -hit.candidate.score)
+    return hits[:k], list(dict.fromkeys(mine.warnings + agent.warnings))
+
+
+def query_from_messages(messages: Sequence[dict[str, Any]]) -> str:
+    """The search query for a conversation: the text of its last few user and assistant messages,
+    latest last (tool calls and results are the model's work, not the topic)."""
+    texts = [_message_text(m) for m in messages if m.get("role") in ("user", "assistant")]
+    recent = [t for t in texts if t.strip()][-RECENT_MESSAGES:]
+    joined = "\n".join(recent)
+    return joined[-QUERY_CHARS:]
+
+
+def _conversation_text(messages: Sequence[dict[str, Any]] | None) -> str:
+    # The user's own words decide the language; the assistant may quote another language.
+    user = [_message_text(m) for m in messages or () if m.get("role") == "user"]
+    return "\n".join(user[-RECENT_MESSAGES:])
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI-style content parts
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def conversation_language(text: str) -> BlockLanguage:
+    """Chinese ("zh") when Han characters outnumber Latin words ("我喜欢用 TypeScript" is Chinese), else "en"."""
+    if not has_han(text):
+        return "en"
+    han = len(_HAN_CHAR.findall(text))
+    latin_words = len(_LATIN_WORD.findall(text))
+    return "zh" if han >= latin_words else "en"
+
+
+def order_hits(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """Best first; among equal scores, insights before the facts they sum up (seed 000 §7)."""
+    ranked = list(enumerate(hits))
+    ranked.sort(
+        key=lambda pair: (
+            -round(pair[1].candidate.score, TIE_DECIMALS),
+            pair[1].record.category != "insight",
+            pair[0],
+        )
+    )
+    return [hit for _, hit in ranked]
+
+
+def render_block(
+    hits: Sequence[SearchHit], language: BlockLanguage, settings: InjectSettings
+) -> tuple[str, list[str]]:
+    """The Markdown block within the token budget, and the ids of the memories it shows.
+
+    A memory whose line does not fit is left out and the next (shorter) one tried; an expanded memory
+    that does not fit falls back to its L0 line.
+    """
+    if not hits:
+        return "", []
+    template = _TEMPLATES[language]
+    head = f"{template['heading']}\n\n{template['intro']}\n"
+    budget = settings.memory_max_tokens
+    used = count_tokens(head)
+    if used > budget:
+        return "", []
+    lines: list[str] = []
+    chosen: list[str] = []
+    for rank, hit in enumerate(hits):
+        options = [_memory_line(hit, template, expand=True)] if rank < settings.expand_top else []
+        options.append(_memory_line(hit, template, expand=False))
+        for option in dict.fromkeys(options):
+            cost = count_tokens("\n" + option)
+            if used + cost <= budget:
+                lines.append(option)
+                chosen.append(hit.record.id)
+                used += cost
+                break
+    # Pieces counted apart can merge into fewer or more tokens together: check the whole, trim if over.
+    while lines and count_tokens(_join(head, lines)) > budget:
+        lines.pop()
+        chosen.pop()
+    return (_join(head, lines), chosen) if lines else ("", [])
+
+
+def _join(head: str, lines: Sequence[str]) -> str:
+    return head + "\n" + "\n".join(lines)
+
+
+def _memory_line(hit: SearchHit, template: dict[str, Any], *, expand: bool) -> str:
+    record = hit.record
+    category = template["categories"].get(record.category, record.category)
+    date = record.created_at.astimezone(UTC).strftime("%Y-%m-%d")
+    # One line per memory: a newline in stored text must not start a heading or a fake memory line.
+    line = template["line"].format(category=category, date=date, l0=_one_line(record.l0))
+    if expand and record.l1:
+        line += "\n  " + _one_line(record.l1)
+    return str(line)
+
+
+def _one_line(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def session_messages(sessions: SessionStore, key_or_id: str) -> list[dict[str, Any]]:
+    """The messages of the session named by a key (its current session) or an id; NotFound otherwise."""
+    return sessions.read_messages(sessions.resolve(key_or_id)).messages

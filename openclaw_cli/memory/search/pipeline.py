@@ -1,0 +1,387 @@
+"""Hybrid retrieval (seed 000 §4): keyword and vector candidates, one relevance in [0, 1], optional
+rerank, x retrievability.
+
+Rank fusion (RRF) throws the strength of the evidence away: a memory holding the one rare word of a query
+and a vaguely similar one can swap places depending on the embedder. Here each leg gives a relevance in
+[0, 1] that means the same for every query: the keyword leg the specificity-weighted share of the query's
+terms a memory holds (search/lexical.py), the vector leg a similarity calibrated per embedder (search/profiles.py,
+search/semantic.py). They combine as independent evidence, 1 - (1 - lexical)(1 - semantic), so strong evidence on
+either side wins and agreement ranks highest. Results below the profile's relevance floor are left out.
+
+The search is an ordered list of named steps (PIPELINE): the core ones here, the hand-set stages in
+search/stages.py, each measured by what removing it costs on the held-out half of the eval set. Every step is
+timed; with `explain` each result carries its ranks, the fusion and each stage that moved it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from openclaw_cli.memory.search import lexical, semantic, stages
+from openclaw_cli.memory.search.candidate import Candidate, by_relevance
+from openclaw_cli.memory.search.context import ContextSteps
+from openclaw_cli.memory.search.profiles import profile_for
+from openclaw_cli.memory.search.result import (
+    MAX_K,
+    MAX_QUERY_CHARS,
+    Mode,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+    note_location,
+    validate_request,
+)
+from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT, Pass
+from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.forgetting import retrievability
+from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
+
+__all__ = [
+    "MAX_K",
+    "MAX_QUERY_CHARS",
+    "PIPELINE",
+    "STAGES",
+    "HybridSearcher",
+    "Mode",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResult",
+    "note_location",
+    "validate_request",
+]
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
+    from openclaw_cli.memory.search.rerank import Reranker
+    from openclaw_cli.memory.store.memory_store import MemoryStore
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._start = self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + (now - self._last) * 1000
+        self._last = now
+
+    def total(self) -> None:
+        self.timings["total"] = (time.perf_counter() - self._start) * 1000
+
+
+class HybridSearcher:
+    """Runs requests against one store with fixed settings; reuse it to keep models and vectors warm.
+
+    `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        settings: SearchSettings,
+        embedder: Embedder | None,
+        reranker: Reranker | None = None,
+        *,
+        warm: bool = False,
+        disabled: frozenset[str] = frozenset(),
+    ) -> None:
+        unknown = disabled - set(STAGES)
+        if unknown:
+            raise ValueError(f"no such search stages: {sorted(unknown)}")
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self.reranker = reranker
+        self.warm = warm
+        self.disabled = disabled
+        self.profile = profile_for(vectors.stored_identity(store.conn), settings)
+        self.context = ContextSteps(store, settings)
+
+    def search(self, request: SearchRequest, now: datetime) -> SearchResult:
+        validate_request(request)
+        clock = _Clock()
+        where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
+        result = SearchResult(hits=[], profile=self.profile, query=request.query)
+        p = Pass(request, now, result, where, request.query)
+        for step in PIPELINE:
+            if step.name in self.disabled:
+                continue
+            step.run(self, p)
+            clock.lap(step.timing)
+            if p.finished:
+                break
+        clock.total()
+        p.result.timings_ms = clock.timings
+        return p.result
+
+    # ------------------------------------------------------------------ core steps
+
+    def _analyse(self, p: Pass) -> None:
+        """The query's terms and each term's weight (its specificity in this store)."""
+        p.result.terms = query_terms(p.text)
+        if not p.result.terms:
+            p.result.warnings.append("the query has no words or numbers to search for")
+            p.finished = True
+            return
+        self._term_weights(p.result.terms)
+
+    def _term_weights(self, terms: Sequence[str]) -> None:
+        conn = self.store.conn
+        self._size = lexical.store_size(conn)
+        self._counts = lexical.document_counts(conn, terms)
+        self._weights = {
+            t: lexical.specificity(self._counts.get(t, 0), self._size)
+            * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
+            for t in terms
+        }
+
+    def _keywords(self, p: Pass) -> None:
+        """The keyword leg: the best BM25 matches of the query's terms."""
+        if p.request.mode == "vector":
+            return
+        terms = p.result.terms
+        searched = lexical.without_common_terms(terms, self._counts, self._size)
+        pool = max(self.settings.candidates, p.request.k)
+        hits = lexical.bm25_candidates(self.store.conn, searched, p.where, pool)
+        # A short list holds every memory matching a searched term: the others hold none of them.
+        p.every_match_listed = len(hits) < pool and len(searched) == len(terms)
+        for rank, (rowid, score) in enumerate(hits, start=1):
+            cand = p.by_row.setdefault(rowid, Candidate(rowid))
+            cand.bm25_rank, cand.bm25_score = rank, score
+
+    def _embed(self, p: Pass) -> None:
+        """The query's vector, unless the mode, the index or the embedder rules the vector leg out."""
+        request, result = p.request, p.result
+        if request.mode == "bm25":
+            return
+        if self.embedder is None or vectors.current_table(self.store.conn) is None:
+            # Degraded search must say so: every vector is pending (the embedder failed when they were stored).
+            pending = next(
+                iter(
+                    self.store.conn.execute(
+                        "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
+                    )
+                )
+            )[0]
+            if pending:
+                result.warnings.append(
+                    f"{pending} memories have no vector yet (the embedder was unavailable when they were "
+                    "stored): keyword results only; `openclaw memory index` fills them in"
+                )
+            return
+        from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
+
+        try:  # an API embedder without configured dimensions calls the API to learn its identity
+            if not vectors.identity_matches(self.store.conn, self.embedder.identity):
+                result.warnings.append(
+                    "the configured embedder differs from the one this index was built with: vector search "
+                    "is off until `openclaw memory index --rebuild` re-embeds it"
+                )
+                return
+            query: QueryEmbedding = self.embedder.embed_query(p.text)
+        except EmbeddingUnavailable as exc:
+            result.warnings.append(f"{exc.message}: keyword results only")
+            return
+        result.unknown_share = round(query.unknown_share, 4)
+        result.vector_weight = round(
+            semantic.english_weight(self.profile, query.unknown_share)
+            if len(self.profile.legs) > 1
+            else semantic.single_leg_weight(self.profile, query.unknown_share),
+            4,
+        )
+        p.query = query
+
+    def _vectors(self, p: Pass) -> None:
+        """The vector leg: the nearest memories, and every keyword hit's cosines too (an exact fusion)."""
+        if p.query is not None:
+            source = self._source()
+            pool = max(self.settings.candidates, p.request.k)
+            found = semantic.candidates(source, p.query, self.profile, pool, p.where, p.hubs)
+            for rowid, legs in found.items():
+                p.by_row.setdefault(rowid, Candidate(rowid)).legs = legs
+            missing = [rowid for rowid, cand in p.by_row.items() if cand.legs is None]
+            if missing:
+                for rowid, legs in semantic.leg_similarities(
+                    source, p.query, self.profile, missing, p.hubs
+                ).items():
+                    p.by_row[rowid].legs = legs
+        p.facts = self.store.ranking_facts(p.by_row)
+        p.candidates = [c for c in p.by_row.values() if c.rowid in p.facts]
+
+    def any_term_stored(self, terms: Sequence[str]) -> bool:
+        """Whether any memory of the store holds one of `terms` (read by `analyse`)."""
+        return any(self._counts.get(term, 0) for term in terms)
+
+    def hub_correction(self) -> semantic.HubCorrection | None:
+        """The store's centroid (kept by the store until the next write) with the profile's weight."""
+        if self.profile.hub_weight <= 0:
+            return None
+        found = self.store.vector_centroid(self.profile.legs)
+        return None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
+
+    def _source(self) -> semantic.VectorSource:
+        table = vectors.current_table(self.store.conn)
+        assert table is not None
+        if self.warm:
+            return self.store.vector_matrix()
+        return vectors.TableSource(self.store.conn, table)
+
+    def _similarity(self, p: Pass) -> None:
+        """One similarity per candidate from its per-model cosines, weighed by the query's and the
+        memory's languages (semantic.combine)."""
+        if p.query is None:
+            return
+        english = p.result.vector_weight
+        for cand in p.candidates:
+            if cand.legs is not None:
+                similarity = semantic.combine(cand.legs, english, p.facts[cand.rowid].language)
+                if len(self.profile.legs) == 1:
+                    similarity *= english  # a lone English model's vector counts less for unreadable queries
+                cand.vector_score = similarity
+
+    def _fuse(self, p: Pass) -> None:
+        """Keyword share and calibrated meaning, combined as independent evidence (profile.fuse)."""
+        profile, terms = self.profile, p.result.terms
+        # Term coverage is read from each candidate's FTS row (~15 us each); when the keyword leg listed
+        # every match, the vector-only candidates are known to hold no query term and are not read.
+        readable = [c.rowid for c in p.candidates if c.bm25_rank is not None or not p.every_match_listed]
+        scores = (
+            lexical.relevance(self.store.conn, readable, terms, self._weights)
+            if p.request.mode != "vector"
+            else {}
+        )
+        strength = max(self._weights.values(), default=0.0)
+        p.full_matches = {rowid for rowid, score in scores.items() if score > 0 and score >= strength - 1e-9}
+        for cand in p.candidates:
+            cand.lexical = scores.get(cand.rowid, 0.0) ** profile.lexical_exponent
+            if cand.vector_score is not None:
+                cand.semantic = profile.semantic(cand.vector_score) * p.topic
+            cand.relevance = cand.fused = profile.fuse(cand.lexical, cand.semantic)
+        # Whether anything relevant is stored at all is decided on the evidence, before the context
+        # stages move memories about other people or mere questions down.
+        p.best_evidence = max((c.relevance for c in p.candidates), default=0.0)
+
+    def _rank(self, p: Pass) -> None:
+        """Each candidate's rank by similarity (for --explain), and the candidates best first."""
+        ranked = sorted(
+            (c for c in p.candidates if c.vector_score is not None), key=lambda c: -(c.vector_score or 0.0)
+        )
+        for rank, cand in enumerate(ranked, start=1):
+            cand.vector_rank = rank
+        by_relevance(p.candidates)
+
+    def _rerank(self, p: Pass) -> None:
+        """Re-score the best candidates with the cross-encoder, where it helps: pairs in its languages."""
+        if self.reranker is None or not p.candidates:
+            return
+        from openclaw_cli.memory.search.rerank import RerankUnavailable
+
+        query, merged, facts = p.request.query, p.candidates, p.facts
+        languages = set(self.settings.rerank.languages)
+        if languages and detect_language(query) not in languages:
+            return
+        top = [c for c in merged[: self.settings.rerank.top_n]]
+        top = [c for c in top if not languages or facts[c.rowid].language in languages]
+        if not top:
+            return
+        records = self.store.by_rowids(c.rowid for c in top)
+        top = [c for c in top if c.rowid in records]
+        try:
+            scores = self.reranker.rerank(query, [records[c.rowid].l0 for c in top])
+        except RerankUnavailable as exc:
+            p.result.warnings.append(f"{exc.message}: results are in fused order")
+            return
+        for candidate, score in zip(top, scores, strict=True):
+            candidate.rerank_score = float(score)
+        # The reranker decides the order of the candidates it scored; they keep the relevance values
+        # they had between them, so scores stay on the one documented scale and the floors mean the same.
+        values = sorted((c.relevance for c in top), reverse=True)
+        for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
+            candidate.relevance = value
+            candidate.trail.append(("rerank", candidate.rerank_score or 0.0, value))
+        merged.sort(key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))
+
+    def _floor(self, p: Pass) -> None:
+        """Nothing when the best evidence is below the floor; else everything down to the tail floor."""
+        if p.request.all_results:
+            p.candidates = [c for c in p.candidates if c.relevance > 0]
+            return
+        floor = self.profile.relevance_floor if p.floor is None else p.floor
+        p.result.floor = floor
+        if p.best_evidence < floor:
+            if p.candidates:
+                p.result.warnings.append(
+                    f"nothing relevant enough (best relevance {p.best_evidence:.2f}, floor "
+                    f"{floor:.2f}); --all shows weaker matches"
+                )
+            p.candidates = []
+            return
+        best = max((c.relevance for c in p.candidates), default=0.0)
+        p.candidates = [c for c in p.candidates if c.relevance >= p.kept_from(self.profile, best, c.rowid)]
+
+    def _score(self, p: Pass) -> None:
+        """Score = relevance x retrievability (how well the memory is remembered); the top k."""
+        facts = p.facts
+        for candidate in p.candidates:
+            candidate.retrievability = retrievability(facts[candidate.rowid].fsrs(), p.now)
+            candidate.score = candidate.relevance * candidate.retrievability
+        p.candidates.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
+        top = p.candidates[: p.request.k]
+        records = self.store.by_rowids(c.rowid for c in top)
+        p.result.hits = [
+            SearchHit(records[c.rowid], c, profile=self.profile) for c in top if c.rowid in records
+        ]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[HybridSearcher, Pass], None]
+    timing: str  # the timings_ms entry its time counts towards
+
+
+# The search, in order. Steps named in stages.STAGES are the hand-set stages, each removable by name;
+# the others are the core. Order matters: the floor stages set the floors before `dialogue` (which lends
+# only to turns relevant enough to be kept by themselves) and `floor` read them;
+# `fuse` records the best evidence before the context stages move anything; `dialogue` runs on the
+# ranking `rank` sorts, before `question` and `assistant` so a question still lends its answer its
+# full relevance; `answer_kind` after `dialogue` so the turn naming the topic lends the turn with the
+# date its full relevance.
+PIPELINE: tuple[Step, ...] = (
+    Step("analyse", HybridSearcher._analyse, "analyse"),
+    Step("keywords", HybridSearcher._keywords, "bm25"),
+    Step("embed", HybridSearcher._embed, "embed"),
+    Step("hubness", stages.hubness, "vector"),
+    Step("vectors", HybridSearcher._vectors, "vector"),
+    Step("similarity", HybridSearcher._similarity, "fuse"),
+    Step("language_bonus", stages.language_bonus, "fuse"),
+    Step("stopword_query", stages.stopword_query, "fuse"),
+    Step("fuse", HybridSearcher._fuse, "fuse"),
+    Step("sentence_floor", stages.sentence_floor, "fuse"),
+    Step("unmatched_floor", stages.unmatched_floor, "fuse"),
+    Step("other_person", stages.other_person, "fuse"),
+    Step("rank", HybridSearcher._rank, "fuse"),
+    Step("dialogue", stages.dialogue, "fuse"),
+    Step("answer_kind", stages.answer_kind, "fuse"),
+    Step("question", stages.question, "fuse"),
+    Step("assistant", stages.assistant, "fuse"),
+    Step("rerank", HybridSearcher._rerank, "rerank"),
+    Step("floor", HybridSearcher._floor, "score"),
+    Step("score", HybridSearcher._score, "score"),
+)
+STAGES: tuple[str, ...] = tuple(
+    step.name for step in PIPELINE if getattr(stages, step.name, None) is step.run
+)
+
+
+_ORDER = {"insight": 0}
+
+
+def _category_order(category: str) -> int:
+    # Insights come before facts at equal scores (seed 000 §7).
+    return _ORDER.get(category, 1)

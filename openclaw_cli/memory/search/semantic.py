@@ -1,0 +1,138 @@
+"""The vector side of search: candidates by similarity, and a similarity that knows which model to trust.
+
+A stored vector may hold several model vectors side by side (embedding/composite.py). Each leg's cosine is computed
+on its own and combined per memory: the English leg's weight shrinks with the share of the query the
+English model cannot read, and is zero for a memory that is not English, whose English vector was built
+from unknown tokens. Because that weight differs per memory, one nearest-neighbour scan cannot rank by
+it; two scans can: one by the weighted query (right for English memories) and one by the multilingual leg
+alone (exactly right for the others). Their union is then scored exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
+    from openclaw_cli.memory.search.centroid import Centroid
+    from openclaw_cli.memory.search.profiles import SearchProfile
+    from openclaw_cli.memory.store.vectors import VectorFilter
+
+# How far a memory's English leg can be trusted, by the language detected when it was stored.
+LANGUAGE_TRUST = {"en": 1.0, "mixed": 0.5}
+
+
+class VectorSource(Protocol):
+    """Nearest rows of the current vector table (vec0 or the in-memory matrix) and their stored vectors."""
+
+    def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]: ...
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class HubCorrection:
+    """Subtract `weight` x each memory's hubness (search/centroid.py) from every leg's cosine."""
+
+    centroid: Centroid
+    weight: float
+
+
+@dataclass
+class Similarity:
+    score: float  # the combined cosine
+    legs: tuple[float, ...]  # each leg's cosine
+
+
+def english_weight(profile: SearchProfile, unknown_share: float) -> float:
+    """The first leg's weight for this query; the multilingual leg gets the rest."""
+    if len(profile.legs) < 2:
+        return 1.0
+    return profile.english_weight * max(0.0, 1.0 - unknown_share)
+
+
+def single_leg_weight(profile: SearchProfile, unknown_share: float) -> float:
+    """A lone English model says little about a query it could not read: its vector is down-weighted."""
+    if len(profile.legs) >= 2 or unknown_share <= profile.unknown_token_threshold:
+        return 1.0
+    return max(0.0, 1.0 - unknown_share)
+
+
+def combine(legs: Sequence[float], weight: float, language: str) -> float:
+    """One similarity from per-leg cosines: English leg by `weight` x the memory's trust, the rest by 1 - weight."""
+    if len(legs) == 1:
+        return legs[0]
+    english = weight * LANGUAGE_TRUST.get(language, 0.0)
+    other = 1.0 - weight
+    total = english + other
+    return (english * legs[0] + other * legs[1]) / total if total > 0 else legs[1]
+
+
+def candidates(
+    source: VectorSource,
+    query: QueryEmbedding,
+    profile: SearchProfile,
+    pool: int,
+    where: VectorFilter,
+    hubs: HubCorrection | None = None,
+) -> dict[int, tuple[float, ...]]:
+    """Up to 2 x pool rows likely to be most similar, each with its per-leg cosines (corrected for
+    hubness when `hubs` is given; the scans themselves rank by the plain cosine)."""
+    import numpy as np
+
+    from openclaw_cli.memory.store.vectors import knn_scaled
+
+    vector = query.vector.astype(np.float32, copy=False)
+    if len(profile.legs) < 2:
+        nearest = source.knn(vector, pool, where)
+        if hubs is None:
+            return {rowid: (score,) for rowid, score in nearest}
+        return leg_cosines(vector, source.rows([rowid for rowid, _ in nearest]), profile.legs, hubs)
+    split = profile.legs[0]
+    weight = english_weight(profile, query.unknown_share)
+    # The multilingual leg alone, then (unless it weighs 0) the English leg by `weight`.
+    scalings = [(0.0, 1.0)] + ([(weight, 1.0 - weight)] if weight > 0 else [])
+    found = knn_scaled(source, vector, (split, len(vector) - split), scalings, pool, where)
+    rowids = [rowid for hits in found for rowid, _ in hits]
+    return leg_cosines(vector, source.rows(list(dict.fromkeys(rowids))), profile.legs, hubs)
+
+
+def leg_cosines(
+    query: np.ndarray, rows: dict[int, np.ndarray], legs: Sequence[int], hubs: HubCorrection | None = None
+) -> dict[int, tuple[float, ...]]:
+    """Each row's cosine with the query, leg by leg (one matrix product per leg for all rows), less
+    `hubs.weight` x its hubness on that leg."""
+    import numpy as np
+
+    if not rows:
+        return {}
+    ids = list(rows)
+    matrix = np.stack([rows[rowid] for rowid in ids]).astype(np.float32, copy=False)
+    columns: list[np.ndarray] = []
+    start = 0
+    for width in legs:
+        q, block = query[start : start + width], matrix[:, start : start + width]
+        norms = np.linalg.norm(block, axis=1) * float(np.linalg.norm(q))
+        column = np.where(norms > 0, (block @ q) / np.maximum(norms, 1e-12), 0.0)
+        if hubs is not None:
+            column = column - hubs.weight * hubs.centroid.hubness(len(columns), block)
+        columns.append(column)
+        start += width
+    table = np.stack(columns, axis=1)
+    return {rowid: tuple(float(v) for v in table[i]) for i, rowid in enumerate(ids)}
+
+
+def leg_similarities(
+    source: VectorSource,
+    query: QueryEmbedding,
+    profile: SearchProfile,
+    rowids: Sequence[int],
+    hubs: HubCorrection | None = None,
+) -> dict[int, tuple[float, ...]]:
+    """Per-leg cosines of given rows (keyword hits the vector scans did not reach); rows without a
+    vector (pending) are left out."""
+    return leg_cosines(query.vector, source.rows(rowids), profile.legs, hubs)

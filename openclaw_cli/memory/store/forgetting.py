@@ -1,0 +1,76 @@
+"""FSRS-6 through the `fsrs` package: how well each memory is remembered, and what a hit does to it.
+
+A memory starts as a card reviewed once ("Good") when it is written; every retrieval during an agent turn
+is another "Good" review. Retrievability falls as time passes without a hit, so forgotten memories sink in
+the ranking, but nothing is ever deleted for it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from openclaw_cli.memory.store.records import FsrsState
+
+if TYPE_CHECKING:
+    import fsrs
+
+
+@lru_cache(maxsize=1)
+def _scheduler() -> fsrs.Scheduler:
+    import fsrs
+
+    # No learning steps: a memory is in the review state from its first write. No fuzzing: ranks must be
+    # reproducible.
+    return fsrs.Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
+def _to_card(state: FsrsState) -> fsrs.Card:
+    import fsrs
+
+    # An explicit card_id: without one, fsrs.Card sleeps a millisecond to make its timestamp id unique,
+    # which would cost 1 ms per candidate in every search.
+    if state.stability is None or state.last_review is None:
+        return fsrs.Card(card_id=0)
+    return fsrs.Card(
+        card_id=0,
+        state=fsrs.State.Review,
+        stability=state.stability,
+        difficulty=state.difficulty,
+        due=state.next_review or state.last_review,
+        last_review=state.last_review,
+    )
+
+
+def review(state: FsrsState, now: datetime) -> FsrsState:
+    """The state after one successful recall at `now`."""
+    import fsrs
+
+    card, _ = _scheduler().review_card(_to_card(state), fsrs.Rating.Good, now)
+    return FsrsState(
+        stability=card.stability,
+        difficulty=card.difficulty,
+        last_review=card.last_review,
+        next_review=card.due,
+        reps=state.reps + 1,
+        lapses=state.lapses,
+    )
+
+
+def initial_state(now: datetime) -> FsrsState:
+    return review(FsrsState(), now).model_copy(update={"reps": 0})
+
+
+def retrievability(state: FsrsState, now: datetime) -> float:
+    """Probability of recall at `now`, in [0, 1]; 1.0 for a memory with no review history yet."""
+    if state.stability is None or state.last_review is None:
+        return 1.0
+    value = _scheduler().get_card_retrievability(_to_card(state), now)
+    return max(0.0, min(1.0, float(value)))
+
+
+def scale_stability(state: FsrsState, factor: float) -> FsrsState:
+    if state.stability is None:
+        return state
+    return state.model_copy(update={"stability": max(0.01, state.stability * factor)})

@@ -1,0 +1,187 @@
+"""Whose memories a store holds: the persons with user-scope memories, and how many each.
+
+Every memory of the user scope belongs to a person (`userId`: `alice`, `telegram:123`). Memories the
+gateway wrote before it resolved who was speaking went to the placeholder `default`; those written from a
+conversation are found by their `source` (see `CONVERSATION_SQL`) so that `doctor` can say so and point at
+`openclaw memory reassign`. Nothing here changes a record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.memory.store.records import DEFAULT_USER
+
+if TYPE_CHECKING:
+    import apsw
+
+    from openclaw_cli.findings import Finding
+    from openclaw_cli.paths import Home
+
+CHECK = "memory.persons"
+
+# What a conversation leaves in `source`: extraction and "remember that ..." the session's id
+# (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools.py) and the
+# chat's /remember {"kind": "chat-command"} (agent/chat_client.py). `memory add` from the CLI leaves no
+# source (or the batch line's own), reflection {"kind": "reflection"}, workspace notes a path.
+CONVERSATION_KINDS = ("agent-tool", "chat-command")
+CONVERSATION_SQL = (
+    "(json_valid(source) AND (json_extract(source, '$.sessionId') IS NOT NULL "
+    f"OR json_extract(source, '$.kind') IN ({', '.join(repr(k) for k in CONVERSATION_KINDS)})))"
+)
+
+
+@dataclass(frozen=True)
+class Person:
+    user_id: str
+    memories: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"userId": self.user_id, "memories": self.memories}
+
+
+def persons(conn: apsw.Connection) -> list[Person]:
+    """The persons with live user-scope memories in this database, by user id."""
+    rows = conn.execute(
+        "SELECT user_id, count(*) FROM records WHERE deleted = 0 AND scope = 'user' AND user_id IS NOT NULL "
+        "GROUP BY user_id ORDER BY user_id"
+    )
+    return [Person(str(user), int(count)) for user, count in rows]
+
+
+def merged(lists: list[list[Person]]) -> list[Person]:
+    """Several databases' persons as one list (an agent reads its own store and the shared one)."""
+    counts: dict[str, int] = {}
+    for listing in lists:
+        for person in listing:
+            counts[person.user_id] = counts.get(person.user_id, 0) + person.memories
+    return [Person(user, counts[user]) for user in sorted(counts)]
+
+
+def conversation_defaults(conn: apsw.Connection, owners_sessions: frozenset[str] | None = None) -> int:
+    """Live memories of `default` that a conversation wrote (they belong to whoever was speaking).
+
+    With no owner configured, `default` is the owner's own id: the memories of the owner's sessions
+    (`owners_sessions`, the main sessions) and those whose source names no session are then the owner's
+    and not counted; None counts them all (an owner is configured, so `default` is nobody's now)."""
+    rows = conn.execute(
+        f"SELECT json_extract(source, '$.sessionId') FROM records WHERE deleted = 0 AND user_id = ? "
+        f"AND {CONVERSATION_SQL}",
+        (DEFAULT_USER,),
+    )
+    sessions = [row[0] for row in rows]
+    if owners_sessions is None:
+        return len(sessions)
+    return sum(1 for session in sessions if session is not None and session not in owners_sessions)
+
+
+def main_session_ids(home: Home, agent: str) -> frozenset[str]:
+    """The ids of an agent's main sessions (current and archived): the owner's when no owner is set."""
+    import json
+
+    from openclaw_cli.errors import OpenclawError
+
+    found = set()
+    try:
+        directory = home.sessions_dir(agent)
+    except OpenclawError:  # the shared store's directory holds no sessions
+        return frozenset()
+    for meta_path in directory.glob("*/meta.json"):
+        try:
+            key = str(json.loads(meta_path.read_bytes()).get("sessionKey") or "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if key.endswith(":main"):
+            found.add(meta_path.parent.name)
+    return frozenset(found)
+
+
+@dataclass
+class StorePersons:
+    """One database's persons, for `doctor`: `agent` is the directory (`_shared` for the shared store)."""
+
+    agent: str
+    path: str
+    persons: list[Person] = field(default_factory=list)
+    conversation_defaults: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "path": self.path,
+            "persons": [p.to_dict() for p in self.persons],
+            "conversationDefaults": self.conversation_defaults,
+            "error": self.error,
+        }
+
+
+def every_store(home: Home, *, owner_is_default: bool = False) -> list[StorePersons]:
+    """The persons of every memory database under the home (each agent's and the shared one).
+    `owner_is_default`: no owner is configured, so `default` is the owner (see conversation_defaults).
+
+    Opened as every command opens them (a read-only connection would leave its -wal and -shm behind)."""
+    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.memory.store.db import open_db
+    from openclaw_cli.memory.writing.purge import agent_ids_on_disk
+
+    found: list[StorePersons] = []
+    agents = agent_ids_on_disk(home)
+    # Session ids are unique across agents: the shared store's memories come from any agent's sessions.
+    owners = frozenset().union(*(main_session_ids(home, a) for a in agents)) if owner_is_default else None
+    for agent in agents:
+        path = home.memory_db(agent)
+        listing = StorePersons(agent, str(path))
+        try:
+            conn = open_db(path, create=False)
+        except OpenclawError as error:  # the memory check reports why; here it is only unlisted
+            listing.error = error.message
+            found.append(listing)
+            continue
+        try:
+            listing.persons = persons(conn)
+            listing.conversation_defaults = conversation_defaults(conn, owners)
+        except Exception as exc:  # noqa: BLE001 - damage is the memory check's to report
+            listing.error = f"cannot be read ({exc.__class__.__name__})"
+        finally:
+            conn.close()
+        found.append(listing)
+    return found
+
+
+def findings_for(stores: list[StorePersons], *, shared: bool) -> list[Finding]:
+    """One `ok` finding per store naming its persons, and a warning for each store where conversations
+    wrote memories under `default`, with the command that gives them to their person. Nothing is moved."""
+    from openclaw_cli.findings import Finding
+    from openclaw_cli.paths import SHARED_AGENT
+
+    found: list[Finding] = []
+    for store in stores:
+        where = "the shared store" if store.agent == SHARED_AGENT else f"agent {store.agent}"
+        if store.error is not None:
+            found.append(
+                Finding(CHECK, "warning", f"{where}: persons not listed: {store.error}", None, store.path)
+            )
+            continue
+        found.append(Finding(CHECK, "ok", f"{where}: {summary(store.persons)}", None, store.path))
+        if store.conversation_defaults:
+            if store.agent == SHARED_AGENT:
+                scope = "" if shared else " --all-agents"
+                command = f"openclaw memory reassign --from {DEFAULT_USER} --to PERSON{scope}"
+            else:
+                command = f"openclaw --agent {store.agent} memory reassign --from {DEFAULT_USER} --to PERSON"
+            message = (
+                f"{where}: {store.conversation_defaults} memories of user {DEFAULT_USER!r} were written from "
+                "conversations (sessions, agent tools, /remember): they belong to whoever was speaking"
+            )
+            hint = f"{command} (see them first with --dry-run; --where session=KEY for one conversation)"
+            found.append(Finding(CHECK, "warning", message, hint, store.path))
+    return found
+
+
+def summary(persons_list: list[Person], limit: int = 8) -> str:
+    """`alice 3, default 2` (and `+N more` past `limit` persons): compact, for human output."""
+    shown = ", ".join(f"{p.user_id} {p.memories}" for p in persons_list[:limit]) or "none"
+    more = len(persons_list) - limit
+    return shown + (f", +{more} more" if more > 0 else "")

@@ -1,0 +1,128 @@
+"""How a memory record maps to its database rows: the `records` columns read back into a record, what
+ranking reads of a row, a new record's derived fields, and its keyword-index row."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.memory.store.forgetting import initial_state
+from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, parse_iso, utc_now
+from openclaw_cli.memory.text.analysis import index_terms
+
+if TYPE_CHECKING:
+    import apsw
+
+RECORD_COLUMNS = (
+    "rowid, id, scope, user_id, agent_id, category, l0, l1, l2, language, l0_hash, created_at, updated_at, "
+    "source, fsrs_stability, fsrs_difficulty, fsrs_last_review, fsrs_next_review, fsrs_reps, fsrs_lapses, "
+    "deleted, vector_status, attribute, reflected_at"
+)
+
+
+@dataclass(frozen=True)
+class RankingFacts:
+    language: str
+    category: str
+    fsrs_columns: tuple[Any, ...]  # stability, difficulty, last review, next review
+    l0: str = ""
+    source: str | None = None
+
+    def fsrs(self) -> FsrsState:
+        """The FSRS state retrievability reads; built only for the candidates that get that far, and
+        not validated (the values come from our own columns)."""
+        stability, difficulty, last, due = self.fsrs_columns
+        return FsrsState.model_construct(
+            stability=stability,
+            difficulty=difficulty,
+            last_review=parse_iso(last),
+            next_review=parse_iso(due),
+        )
+
+
+def row_to_record(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord.model_validate(
+        {
+            "id": row[1],
+            "scope": row[2],
+            "userId": row[3],
+            "agentId": row[4],
+            "category": row[5],
+            "l0": row[6],
+            "l1": row[7],
+            "l2": row[8],
+            "language": row[9],
+            "l0Hash": row[10],
+            "createdAt": parse_iso(row[11]),
+            "updatedAt": parse_iso(row[12]),
+            "source": json.loads(row[13]) if row[13] else None,
+            "fsrs": FsrsState.model_validate(
+                {
+                    "stability": row[14],
+                    "difficulty": row[15],
+                    "lastReview": parse_iso(row[16]),
+                    "nextReview": parse_iso(row[17]),
+                    "reps": row[18],
+                    "lapses": row[19],
+                }
+            ),
+            "deleted": bool(row[20]),
+            "vectorStatus": row[21],
+            "attribute": row[22],
+            "reflectedAt": parse_iso(row[23]),
+        }
+    )
+
+
+def new_record(
+    *,
+    record_id: str,
+    l0: str,
+    agent_id: str,
+    scope: str,
+    user_id: str | None,
+    category: str,
+    l1: str | None = None,
+    l2: str | None = None,
+    created_at: datetime | None = None,
+    source: dict[str, Any] | None = None,
+    fsrs: FsrsState | None = None,
+    attribute: str | None = None,
+) -> MemoryRecord:
+    """A record with its derived fields (language, L0 hash, FSRS start state) filled in."""
+    from openclaw_cli.memory.text.analysis import detect_language, l0_hash
+
+    now = utc_now()
+    created = created_at or now
+    return MemoryRecord.model_validate(
+        {
+            "id": record_id,
+            "scope": scope,
+            "userId": user_id,
+            "agentId": agent_id,
+            "category": category,
+            "l0": l0,
+            "l1": l1,
+            "l2": l2,
+            # The language of L0, the text whose vector is stored: it decides how far each model's half
+            # of that vector is trusted (semantic.LANGUAGE_TRUST), so it must describe that text alone.
+            "language": detect_language(l0),
+            "l0Hash": l0_hash(l0),
+            "createdAt": created,
+            "updatedAt": now,
+            "source": source,
+            "fsrs": fsrs or initial_state(created),
+            "attribute": attribute,
+        }
+    )
+
+
+def write_fts_row(conn: apsw.Connection, rowid: int, l0: str, l1: str | None) -> None:
+    """The keyword-index row of a record: its analysed terms, never the raw text (see text/analysis.py)."""
+    conn.execute(
+        "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
+        (rowid, index_terms(l0), index_terms(l1 or "")),
+    )

@@ -1,0 +1,409 @@
+"""Text analysis for keyword search: script detection, terms for the FTS5 index and for queries,
+safe FTS5 MATCH expressions, and the normalisation used for exact deduplication.
+
+Design: we do the linguistic work in Python and hand FTS5 a plain space-separated string of terms.
+Every term we emit is a run of Unicode letters/digits, so FTS5's unicode61 tokenizer sees exactly our
+terms (it only folds diacritics further, identically on both sides). Index and query go through the
+same `_analyse` pipeline, which is what guarantees that they produce matching terms.
+
+The text is split into runs by script (text/scripts.py), and each run is analysed on its own:
+
+- Latin and other spaced scripts: NFKC + casefold, words by a Unicode-aware regex. The language of a Latin
+  run is guessed from stopwords and language-specific letters: English or undecided text is indexed as
+  English Snowball stems; French, German, Spanish, Italian, Portuguese and Dutch as the diacritic-folded
+  word plus that language's stem. A query emits the English stem and, unless it is decidedly English,
+  the folded word and its own language's stem, so both sides meet whichever way the guess went. Identifiers (PR #342, @alice_dev, v2.3.1, user-id_42, a@b.com,
+  config.json) emit their parts AND the parts joined into one term, so "alice dev", "alice_dev" and
+  "@alice_dev" all meet, and the joined term ranks the exact identifier first. Letter+digit words
+  (pr342, k8s) also emit their letter and digit runs, so "PR342" meets "PR #342".
+- Han text: jieba search-mode words, plus every Han character and every adjacent pair of Han characters
+  on the index side. Why: jieba's segmentation depends on context, so a word in a query is not always a
+  word in the record (the query 小明 against a record with 王小明, which jieba keeps whole; an unknown
+  name segmented one way alone and another way in a sentence). The query side emits jieba words and, for
+  Han words longer than two characters, their pairs; since the index holds every pair and every single
+  character, a record that contains a query's Han word as a substring is always found, while whole-word
+  matches still score higher in BM25 (they match more terms).
+- Japanese (a run of kana, possibly with Han): no segmenter, so every adjacent pair involving a kana
+  character (across Han/kana boundaries too: 好き), a lone kana character as itself, and the Han sub-runs
+  through the Han path. A query in kana therefore only ever emits terms containing kana.
+- Hangul: the word and its syllable bigrams on both sides, since particles attach (커피를 meets 커피).
+- Stopwords are kept in the index (BM25 already gives them almost no weight) and dropped from queries,
+  unless the query has nothing else: "the who" must still find "The Who".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.memory.text import scripts
+from openclaw_cli.memory.text.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, LATIN_STOPWORDS
+
+FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+# Bump whenever index_terms() gives different terms for some text: databases record the version their
+# keyword index was written with, and `memory index` re-analyses an older one. 1 = before per-script runs.
+ANALYSIS_VERSION = 2
+
+JIEBA_CACHE_NAME = "jieba.cache"
+MAX_QUERY_TERMS = 64
+MAX_TERM_CHARS = 64  # longer words (hashes, base64 blobs) are cut; identically on both sides
+
+Language = Literal["zh", "en", "mixed", "other"]
+
+_HAN_CLASS = scripts.HAN_CLASS
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+# A chunk is letters/digits joined by identifier punctuation: v2.3.1, user-id_42, a@b.com, main.py.
+_CHUNK = re.compile(r"[^\W_]+(?:[._\-@/:+#]+[^\W_]+)*")
+_ALNUM_RUN = re.compile(r"[^\W_]+")
+_LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
+_APOSTROPHE_IN_WORD = re.compile(r"(?<=[^\W_])['\u2019](?=[^\W_])")
+_ASCII_WORD = re.compile(r"[a-z]+")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1)
+def _han_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(one Han char, a captured Han run, whitespace touching Han), compiled on first use: the astral
+    ranges make each take milliseconds, which would otherwise be paid by every CLI start that imports us."""
+    return (
+        re.compile(f"[{_HAN_CLASS}]"),
+        re.compile(f"([{_HAN_CLASS}]+)"),
+        re.compile(f"\\s+(?=[{_HAN_CLASS}])|(?<=[{_HAN_CLASS}])\\s+"),
+    )
+
+
+# --------------------------------------------------------------------------- script detection
+
+
+def has_han(text: str) -> bool:
+    """True when the text contains at least one Han (Chinese) character."""
+    return _han_patterns()[0].search(text) is not None
+
+
+# The speaker label a stored dialogue turn starts with ("User: …", "助手：…").
+SPEAKER_LABEL = re.compile(r"^\s*(?:user|assistant|用户|助手)\s*[:：]\s*", re.IGNORECASE)
+
+
+def without_speaker(text: str) -> str:
+    """The text without the speaker label a stored dialogue turn starts with."""
+    return SPEAKER_LABEL.sub("", text, count=1)
+
+
+def detect_language(text: str) -> Language:
+    """Classify by script: Han only -> zh, Latin letters only -> en, both -> mixed, neither -> other.
+
+    A leading speaker label is left out: "User: 准备换跑鞋" is a Chinese turn, not mixed text. Read as
+    mixed, its English model vector (built from unknown tokens) was trusted at half weight and the
+    cross-language bonus skipped, so English questions could not find Chinese turns.
+    """
+    folded = unicodedata.normalize("NFKC", without_speaker(text))
+    han = has_han(folded)
+    latin = _LATIN_LETTER.search(folded) is not None
+    if han and latin:
+        return "mixed"
+    if han:
+        return "zh"
+    if latin:
+        return "en"
+    return "other"
+
+
+# --------------------------------------------------------------------------- terms
+
+
+def index_terms(text: str) -> str:
+    """The space-separated term string to store in the FTS5 column for a record's text."""
+    return " ".join(term for term, _ in _analyse(text, for_query=False))
+
+
+def query_terms(text: str) -> list[str]:
+    """The normalised, de-duplicated terms of a query, in order; stopwords dropped unless that empties it."""
+    analysed = list(_analyse(text, for_query=True))
+    content = [term for term, is_stop in analysed if not is_stop]
+    chosen = content if content else [term for term, _ in analysed]
+    return _dedupe(chosen)[:MAX_QUERY_TERMS]
+
+
+def typed_words(text: str) -> list[tuple[str, list[str]]]:
+    """Each word of a query as it was typed, with the terms the analysis made of it (a stem, the pairs
+    of a Chinese word, the parts of an identifier), for --explain: `coffee` was searched as `coffe`,
+    编辑器 as 编辑器, 编辑 and 辑器. Analysed one script run at a time, as `query_terms` does."""
+    words: list[tuple[str, list[str]]] = []
+    for kind, run in scripts.runs(unicodedata.normalize("NFKC", text)):
+        if kind == "han":
+            pieces = [w for w in _jieba().lcut(run) if w.strip()]
+            words += [(w, [t for t, _ in _han_terms(w, for_query=True)]) for w in pieces]
+        elif kind != "other":
+            words.append((run, [t for t, _ in _analyse(run, for_query=True)]))
+        else:
+            segment = _APOSTROPHE_IN_WORD.sub("", run)
+            language = scripts.latin_language(segment.casefold())
+            for chunk in _CHUNK.finditer(segment):
+                parts = _ALNUM_RUN.findall(chunk.group().casefold())
+                terms = [t for part in parts for t, _ in _part_terms(part, language, for_query=True)]
+                if len(parts) > 1:
+                    terms.append(_cap("".join(_strip_diacritics(p) for p in parts)))
+                words.append((chunk.group(), _dedupe(terms)))
+    return words
+
+
+def is_stopword(term: str) -> bool:
+    """True for an analysed query term that is an English or Chinese stopword."""
+    return term in ENGLISH_STOPWORDS or _chinese_stopword(term)
+
+
+def _chinese_stopword(word: str) -> bool:
+    """A Chinese stopword, or one particle repeated (啊啊啊, 哈哈哈: an interjection, not a topic)."""
+    return word in CHINESE_STOPWORDS or (len(set(word)) == 1 and word[0] in CHINESE_STOPWORDS)
+
+
+def fts_match(terms: Sequence[str]) -> str | None:
+    """A MATCH expression that is always valid FTS5: each term a quoted string, joined with OR.
+
+    Inside double quotes FTS5 treats everything (*, -, :, ^, NEAR, AND, parentheses) as text, so only
+    the quote itself needs escaping (doubled). NUL would end the SQL string early, and other control
+    characters and lone surrogates are never useful, so they are removed; terms left empty are skipped.
+    """
+    cleaned = _dedupe(term for term in (_strip_unsafe(t) for t in terms) if term)
+    if not cleaned:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in cleaned[:MAX_QUERY_TERMS])
+
+
+def _strip_unsafe(term: str) -> str:
+    kept = "".join(ch for ch in term if unicodedata.category(ch) not in ("Cc", "Cs"))
+    return kept.strip()
+
+
+def _dedupe(terms: Iterator[str] | Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(terms))
+
+
+def _analyse(text: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    """Yield (term, is_stopword) in text order, each run of the text analysed by its script."""
+    for kind, run in scripts.runs(_fold(text)):
+        if kind == "han":
+            yield from _han_terms(run, for_query=for_query)
+        elif kind == "japanese":
+            yield from _japanese_terms(run, for_query=for_query)
+        elif kind == "hangul":
+            yield from ((term, False) for term in scripts.hangul_terms(_cap(run)))
+        else:
+            yield from _word_terms(run, for_query=for_query)
+
+
+def _fold(text: str) -> str:
+    """NFKC (full-width -> ASCII, compatibility ideographs -> unified) and casefold."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+# --------------------------------------------------------------------------- Latin and other spaced scripts
+
+
+def _word_terms(segment: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    segment = _APOSTROPHE_IN_WORD.sub("", segment)
+    language = scripts.latin_language(segment)
+    for chunk in _CHUNK.finditer(segment):
+        parts = _ALNUM_RUN.findall(chunk.group())
+        for part in parts:
+            yield from _part_terms(part, language, for_query=for_query)
+        if len(parts) > 1:
+            yield _cap("".join(_strip_diacritics(p) for p in parts)), False
+
+
+def _part_terms(part: str, language: str | None, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    raw = _cap(part)
+    word = scripts.strip_diacritics(raw)
+    is_stop = _is_stopword(raw, word, language)
+    for form in _latin_forms(raw, word, language, for_query=for_query):
+        yield form, is_stop
+    pieces = _LETTERS_OR_DIGITS.findall(word)
+    if len(pieces) > 1:  # pr342 -> pr, 342; k8s -> 8 (single letters are noise)
+        for piece in pieces:
+            if piece.isdigit() or len(piece) > 1:
+                yield _stem_if_latin(piece), False
+
+
+def _is_stopword(raw: str, word: str, language: str | None) -> bool:
+    if language is None or language == "en":
+        return word in ENGLISH_STOPWORDS
+    return raw in LATIN_STOPWORDS[language]
+
+
+def _latin_forms(raw: str, word: str, language: str | None, *, for_query: bool) -> list[str]:
+    """The terms of one Latin word. English (and text whose language is undecided) is indexed as English
+    stems, as before; other languages as the folded word plus that language's stem. A query emits the
+    English stem, and unless it is decidedly English also the folded word (which meets any language's
+    index) and its own language's stem: so "running" meets "runs", and "maisons" or "hauser" meet
+    French and German records whether or not the query alone reveals its language.
+    """
+    if not _ASCII_WORD.fullmatch(word):
+        return [word]
+    english = _stem(word, "en")
+    if language is None or language == "en":
+        return [english, word] if for_query and language is None else [english]
+    own = _strip_diacritics(_stem(raw, language))  # the stemmer knows its language's diacritics
+    return _dedupe([english, word, own] if for_query else [word, own])
+
+
+def _strip_diacritics(word: str) -> str:
+    """naïve -> naive, for Latin words only (other scripts' marks are part of the letter)."""
+    return scripts.strip_diacritics(_cap(word))
+
+
+def _cap(word: str) -> str:
+    return word[:MAX_TERM_CHARS]
+
+
+def _stem_if_latin(word: str) -> str:
+    if _ASCII_WORD.fullmatch(word):
+        return _stem(word, "en")
+    return word
+
+
+@lru_cache(maxsize=20_000)
+def _stem(word: str, language: str) -> str:
+    return _stemmer(language)(word)
+
+
+@lru_cache(maxsize=8)
+def _stemmer(language: str) -> Callable[[str], str]:
+    import snowballstemmer  # small and pure Python, but only search needs it
+
+    stemmer: Any = snowballstemmer.stemmer(scripts.SNOWBALL_NAMES[language])
+    return stemmer.stemWord  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- Han
+
+
+def _han_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    words = [word for word in _jieba().cut_for_search(run) if word.strip()]
+    for word in words:
+        stop = _chinese_stopword(word)
+        yield word, stop
+        if for_query and len(word) > 2:
+            yield from ((pair, stop) for pair in _pairs(word))
+    if not for_query:
+        known = set(words)
+        yield from ((ch, False) for ch in run if ch not in known)
+        yield from ((pair, False) for pair in _pairs(run) if pair not in known)
+
+
+def _pairs(run: str) -> list[str]:
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+# --------------------------------------------------------------------------- Japanese
+
+
+def _japanese_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+    """Kana bigrams (including pairs across a Han/kana boundary) on both sides, a lone kana character as
+    itself, and the Han sub-runs through the Han path. A query skips single Han characters between kana:
+    its boundary bigrams carry them (好き), and alone they would match unrelated Chinese records."""
+    for is_kana, sub in scripts.japanese_subruns(run):
+        if not is_kana and (len(sub) > 1 or not for_query):
+            yield from _han_terms(sub, for_query=for_query)
+        elif is_kana and len(sub) == 1 and (not for_query or len(run) == 1):
+            yield sub, False
+    yield from ((pair, False) for pair in scripts.kana_bigrams(run))
+
+
+_jieba_cache_dir: Path | None = None
+
+
+_jieba_point_lookups = False
+
+
+def set_jieba_cache_dir(path: Path, *, point_lookups: bool = False) -> None:
+    """Where jieba keeps its prefix-dictionary cache (`jieba.cache`, created 0600 in a 0700 directory).
+
+    Without it jieba would write the cache to the system temp directory, outside the user's home; so
+    until this is called the dictionary is built from its source on every load and nothing is written.
+    `point_lookups`: this process segments a few texts and exits, so the dictionary is read entry by
+    entry from a table on disk instead of loaded whole (text/jieba_lookup.py; same segmentation).
+    """
+    global _jieba_cache_dir, _jieba_point_lookups
+    _jieba_cache_dir = path
+    _jieba_point_lookups = point_lookups
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    """Import and initialise jieba on first Han text; its dictionary load costs ~0.6 s from the cache and
+    ~1-2 s without it, and it logs "Building prefix dict..." to stderr at DEBUG level, which core code
+    must not let through."""
+    import logging
+
+    jieba = _import_jieba()
+    jieba.setLogLevel(logging.WARNING)
+    tokenizer = jieba.dt
+    if _jieba_cache_dir is not None and _jieba_point_lookups:
+        from openclaw_cli.memory.text.jieba_lookup import open_frequencies
+
+        tokenizer.FREQ, tokenizer.total = open_frequencies(_jieba_cache_dir, tokenizer)
+        tokenizer.initialized = True
+    elif _jieba_cache_dir is None:
+        # jieba.initialize() always dumps its cache into tempfile.gettempdir(): build the dictionary here.
+        with tokenizer.get_dict_file() as source:
+            tokenizer.FREQ, tokenizer.total = tokenizer.gen_pfdict(source)
+        tokenizer.initialized = True
+    else:
+        ensure_private_dir(_jieba_cache_dir)
+        # jieba writes the cache with mkstemp(dir=tmp_dir) (0600) and renames it into place.
+        tokenizer.tmp_dir = str(_jieba_cache_dir)
+        tokenizer.cache_file = JIEBA_CACHE_NAME
+        jieba.initialize()
+    return jieba
+
+
+def _import_jieba() -> Any:
+    """jieba imports pkg_resources (~70 ms, half the cost of a one-shot Chinese query's analysis) only to
+    open its own data files, and opens them with plain open() when it is missing: so it is hidden while
+    jieba is imported, unless something has already loaded it. Same files, same dictionary."""
+    import sys
+
+    hide = "pkg_resources" not in sys.modules
+    if hide:
+        sys.modules["pkg_resources"] = None  # type: ignore[assignment]  # makes the import fail
+    try:
+        import jieba
+    finally:
+        if hide and sys.modules.get("pkg_resources", False) is None:
+            del sys.modules["pkg_resources"]
+    return jieba
+
+
+# --------------------------------------------------------------------------- exact dedup
+
+
+def normalise_l0(text: str) -> str:
+    """NFKC, casefold, punctuation and control characters to spaces, invisible format characters
+    removed, whitespace collapsed, no spaces next to Han characters.
+
+    Punctuation becomes a space rather than nothing so "tea,coffee" equals "tea, coffee"; spaces next to
+    Han are dropped because Chinese does not use them ("用 Go 写" equals "用Go写").
+    """
+    no_punct = "".join(_l0_char(ch) for ch in _fold(text))
+    collapsed = _WHITESPACE.sub(" ", no_punct).strip()
+    return _han_patterns()[2].sub("", collapsed)
+
+
+def _l0_char(ch: str) -> str:
+    category = unicodedata.category(ch)
+    if category.startswith("P") or category == "Cc":
+        return " "
+    # Zero-width spaces/joiners are invisible; a lone surrogate (possible in JSON input) cannot be encoded.
+    return "" if category in ("Cf", "Cs") else ch
+
+
+def l0_hash(text: str) -> str:
+    """sha256 hex digest of normalise_l0(text): equal for texts that differ only in case, spacing or
+    punctuation."""
+    return hashlib.sha256(normalise_l0(text).encode("utf-8")).hexdigest()

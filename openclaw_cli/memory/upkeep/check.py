@@ -1,0 +1,126 @@
+"""The memory checks `openclaw doctor` runs: each database opens, and its indexes agree with its records.
+
+Damage is attributed (upkeep/integrity.py): damage to the records or their history calls for a salvage
+(`memory recover`, run here by --fix: every record that still reads, the rest from the newest backup);
+a damaged keyword or vector index is rebuilt from the records. A database the user cannot read or write
+is a permission problem, never reported as corruption.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from openclaw_cli.errors import OpenclawError
+from openclaw_cli.findings import Finding, Severity
+from openclaw_cli.memory.store.db import DatabaseDamaged, DatabasePermissionError
+from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT
+from openclaw_cli.paths import Home
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import Settings
+    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.upkeep.index import IndexCheck
+
+
+def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[Finding]:
+    from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.memory.service import MemoryService
+
+    service = MemoryService(home, agent, for_agent(settings, agent).memory)
+    findings: list[Finding] = []
+    damaged: list[tuple[Path, str]] = []  # records damaged: salvaged (--fix) once the stores are closed
+    try:
+        opened = True
+        for path in service.db_paths():
+            if not path.exists():
+                continue
+            try:
+                service.store(path)
+            except DatabasePermissionError as error:
+                findings.append(Finding("memory.permissions", "error", error.message, error.hint, str(path)))
+                opened = False
+            except DatabaseDamaged as error:
+                damaged.append((path, error.message))
+                opened = False
+            except OpenclawError as error:
+                findings.append(Finding("memory.database", "error", error.message, error.hint, str(path)))
+                opened = False
+        if opened:
+            for report in service.check_indexes():
+                if report.damaged_records:
+                    damaged.append((Path(report.path), str(report.damage)))
+                else:
+                    findings.append(_index_finding(service, report, fix))
+    finally:
+        service.close()
+    for path, damage in damaged:
+        findings += _salvage_findings(home, path, damage, fix, service)
+    return findings
+
+
+def _salvage_findings(
+    home: Home, path: Path, damage: str, fix: bool, service: MemoryService
+) -> list[Finding]:
+    """Damaged records: named with `memory recover`, or (--fix) salvaged, and what was lost said."""
+    from openclaw_cli.memory.upkeep.recovery import recover_file, refuse_while_gateway_runs
+
+    message = f"integrity check failed: {damage}"
+    if not fix:
+        return [Finding("memory.database", "error", message, RESTORE_HINT, str(path))]
+    try:
+        refuse_while_gateway_runs(home, "salvage the database")
+        report = recover_file(path, datetime.now(UTC), apply=True, embedder_factory=service.embedder)
+    except OpenclawError as error:
+        return [Finding("memory.database", "error", f"{message}; {error.message}", error.hint, str(path))]
+    done = report.salvage
+    summary = (
+        f"{message}; salvaged {done.salvaged} memories, {len(done.restored)} restored from a backup, "
+        f"{len(done.lost)} lost; the damaged file is kept as {report.kept}"
+    )
+    findings = [Finding("memory.database", "error", summary, None, str(path), fixed=True)]
+    if done.lost:
+        ids = ", ".join(entry["id"] for entry in done.lost[:20]) + (" ..." if len(done.lost) > 20 else "")
+        findings.append(
+            Finding(
+                "memory.salvage",
+                "warning",
+                f"{len(done.lost)} memories could not be salvaged: {ids}",
+                "re-add what matters with `openclaw memory add` (the damaged file is kept beside the database)",
+                str(path),
+            )
+        )
+    return findings
+
+
+def _index_finding(service: MemoryService, report: IndexCheck, fix: bool) -> Finding:
+    if report.ok:
+        return Finding(
+            "memory.index", "ok", f"{report.records} memories, indexes consistent", path=report.path
+        )
+    if report.damage:  # only derived indexes (damaged records are salvaged): rebuilt from the records
+        return Finding(
+            "memory.database", "error", f"integrity check failed: {report.damage}", REBUILD_HINT, report.path
+        )
+    if report.embedder_problem:
+        return Finding(
+            "memory.embedder",
+            "error",
+            "; ".join(report.problems()),
+            "fix memory.embedding in openclaw.json (`openclaw config`), then run `openclaw memory index`",
+            report.path,
+        )
+    fixed = False
+    if fix and not report.embedder_mismatch:
+        service.repair_indexes()
+        fixed = True
+    hint = (
+        "run `openclaw memory index --rebuild`"
+        if report.embedder_mismatch
+        else "run `openclaw memory index` (or `openclaw doctor --fix`)"
+    )
+    severity: Severity = (
+        "warning" if fixed or (report.vectors_pending and len(report.problems()) == 1) else "error"
+    )
+    return Finding("memory.index", severity, "; ".join(report.problems()), hint, report.path, fixed)

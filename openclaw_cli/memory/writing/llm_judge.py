@@ -1,0 +1,52 @@
+"""The model's say in the grey zone of semantic dedup (seed 000 §6.2, trap 1).
+
+It only ever sees pairs that hashing and cosine similarity could not settle. When the model cannot
+answer, the verdict is "different": the candidate is kept as a new memory, and nothing is replaced on a
+guess.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openclaw_cli import llm
+from openclaw_cli.memory.extraction.prompt import JudgeReply, judge_messages
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import LlmSettings
+    from openclaw_cli.memory.store.records import MemoryRecord
+    from openclaw_cli.memory.writing.write_path import Candidate, Verdict
+
+
+def extraction_model(settings: LlmSettings) -> str | None:
+    """The model extraction and judging use: the cheaper `extractModel`, else `model`, else none."""
+    return settings.extract_model or settings.model
+
+
+class LlmJudge:
+    """A `writing.Judge` asking the extraction model; counts its failures for the report."""
+
+    def __init__(self, settings: LlmSettings, model: str) -> None:
+        self.settings = settings
+        self.model = model
+        self.last_error: str | None = None
+        self.failures = 0
+
+    def __call__(self, candidate: Candidate, existing: MemoryRecord) -> Verdict:
+        messages = judge_messages(candidate.l0, candidate.l1, existing.l0, existing.l1)
+        try:
+            reply = llm.complete_json(
+                self.model,
+                messages,
+                JudgeReply,
+                self.settings.api_base,
+                max_retries=self.settings.max_retries,
+                timeout=self.settings.timeout_seconds,
+                temperature=0,
+            )
+        except llm.ModelUnavailable as exc:
+            self.last_error = exc.message
+            self.failures += 1
+            return "different"
+        verdict: Verdict = reply.verdict  # type: ignore[assignment]  # checked by JudgeReply
+        return verdict
