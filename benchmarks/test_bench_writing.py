@@ -26,8 +26,9 @@ import pytest
 from benchmarks import synth
 from openclaw_cli.config import Settings
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.writing.candidate import Candidate
 from openclaw_cli.memory.writing.dedup import DedupZones
-from openclaw_cli.memory.writing.write_path import Candidate, write_memories
+from openclaw_cli.memory.writing.write_path import write_memories
 from openclaw_cli.paths import Home
 from tests import dedup_eval
 from tests.memory_helpers import service_for, with_shared_models

@@ -11,7 +11,8 @@ import pytest
 from openclaw_cli.memory.embedding.composite import CompositeEmbedder, unread_half
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store.vector_codec import decode, encode, int8_format
-from openclaw_cli.memory.writing.write_path import Candidate, write_memories
+from openclaw_cli.memory.writing.candidate import Candidate
+from openclaw_cli.memory.writing.write_path import write_memories
 from tests.memory_helpers import WIDE_GREY, add, dedup_service, service_for
 
 ENGLISH = "Prefers dark themes in every editor and terminal."

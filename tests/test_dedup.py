@@ -16,8 +16,9 @@ from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.text.analysis import l0_hash
+from openclaw_cli.memory.writing.candidate import Candidate, Verdict
 from openclaw_cli.memory.writing.dedup import zones_for
-from openclaw_cli.memory.writing.write_path import Candidate, Verdict, write_memories
+from openclaw_cli.memory.writing.write_path import write_memories
 from tests.memory_helpers import WIDE_GREY, service_for, settings_with
 from tests.memory_helpers import FixedJudge as Judge
 from tests.memory_helpers import dedup_service as _service

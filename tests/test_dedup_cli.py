@@ -64,7 +64,8 @@ def test_history_after_index_clears_the_tombstone(cli) -> None:  # type: ignore[
 
 
 def test_history_shows_what_an_update_replaced(cli, home) -> None:  # type: ignore[no-untyped-def]
-    from openclaw_cli.memory.writing.write_path import Candidate, write_memories
+    from openclaw_cli.memory.writing.candidate import Candidate
+    from openclaw_cli.memory.writing.write_path import write_memories
     from tests.memory_helpers import service_for
 
     service = service_for(home)

@@ -133,8 +133,8 @@ def test_a_dry_run_writes_nothing_and_keeps_the_checkpoint(world: World, fake_op
 def test_the_judge_asks_the_model_and_keeps_the_candidate_when_it_cannot_answer(
     world: World, fake_openai
 ) -> None:  # type: ignore[no-untyped-def]
+    from openclaw_cli.memory.writing.candidate import Candidate
     from openclaw_cli.memory.writing.llm_judge import LlmJudge
-    from openclaw_cli.memory.writing.write_path import Candidate
 
     world.say("I like tea.")
     fake_openai.script_chat(reply(memory("preference", "User likes tea", [0])))

@@ -12,7 +12,8 @@ from typing import Any
 
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.writing.write_path import Candidate, write_memories
+from openclaw_cli.memory.writing.candidate import Candidate
+from openclaw_cli.memory.writing.write_path import write_memories
 from tests import fake_openai as fake_server
 from tests.memory_helpers import WIDE_GREY, api_settings, service_for
 from tests.memory_helpers import FixedJudge as Judge

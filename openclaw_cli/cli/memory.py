@@ -159,7 +159,8 @@ def add_cmd(
     stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
     rerun, with ids or without, stores nothing new; two lines with the same id are refused.
     """
-    from openclaw_cli.memory.writing.write_path import Candidate, write_memories
+    from openclaw_cli.memory.writing.candidate import Candidate
+    from openclaw_cli.memory.writing.write_path import write_memories
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")

@@ -23,7 +23,7 @@ from openclaw_cli.memory.extraction.prompt import (
     verbatim,
 )
 from openclaw_cli.memory.store.records import parse_iso
-from openclaw_cli.memory.writing.write_path import Candidate, WriteOutcome
+from openclaw_cli.memory.writing.candidate import Candidate, WriteOutcome
 
 _ATTRIBUTE = re.compile(r"[^a-z0-9_]+")
 

@@ -23,8 +23,9 @@ from openclaw_cli.memory.extraction.prompt import ExtractionReply, chunks, extra
 from openclaw_cli.memory.extraction.schedule import CoalescingScheduler
 from openclaw_cli.memory.extraction.state import ExtractionState, read_state, write_state
 from openclaw_cli.memory.store.records import utc_now
+from openclaw_cli.memory.writing.candidate import WriteOutcome
 from openclaw_cli.memory.writing.llm_judge import LlmJudge, extraction_model
-from openclaw_cli.memory.writing.write_path import WriteOutcome, write_memories
+from openclaw_cli.memory.writing.write_path import write_memories
 from openclaw_cli.sessions.locks import ProcessLock, lock_for
 
 if TYPE_CHECKING:

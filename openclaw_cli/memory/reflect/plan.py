@@ -21,7 +21,7 @@ from openclaw_cli.memory.reflect.prompt import (
     topic_key,
 )
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
-from openclaw_cli.memory.writing.write_path import Candidate
+from openclaw_cli.memory.writing.candidate import Candidate
 from openclaw_cli.sessions.tokens import count_tokens
 
 if TYPE_CHECKING:

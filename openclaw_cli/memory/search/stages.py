@@ -16,8 +16,9 @@ can be built with stages disabled by name (`HybridSearcher(disabled=...)`): only
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from openclaw_cli.memory.search.candidate import Candidate
 from openclaw_cli.memory.search.profiles import SENTENCE_TERMS
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
-    from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
+    from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.search.profiles import SearchProfile
+    from openclaw_cli.memory.search.result import SearchRequest, SearchResult
     from openclaw_cli.memory.search.semantic import HubCorrection
     from openclaw_cli.memory.store.record_rows import RankingFacts
     from openclaw_cli.memory.store.vectors import VectorFilter
@@ -37,6 +39,17 @@ if TYPE_CHECKING:
 STOPWORD_WEIGHT = 0.2
 # An unmatched query's results must reach this share of the best one's relevance (unmatched_floor).
 UNMATCHED_TAIL = 0.7
+
+
+class Searcher(Protocol):
+    """What a stage may read of the searcher running it (search/pipeline.py implements it)."""
+
+    profile: SearchProfile
+    context: ContextSteps
+
+    def hub_correction(self) -> HubCorrection | None: ...
+
+    def any_term_stored(self, terms: Sequence[str]) -> bool: ...
 
 
 @dataclass
@@ -71,7 +84,7 @@ class Pass:
         return max(profile.kept_floor(), self.tail_share * best if across else 0.0)
 
 
-def hubness(searcher: HybridSearcher, p: Pass) -> None:
+def hubness(searcher: Searcher, p: Pass) -> None:
     """Take a share (the profile's hub_weight) of each memory's hubness off its cosines: generic sentences
     close to every query ("Assistant: Quite a change of tone.") stop looking like answers (search/centroid.py).
     Runs before the vector leg, which applies the correction to every cosine it computes.
@@ -80,7 +93,7 @@ def hubness(searcher: HybridSearcher, p: Pass) -> None:
     p.hubs = searcher.hub_correction()
 
 
-def language_bonus(searcher: HybridSearcher, p: Pass) -> None:
+def language_bonus(searcher: Searcher, p: Pass) -> None:
     """Add the profile's cross-language bonus to the similarity of a memory in the other language (English
     query and Chinese memory, or the reverse): a multilingual model scores a translation lower than a
     same-language sentence on another topic.
@@ -92,7 +105,7 @@ def language_bonus(searcher: HybridSearcher, p: Pass) -> None:
             cand.vector_score += searcher.profile.bonus(query_language, p.facts[cand.rowid].language)
 
 
-def stopword_query(searcher: HybridSearcher, p: Pass) -> None:
+def stopword_query(searcher: Searcher, p: Pass) -> None:
     """A query of stopwords only ("呃", "的了吗", "the") has no topic: its meaning counts as little as its
     words (STOPWORD_WEIGHT), or the models' nearest sentence would always look like an answer.
 
@@ -102,7 +115,7 @@ def stopword_query(searcher: HybridSearcher, p: Pass) -> None:
         p.topic = STOPWORD_WEIGHT
 
 
-def other_person(searcher: HybridSearcher, p: Pass) -> None:
+def other_person(searcher: Searcher, p: Pass) -> None:
     """A memory about somebody the query does not name counts for less: ×other_person_factor for a fact,
     ×other_person_turn_factor for a dialogue turn (search/subject.py, search_context.weigh_subjects).
 
@@ -110,7 +123,7 @@ def other_person(searcher: HybridSearcher, p: Pass) -> None:
     searcher.context.weigh_subjects(p.candidates, p.facts, p.text, p.request.user_id, p.full_matches)
 
 
-def dialogue(searcher: HybridSearcher, p: Pass) -> None:
+def dialogue(searcher: Searcher, p: Pass) -> None:
     """The best hits lend a share of their relevance to the turns said next to them (search/dialogue.py), when
     those are relevant enough to be kept by themselves or answer a hit that asks.
 
@@ -120,7 +133,7 @@ def dialogue(searcher: HybridSearcher, p: Pass) -> None:
     )
 
 
-def answer_kind(searcher: HybridSearcher, p: Pass) -> None:
+def answer_kind(searcher: Searcher, p: Pass) -> None:
     """When the query asks when, how many, where or which, a memory holding no such expression counts
     for less: ×answer_kind_factor (search/answer_type.py).
 
@@ -128,7 +141,7 @@ def answer_kind(searcher: HybridSearcher, p: Pass) -> None:
     searcher.context.weigh_answer_kind(p.candidates, p.facts, p.request.query)
 
 
-def question(searcher: HybridSearcher, p: Pass) -> None:
+def question(searcher: Searcher, p: Pass) -> None:
     """A memory that only asks states no fact: ×question_factor. After the dialogue stage, so a question
     still lends its answer its full relevance.
 
@@ -136,7 +149,7 @@ def question(searcher: HybridSearcher, p: Pass) -> None:
     searcher.context.weigh_questions(p.candidates, p.facts)
 
 
-def assistant(searcher: HybridSearcher, p: Pass) -> None:
+def assistant(searcher: Searcher, p: Pass) -> None:
     """A stored turn the assistant said repeats or asks; the user's own words are the evidence:
     ×assistant_factor.
 
@@ -144,7 +157,7 @@ def assistant(searcher: HybridSearcher, p: Pass) -> None:
     searcher.context.weigh_assistant(p.candidates, p.facts)
 
 
-def sentence_floor(searcher: HybridSearcher, p: Pass) -> None:
+def sentence_floor(searcher: Searcher, p: Pass) -> None:
     """A query of SENTENCE_TERMS or more terms is held to the profile's lower sentence_floor: a
     paraphrased question's best match is often weaker than a keyword hit, and nonsense is short.
 
@@ -154,7 +167,7 @@ def sentence_floor(searcher: HybridSearcher, p: Pass) -> None:
         p.floor, p.floor_reason = floor, "sentence"
 
 
-def unmatched_floor(searcher: HybridSearcher, p: Pass) -> None:
+def unmatched_floor(searcher: Searcher, p: Pass) -> None:
     """A query none of whose words any memory holds ("lorem ipsum dolor", or 我用什么编辑器 in an English
     store) has only its meaning to go on. A short one is held to the higher unmatched_floor. And for any
     length, its results in the other language must come within UNMATCHED_TAIL of the best: the

@@ -15,7 +15,7 @@ from openclaw_cli.memory.extraction.prompt import JudgeReply, judge_messages
 if TYPE_CHECKING:
     from openclaw_cli.config import LlmSettings
     from openclaw_cli.memory.store.records import MemoryRecord
-    from openclaw_cli.memory.writing.write_path import Candidate, Verdict
+    from openclaw_cli.memory.writing.candidate import Candidate, Verdict
 
 
 def extraction_model(settings: LlmSettings) -> str | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.db import write_txn
 from openclaw_cli.memory.writing import dedup, merge
-from openclaw_cli.memory.writing.write_path import Action, Candidate, Judge, WriteOutcome
+from openclaw_cli.memory.writing.candidate import Action, Candidate, Judge, WriteOutcome
 
 if TYPE_CHECKING:
     import numpy as np

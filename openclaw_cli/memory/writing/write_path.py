@@ -9,62 +9,14 @@ behind this interface, so callers never decide them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.memory.writing.candidate import Candidate, Judge, WriteOutcome
 
 if TYPE_CHECKING:
-    from openclaw_cli.errors import OpenclawError
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store.records import MemoryRecord
-
-Action = Literal["added", "merged", "duplicate", "skipped"]
-Verdict = Literal["same", "update", "different"]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A memory someone wants written: L0 one line, L1 detail, L2 the verbatim source with timestamps."""
-
-    l0: str
-    category: str
-    l1: str | None = None
-    l2: str | None = None
-    scope: str = "user"
-    user_id: str | None = None
-    attribute: str | None = None
-    source: dict[str, Any] | None = None
-    created_at: datetime | None = None
-    # Only for an operator's `memory add --id`: the id a new memory gets (ignored when it is not new).
-    record_id: str | None = None
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    candidate: Candidate
-    action: Action
-    reason: str
-    record_id: str | None = None
-    # The memory it was merged into or found a duplicate of, when that is not record_id itself.
-    existing_id: str | None = None
-    # Why a candidate that failed validation was skipped (its message is `reason`), with its hint.
-    error: OpenclawError | None = field(default=None, compare=False)
-
-    def public_dict(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "reason": self.reason,
-            "id": self.record_id,
-            "existingId": self.existing_id,
-            "l0": self.candidate.l0,
-            "category": self.candidate.category,
-        }
-
-
-class Judge(Protocol):
-    """Decides the grey zone of semantic dedup; in practice the LLM. None means: treat as new."""
-
-    def __call__(self, candidate: Candidate, existing: MemoryRecord) -> Verdict: ...
 
 
 def write_memories(
