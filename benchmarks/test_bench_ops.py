@@ -26,9 +26,10 @@ import pytest
 
 from benchmarks import synth
 from openclaw_cli.config import Settings
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.loader import expected_identity
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity
-from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.lifecycle import SessionManager
 from openclaw_cli.sessions.store import SessionStore

@@ -26,7 +26,7 @@ PERMISSIONS = "home.permissions"
 WORKSPACE_PERMISSIONS = "workspace.permissions"
 CONFIG = "config"
 MEMORY = "memory"
-_MEMORY_CHECK_MODULE = "openclaw_cli.memory.upkeep.check"
+_MEMORY_CHECK_MODULE = "openclaw_cli.memory.checks"
 
 
 def run_checks(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> list[Finding]:
@@ -256,6 +256,6 @@ def _check_memory(home: Home, agent: str, settings: Settings | None, fix: bool) 
                 hint="fix the config error above, then run `openclaw doctor` again",
             )
         ]
-    from openclaw_cli.memory.upkeep.check import check_memory  # type: ignore[import-not-found,unused-ignore]
+    from openclaw_cli.memory.checks import check_memory  # type: ignore[import-not-found,unused-ignore]
 
     return list(check_memory(home, agent, settings, fix))

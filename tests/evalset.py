@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openclaw_cli.config import SearchSettings, Settings
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
-from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.memory_helpers import with_shared_models
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.config import Settings
-from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.agent_memory import NewMemory
+from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.writing.candidate import Candidate, Verdict
 from openclaw_cli.paths import Home

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime, TurnRequest
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.service import NewMemory
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers

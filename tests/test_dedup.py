@@ -269,7 +269,7 @@ def test_existing_id_is_skipped_not_overwritten(tmp_path: Path) -> None:
 
 
 def test_batch_rerun_without_ids_stores_nothing_new(tmp_path: Path) -> None:
-    from openclaw_cli.memory.service import NewMemory
+    from openclaw_cli.memory.agent_memory import NewMemory
 
     service = _service(tmp_path)
     lines = ["likes hiking", "Likes hiking!", "owns a red bike", "我喜欢咖啡", "我喜欢咖啡。"]
@@ -317,7 +317,7 @@ def test_group_similarities_equal_the_pairwise_ones() -> None:
 
 
 def test_service_add_returns_the_memory_an_exact_duplicate_repeats(tmp_path: Path) -> None:
-    from openclaw_cli.memory.service import NewMemory
+    from openclaw_cli.memory.agent_memory import NewMemory
 
     service = _service(tmp_path)
     first, _ = service.add(NewMemory("我喜欢咖啡", "preference"))

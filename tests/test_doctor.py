@@ -289,7 +289,7 @@ def test_has_errors_ignores_warnings_and_fixed_errors() -> None:
     assert has_errors([Finding("x", "ok", "fine"), Finding("x", "error", "e")])
 
 
-# --- memory (checked by openclaw_cli.memory.upkeep.check, run through doctor) ---------------------------
+# --- memory (checked by openclaw_cli.memory.checks, run through doctor) ---------------------------
 
 
 def test_memory_database_is_checked_when_config_is_valid(cli, home: Path) -> None:

@@ -12,10 +12,10 @@ import pytest
 
 from openclaw_cli.config import InjectSettings
 from openclaw_cli.identity import DEFAULT_OWNER
-from openclaw_cli.memory.search.inject import (
+from openclaw_cli.memory.inject import (
     build_memory_block as build_for,
 )
-from openclaw_cli.memory.search.inject import (
+from openclaw_cli.memory.inject import (
     conversation_language,
     order_hits,
     query_from_messages,

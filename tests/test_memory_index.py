@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.config import Settings
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.service import NewMemory
 from openclaw_cli.memory.store import vectors
 from tests import fake_openai as fake_server
 from tests.memory_helpers import add, api_settings, service_for

@@ -9,8 +9,8 @@ import apsw
 import pytest
 
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.service import NewMemory
 from openclaw_cli.memory.store import vector_matrix, vectors
 from openclaw_cli.memory.store.db import open_db
 from tests.memory_helpers import add, service_for, settings_with

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.service import MemoryService
 from tests.memory_helpers import service_for
 
 # One conversation, turn by turn, as extraction stores it: each memory keeps where it was said.

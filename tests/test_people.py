@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.service import MemoryService, NewMemory
+from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.db import open_db
 from tests.conftest import run_cli

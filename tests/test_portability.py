@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from openclaw_cli.errors import InvalidInput
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.portability.transfer import InvalidExport
-from openclaw_cli.memory.service import NewMemory
 from openclaw_cli.memory.store import vectors
 from tests.fake_embedder import CompositeFake
 from tests.portability_helpers import (

@@ -72,7 +72,7 @@ class LocalChat:
         return self.runtime.compact_now(self.agent_id, self.session_key).to_dict()
 
     def memory_search(self, query: str) -> list[dict[str, Any]]:
-        from openclaw_cli.memory.search.inject import recall
+        from openclaw_cli.memory.inject import recall
 
         services = self.runtime.services(self.agent_id)
         with services.memory_lock:
@@ -82,7 +82,7 @@ class LocalChat:
     def remember(self, text: str) -> dict[str, Any]:
         from openclaw_cli.errors import InvalidInput
         from openclaw_cli.identity import ANONYMOUS_REASON
-        from openclaw_cli.memory.service import NewMemory
+        from openclaw_cli.memory.agent_memory import NewMemory
 
         if self.user_id is None:
             raise InvalidInput(f"not remembered: {ANONYMOUS_REASON}", hint="start the chat with --user")

@@ -333,7 +333,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     except OpenclawError as exc:
         turn.notice(f"Workspace files were not loaded: {exc.message}")
     try:
-        from openclaw_cli.memory.search.inject import build_memory_block
+        from openclaw_cli.memory.inject import build_memory_block
 
         with services.memory_lock:
             block = build_memory_block(

@@ -95,7 +95,7 @@ def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | No
 
 
 def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
-    from openclaw_cli.memory.search.inject import recall
+    from openclaw_cli.memory.inject import recall
 
     found, _warnings = recall(memory, args.query, args.limit, user_id)
     hits = [{"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in found]
@@ -105,7 +105,7 @@ def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dic
 
 def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
     from openclaw_cli.identity import ANONYMOUS_REASON
-    from openclaw_cli.memory.service import NewMemory
+    from openclaw_cli.memory.agent_memory import NewMemory
 
     if user_id is None:
         return {"error": f"not stored: {ANONYMOUS_REASON}"}

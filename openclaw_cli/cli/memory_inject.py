@@ -45,7 +45,7 @@ def inject_cmd(
     """
     from openclaw_cli.cli.memory import _announce_model_preparation, _service
     from openclaw_cli.identity import canonical_person, owner_id
-    from openclaw_cli.memory.search.inject import build_memory_block, session_messages
+    from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore
 
     if (query is None) == (session is None):

@@ -246,7 +246,7 @@ class Methods:
             return result.to_dict(request)
 
         def for_person(service: MemoryService) -> Any:
-            from openclaw_cli.memory.search.inject import recall
+            from openclaw_cli.memory.inject import recall
 
             hits, warnings = recall(service, query, k, person)
             return {
@@ -259,7 +259,7 @@ class Methods:
         return await self._with_memory(self._agent(params), for_person)
 
     async def memory_add(self, params: dict[str, Any], listener: Listener | None) -> Any:
-        from openclaw_cli.memory.service import NewMemory
+        from openclaw_cli.memory.agent_memory import NewMemory
 
         item = NewMemory(
             p.param_str(params, "text", max_length=MAX_TEXT) or "",

@@ -9,12 +9,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
 from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
@@ -40,22 +40,6 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder, EmbedderIdentity, QueryEmbedding
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
-
-
-@dataclass(frozen=True)
-class NewMemory:
-    """What a caller gives to add a memory; everything else is derived."""
-
-    l0: str
-    category: str = "note"
-    scope: str = "user"
-    user_id: str | None = None
-    l1: str | None = None
-    l2: str | None = None
-    record_id: str | None = None
-    created_at: datetime | None = None
-    source: dict[str, Any] | None = None
-    attribute: str | None = None
 
 
 class MemoryService:
@@ -124,17 +108,16 @@ class MemoryService:
         """True when the next embedding will first convert a packaged model (seconds, once per home)."""
         if self.settings.embedding.provider != "local":
             return False
-        from openclaw_cli.memory.embedding import use_m3
+        from openclaw_cli.memory.embedding import models, use_m3
         from openclaw_cli.memory.embedding.loader import expected_identity
         from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
         from openclaw_cli.memory.embedding.quantize import cached_name
-        from openclaw_cli.memory.search import profiles
 
         model = str(expected_identity(self.settings.embedding).model)  # type: ignore[union-attr]
         cache = self.model_cache_dir()
-        if model != profiles.MINILM and use_m3.needs_conversion(cache):
+        if model != models.MINILM and use_m3.needs_conversion(cache):
             return True
-        if model == profiles.USE_M3:
+        if model == models.USE_M3:
             return False
         source, _ = local_model_files()
         return not (cache / cached_name(source)).exists()

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from openclaw_cli.memory.embedding.models import COMPOSITE, LANGUAGE_TRUST
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
-from openclaw_cli.memory.search.profiles import COMPOSITE
-from openclaw_cli.memory.search.semantic import LANGUAGE_TRUST
 from openclaw_cli.memory.text.analysis import detect_language
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ class CompositeEmbedder:
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Both halves for English and mixed texts; for the others (Chinese, Japanese...) the English
-        model is not run: search and dedup give its half no weight (semantic.LANGUAGE_TRUST), and it is
+        model is not run: search and dedup give its half no weight (embedding/models.py LANGUAGE_TRUST), and it is
         ~80% of the embedding time of a short text."""
         import numpy as np
 

@@ -111,12 +111,12 @@ def _local_embedder(
     settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path, fast_start: bool
 ) -> Embedder:
     """The packaged models: MiniLM and USE-m3 side by side (the default), or either alone."""
-    from openclaw_cli.memory.search import profiles
+    from openclaw_cli.memory.embedding import models
 
     model = _check_local(settings)
-    if model == profiles.USE_M3:
+    if model == models.USE_M3:
         return _multilingual(settings, cache_dir, fast_start)
-    if model == profiles.MINILM:
+    if model == models.MINILM:
         return _minilm(settings, optimise=optimise, cache_dir=cache_dir)
     from concurrent.futures import ThreadPoolExecutor
 
@@ -178,9 +178,9 @@ def _check_local(settings: EmbeddingSettings) -> str:
     """The packaged model these settings name (the English + multilingual pair unless one is named).
 
     The packaged models are fixed; silently ignoring a different name would store vectors under a lie."""
-    from openclaw_cli.memory.search import profiles
+    from openclaw_cli.memory.embedding import models
 
-    model = settings.model or profiles.COMPOSITE
+    model = settings.model or models.COMPOSITE
     if model not in LOCAL_MODELS:
         raise ConfigError(
             f"memory.embedding.model '{settings.model}' is not available with provider local "

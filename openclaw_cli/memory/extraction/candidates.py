@@ -18,11 +18,11 @@ from openclaw_cli.memory.extraction.prompt import (
     MAX_L0_CHARS,
     MAX_L1_CHARS,
     ExtractedItem,
-    bounded,
     normal_category,
     verbatim,
 )
 from openclaw_cli.memory.store.records import parse_iso
+from openclaw_cli.memory.text.bounded import bounded
 from openclaw_cli.memory.writing.candidate import Candidate, WriteOutcome
 
 _ATTRIBUTE = re.compile(r"[^a-z0-9_]+")

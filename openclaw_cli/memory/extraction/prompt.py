@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from openclaw_cli.memory.text.bounded import bounded
+
 # The categories extraction writes (seed 000 §6.1); insight comes from reflection, note from workspaces.
 EXTRACT_CATEGORIES = ("profile", "preference", "event", "case", "lesson")
 # What models commonly answer instead of the category names asked for.
@@ -72,16 +74,6 @@ def normal_category(name: str) -> str | None:
     return key if key in EXTRACT_CATEGORIES else None
 
 
-def bounded(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters, keeping its head and tail and saying how much went."""
-    if len(text) <= limit:
-        return text
-    marker = f" […{len(text) - limit} characters omitted…] "
-    keep = max(limit - len(marker), 0)
-    head = keep * 3 // 4
-    return text[:head] + marker + text[len(text) - (keep - head) :]
-
-
 def speaker_of(message: dict[str, Any]) -> str:
     if message.get("role") == "user":
         return f"user ({message['sender']})" if message.get("sender") else "user"
@@ -122,29 +114,3 @@ def verbatim(messages: Sequence[dict[str, Any]], limit: int) -> str:
     """L2: the source messages word for word with their timestamps, within `limit` characters."""
     lines = [f"[{m.get('ts', '')}] {speaker_of(m)}: {m.get('content') or ''}" for m in messages]
     return bounded("\n".join(lines), limit)
-
-
-JUDGE_PROMPT = """Two memories about the same user. Decide how the new one relates to the existing one.
-- "same": it says the same thing (a repetition, or a paraphrase);
-- "update": it is about the same thing but changes or refines it (a new value, a correction);
-- "different": it is about something else.
-Answer with JSON only: {"verdict": "same" | "update" | "different"}"""
-
-
-class JudgeReply(BaseModel):
-    verdict: str
-
-    @model_validator(mode="after")
-    def _known(self) -> JudgeReply:
-        self.verdict = self.verdict.strip().lower()
-        if self.verdict not in ("same", "update", "different"):
-            raise ValueError("verdict must be same, update or different")
-        return self
-
-
-def judge_messages(new_l0: str, new_l1: str | None, old_l0: str, old_l1: str | None) -> list[dict[str, str]]:
-    def show(l0: str, l1: str | None) -> str:
-        return l0 if not l1 else f"{l0}\n  ({bounded(l1, 600)})"
-
-    body = f"Existing memory: {show(old_l0, old_l1)}\nNew memory: {show(new_l0, new_l1)}"
-    return [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": body}]

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from openclaw_cli.errors import InvalidInput
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.service import NewMemory
 from openclaw_cli.memory.store.records import CATEGORIES, SCOPES, parse_created_at
 from openclaw_cli.textcheck import HINT as TEXT_HINT
 from openclaw_cli.textcheck import find_bad_text

@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
 
-MINILM = "all-MiniLM-L6-v2-int8"
-USE_M3 = "use-m3-int8"
-COMPOSITE = f"{MINILM}+{USE_M3}"
+from openclaw_cli.memory.embedding.models import COMPOSITE, MINILM, MINILM_DIMS, USE_M3, USE_M3_DIMS
+
 SENTENCE_TERMS = 4
-MINILM_DIMS = 384
-USE_M3_DIMS = 512
 
 
 @dataclass(frozen=True)

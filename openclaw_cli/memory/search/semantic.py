@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from openclaw_cli.memory.embedding.models import LANGUAGE_TRUST
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -21,9 +23,6 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.search.centroid import Centroid
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.store.vectors import VectorFilter
-
-# How far a memory's English leg can be trusted, by the language detected when it was stored.
-LANGUAGE_TRUST = {"en": 1.0, "mixed": 0.5}
 
 
 class VectorSource(Protocol):

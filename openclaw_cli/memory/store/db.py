@@ -220,7 +220,7 @@ def _language_of_l0(conn: apsw.Connection) -> None:
     included: "User: 准备换跑鞋" read as mixed text, and so did a Chinese L0 with an English L1, whose
     vectors hold no English half worth trusting. Language is derived from the text, like the keyword
     index, so no history row is written for it."""
-    from openclaw_cli.memory.search.semantic import LANGUAGE_TRUST
+    from openclaw_cli.memory.embedding.models import LANGUAGE_TRUST
     from openclaw_cli.memory.text.analysis import SPEAKER_LABEL, detect_language
 
     unread: list[int] = []
@@ -241,8 +241,8 @@ def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
     with the table's own fixed step)."""
     if not rowids:
         return
+    from openclaw_cli.memory.embedding.models import COMPOSITE, MINILM_DIMS
     from openclaw_cli.memory.search import centroid
-    from openclaw_cli.memory.search.profiles import COMPOSITE, MINILM_DIMS
     from openclaw_cli.memory.store import vectors
 
     table, identity = vectors.current_table(conn), vectors.stored_identity(conn)

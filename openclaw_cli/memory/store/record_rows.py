@@ -108,7 +108,7 @@ def new_record(
             "l1": l1,
             "l2": l2,
             # The language of L0, the text whose vector is stored: it decides how far each model's half
-            # of that vector is trusted (semantic.LANGUAGE_TRUST), so it must describe that text alone.
+            # of that vector is trusted (embedding/models.py LANGUAGE_TRUST), so it must describe that text alone.
             "language": detect_language(l0),
             "l0Hash": l0_hash(l0),
             "createdAt": created,

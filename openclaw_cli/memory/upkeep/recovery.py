@@ -23,8 +23,8 @@ from openclaw_cli.paths import SHARED_AGENT, Home
 if TYPE_CHECKING:
     import apsw
 
+    from openclaw_cli.memory.agent_memory import AgentMemory
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
-    from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.upkeep.restore import RestoreReport
     from openclaw_cli.memory.writing.purge import Taint
 
@@ -43,7 +43,7 @@ def refuse_while_gateway_runs(home: Home, what: str) -> None:
         )
 
 
-def target_db(service: MemoryService, shared: bool) -> Path:
+def target_db(service: AgentMemory, shared: bool) -> Path:
     """The database a single-file command works on: the agent's own, or with `shared` the shared store."""
     return service.home.memory_db(SHARED_AGENT) if shared else service.db_path("agent")
 
@@ -54,7 +54,7 @@ def existing(path: Path) -> Path:
     return path
 
 
-def backup_now(service: MemoryService, output: Path | None, shared: bool, now: datetime) -> list[Path]:
+def backup_now(service: AgentMemory, output: Path | None, shared: bool, now: datetime) -> list[Path]:
     """`memory backup`: to `output`, or a manual copy of every database the agent reads beside each."""
     if output is not None:
         return [copies.backup_to(existing(target_db(service, shared)), output)]
@@ -65,14 +65,14 @@ def backup_now(service: MemoryService, output: Path | None, shared: bool, now: d
     return written
 
 
-def list_all(service: MemoryService) -> list[dict[str, Any]]:
+def list_all(service: AgentMemory) -> list[dict[str, Any]]:
     return [
         {"database": str(path), "backups": [b.to_dict() for b in copies.list_backups(path)]}
         for path in service.db_paths()
     ]
 
 
-def restore_from(service: MemoryService, source: Path, shared: bool, now: datetime) -> RestoreReport:
+def restore_from(service: AgentMemory, source: Path, shared: bool, now: datetime) -> RestoreReport:
     from openclaw_cli.memory.upkeep.restore import restore
 
     refuse_while_gateway_runs(service.home, "restore a memory database")
@@ -123,7 +123,7 @@ class RecoverReport:
         return out
 
 
-def recover(service: MemoryService, now: datetime, *, apply: bool) -> list[RecoverReport]:
+def recover(service: AgentMemory, now: datetime, *, apply: bool) -> list[RecoverReport]:
     """`memory recover`: salvage every damaged database the agent reads; without `apply`, only say what
     a salvage would bring back (nothing is written)."""
     service.close()

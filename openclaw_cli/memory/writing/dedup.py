@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from openclaw_cli.memory.search.semantic import LANGUAGE_TRUST, combine
+from openclaw_cli.memory.embedding.models import LANGUAGE_TRUST
+from openclaw_cli.memory.search.semantic import combine
 from openclaw_cli.memory.writing.merge import STRATEGIES
 
 if TYPE_CHECKING:

@@ -9,13 +9,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, model_validator
+
 from openclaw_cli import llm
-from openclaw_cli.memory.extraction.prompt import JudgeReply, judge_messages
+from openclaw_cli.memory.text.bounded import bounded
 
 if TYPE_CHECKING:
     from openclaw_cli.config import LlmSettings
     from openclaw_cli.memory.store.records import MemoryRecord
     from openclaw_cli.memory.writing.candidate import Candidate, Verdict
+
+
+JUDGE_PROMPT = """Two memories about the same user. Decide how the new one relates to the existing one.
+- "same": it says the same thing (a repetition, or a paraphrase);
+- "update": it is about the same thing but changes or refines it (a new value, a correction);
+- "different": it is about something else.
+Answer with JSON only: {"verdict": "same" | "update" | "different"}"""
+
+
+class JudgeReply(BaseModel):
+    verdict: str
+
+    @model_validator(mode="after")
+    def _known(self) -> JudgeReply:
+        self.verdict = self.verdict.strip().lower()
+        if self.verdict not in ("same", "update", "different"):
+            raise ValueError("verdict must be same, update or different")
+        return self
+
+
+def judge_messages(new_l0: str, new_l1: str | None, old_l0: str, old_l1: str | None) -> list[dict[str, str]]:
+    def show(l0: str, l1: str | None) -> str:
+        return l0 if not l1 else f"{l0}\n  ({bounded(l1, 600)})"
+
+    body = f"Existing memory: {show(old_l0, old_l1)}\nNew memory: {show(new_l0, new_l1)}"
+    return [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": body}]
 
 
 def extraction_model(settings: LlmSettings) -> str | None:

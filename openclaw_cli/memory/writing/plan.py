@@ -20,8 +20,8 @@ from openclaw_cli.memory.writing.candidate import Action, Candidate, Judge, Writ
 if TYPE_CHECKING:
     import numpy as np
 
+    from openclaw_cli.memory.agent_memory import AgentMemory
     from openclaw_cli.memory.search.profiles import SearchProfile
-    from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store.memory_store import MemoryStore
     from openclaw_cli.memory.store.records import MemoryRecord
     from openclaw_cli.memory.writing.dedup import DedupZones, Neighbour
@@ -35,9 +35,7 @@ class Decision:
 
 
 class StoreWriter:
-    def __init__(
-        self, service: MemoryService, store: MemoryStore, judge: Judge | None, now: datetime
-    ) -> None:
+    def __init__(self, service: AgentMemory, store: MemoryStore, judge: Judge | None, now: datetime) -> None:
         from openclaw_cli.memory.search.profiles import profile_for
 
         self.store = store

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.writing.candidate import Candidate, Judge, WriteOutcome
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.agent_memory import AgentMemory
     from openclaw_cli.memory.store.records import MemoryRecord
 
 
 def write_memories(
-    service: MemoryService,
+    service: AgentMemory,
     candidates: Sequence[Candidate],
     *,
     judge: Judge | None = None,
@@ -58,7 +58,7 @@ def write_memories(
 
 
 def _new_memory(candidate: Candidate, now: datetime) -> Any:
-    from openclaw_cli.memory.service import NewMemory
+    from openclaw_cli.memory.agent_memory import NewMemory
 
     return NewMemory(
         l0=candidate.l0,

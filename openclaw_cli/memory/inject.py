@@ -21,7 +21,7 @@ from openclaw_cli.sessions.tokens import count_tokens
 
 if TYPE_CHECKING:
     from openclaw_cli.config import InjectSettings
-    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.agent_memory import AgentMemory
     from openclaw_cli.sessions.store import SessionStore
 
 BlockLanguage = Literal["zh", "en"]
@@ -85,7 +85,7 @@ class MemoryBlock:
 
 
 def build_memory_block(
-    service: MemoryService,
+    service: AgentMemory,
     settings: InjectSettings,
     *,
     query: str | None = None,
@@ -113,7 +113,7 @@ def build_memory_block(
 
 
 def recall(
-    service: MemoryService, text: str, k: int, user_id: str | None, now: datetime | None = None
+    service: AgentMemory, text: str, k: int, user_id: str | None, now: datetime | None = None
 ) -> tuple[list[SearchHit], list[str]]:
     """The best `k` memories for `text` that `user_id` may see: their own memories and the agent's
     (which belong to nobody: lessons and cases of its work), never another person's. Nobody known

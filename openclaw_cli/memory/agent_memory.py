@@ -1,0 +1,72 @@
+"""What the use cases may ask of one agent's memory, and what a caller gives to add a memory.
+
+`MemoryService` (service.py) is the one composition point: it builds the embedder, opens the stores and
+runs search, and it calls the use cases (writing, upkeep, workspace). Those use cases need a few of its
+services back (the store a scope lives in, the settings, a search) without importing it, which would make
+a circle: they type against `AgentMemory` here, which `MemoryService` implements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.search.result import SearchRequest, SearchResult
+    from openclaw_cli.memory.store.memory_store import MemoryStore
+    from openclaw_cli.memory.store.records import MemoryRecord
+    from openclaw_cli.paths import Home
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """What a caller gives to add a memory; everything else is derived."""
+
+    l0: str
+    category: str = "note"
+    scope: str = "user"
+    user_id: str | None = None
+    l1: str | None = None
+    l2: str | None = None
+    record_id: str | None = None
+    created_at: datetime | None = None
+    source: dict[str, Any] | None = None
+    attribute: str | None = None
+
+
+class AgentMemory(Protocol):
+    """One agent's memory as the use cases see it: where each scope lives, its stores, its search."""
+
+    home: Home
+    agent_id: str
+    settings: MemorySettings
+
+    def db_path(self, scope: str) -> Path: ...
+
+    def db_paths(self) -> list[Path]: ...
+
+    def store(self, path: Path, *, create: bool = True) -> MemoryStore: ...
+
+    def existing_stores(self) -> Iterator[MemoryStore]: ...
+
+    def damage_guard(self) -> AbstractContextManager[None]: ...
+
+    def embedder(self) -> Embedder: ...
+
+    def build_record(self, item: NewMemory) -> MemoryRecord: ...
+
+    def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult: ...
+
+    def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]: ...
+
+    def check_indexes(self) -> list[Any]: ...
+
+    def repair_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]: ...
+
+    def close(self) -> None: ...
