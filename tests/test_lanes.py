@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.runtime import AgentRuntime, TurnResult
+from openclaw_cli.agent.runtime import AgentRuntime
+from openclaw_cli.agent.turn_types import TurnResult
 from openclaw_cli.config import Settings, validate_settings
 from openclaw_cli.gateway.lanes import LaneManager, Message, RunLimiter, Turn
 from openclaw_cli.paths import Home

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult, compact_session, saved_summary, summary_request
-from openclaw_cli.agent.runtime import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.agent.tools import run_tool, tool_specs
+from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.identity import ANONYMOUS_REASON, Identity, is_private, owner_id
 from openclaw_cli.sessions.context import CompactionRule, fill_token_counts

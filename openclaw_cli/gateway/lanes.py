@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openclaw_cli.agent.commands import parse_command
-from openclaw_cli.agent.runtime import EventSink, TurnRequest, TurnResult
 from openclaw_cli.agent.steering import SteeredMessage, Steering
+from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
 
 QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
 Runner = Callable[[TurnRequest, EventSink, asyncio.Event], Awaitable[TurnResult]]
