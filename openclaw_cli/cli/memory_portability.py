@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from openclaw_cli.cli import common
-from openclaw_cli.cli.memory import JsonOpt, _announce_model_preparation, _scopes, _service, app
+from openclaw_cli.cli import common, memory_common
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput, UsageError
 
@@ -38,15 +37,6 @@ def _output(target: str, fmt: str) -> Iterator[BinaryIO]:
         yield handle
 
 
-@app.command(
-    "export",
-    epilog=_epilog(
-        "openclaw memory export -o memories.json",
-        "openclaw memory export --scope user --user lin --format jsonl -o lin.jsonl",
-        "openclaw memory export --format jsonl | ssh laptop openclaw memory import -",
-        "openclaw memory export --format jsonl | grep -v espresso | openclaw memory import -",
-    ),
-)
 def export_cmd(
     scope: Annotated[str, typer.Option("--scope", help="user, agent or all.")] = "all",
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's memories.")] = None,
@@ -66,9 +56,9 @@ def export_cmd(
     if fmt not in ("json", "jsonl"):
         raise typer.BadParameter(f"unknown format {fmt!r}: use json or jsonl", param_hint="'--format'")
     if scope != "all":
-        _scopes(scope)
+        memory_common.scopes(scope)
     chosen = None if scope == "all" else scope
-    with _output(output, fmt) as out, _service() as service:
+    with _output(output, fmt) as out, memory_common.service() as service:
         total = count_exportable(service, chosen, user)
         with progress_bar("exporting", total) as advance:
             count = export_memories(service, out, kind=fmt, scope=chosen, user_id=user, progress=advance)  # type: ignore[arg-type]
@@ -104,15 +94,6 @@ def _report_invalid(error: InvalidExport, as_json: bool) -> None:
         common.warn(problem.describe())
 
 
-@app.command(
-    "import",
-    epilog=_epilog(
-        "openclaw memory import memories.json",
-        "openclaw memory import backup.jsonl --dry-run --json",
-        "openclaw memory import new.json --on-conflict replace",
-        "cat laptop.jsonl desktop.jsonl | openclaw memory import - --json",
-    ),
-)
 def import_cmd(
     source: Annotated[str, typer.Argument(help="An export file (JSON or JSON Lines); '-' reads stdin.")],
     on_conflict: Annotated[
@@ -125,7 +106,7 @@ def import_cmd(
     skip_invalid: Annotated[
         bool, typer.Option("--skip-invalid", help="Import the valid records even when others are invalid.")
     ] = False,
-    as_json: JsonOpt = False,
+    as_json: memory_common.JsonOpt = False,
 ) -> None:
     """Import memories from an export: validated first, then written in one transaction.
 
@@ -148,10 +129,10 @@ def import_cmd(
         raise typer.BadParameter(
             f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
         )
-    with _input_path(source) as (path, name), _service() as service:
+    with _input_path(source) as (path, name), memory_common.service() as service:
         export = open_export(path, name)
         if not dry_run:
-            _announce_model_preparation(service)
+            memory_common.announce_model_preparation(service)
         try:
             with progress_bar(
                 "checking" if dry_run else "embedding and storing", export.approximate_count()
@@ -180,16 +161,10 @@ def import_cmd(
     )
 
 
-@app.command(
-    "migrate",
-    epilog=_epilog(
-        "openclaw memory migrate old-export.json", "openclaw memory migrate old.jsonl --to 1.0 --json"
-    ),
-)
 def migrate_cmd(
     file: Annotated[str, typer.Argument(help="The export file to rewrite in place.")],
     to: Annotated[str | None, typer.Option("--to", help="Target version (default: the current one).")] = None,
-    as_json: JsonOpt = False,
+    as_json: memory_common.JsonOpt = False,
 ) -> None:
     """Rewrite an export file of an older format version to the current one, keeping FILE.bak."""
     from openclaw_cli.memory.portability.format import FORMAT_VERSION
@@ -208,3 +183,31 @@ def migrate_cmd(
         common.echo(
             f"migrated {report.records} records from {report.from_version} to {report.to_version}; original kept as {report.backup}"
         )
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to `openclaw memory`, in the order of its --help."""
+    app.command(
+        "export",
+        epilog=_epilog(
+            "openclaw memory export -o memories.json",
+            "openclaw memory export --scope user --user lin --format jsonl -o lin.jsonl",
+            "openclaw memory export --format jsonl | ssh laptop openclaw memory import -",
+            "openclaw memory export --format jsonl | grep -v espresso | openclaw memory import -",
+        ),
+    )(export_cmd)
+    app.command(
+        "import",
+        epilog=_epilog(
+            "openclaw memory import memories.json",
+            "openclaw memory import backup.jsonl --dry-run --json",
+            "openclaw memory import new.json --on-conflict replace",
+            "cat laptop.jsonl desktop.jsonl | openclaw memory import - --json",
+        ),
+    )(import_cmd)
+    app.command(
+        "migrate",
+        epilog=_epilog(
+            "openclaw memory migrate old-export.json", "openclaw memory migrate old.jsonl --to 1.0 --json"
+        ),
+    )(migrate_cmd)
