@@ -27,8 +27,9 @@ from openclaw_cli.agent.tools import run_tool, tool_specs
 from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.identity import ANONYMOUS_REASON, Identity, is_private, owner_id
-from openclaw_cli.sessions.context import CompactionRule, fill_token_counts
+from openclaw_cli.sessions.context import CompactionRule
 from openclaw_cli.sessions.keys import parse_key
+from openclaw_cli.sessions.token_counts import fill_token_counts
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
