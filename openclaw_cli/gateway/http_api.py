@@ -28,7 +28,7 @@ from openclaw_cli.textcheck import HINT as TEXT_HINT
 from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
-    from openclaw_cli.gateway.server import GatewayApp
+    from openclaw_cli.gateway.app import GatewayApp
 
 # The session of anonymous /v1 calls (not the owner's main session, which holds their conversations).
 ANONYMOUS_PEER = "anonymous"

@@ -289,7 +289,7 @@ class Methods:
         """Forget a person everywhere (`openclaw memory purge` sends it here when a gateway runs)."""
         from openclaw_cli.gateway.purge import purge
 
-        return await purge(self.core, self, params)
+        return await purge(self.core, params, self.close)
 
     async def reflect_run(self, params: dict[str, Any], listener: Listener | None) -> Any:
         try:
