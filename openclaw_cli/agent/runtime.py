@@ -75,7 +75,7 @@ class AgentRuntime:
 
     def compact_now(self, agent_id: str, session_key: str) -> CompactionResult:
         """compact() for callers without an event loop (`openclaw session compact`)."""
-        from openclaw_cli.agent.loop import compact
+        from openclaw_cli.agent.summarise import compact
 
         services = self.services(agent_id)
         session_id = services.sessions.resolve(session_key)
