@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def extract_cmd(
             "--user", "-u", help="Whose memory a one-to-one chat's facts go to (group chats: each speaker's)."
         ),
     ] = None,
-    as_json: memory_common.JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Extract memories from a session's messages not yet extracted, now.
 
@@ -83,7 +84,7 @@ def _render(report: ExtractionReport, as_json: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands to `openclaw memory`, in the order of its --help."""
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
     app.command(
         "extract",
         epilog=(

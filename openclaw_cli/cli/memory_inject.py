@@ -16,7 +16,7 @@ EPILOG = (
 
 
 def register(app: typer.Typer) -> None:
-    """Add `inject` to the `memory` group (called at the end of cli/memory.py)."""
+    """Add `inject` to the `memory` group (cli/memory.py calls this once)."""
     app.command("inject", epilog=EPILOG)(inject_cmd)
 
 

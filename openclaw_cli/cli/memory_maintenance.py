@@ -8,10 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 
 
-def status_cmd(as_json: memory_common.JsonOpt = False) -> None:
+def status_cmd(as_json: JsonOpt = False) -> None:
     """Counts by scope and category, persons, embedder, pending vectors, index health and file sizes.
 
     `persons` lists every person (user id) with memories this agent reads, with their number of live
@@ -76,7 +77,7 @@ def index_cmd(
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Re-embed everything and swap the new index in.")
     ] = False,
-    as_json: memory_common.JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Sync the workspace Markdown, then verify and repair the keyword and vector indexes.
 
@@ -121,7 +122,7 @@ def index_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands to `openclaw memory`, in the order of its --help."""
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
     app.command(
         "status",
         epilog=(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 import typer
 
 from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput, UsageError
 
@@ -106,7 +107,7 @@ def import_cmd(
     skip_invalid: Annotated[
         bool, typer.Option("--skip-invalid", help="Import the valid records even when others are invalid.")
     ] = False,
-    as_json: memory_common.JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Import memories from an export: validated first, then written in one transaction.
 
@@ -164,7 +165,7 @@ def import_cmd(
 def migrate_cmd(
     file: Annotated[str, typer.Argument(help="The export file to rewrite in place.")],
     to: Annotated[str | None, typer.Option("--to", help="Target version (default: the current one).")] = None,
-    as_json: memory_common.JsonOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Rewrite an export file of an older format version to the current one, keeping FILE.bak."""
     from openclaw_cli.memory.portability.format import FORMAT_VERSION
@@ -186,7 +187,7 @@ def migrate_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands to `openclaw memory`, in the order of its --help."""
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
     app.command(
         "export",
         epilog=_epilog(
