@@ -62,7 +62,7 @@ class SessionSettings(_Section):
     @classmethod
     def _one_person_per_address(cls, links: dict[str, list[str]]) -> dict[str, list[str]]:
         from openclaw_cli.errors import OpenclawError
-        from openclaw_cli.identity import validate_links
+        from openclaw_cli.person_ids import validate_links
 
         try:
             validate_links(links)

@@ -1,8 +1,11 @@
 """The one gateway to remote models (embeddings, rerankers, chat) through litellm.
 
-No other module imports litellm. It is imported lazily (it takes seconds) and configured so that it
-never phones home, never sends telemetry and never prints to stdout, which belongs to `--json` output.
+No other module imports litellm (llm_errors.py only looks at the exceptions it raised). It is imported
+lazily (it takes seconds) and configured so that it never phones home, never sends telemetry and never
+prints to stdout, which belongs to `--json` output.
 Retries are ours, not litellm's or the OpenAI client's, so that their count and backoff follow settings.
+Which failures are retried, and how they are described, is llm_errors.py; reading a JSON reply is
+llm_reply.py.
 """
 
 from __future__ import annotations
@@ -11,17 +14,23 @@ import functools
 import logging
 import os
 import random
-import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from openclaw_cli.errors import OpenclawError
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
+from openclaw_cli.llm_errors import (
+    ContextOverflow,
+    InvalidReply,
+    ModelUnavailable,
+    describe,
+    is_retryable,
+    overflowed,
+)
+from openclaw_cli.llm_reply import M, parse_json_reply
 
 T = TypeVar("T")
 
@@ -31,14 +40,8 @@ DEFAULT_TIMEOUT_SECONDS = 60.0
 # Both litellm's own retry loop and the OpenAI client's must be off, or one failure becomes many requests.
 _NO_RETRIES: dict[str, Any] = {"num_retries": 0, "max_retries": 0}
 
-_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?")
-
 _setup_lock = threading.Lock()
 _litellm: ModuleType | None = None
-
-
-class ModelUnavailable(OpenclawError):
-    """A remote model could not answer (after retries, or with an error retrying cannot fix)."""
 
 
 def _client() -> ModuleType:
@@ -67,69 +70,6 @@ def _client() -> ModuleType:
         return _litellm
 
 
-def refused_connection(exc: BaseException) -> ConnectionRefusedError | None:
-    """The ConnectionRefusedError behind a failed call, if that is what it was.
-
-    litellm reports a refused connection as an InternalServerError with status 500 ("Connection
-    error."), so the cause chain is the only place that says nobody is listening. Retrying cannot help:
-    the server is down or the address is wrong, and backing off only made `memory add` hang for 40 s.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ConnectionRefusedError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def _client_side(exc: BaseException) -> bool:
-    """The OpenAI client refused to send anything (e.g. no API key); litellm still labels it HTTP 500."""
-    current: BaseException | None = exc
-    for _ in range(8):
-        if current is None:
-            return False
-        if type(current).__name__ == "OpenAIError" and type(current).__module__.startswith("openai"):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def _is_retryable(exc: Exception) -> bool:
-    """Rate limits, server errors, timeouts and dropped connections may pass; bad requests, bad keys and
-    refused connections won't."""
-    import litellm
-
-    if refused_connection(exc) is not None or _client_side(exc):
-        return False
-
-    retryable = (
-        litellm.RateLimitError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.APIConnectionError,
-        litellm.Timeout,
-    )
-    if isinstance(exc, retryable):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status == 429 or status >= 500)
-
-
-def _describe(exc: Exception) -> str:
-    if refused_connection(exc) is not None:
-        return "connection refused: nothing is listening at the configured address (check apiBase)"
-    status = getattr(exc, "status_code", None)
-    text = str(getattr(exc, "message", None) or exc).strip().splitlines()
-    first = text[0] if text else type(exc).__name__
-    # litellm prefixes its class names twice ("litellm.RateLimitError: RateLimitError: ..."): noise.
-    first = _LITELLM_PREFIX.sub("", first)
-    if len(first) > 200:
-        first = first[:197] + "..."
-    return f"HTTP {status}: {first}" if isinstance(status, int) else f"{type(exc).__name__}: {first}"
-
-
 def with_retries(
     call: Callable[[], T],
     what: str,
@@ -146,10 +86,10 @@ def with_retries(
         except Exception as exc:
             if isinstance(exc, OpenclawError):
                 raise
-            retryable = _is_retryable(exc)
+            retryable = is_retryable(exc)
             if not retryable or attempt >= max_retries:
                 tries = f" after {attempt + 1} attempts" if retryable else ""
-                raise ModelUnavailable(f"{what} failed{tries} ({_describe(exc)})") from exc
+                raise ModelUnavailable(f"{what} failed{tries} ({describe(exc)})") from exc
             delay = min(MAX_BACKOFF_SECONDS, base_delay * (2**attempt))
             sleep(delay * random.uniform(0.8, 1.2))
             attempt += 1
@@ -277,39 +217,6 @@ def complete(
     return content or ""
 
 
-class InvalidReply(ModelUnavailable):
-    """The model answered, but not with what was asked for (prose, truncated or mistyped JSON)."""
-
-
-M = TypeVar("M", bound="BaseModel")
-
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
-
-
-def parse_json_reply(text: str, schema: type[M]) -> M:
-    """`text` as `schema`: a bare JSON value, or one in a ``` fence, or the outermost {...} in prose."""
-    from pydantic import ValidationError
-
-    fenced = _FENCE.match(text)
-    body = fenced.group(1) if fenced else text.strip()
-    if not body.startswith(("{", "[")):
-        start, end = body.find("{"), body.rfind("}")
-        if start < 0 or end <= start:
-            raise InvalidReply(f"the reply holds no JSON object: {_snippet(text)}")
-        body = body[start : end + 1]
-    try:
-        return schema.model_validate_json(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ())) or "reply"
-        raise InvalidReply(f"the reply does not fit the expected JSON ({where}: {first.get('msg')})") from exc
-
-
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return repr(flat[:80] + ("..." if len(flat) > 80 else ""))
-
-
 def complete_json(
     model: str,
     messages: Sequence[dict[str, Any]],
@@ -352,14 +259,6 @@ def complete_json(
 
 
 # -- streaming chat with tools (the agent loop) ----------------------------------------------------------
-
-# Imported here rather than at the top so that this section stays one addition (llm.py has several editors).
-from collections.abc import Generator  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-
-
-class ContextOverflow(ModelUnavailable):
-    """The request was longer than the model's context window (the caller may compact and retry)."""
 
 
 @dataclass(frozen=True)
@@ -409,19 +308,6 @@ def _usage(litellm: ModuleType, model: str, reported: Any) -> Usage:
     return Usage(prompt, completion, cost)
 
 
-def _overflow(exc: BaseException) -> bool:
-    import litellm
-
-    current: BaseException | None = exc
-    for _ in range(8):
-        if current is None:
-            return False
-        if isinstance(current, litellm.ContextWindowExceededError):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
 def _close_stream(stream: Any) -> None:
     close = getattr(stream, "close", None)
     if callable(close):
@@ -463,7 +349,7 @@ def complete_stream(
             base_delay=base_delay,
         )
     except ModelUnavailable as exc:
-        if _overflow(exc):
+        if overflowed(exc):
             raise ContextOverflow(f"the conversation is too long for {model} ({exc.message})") from exc
         raise
     calls: dict[int, dict[str, str]] = {}
@@ -483,9 +369,9 @@ def complete_stream(
     except Exception as exc:
         if isinstance(exc, OpenclawError):
             raise
-        if _overflow(exc):
+        if overflowed(exc):
             raise ContextOverflow(f"the conversation is too long for {model}") from exc
-        raise ModelUnavailable(f"completion with {model} broke off ({_describe(exc)})") from exc
+        raise ModelUnavailable(f"completion with {model} broke off ({describe(exc)})") from exc
     finally:
         # Close the HTTP response here, in the caller's thread, also when the caller stops early (a
         # cancelled turn). Left to the garbage collector, litellm's stream is closed at whatever

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.runtime import AgentRuntime, TurnRequest, TurnResult
+from openclaw_cli.agent.runtime import AgentRuntime
+from openclaw_cli.agent.turn_types import TurnRequest, TurnResult
 from openclaw_cli.config import Settings
 from openclaw_cli.paths import Home
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, _error

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.runtime import AgentRuntime, TurnRequest
+from openclaw_cli.agent.runtime import AgentRuntime
+from openclaw_cli.agent.turn_types import TurnRequest
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.paths import Home

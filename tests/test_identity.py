@@ -12,7 +12,8 @@ import pytest
 
 from openclaw_cli.config import Settings
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.identity import canonical_person, for_key, identify, owner_id, person_of_address
+from openclaw_cli.identity import for_key, identify, owner_id
+from openclaw_cli.person_ids import canonical_person, person_of_address
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli import __version__
-from openclaw_cli.docgen import SHELLS
+from openclaw_cli.cli.main import app
+from openclaw_cli.docgen.files import SHELLS
 from openclaw_cli.docgen.man import render_man
-from openclaw_cli.docgen.tree import load_tree
+from openclaw_cli.docgen.tree import app_tree
 from tests.conftest import ROOT, base_env, run_cli
 
 
@@ -46,7 +47,7 @@ def test_completion_prints_the_generated_script_without_the_repository(
 ) -> None:
     done = _run_installed(installed, tmp_path / "home", "completion", shell)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == SHELLS[shell](load_tree())
+    assert done.stdout == SHELLS[shell](app_tree(app))
     assert not (tmp_path / "home").exists()  # printing a script writes nothing
 
 
@@ -87,7 +88,7 @@ def test_completion_of_an_unknown_shell_is_a_usage_error(tmp_path: Path) -> None
 def test_man_prints_the_page_of_a_command_without_the_repository(installed: Path, tmp_path: Path) -> None:
     done = _run_installed(installed, tmp_path / "home", "man", "memory", "search")
     assert done.returncode == 0, done.stderr
-    tree = load_tree()
+    tree = app_tree(app)
     [memory] = [c for c in tree.children if c.name == "memory"]
     [search] = [c for c in memory.children if c.name == "search"]
     assert done.stdout == render_man(search, __version__)
@@ -96,7 +97,7 @@ def test_man_prints_the_page_of_a_command_without_the_repository(installed: Path
 def test_man_without_a_command_prints_the_main_page(tmp_path: Path) -> None:
     done = run_cli(tmp_path / "home", "man")
     assert done.returncode == 0
-    assert done.stdout == render_man(load_tree(), __version__)
+    assert done.stdout == render_man(app_tree(app), __version__)
     assert ".SH COMMANDS" in done.stdout and "openclaw\\-completion" in done.stdout
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from openclaw_cli.docgen import generate  # noqa: E402  (after the checkout is on the path)
-from openclaw_cli.docgen.tree import PROG, load_tree  # noqa: E402
+from openclaw_cli.cli.main import app  # noqa: E402  (after the checkout is on the path)
+from openclaw_cli.docgen.files import generate  # noqa: E402
+from openclaw_cli.docgen.tree import PROG, app_tree  # noqa: E402
 
 # --- writing and checking --------------------------------------------------------------------------
 
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="list out-of-date files and exit 1 if any")
     parser.add_argument("--out", type=Path, default=ROOT, help="directory holding completions/ and man/")
     args = parser.parse_args(argv)
-    tree = load_tree()
+    tree = app_tree(app)
     from openclaw_cli import __version__
 
     files = generate(tree, __version__)

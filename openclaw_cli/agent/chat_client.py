@@ -13,7 +13,8 @@ import signal
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openclaw_cli.agent.runtime import AgentRuntime, EventSink, TurnRequest
+from openclaw_cli.agent.runtime import AgentRuntime
+from openclaw_cli.agent.turn_types import EventSink, TurnRequest
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings

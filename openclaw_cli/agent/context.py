@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.sessions.context import Context, build_context, message_cost, prune_tool_results
+from openclaw_cli.sessions.context import Context, build_context, prune_tool_results
+from openclaw_cli.sessions.token_counts import message_cost
 from openclaw_cli.sessions.tokens import count_tokens
 
 MAX_REPLY_TOKENS = 1024  # kept free for the answer (a quarter of the window, at most this)

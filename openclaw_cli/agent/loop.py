@@ -4,61 +4,40 @@
 2. load the workspace files; 3. retrieve memories (FSRS hits) into the memory block;
 4. fit the history to the context window (old tool results cut first, a sliding window of whole tool
    units, a summary of what came before once the history passes the threshold);
-5. stream the model's reply through llm.py, running the memory tools it calls; before each model
-   call, the messages steered into the turn (request.steering) are stored and join the context;
+5. stream the model's reply through llm.py, running the memory tools it calls (replies.py); before each
+   model call, the messages steered into the turn (request.steering) are stored and join the context;
 6. append every message; 7. schedule extraction.
 
 It runs in a worker thread (all of it blocks: files, SQLite, HTTP); events go out through `sink`.
-A model failure is reported to the user, and the user's message stays stored.
+A model failure is reported to the user, and the user's message stays stored. Compaction with the
+agent's model is summarise.py.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.commands import parse_command
-from openclaw_cli.agent.compaction import CompactionResult, compact_session, saved_summary, summary_request
-from openclaw_cli.agent.runtime import NO_MODEL, EventSink, TurnRequest, TurnResult
-from openclaw_cli.agent.tools import run_tool, tool_specs
+from openclaw_cli.agent.compaction import CompactionResult, saved_summary
+from openclaw_cli.agent.replies import run_tools, stream_reply
+from openclaw_cli.agent.summarise import compact, describe_compaction
+from openclaw_cli.agent.tools import tool_specs
+from openclaw_cli.agent.turn_context import Cancel, TurnContext
+from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.identity import ANONYMOUS_REASON, Identity, is_private, owner_id
-from openclaw_cli.sessions.context import CompactionRule, fill_token_counts
 from openclaw_cli.sessions.keys import parse_key
+from openclaw_cli.sessions.token_counts import fill_token_counts
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.config import Settings
-    from openclaw_cli.llm import ToolCall
 
 MAX_TOOL_ROUNDS = 4  # model calls per turn that may ask for tools; the last one must answer
 MEMORY_CONTEXT_MESSAGES = 6  # recent messages the memory query also looks at
-
-
-class Cancel(Protocol):
-    def is_set(self) -> bool: ...
-
-
-@dataclass
-class TurnContext:
-    """Everything one turn's steps share."""
-
-    services: AgentServices
-    settings: Settings
-    request: TurnRequest
-    sink: EventSink
-    cancel: Cancel
-    now: Callable[[], datetime]
-    result: TurnResult
-    appended: int = 0  # messages this turn stored after its question (tool units, steered messages)
-
-    def notice(self, text: str) -> None:
-        self.result.notices.append(text)
-        self.sink("notice", {"text": text})
 
 
 def run_turn(
@@ -214,15 +193,6 @@ def _compact_command(turn: TurnContext) -> TurnResult:
     return turn.result
 
 
-def describe_compaction(outcome: CompactionResult) -> str:
-    if not outcome.compacted:
-        return f"Nothing to compact ({outcome.kept} recent message(s) are kept as they are)."
-    return (
-        f"Compacted: {outcome.summarised} message(s) summarised up to #{outcome.checkpoint}, "
-        f"{outcome.kept} kept as they are."
-    )
-
-
 # -- memory: remember now, extraction, flush -------------------------------------------------------
 
 
@@ -261,58 +231,6 @@ def _flush(turn: TurnContext, session_id: str, upto: int | None) -> None:
             turn.services.extraction.flush(session_id, upto, turn.request.user_id)
     except OpenclawError as exc:
         turn.notice(f"The earlier session's facts could not be saved to memory: {exc.message}")
-
-
-def compact(
-    services: AgentServices,
-    settings: Settings,
-    session_id: str,
-    now: datetime,
-    *,
-    force: bool,
-    history_budget: int | None = None,
-    user_id: str | None = None,
-) -> CompactionResult:
-    """Flush then summarise the session's older messages (when due, or now if `force`).
-
-    `history_budget` is what a turn has left for summary + history after its system prompt and tool
-    schemas; without one (a compaction outside a turn) the window less the reply's share is used.
-    """
-    model = settings.llm.model
-    if model is None:
-        from openclaw_cli.errors import ConfigError
-
-        raise ConfigError(
-            "summaries need a model and none is configured",
-            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
-        )
-
-    def summarise(previous: str | None, messages: list[dict[str, Any]]) -> str:
-        from openclaw_cli import llm
-
-        return llm.complete(
-            model,
-            # about 4 characters a token: the transcript takes at most half the window
-            summary_request(previous, messages, max_chars=settings.llm.context_tokens * 2),
-            settings.llm.api_base,
-            max_retries=settings.llm.max_retries,
-            timeout=settings.llm.timeout_seconds,
-        )
-
-    def flush(flushed_session: str, upto: int) -> None:
-        with services.memory_lock:
-            services.extraction.flush(flushed_session, upto, user_id)
-
-    if history_budget is None:
-        window = settings.llm.context_tokens
-        history_budget = window - prompt_context.reply_reserve(window)
-    rule = compaction_rule(settings, history_budget)
-    return compact_session(services.sessions, session_id, rule, summarise, flush, now, force=force)
-
-
-def compaction_rule(settings: Settings, history_budget: int) -> CompactionRule:
-    context = settings.session.context
-    return CompactionRule(context.summary_threshold, context.summary_ratio, max(1, history_budget))
 
 
 # -- steps 2-6: the prompt and the model ---------------------------------------------------------------
@@ -407,7 +325,7 @@ def _model_rounds(
         messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
         tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
-            text, calls = _stream(turn, model, messages, tools)
+            text, calls = stream_reply(turn, model, messages, tools)
         except ContextOverflow as exc:
             if retried:
                 return _fail(turn, exc.message)
@@ -426,7 +344,7 @@ def _model_rounds(
             store.append(session_id, "assistant", text, turn.now())
             turn.result.reply = text
             return None
-        _run_tools(turn, session_id, text, calls)
+        run_tools(turn, session_id, text, calls)
     return _fail(turn, "the model kept calling tools without answering")
 
 
@@ -465,54 +383,3 @@ def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
 def _fail(turn: TurnContext, message: str) -> None:
     turn.result.status = "error"
     turn.result.error = f"The model did not answer: {message}. Your message is kept; try again."
-
-
-def _stream(
-    turn: TurnContext, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-) -> tuple[str, tuple[ToolCall, ...]]:
-    from contextlib import closing
-
-    from openclaw_cli import llm
-
-    settings = turn.settings.llm
-    pieces: list[str] = []
-    calls: tuple[ToolCall, ...] = ()
-    stream = llm.complete_stream(
-        model,
-        messages,
-        settings.api_base,
-        tools=tools or None,
-        max_retries=settings.max_retries,
-        timeout=settings.timeout_seconds,
-    )
-    with closing(stream):  # a cancelled turn hangs up on the model now, not when the stream is collected
-        for piece in stream:
-            if turn.cancel.is_set():
-                break
-            if piece.text:
-                pieces.append(piece.text)
-                turn.sink("delta", {"text": piece.text})
-            if piece.tool_calls:
-                calls = piece.tool_calls
-            if piece.usage is not None:
-                used = turn.result.usage
-                turn.result.usage = piece.usage if used is None else used + piece.usage
-    return "".join(pieces), calls
-
-
-def _run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCall, ...]) -> None:
-    """Store the assistant's tool calls, run each, store each result (one unit in the history)."""
-    store = turn.services.sessions
-    stored_calls = [
-        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-        for call in calls
-    ]
-    store.append(session_id, "assistant", text, turn.now(), tool_calls=stored_calls)
-    turn.appended += 1
-    for call in calls:
-        with turn.services.memory_lock:
-            result = run_tool(call.name, call.arguments, turn.services.memory, turn.request.user_id)
-        text_result = json.dumps(result, ensure_ascii=False)
-        store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
-        turn.appended += 1
-        turn.sink("tool", {"name": call.name, "arguments": call.arguments, "result": result})

@@ -103,7 +103,7 @@ def chat_cmd(
     """
     from rich.console import Console
 
-    from openclaw_cli.agent.runtime import NO_MODEL
+    from openclaw_cli.agent.turn_types import NO_MODEL
     from openclaw_cli.cli.chat_ui import read_lines, run_chat
     from openclaw_cli.paths import validate_agent_id
     from openclaw_cli.sessions.keys import build_key, parse_key

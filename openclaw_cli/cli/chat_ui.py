@@ -106,7 +106,7 @@ class ChatScreen:
             with self.console.status("summarising…"):
                 outcome = self.backend.compact()
             from openclaw_cli.agent.compaction import CompactionResult
-            from openclaw_cli.agent.loop import describe_compaction
+            from openclaw_cli.agent.summarise import describe_compaction
 
             self.notice(describe_compaction(CompactionResult(**_snake(outcome))))
         elif command.name == "memory":

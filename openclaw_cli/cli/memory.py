@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common
+from openclaw_cli.cli import (
+    common,
+    memory_backup,
+    memory_common,
+    memory_extract,
+    memory_inject,
+    memory_maintenance,
+    memory_portability,
+    memory_purge,
+    memory_reassign,
+    memory_workspace,
+)
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput
 
@@ -37,7 +45,7 @@ SEARCH_EXAMPLES = """Examples:
 """
 # `memory list --limit`: anything larger means "all" (SQLite's LIMIT is a 64-bit integer).
 MAX_LIMIT = 2**62
-JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+JsonOpt = memory_common.JsonOpt
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
 SEARCH_MODES = ("hybrid", "bm25", "vector")
 
@@ -65,30 +73,6 @@ CategoryOpt = Annotated[
         autocompletion=_complete_categories,
     ),
 ]
-
-
-@contextmanager
-def _service(
-    *, warm: bool = False, one_shot: bool = False, fast_start: bool = False
-) -> Iterator[MemoryService]:
-    from openclaw_cli.memory.service import MemoryService
-
-    st = common.state()
-    service = MemoryService(
-        st.home, st.agent, st.agent_settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
-    )
-    try:
-        yield service
-    finally:
-        service.close()
-
-
-def _announce_model_preparation(service: MemoryService) -> None:
-    """Say why the first embedding in a new home pauses, when someone is watching a terminal."""
-    if sys.stderr.isatty() and service.model_needs_preparing():
-        typer.echo(
-            "openclaw: preparing the local embedding model (once per home, a few seconds)...", err=True
-        )
 
 
 def _read_lines(source: str) -> list[str]:
@@ -165,10 +149,10 @@ def add_cmd(
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
     _one_category(category)
-    _scopes(scope)
+    memory_common.scopes(scope)
     # One text: load the models for a fast start (same vectors); a batch keeps the faster tokenizer.
-    with _service(fast_start=batch is None) as service:
-        _announce_model_preparation(service)
+    with memory_common.service(fast_start=batch is None) as service:
+        memory_common.announce_model_preparation(service)
         if batch is not None:
             service.preload_embedder()  # the models load while the input is read and validated
             _add_batch(service, batch, as_json)
@@ -248,7 +232,7 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
 )
 def get_cmd(record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False) -> None:
     """Show one memory with all its fields (L0, L1, L2, FSRS state)."""
-    with _service() as service:
+    with memory_common.service() as service:
         record = service.get(record_id)
     if as_json:
         common.emit_json(record.public_dict())
@@ -284,10 +268,10 @@ def list_cmd(
     """List memories, oldest first, with optional filters."""
     if category is not None:
         _one_category(category)
-    _scopes(scope)
+    memory_common.scopes(scope)
     if limit is not None and limit > MAX_LIMIT:
         limit = None  # more than any database can hold: no limit (SQLite would overflow on it)
-    with _service() as service:
+    with memory_common.service() as service:
         records = service.list_records(user_id=user, category=category, scope=scope, limit=limit)
     if as_json:
         common.emit_json([r.public_dict() for r in records])
@@ -359,14 +343,6 @@ def _one_category(value: str) -> str:
     return chosen[0]
 
 
-def _scopes(value: str | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if value not in ("user", "agent"):
-        raise typer.BadParameter(f"unknown scope {value!r}: use user or agent", param_hint="'--scope'")
-    return (value,)
-
-
 @app.command("search", epilog=SEARCH_EXAMPLES)
 def search_cmd(
     query: Annotated[str | None, typer.Argument(help="What to look for; '-' reads stdin.")] = None,
@@ -425,7 +401,7 @@ def search_cmd(
         query="",
         k=k,
         user_id=user,
-        scopes=_scopes(scope),
+        scopes=memory_common.scopes(scope),
         categories=_categories(category),
         mode=mode,  # type: ignore[arg-type]  # checked above
         explain=explain,
@@ -436,8 +412,8 @@ def search_cmd(
         return
     assert query is not None
     request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
-    with _service(one_shot=True) as service:
-        _announce_model_preparation(service)
+    with memory_common.service(one_shot=True) as service:
+        memory_common.announce_model_preparation(service)
         if request.mode != "bm25":
             service.preload_embedder()
         result = service.search(request)
@@ -451,8 +427,8 @@ def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
 
     label = "stdin" if source == "-" else source
     lines = _read_lines(source)
-    with _service(warm=True) as service:
-        _announce_model_preparation(service)
+    with memory_common.service(warm=True) as service:
+        memory_common.announce_model_preparation(service)
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -471,7 +447,7 @@ def delete_cmd(
     record_id: Annotated[str, typer.Argument(help="Memory id.")], as_json: JsonOpt = False
 ) -> None:
     """Remove a memory from every index at once (its old value stays in `memory history`)."""
-    with _service() as service:
+    with memory_common.service() as service:
         record = service.delete(record_id)
     if as_json:
         common.emit_json({"deleted": record.id})
@@ -488,7 +464,7 @@ def history_cmd(
     Works for a memory that is gone too (deleted, its tombstone cleared by `memory index`): the history
     outlives it. An update (a merge of a newer memory) shows what it replaced and why.
     """
-    with _service() as service:
+    with memory_common.service() as service:
         entries = service.history(record_id)
     if as_json:
         common.emit_json(entries)
@@ -503,22 +479,12 @@ def history_cmd(
         common.echo(line)
 
 
-# The commands below register themselves on `app` (or through `register`) once it exists; the order
-# of these lines is the order of `openclaw memory --help`.
-from openclaw_cli.cli import memory_maintenance  # noqa: E402, F401, I001  (registers `status`, `index`)
-from openclaw_cli.cli import memory_extract  # noqa: E402, F401  (registers `memory extract`)
-from openclaw_cli.cli.memory_inject import register as _register_inject  # noqa: E402
-
-_register_inject(app)
-from openclaw_cli.cli.memory_purge import register as _register_purge  # noqa: E402
-from openclaw_cli.cli.memory_reassign import register as _register_reassign  # noqa: E402
-from openclaw_cli.cli.memory_workspace import register as _register_workspace  # noqa: E402
-
-_register_purge(app)
-_register_reassign(app)
-_register_workspace(app)
-from openclaw_cli.cli.memory_backup import register as _register_backup  # noqa: E402
-
-_register_backup(app)
-# export, import and migrate register themselves on `app` (memory_portability.py).
-from openclaw_cli.cli import memory_portability  # noqa: E402, F401
+# The commands of the modules beside this one, registered in the order of `openclaw memory --help`.
+memory_maintenance.register(app)  # status, index
+memory_extract.register(app)
+memory_inject.register(app)
+memory_purge.register(app)
+memory_reassign.register(app)
+memory_workspace.register(app)
+memory_backup.register(app)
+memory_portability.register(app)  # export, import, migrate

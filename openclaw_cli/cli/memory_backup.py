@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common
+from openclaw_cli.cli import common, memory_common
 from openclaw_cli.errors import InvalidInput, UsageError
 
 if TYPE_CHECKING:
@@ -64,12 +64,11 @@ def backup_cmd(
     memory.backup.keepDays days), and a copy is made before every schema migration. --list shows them,
     with the files a restore or a salvage kept beside the database.
     """
-    from openclaw_cli.cli.memory import _service
     from openclaw_cli.memory.upkeep import recovery
 
     if list_only and output is not None:
         raise UsageError("--list and --output exclude each other")
-    with _service() as service:
+    with memory_common.service() as service:
         if list_only:
             listed = recovery.list_all(service)
             if as_json:
@@ -103,7 +102,6 @@ def restore_cmd(
     The copy is checked (integrity_check) before anything changes; a damaged or foreign file is refused.
     Refused while this home's gateway runs: stop it first.
     """
-    from openclaw_cli.cli.memory import _service
     from openclaw_cli.memory.upkeep.recovery import restore_from
 
     if not file:
@@ -112,7 +110,7 @@ def restore_cmd(
         raise InvalidInput(
             "refusing to replace the memory database without --yes", hint="add --yes to confirm"
         )
-    with _service() as service:
+    with memory_common.service() as service:
         report = restore_from(service, Path(file), shared, _now())
     if as_json:
         common.emit_json(report.to_dict())
@@ -136,10 +134,9 @@ def recover_cmd(
     --yes nothing is changed: it only says what a salvage would bring back. `openclaw doctor --fix` runs it
     when a database's records are damaged. Refused while this home's gateway runs.
     """
-    from openclaw_cli.cli.memory import _service
     from openclaw_cli.memory.upkeep.recovery import recover
 
-    with _service() as service:
+    with memory_common.service() as service:
         reports = recover(service, _now(), apply=yes)
     if as_json:
         common.emit_json([r.to_dict() for r in reports])

@@ -9,22 +9,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.cli.memory import JsonOpt, app
+from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.extraction.run import ExtractionReport
 
 
-@app.command(
-    "extract",
-    epilog=(
-        "Examples:\n\n  "
-        "openclaw memory extract --session agent:main:telegram:direct:lin\n\n  "
-        "openclaw memory extract --session s-0193... --dry-run\n\n  "
-        "openclaw memory extract --session agent:main:main --json | jq '.outcomes[] | select(.action==\"added\")'"
-    ),
-)
 def extract_cmd(
     session: Annotated[str, typer.Option("--session", "-s", help="Session key or id.")],
     dry_run: Annotated[
@@ -90,3 +81,16 @@ def _render(report: ExtractionReport, as_json: bool) -> None:
         )
     for note in report.notes:
         common.echo(f"  note: {note}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
+    app.command(
+        "extract",
+        epilog=(
+            "Examples:\n\n  "
+            "openclaw memory extract --session agent:main:telegram:direct:lin\n\n  "
+            "openclaw memory extract --session s-0193... --dry-run\n\n  "
+            "openclaw memory extract --session agent:main:main --json | jq '.outcomes[] | select(.action==\"added\")'"
+        ),
+    )(extract_cmd)

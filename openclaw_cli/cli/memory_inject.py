@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from openclaw_cli.cli import common
+from openclaw_cli.cli import common, memory_common
 
 EPILOG = (
     "Examples:\n\n  openclaw memory inject --query 'which editor theme should I pick?'\n\n"
@@ -16,7 +16,7 @@ EPILOG = (
 
 
 def register(app: typer.Typer) -> None:
-    """Add `inject` to the `memory` group (called at the end of cli/memory.py)."""
+    """Add `inject` to the `memory` group (cli/memory.py calls this once)."""
     app.command("inject", epilog=EPILOG)(inject_cmd)
 
 
@@ -43,7 +43,6 @@ def inject_cmd(
     It holds the person's own memories and the agent's, never another person's.
     Read-only: unlike the agent's own recall, it does not count as a review of the memories.
     """
-    from openclaw_cli.cli.memory import _announce_model_preparation, _service
     from openclaw_cli.identity import canonical_person, owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore
@@ -56,8 +55,8 @@ def inject_cmd(
         messages = session_messages(SessionStore(st.home, st.agent), session)
     text = common.read_text_arg(query) if query is not None else None
     person = canonical_person(user, st.settings.session.identity_links) if user else owner_id(st.settings)
-    with _service(one_shot=True) as service:
-        _announce_model_preparation(service)
+    with memory_common.service(one_shot=True) as service:
+        memory_common.announce_model_preparation(service)
         block = build_memory_block(
             service,
             st.agent_settings.memory.inject,

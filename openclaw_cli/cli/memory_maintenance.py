@@ -7,27 +7,18 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common
-from openclaw_cli.cli.memory import JsonOpt, _service, app
+from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 
 
-@app.command(
-    "status",
-    epilog=(
-        "Examples:\n\n  "
-        "openclaw memory status\n\n  "
-        "openclaw memory status --json | jq '.databases[0].pendingVectors'\n\n  "
-        "openclaw memory status --json | jq -r '.persons[] | \"\\(.userId) \\(.memories)\"'"
-    ),
-)
 def status_cmd(as_json: JsonOpt = False) -> None:
     """Counts by scope and category, persons, embedder, pending vectors, index health and file sizes.
 
     `persons` lists every person (user id) with memories this agent reads, with their number of live
     user-scope memories; with memory.shareUserMemory each database also lists its own.
     """
-    with _service() as service:
+    with memory_common.service() as service:
         status = service.status()
     if as_json:
         common.emit_json(status)
@@ -79,15 +70,6 @@ def _daily_backups() -> list[dict[str, Any]]:
     return [backup.to_dict() for backup in done]
 
 
-@app.command(
-    "index",
-    epilog=(
-        "Examples:\n\n  "
-        "openclaw memory index --check   # cron: exit 1 when something is wrong\n\n  "
-        "openclaw memory index            # fill pending vectors, drop orphans and tombstones\n\n  "
-        "openclaw memory index --rebuild  # re-embed after changing memory.embedding"
-    ),
-)
 def index_cmd(
     check_only: Annotated[
         bool, typer.Option("--check", help="Only verify; exit 1 if something is wrong.")
@@ -104,7 +86,7 @@ def index_cmd(
     """
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
-    with _service() as service:
+    with memory_common.service() as service:
         if check_only:
             reports = [r.to_dict() for r in service.check_indexes()]
             ok = all(r["ok"] for r in reports)
@@ -137,3 +119,25 @@ def index_cmd(
         common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
+    app.command(
+        "status",
+        epilog=(
+            "Examples:\n\n  "
+            "openclaw memory status\n\n  "
+            "openclaw memory status --json | jq '.databases[0].pendingVectors'\n\n  "
+            "openclaw memory status --json | jq -r '.persons[] | \"\\(.userId) \\(.memories)\"'"
+        ),
+    )(status_cmd)
+    app.command(
+        "index",
+        epilog=(
+            "Examples:\n\n  "
+            "openclaw memory index --check   # cron: exit 1 when something is wrong\n\n  "
+            "openclaw memory index            # fill pending vectors, drop orphans and tombstones\n\n  "
+            "openclaw memory index --rebuild  # re-embed after changing memory.embedding"
+        ),
+    )(index_cmd)

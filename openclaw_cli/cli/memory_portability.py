@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from openclaw_cli.cli import common
-from openclaw_cli.cli.memory import JsonOpt, _announce_model_preparation, _scopes, _service, app
+from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput, UsageError
 
@@ -38,15 +38,6 @@ def _output(target: str, fmt: str) -> Iterator[BinaryIO]:
         yield handle
 
 
-@app.command(
-    "export",
-    epilog=_epilog(
-        "openclaw memory export -o memories.json",
-        "openclaw memory export --scope user --user lin --format jsonl -o lin.jsonl",
-        "openclaw memory export --format jsonl | ssh laptop openclaw memory import -",
-        "openclaw memory export --format jsonl | grep -v espresso | openclaw memory import -",
-    ),
-)
 def export_cmd(
     scope: Annotated[str, typer.Option("--scope", help="user, agent or all.")] = "all",
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's memories.")] = None,
@@ -66,9 +57,9 @@ def export_cmd(
     if fmt not in ("json", "jsonl"):
         raise typer.BadParameter(f"unknown format {fmt!r}: use json or jsonl", param_hint="'--format'")
     if scope != "all":
-        _scopes(scope)
+        memory_common.scopes(scope)
     chosen = None if scope == "all" else scope
-    with _output(output, fmt) as out, _service() as service:
+    with _output(output, fmt) as out, memory_common.service() as service:
         total = count_exportable(service, chosen, user)
         with progress_bar("exporting", total) as advance:
             count = export_memories(service, out, kind=fmt, scope=chosen, user_id=user, progress=advance)  # type: ignore[arg-type]
@@ -104,15 +95,6 @@ def _report_invalid(error: InvalidExport, as_json: bool) -> None:
         common.warn(problem.describe())
 
 
-@app.command(
-    "import",
-    epilog=_epilog(
-        "openclaw memory import memories.json",
-        "openclaw memory import backup.jsonl --dry-run --json",
-        "openclaw memory import new.json --on-conflict replace",
-        "cat laptop.jsonl desktop.jsonl | openclaw memory import - --json",
-    ),
-)
 def import_cmd(
     source: Annotated[str, typer.Argument(help="An export file (JSON or JSON Lines); '-' reads stdin.")],
     on_conflict: Annotated[
@@ -148,10 +130,10 @@ def import_cmd(
         raise typer.BadParameter(
             f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
         )
-    with _input_path(source) as (path, name), _service() as service:
+    with _input_path(source) as (path, name), memory_common.service() as service:
         export = open_export(path, name)
         if not dry_run:
-            _announce_model_preparation(service)
+            memory_common.announce_model_preparation(service)
         try:
             with progress_bar(
                 "checking" if dry_run else "embedding and storing", export.approximate_count()
@@ -180,12 +162,6 @@ def import_cmd(
     )
 
 
-@app.command(
-    "migrate",
-    epilog=_epilog(
-        "openclaw memory migrate old-export.json", "openclaw memory migrate old.jsonl --to 1.0 --json"
-    ),
-)
 def migrate_cmd(
     file: Annotated[str, typer.Argument(help="The export file to rewrite in place.")],
     to: Annotated[str | None, typer.Option("--to", help="Target version (default: the current one).")] = None,
@@ -208,3 +184,31 @@ def migrate_cmd(
         common.echo(
             f"migrated {report.records} records from {report.from_version} to {report.to_version}; original kept as {report.backup}"
         )
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
+    app.command(
+        "export",
+        epilog=_epilog(
+            "openclaw memory export -o memories.json",
+            "openclaw memory export --scope user --user lin --format jsonl -o lin.jsonl",
+            "openclaw memory export --format jsonl | ssh laptop openclaw memory import -",
+            "openclaw memory export --format jsonl | grep -v espresso | openclaw memory import -",
+        ),
+    )(export_cmd)
+    app.command(
+        "import",
+        epilog=_epilog(
+            "openclaw memory import memories.json",
+            "openclaw memory import backup.jsonl --dry-run --json",
+            "openclaw memory import new.json --on-conflict replace",
+            "cat laptop.jsonl desktop.jsonl | openclaw memory import - --json",
+        ),
+    )(import_cmd)
+    app.command(
+        "migrate",
+        epilog=_epilog(
+            "openclaw memory migrate old-export.json", "openclaw memory migrate old.jsonl --to 1.0 --json"
+        ),
+    )(migrate_cmd)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openclaw_cli.cli import common
+from openclaw_cli.cli import common, memory_common
 from openclaw_cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -55,13 +55,12 @@ def reassign_cmd(
     --dry-run) it asks on a terminal and refuses when standard input is not one. `openclaw doctor` names
     the memories conversations wrote under `default`.
     """
-    from openclaw_cli.cli.memory import _service
     from openclaw_cli.memory.writing.reassign import ReassignRequest, reassign
 
     st = common.state()
     request = ReassignRequest(from_user, to_user, tuple(where or ()), all_agents, dry_run)
     confirm = None if yes else _confirm
-    with _service() as service:
+    with memory_common.service() as service:
         report = reassign(
             st.home,
             st.agent,

@@ -44,21 +44,22 @@ def _complete_shells() -> list[str]:
 
 
 def completion_cmd(
+    ctx: typer.Context,
     shell: Annotated[str, typer.Argument(help="bash, zsh or fish.", autocompletion=_complete_shells)],
 ) -> None:
     """Print the completion script for SHELL (commands, options, and values such as --mode and -c).
 
     The script is the one tools/gen_docs.py writes to completions/ in the repository.
     """
-    from openclaw_cli.docgen import SHELLS
-    from openclaw_cli.docgen.tree import load_tree
+    from openclaw_cli.docgen.files import SHELLS
 
     if shell not in SHELLS:
         raise typer.BadParameter(f"unknown shell {shell!r}: use bash, zsh or fish", param_hint="'SHELL'")
-    sys.stdout.write(SHELLS[shell](load_tree()))
+    sys.stdout.write(SHELLS[shell](_live_tree(ctx)))
 
 
 def man_cmd(
+    ctx: typer.Context,
     command: Annotated[
         list[str] | None, typer.Argument(help="The command whose page to show, e.g. `memory search`.")
     ] = None,
@@ -70,9 +71,8 @@ def man_cmd(
     """
     from openclaw_cli import __version__
     from openclaw_cli.docgen.man import render_man
-    from openclaw_cli.docgen.tree import load_tree
 
-    node = _find(load_tree(), command or [])
+    node = _find(_live_tree(ctx), command or [])
     page = render_man(node, __version__)
     viewer = shutil.which("man")
     if sys.stdout.isatty() and viewer is not None:
@@ -80,6 +80,13 @@ def man_cmd(
         if shown.returncode == 0:
             return
     sys.stdout.write(page)
+
+
+def _live_tree(ctx: typer.Context) -> Node:
+    """The running CLI's own command tree (the root of this command's context, not an import of main)."""
+    from openclaw_cli.docgen.tree import command_tree
+
+    return command_tree(ctx.find_root().command)
 
 
 def _find(tree: Node, words: list[str]) -> Node:

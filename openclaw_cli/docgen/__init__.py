@@ -1,22 +1,4 @@
-"""Man pages and shell completion scripts generated from the command tree (see tree.py)."""
-
-from __future__ import annotations
-
-from openclaw_cli.docgen.completion import render_bash, render_fish, render_zsh
-from openclaw_cli.docgen.man import render_man
-from openclaw_cli.docgen.tree import Node
-
-SHELLS = {"bash": render_bash, "zsh": render_zsh, "fish": render_fish}
-COMPLETION_FILES = {
-    "bash": "completions/openclaw.bash",
-    "zsh": "completions/_openclaw",
-    "fish": "completions/openclaw.fish",
-}
-
-
-def generate(tree: Node, version: str) -> dict[str, str]:
-    """Relative path -> content of every generated file."""
-    files = {COMPLETION_FILES[shell]: render(tree) for shell, render in SHELLS.items()}
-    for node in tree.walk():
-        files[f"man/{node.page}.1"] = render_man(node, version)
-    return files
+"""Man pages and shell completion scripts generated from a command tree: tree.py reduces a Typer/click
+command to plain nodes, completion.py and man.py render them, files.py lists every generated file. The
+package depends on nothing in openclaw_cli.cli: callers pass the command in.
+"""

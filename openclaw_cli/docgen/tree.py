@@ -68,16 +68,22 @@ class Node:
             yield from child.walk()
 
 
-def load_tree() -> Node:
-    """The live command tree of the installed package."""
-    import typer.main
+def command_tree(command: Any) -> Node:
+    """The tree of a click command: openclaw's root, as the running CLI has it or app_tree builds it.
+
+    The command is passed in (not imported) so that docgen depends on nothing in openclaw_cli.cli.
+    """
     from typer._click import core
 
-    from openclaw_cli.cli.main import app
-
-    command = typer.main.get_command(app)
     ctx = core.Context(command, info_name=PROG, **command.context_settings)
     return _node(command, ctx, [PROG])
+
+
+def app_tree(app: Any) -> Node:
+    """The tree of a Typer app (openclaw_cli.cli.main.app for tools/gen_docs.py and the tests)."""
+    import typer.main
+
+    return command_tree(typer.main.get_command(app))
 
 
 def _node(command: Any, ctx: Any, path: list[str]) -> Node:

@@ -2,17 +2,17 @@
 (gateway/purge.py: it owns the journal, the session writers and the warm memory connections, so it must
 do the work itself), else in this process (everywhere.py).
 
-A gateway runs when its pid file names a live process and that process answers /healthz, as the other
-commands that talk to it check.
+A gateway runs when its pid file names a live process and that process answers /healthz
+(gateway/pidfile.py), as the other commands that talk to it check.
 """
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import NotFound, OpenclawError
 from openclaw_cli.forget.everywhere import ForgetReport, ForgetRequest, forget_person
+from openclaw_cli.gateway.pidfile import running_gateway
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -20,22 +20,6 @@ if TYPE_CHECKING:
 
 METHOD = "memory.purge"
 TIMEOUT = 900.0  # the gateway first lets queued turns finish, then compacts every database
-
-
-def running_gateway(home: Home) -> tuple[str, int] | None:
-    """(host, port) of this home's gateway when it is up, else None."""
-    pid_path = home.root / "gateway" / "gateway.pid"
-    try:
-        json.loads(pid_path.read_bytes())
-    except (OSError, ValueError):
-        return None  # the common case: nothing imported from the gateway's stack
-    from openclaw_cli.gateway.control import probe, process_alive, read_pid_record
-
-    record = read_pid_record(home)
-    if record is None or not process_alive(record["pid"]):
-        return None
-    host, port = str(record.get("host", "127.0.0.1")), int(record.get("port", 0))
-    return (host, port) if port and probe(host, port) is not None else None
 
 
 def purge(home: Home, settings: Settings, request: ForgetRequest, *, token: str | None) -> ForgetReport:

@@ -1,7 +1,8 @@
 """Controlling a gateway from the CLI: start in the background, stop, status, health, call a method.
 
 The running gateway writes `$OPENCLAW_HOME/gateway/gateway.pid` (JSON: pid, host, port) once it listens
-and removes it when it stops; a background gateway logs to `gateway/gateway.log` (0600).
+and removes it when it stops; a background gateway logs to `gateway/gateway.log` (0600). Reading the pid
+file and probing the process are pidfile.py.
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import NotFound, OpenclawError
 from openclaw_cli.fsutil import FILE_MODE
 from openclaw_cli.gateway.auth import read_token_file
-from openclaw_cli.gateway.server import log_file, pid_file
+from openclaw_cli.gateway.pidfile import log_file, pid_file, probe, process_alive, read_pid_record
 from openclaw_cli.paths import Home
 
 DEFAULT_TIMEOUT = 10.0
@@ -29,40 +28,6 @@ DEFAULT_TIMEOUT = 10.0
 
 class GatewayDown(OpenclawError):
     """No gateway answers."""
-
-
-def read_pid_record(home: Home) -> dict[str, Any] | None:
-    try:
-        value = json.loads(pid_file(home).read_bytes())
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) and isinstance(value.get("pid"), int) else None
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def probe(host: str, port: int, path: str = "/healthz", timeout: float = 2.0) -> dict[str, Any] | None:
-    """The JSON a health endpoint answers, or None when nothing answers."""
-    target = "127.0.0.1" if host == "0.0.0.0" else host
-    try:
-        with urllib.request.urlopen(f"http://{target}:{port}{path}", timeout=timeout) as reply:
-            value = json.loads(reply.read())
-    except urllib.error.HTTPError as exc:
-        with contextlib.suppress(ValueError, OSError):
-            value = json.loads(exc.read())
-            return value if isinstance(value, dict) else None
-        return None
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def client_token(home: Home, given: str | None, env_token: str | None) -> str | None:

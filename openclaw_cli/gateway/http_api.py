@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from openclaw_cli import identity
+from openclaw_cli import identity, person_ids
 from openclaw_cli.errors import InvalidInput, OpenclawError
 from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
@@ -28,7 +28,7 @@ from openclaw_cli.textcheck import HINT as TEXT_HINT
 from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
-    from openclaw_cli.gateway.server import GatewayApp
+    from openclaw_cli.gateway.app import GatewayApp
 
 # The session of anonymous /v1 calls (not the owner's main session, which holds their conversations).
 ANONYMOUS_PEER = "anonymous"
@@ -206,8 +206,8 @@ def _v1_session(gateway: GatewayApp, agent: str, user: Any) -> tuple[str, identi
         who = identity.identify(None, settings)
         peer = None if who.owner else ANONYMOUS_PEER
     else:
-        peer = identity.check_identity(user, '"user"')
-        person = identity.person_of_address("openai", peer, settings.session.identity_links)
+        peer = person_ids.check_identity(user, '"user"')
+        person = person_ids.person_of_address("openai", peer, settings.session.identity_links)
         identity.refuse_owner_name(peer, person, settings, '"user"')
         who = identity.identify(person, settings)
     if peer is None:

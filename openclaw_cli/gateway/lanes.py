@@ -28,7 +28,7 @@ a message from somebody else never joins or steers into another person's turn; i
 
 A session's messages are stored in the order they arrived, except that a steered message goes into
 the running turn ahead of turns already queued (that is what steering is for). Runs across all
-sessions are capped by `agents.maxConcurrent`; the cap can change while the gateway runs.
+sessions are capped by `agents.maxConcurrent` (run_limiter.py); the cap can change while the gateway runs.
 """
 
 from __future__ import annotations
@@ -38,14 +38,15 @@ import contextlib
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from openclaw_cli.agent.commands import parse_command
-from openclaw_cli.agent.runtime import EventSink, TurnRequest, TurnResult
 from openclaw_cli.agent.steering import SteeredMessage, Steering
+from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
+from openclaw_cli.gateway.run_limiter import RunLimiter
 
 QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
 Runner = Callable[[TurnRequest, EventSink, asyncio.Event], Awaitable[TurnResult]]
@@ -118,47 +119,6 @@ class Turn:
     def publish(self, event: str, payload: dict[str, Any]) -> None:
         for listener in list(self.listeners):
             listener(event, payload)
-
-
-class RunLimiter:
-    """A counting limit on concurrent runs whose size can change while runs hold it."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.active = 0
-        self._held = False  # `exclusive` is held: no run starts
-        self._changed = asyncio.Condition()
-
-    async def acquire(self) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.active < self.limit and not self._held)
-            self.active += 1
-
-    @contextlib.asynccontextmanager
-    async def exclusive(self) -> AsyncIterator[None]:
-        """Entered once no run is going, and no run starts until it is left (messages still queue):
-        for work that must not meet a turn, like `memory.purge`."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: not self._held)
-            self._held = True
-        try:
-            async with self._changed:
-                await self._changed.wait_for(lambda: self.active == 0)
-            yield
-        finally:
-            async with self._changed:
-                self._held = False
-                self._changed.notify_all()
-
-    async def release(self) -> None:
-        async with self._changed:
-            self.active -= 1
-            self._changed.notify_all()
-
-    async def resize(self, limit: int) -> None:
-        async with self._changed:
-            self.limit = limit
-            self._changed.notify_all()
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli import identity
+from openclaw_cli import identity, person_ids
 from openclaw_cli.agent_config import for_agent
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
 from openclaw_cli.gateway import protocol as p
@@ -203,9 +203,9 @@ class Methods:
         """Who speaks: `userId` (a person id), else the group `sender`, else the session key's peer."""
         user = params.get("userId")
         if user is not None:
-            user = identity.check_identity(user, 'parameter "userId"')
+            user = person_ids.check_identity(user, 'parameter "userId"')
         if sender is not None:
-            sender = identity.check_identity(sender, 'parameter "sender"')
+            sender = person_ids.check_identity(sender, 'parameter "sender"')
         return identity.for_key(self.core.settings, parse_key(key), sender=sender, user=user)
 
     def _reader(self, params: dict[str, Any]) -> str | None:
@@ -213,8 +213,8 @@ class Methods:
         user = params.get("userId")
         if user is None:
             return None
-        person = identity.canonical_person(
-            identity.check_identity(user, 'parameter "userId"'), self.core.settings.session.identity_links
+        person = person_ids.canonical_person(
+            person_ids.check_identity(user, 'parameter "userId"'), self.core.settings.session.identity_links
         )
         return person
 
@@ -289,7 +289,7 @@ class Methods:
         """Forget a person everywhere (`openclaw memory purge` sends it here when a gateway runs)."""
         from openclaw_cli.gateway.purge import purge
 
-        return await purge(self.core, self, params)
+        return await purge(self.core, params, self.close)
 
     async def reflect_run(self, params: dict[str, Any], listener: Listener | None) -> Any:
         try:

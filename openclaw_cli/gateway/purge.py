@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,6 @@ from openclaw_cli.gateway import protocol as p
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.core import GatewayCore
-    from openclaw_cli.gateway.methods import Methods
 
 IDLE_WAIT = 30.0  # seconds the queued and running turns get to finish before the purge goes ahead
 
@@ -38,7 +38,10 @@ def _flag(params: dict[str, Any], name: str) -> bool:
     return value
 
 
-async def purge(core: GatewayCore, methods: Methods, params: dict[str, Any]) -> dict[str, Any]:
+async def purge(
+    core: GatewayCore, params: dict[str, Any], close_memory: Callable[[], None]
+) -> dict[str, Any]:
+    """`close_memory` closes the warm memory services of the WebSocket methods (Methods.close)."""
     from openclaw_cli.forget.everywhere import ForgetRequest, forget_person, journal_person, resolve_person
 
     settings = core.settings
@@ -52,7 +55,7 @@ async def purge(core: GatewayCore, methods: Methods, params: dict[str, Any]) -> 
         outputs = _outputs()
 
         def work() -> Any:
-            methods.close()
+            close_memory()
             return forget_person(
                 core.home, settings, request, journal=False, on_sessions_changed=core.runtime.release_sessions
             )

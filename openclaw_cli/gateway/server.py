@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -31,63 +28,21 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from openclaw_cli.errors import ConfigError, OpenclawError
-from openclaw_cli.fsutil import atomic_write_json
 from openclaw_cli.gateway import http_api
+from openclaw_cli.gateway.app import GatewayApp
 from openclaw_cli.gateway.auth import FailureLimiter
 from openclaw_cli.gateway.config_watch import ConfigWatcher
 from openclaw_cli.gateway.core import GatewayCore, GatewayOptions
 from openclaw_cli.gateway.methods import Methods
+from openclaw_cli.gateway.pidfile import pid_file
 from openclaw_cli.gateway.websocket import Connection
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
-    from openclaw_cli.gateway.limits import PendingConnections
     from openclaw_cli.paths import Home
 
 log = logging.getLogger("openclaw.gateway")
 BIND_HOSTS = {"loopback": "127.0.0.1", "lan": "0.0.0.0"}
-
-
-def pid_file(home: Home) -> Path:
-    return home.root / "gateway" / "gateway.pid"
-
-
-def log_file(home: Home) -> Path:
-    return home.root / "gateway" / "gateway.log"
-
-
-@dataclass
-class GatewayApp:
-    core: GatewayCore
-    methods: Methods
-    failures: FailureLimiter
-    pending: PendingConnections
-    watcher: ConfigWatcher | None = None
-    pid_record: dict[str, Any] | None = None  # written to pid_path while serving
-    pid_path: Path | None = None
-
-    def write_pid(self) -> None:
-        if self.pid_path is not None and self.pid_record is not None:
-            atomic_write_json(self.pid_path, self.pid_record)
-
-    def remove_pid(self) -> None:
-        # uvicorn re-raises SIGTERM after its shutdown, so code after server.run() may never run: the
-        # pid file goes here, at the end of the lifespan.
-        with contextlib.suppress(OSError, ValueError):
-            if self.pid_path is not None and json.loads(self.pid_path.read_bytes()).get("pid") == os.getpid():
-                self.pid_path.unlink()
-
-    def config_rejected(self, message: str) -> None:
-        self.core.config_error = message
-
-    async def apply(self, settings: Settings) -> None:
-        await self.core.apply_settings(settings)
-        await asyncio.to_thread(self.methods.close)  # memory services re-open with the new settings
-        auth = settings.gateway.auth
-        self.failures.max_failures, self.failures.window = auth.max_failures, auth.window_seconds
-        # New deadlines use the new timeout; running ones keep theirs.
-        self.pending.header_timeout = settings.gateway.header_timeout_seconds
-        self.pending.max_pending = settings.gateway.max_pending_connections
 
 
 def build_app(gateway: GatewayApp) -> Starlette:

@@ -29,7 +29,7 @@ from openclaw_cli.gateway.lanes import RECEIVED_AT
 from openclaw_cli.gateway.methods import error_code
 
 if TYPE_CHECKING:
-    from openclaw_cli.gateway.server import GatewayApp
+    from openclaw_cli.gateway.app import GatewayApp
 
 log = logging.getLogger("openclaw.gateway")
 INLINE_METHODS = frozenset({"chat.send", "chat.abort", "health", "status"})

@@ -28,6 +28,7 @@ from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.jsonl import read_messages
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.locks import remove_if_free
+from openclaw_cli.sessions.meta_file import FIX_HINT, read_meta_file
 from openclaw_cli.sessions.store import (
     CONTEXT_FILENAME,
     LOCKS_DIRNAME,
@@ -36,11 +37,9 @@ from openclaw_cli.sessions.store import (
     NEW_PREFIX,
     SessionStore,
     new_meta,
-    read_meta_file,
 )
 from openclaw_cli.sessions.writer import meta_counters
 
-FIX_HINT = "run `openclaw doctor --fix`"
 LEFTOVER_AGE_S = 300  # a half-built session directory younger than this may still be being built
 
 

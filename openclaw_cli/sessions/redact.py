@@ -114,7 +114,7 @@ def runs_of(messages: Iterable[dict[str, Any]], person: str, speaker: Speaker) -
 
 def find(store: SessionStore, session_id: str, person: str, settings: Settings) -> SessionFinding | None:
     """What the session holds of `person`, or None (nothing, or a session too damaged to read)."""
-    from openclaw_cli.sessions.store import read_meta_file
+    from openclaw_cli.sessions.meta_file import read_meta_file
 
     directory = store.session_dir(session_id)
     try:
@@ -137,7 +137,7 @@ def find(store: SessionStore, session_id: str, person: str, settings: Settings) 
 def persons(store: SessionStore, session_id: str, settings: Settings) -> set[str]:
     """Every person the session names (its user, the speakers of its messages)."""
     from openclaw_cli.identity import canonical_person
-    from openclaw_cli.sessions.store import read_meta_file
+    from openclaw_cli.sessions.meta_file import read_meta_file
 
     directory = store.session_dir(session_id)
     try:
@@ -218,7 +218,7 @@ def redact_session(
     store: SessionStore, session_id: str, person: str, settings: Settings, needles: Sequence[str] = ()
 ) -> Redaction:
     """Redact `person`'s messages of a shared session in place (see the module doc), under its lock."""
-    from openclaw_cli.sessions.store import read_meta_file
+    from openclaw_cli.sessions.meta_file import read_meta_file
 
     outcome = Redaction()
     directory = store.session_dir(session_id)
@@ -311,7 +311,7 @@ def delete_session(store: SessionStore, session_id: str) -> None:
     import hashlib
 
     from openclaw_cli.sessions.locks import remove_if_free
-    from openclaw_cli.sessions.store import read_meta_file
+    from openclaw_cli.sessions.meta_file import read_meta_file
 
     key = None
     with contextlib.suppress(OpenclawError):

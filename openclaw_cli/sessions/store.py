@@ -33,10 +33,10 @@ from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_se
 from openclaw_cli.sessions.jsonl import ReadResult, parse_chunk, read_messages
 from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
 from openclaw_cli.sessions.locks import ProcessLock, forget_lock, lock_for
+from openclaw_cli.sessions.meta_file import FIX_HINT, read_meta_file
 from openclaw_cli.sessions.writer import Durability, SessionWriter, meta_counters
 
 ROLES = ("user", "assistant", "system", "tool")
-FIX_HINT = "run `openclaw doctor --fix`"
 META_FILENAME = "meta.json"
 MESSAGES_FILENAME = "messages.jsonl"
 CONTEXT_FILENAME = "context.json"
@@ -354,7 +354,7 @@ class SessionStore:
         meta = read_meta_file(directory / META_FILENAME)
         result = read_messages(directory / MESSAGES_FILENAME)
         if count_tokens:
-            from openclaw_cli.sessions.context import fill_token_counts
+            from openclaw_cli.sessions.token_counts import fill_token_counts
 
             fill_token_counts(directory, result.messages, write_cache=False)
             meta["historyTokens"] = sum(int(m.get("tokens") or 0) for m in result.messages)
@@ -400,20 +400,6 @@ class SessionStore:
             self._writers.clear()
         for writer in writers:
             writer.close(flush=True)
-
-
-def read_meta_file(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_bytes())
-    except FileNotFoundError as exc:
-        raise NotFound(f"no session at {path.parent}", hint="see `openclaw session list`") from exc
-    except OSError as exc:  # e.g. a directory where meta.json should be
-        raise StoreError(f"{path}: cannot read meta.json ({exc.strerror})", hint=FIX_HINT) from exc
-    except ValueError as exc:
-        raise StoreError(f"{path}: damaged meta.json ({exc})", hint=FIX_HINT) from exc
-    if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
-        raise StoreError(f"{path}: damaged meta.json (unexpected shape)", hint=FIX_HINT)
-    return value
 
 
 def reconcile_meta(meta: dict[str, Any], messages_path: Path) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
 from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.locks import ProcessLock
+from openclaw_cli.sessions.meta_file import read_meta_file
 
 COUNTER_FIELDS = ("messageCount", "lastActiveAt", "nextIdx")
 # What the model calls of the session's turns used, as the provider reported it (add_usage): kept in
@@ -96,8 +97,6 @@ class SessionWriter:
         return self._fd
 
     def _load_checkpoint(self, fd: int, size: int) -> None:
-        from openclaw_cli.sessions.store import read_meta_file
-
         try:
             meta = read_meta_file(self.meta_path)
         except StoreError:
@@ -150,8 +149,6 @@ class SessionWriter:
         return fd
 
     def _write_meta(self, changes: dict[str, Any] | None = None) -> dict[str, Any]:
-        from openclaw_cli.sessions.store import read_meta_file
-
         try:
             meta = read_meta_file(self.meta_path)  # fresh: another process may have changed the status
         except StoreError:
@@ -220,8 +217,6 @@ class SessionWriter:
     def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> dict[str, Any]:
         """Add a turn's model usage to meta.json's totals now: read, add and replace (atomically) under
         the session lock, so usage added by another process is never lost."""
-        from openclaw_cli.sessions.store import read_meta_file
-
         with self.lock.hold():
             self._catch_up()
             try:

@@ -32,7 +32,7 @@ MEMORY_DB = Path("memory") / "memory.sqlite"
 
 
 def refuse_while_gateway_runs(home: Home, what: str) -> None:
-    from openclaw_cli.forget.client import running_gateway
+    from openclaw_cli.gateway.pidfile import running_gateway
 
     endpoint = running_gateway(home)
     if endpoint is not None:

@@ -1,0 +1,72 @@
+"""Where the gateway of a home says it runs, and whether it answers: its pid file (JSON: pid, host, port),
+its log file, and the checks the CLI makes before it talks to it or works on files it owns.
+
+Imports nothing of the gateway's stack (urllib only when it probes), so memory commands that must refuse
+while a gateway runs, and `memory purge` that hands its work to one, can ask cheaply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openclaw_cli.paths import Home
+
+
+def pid_file(home: Home) -> Path:
+    return home.root / "gateway" / "gateway.pid"
+
+
+def log_file(home: Home) -> Path:
+    return home.root / "gateway" / "gateway.log"
+
+
+def read_pid_record(home: Home) -> dict[str, Any] | None:
+    try:
+        value = json.loads(pid_file(home).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("pid"), int) else None
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def probe(host: str, port: int, path: str = "/healthz", timeout: float = 2.0) -> dict[str, Any] | None:
+    """The JSON a health endpoint answers, or None when nothing answers."""
+    import urllib.error
+    import urllib.request
+
+    target = "127.0.0.1" if host == "0.0.0.0" else host
+    try:
+        with urllib.request.urlopen(f"http://{target}:{port}{path}", timeout=timeout) as reply:
+            value = json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        with contextlib.suppress(ValueError, OSError):
+            value = json.loads(exc.read())
+            return value if isinstance(value, dict) else None
+        return None
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def running_gateway(home: Home) -> tuple[str, int] | None:
+    """(host, port) of this home's gateway when it is up (its pid file names a live process that answers
+    /healthz), else None."""
+    record = read_pid_record(home)
+    if record is None or not process_alive(record["pid"]):
+        return None  # the common case: no pid file, nothing probed
+    host, port = str(record.get("host", "127.0.0.1")), int(record.get("port", 0))
+    return (host, port) if port and probe(host, port) is not None else None

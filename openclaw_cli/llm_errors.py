@@ -1,0 +1,101 @@
+"""The errors of remote model calls (llm.py): the ones callers catch, which failures a retry may fix, and
+the one line that describes a failure.
+
+litellm is imported only to classify an exception it raised, so by then it is loaded already.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openclaw_cli.errors import OpenclawError
+
+_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?")
+
+
+class ModelUnavailable(OpenclawError):
+    """A remote model could not answer (after retries, or with an error retrying cannot fix)."""
+
+
+class InvalidReply(ModelUnavailable):
+    """The model answered, but not with what was asked for (prose, truncated or mistyped JSON)."""
+
+
+class ContextOverflow(ModelUnavailable):
+    """The request was longer than the model's context window (the caller may compact and retry)."""
+
+
+def refused_connection(exc: BaseException) -> ConnectionRefusedError | None:
+    """The ConnectionRefusedError behind a failed call, if that is what it was.
+
+    litellm reports a refused connection as an InternalServerError with status 500 ("Connection
+    error."), so the cause chain is the only place that says nobody is listening. Retrying cannot help:
+    the server is down or the address is wrong, and backing off only made `memory add` hang for 40 s.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def client_side(exc: BaseException) -> bool:
+    """The OpenAI client refused to send anything (e.g. no API key); litellm still labels it HTTP 500."""
+    current: BaseException | None = exc
+    for _ in range(8):
+        if current is None:
+            return False
+        if type(current).__name__ == "OpenAIError" and type(current).__module__.startswith("openai"):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def is_retryable(exc: Exception) -> bool:
+    """Rate limits, server errors, timeouts and dropped connections may pass; bad requests, bad keys and
+    refused connections won't."""
+    import litellm
+
+    if refused_connection(exc) is not None or client_side(exc):
+        return False
+
+    retryable = (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.APIConnectionError,
+        litellm.Timeout,
+    )
+    if isinstance(exc, retryable):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+def describe(exc: Exception) -> str:
+    if refused_connection(exc) is not None:
+        return "connection refused: nothing is listening at the configured address (check apiBase)"
+    status = getattr(exc, "status_code", None)
+    text = str(getattr(exc, "message", None) or exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    # litellm prefixes its class names twice ("litellm.RateLimitError: RateLimitError: ..."): noise.
+    first = _LITELLM_PREFIX.sub("", first)
+    if len(first) > 200:
+        first = first[:197] + "..."
+    return f"HTTP {status}: {first}" if isinstance(status, int) else f"{type(exc).__name__}: {first}"
+
+
+def overflowed(exc: BaseException) -> bool:
+    import litellm
+
+    current: BaseException | None = exc
+    for _ in range(8):
+        if current is None:
+            return False
+        if isinstance(current, litellm.ContextWindowExceededError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
