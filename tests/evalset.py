@@ -7,7 +7,9 @@ benchmarks/tune_search.py (the sweep that chose the search defaults).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +20,7 @@ from openclaw_cli.config import SearchSettings, Settings
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.text.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS
 from openclaw_cli.paths import Home
 from tests.memory_helpers import with_shared_models
 
@@ -63,12 +66,39 @@ def _answer_group(record_id: str) -> str:
     return f"conversation-{record_id.split('-')[1]}" if record_id.startswith("c-") else record_id
 
 
+TEMPLATE_OVERLAP = 0.25  # shared content words over all content words of two L0s
+
+
+def _content_words(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9#@_.-]+|[\u4e00-\u9fff]", text.lower())
+    return {w.strip(".") for w in words} - ENGLISH_STOPWORDS - CHINESE_STOPWORDS - {""}
+
+
+def _identifiers(words: set[str]) -> set[str]:
+    """Version numbers, tickets, issues and handles (v2.3.1, jira-4521, #342, @alice_dev), not years."""
+    return {w for w in words if w[:1] in "#@" or (any(c.isdigit() for c in w) and not w.isdigit())}
+
+
+def template_pairs() -> list[tuple[str, str]]:
+    """Memories written from one template, which tuning on one would teach about the other: most content
+    words shared ("Lin's birthday is March 14." / "Sam's birthday is August 2."), or one identifier
+    ("Opened PR #342 ..." / "Sam opened PR #342 ..."). They go to the same half."""
+    memories = sorted((m["id"], _content_words(m["l0"])) for m in load_jsonl("memories.jsonl"))
+    return [
+        (a, b)
+        for (a, ours), (b, theirs) in itertools.combinations(memories, 2)
+        if len(ours & theirs) >= TEMPLATE_OVERLAP * len(ours | theirs)
+        or _identifiers(ours) & _identifiers(theirs)
+    ]
+
+
 def split_halves() -> dict[str, Half]:
     """Every query's half. Queries that share an answer are one group, and a dialogue turn stands for its
     whole conversation, so twin questions (the same question in English and Chinese), questions about
     near-duplicate memories (which are listed together as answers) and all questions about one
-    conversation fall in the same half. A group is named by its smallest member and goes to the half
-    that a hash of its name picks; a query without answers (nonsense) is its own group."""
+    conversation fall in the same half; so do memories written from one template (template_pairs). A
+    group is named by its smallest member and goes to the half that a hash of its name picks; a query
+    without answers (nonsense) is its own group."""
     items = load_queries()
     parent: dict[str, str] = {}
 
@@ -84,6 +114,8 @@ def split_halves() -> dict[str, Half]:
         find(groups[0])
         for other in groups[1:]:
             parent[find(other)] = find(groups[0])
+    for one, other in template_pairs():
+        parent[find(other)] = find(one)
     names: dict[str, str] = {}
     for node in list(parent):
         root = find(node)
