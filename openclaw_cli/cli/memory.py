@@ -1,8 +1,11 @@
-"""`openclaw memory`: add, find, inspect and maintain long-term memory."""
+"""`openclaw memory`: add, find, inspect and maintain long-term memory.
+
+This module holds the group and the commands on single memories (add, get, list, delete, history); the
+memory_*.py modules beside it register the rest, memory_common.py holds what they share.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,6 +20,7 @@ from openclaw_cli.cli import (
     memory_portability,
     memory_purge,
     memory_reassign,
+    memory_search,
     memory_workspace,
 )
 from openclaw_cli.cli.progress import progress_bar
@@ -33,68 +37,11 @@ app = typer.Typer(
     "  openclaw memory search 'which colour theme does he like in his editor' --explain\n\n  openclaw memory status --json",
 )
 
-SEARCH_EXAMPLES = """Examples:
-
-  openclaw memory search 'which colour theme does he like in his editor' --explain
-
-  openclaw memory search 咖啡 -k 3 --user lin --json
-
-  openclaw memory search -- -leading-dash
-
-  printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
-"""
 # `memory list --limit`: anything larger means "all" (SQLite's LIMIT is a 64-bit integer).
 MAX_LIMIT = 2**62
 JsonOpt = memory_common.JsonOpt
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
-SEARCH_MODES = ("hybrid", "bm25", "vector")
-
-
-def _complete_categories() -> list[str]:
-    from openclaw_cli.memory.store.records import CATEGORIES
-
-    return list(CATEGORIES)
-
-
-def _complete_modes() -> list[str]:
-    return list(SEARCH_MODES)
-
-
-def _complete_scopes() -> list[str]:
-    return ["user", "agent"]
-
-
-CategoryOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--category",
-        "-c",
-        help="profile, preference, event, case, lesson, insight or note.",
-        autocompletion=_complete_categories,
-    ),
-]
-
-
-def _read_lines(source: str) -> list[str]:
-    # JSON Lines end at "\n" only: str.splitlines() also splits at U+2028, U+0085 and others, which
-    # json.dumps(ensure_ascii=False) leaves raw inside strings, so it would cut valid records in two.
-    if source == "-":
-        text = common.read_text_arg("-")
-    else:
-        try:
-            text = Path(source).read_bytes().decode("utf-8")
-        except FileNotFoundError as exc:
-            raise InvalidInput(f"no such file: {source}") from exc
-        except IsADirectoryError as exc:
-            raise InvalidInput(
-                f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin"
-            ) from exc
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
-    return lines[:-1] if lines and lines[-1] == "" else lines
+UserOpt = memory_common.UserOpt
+CategoryOpt = memory_common.CategoryOpt
 
 
 def _record_line(record: MemoryRecord) -> str:
@@ -114,10 +61,11 @@ def _record_line(record: MemoryRecord) -> str:
 def add_cmd(
     text: Annotated[str | None, typer.Argument(help="The memory (one line, L0); '-' reads stdin.")] = None,
     category: Annotated[
-        str, typer.Option("--category", "-c", help="Category.", autocompletion=_complete_categories)
+        str,
+        typer.Option("--category", "-c", help="Category.", autocompletion=memory_common.complete_categories),
     ] = "note",
     scope: Annotated[
-        str, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+        str, typer.Option("--scope", help="user or agent.", autocompletion=memory_common.complete_scopes)
     ] = "user",
     user: UserOpt = None,
     l1: Annotated[str | None, typer.Option("--l1", help="Detail (L1).")] = None,
@@ -148,7 +96,7 @@ def add_cmd(
 
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
-    _one_category(category)
+    memory_common.one_category(category)
     memory_common.scopes(scope)
     # One text: load the models for a fast start (same vectors); a batch keeps the faster tokenizer.
     with memory_common.service(fast_start=batch is None) as service:
@@ -192,7 +140,7 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
     from openclaw_cli.memory.portability.batch import parse_add_lines
 
     label = "stdin" if source == "-" else source
-    items = parse_add_lines(_read_lines(source), label)
+    items = parse_add_lines(memory_common.read_lines(source), label)
     records = []
     for number, item in items:
         try:
@@ -260,14 +208,15 @@ def list_cmd(
     user: UserOpt = None,
     category: CategoryOpt = None,
     scope: Annotated[
-        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
+        str | None,
+        typer.Option("--scope", help="user or agent.", autocompletion=memory_common.complete_scopes),
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N records.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List memories, oldest first, with optional filters."""
     if category is not None:
-        _one_category(category)
+        memory_common.one_category(category)
     memory_common.scopes(scope)
     if limit is not None and limit > MAX_LIMIT:
         limit = None  # more than any database can hold: no limit (SQLite would overflow on it)
@@ -280,166 +229,8 @@ def list_cmd(
         common.echo(_record_line(record))
 
 
-def _render_search(result: Any, request: Any, as_json: bool) -> None:
-    if as_json:
-        common.emit_json(result.to_dict(request))
-        return
-    from openclaw_cli.cli import search_explain
-
-    for warning in result.warnings:
-        common.warn(warning)
-    if not result.hits and not result.warnings:
-        common.echo("no matches")
-    for hit in result.hits:
-        d = hit.to_dict(request.explain)
-        text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
-        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
-        if request.explain:
-            for line in search_explain.result_lines(d["explain"]):
-                common.echo(line)
-    if request.explain:
-        _render_analysis(result)
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    """A Markdown chunk on one line of the result list (--json gives it whole)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _render_analysis(result: Any) -> None:
-    from openclaw_cli.cli import search_explain
-
-    timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
-    profile = result.profile
-    label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
-    common.echo(search_explain.words_line(result.words()))
-    common.echo(
-        f"profile: {label}; English-model weight {result.vector_weight}; "
-        f"floor {'-' if result.floor is None else result.floor}; {timing}"
-    )
-
-
-def _categories(values: list[str] | None) -> tuple[str, ...]:
-    """-c a,b and -c a -c b both work; an unknown category is a usage error."""
-    from openclaw_cli.memory.store.records import CATEGORIES
-
-    chosen = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
-    if values and not chosen:  # -c "" or -c ",": a filter that names nothing would silently match all
-        raise typer.BadParameter(f"no category given: use {', '.join(CATEGORIES)}", param_hint="'--category'")
-    unknown = [c for c in chosen if c not in CATEGORIES]
-    if unknown:
-        raise typer.BadParameter(
-            f"unknown category {unknown[0]!r}: use {', '.join(CATEGORIES)}", param_hint="'--category'"
-        )
-    return tuple(dict.fromkeys(chosen))
-
-
-def _one_category(value: str) -> str:
-    """Commands that take a single category: unknown ones are usage errors, as in `memory search`."""
-    chosen = _categories([value])
-    if len(chosen) != 1:
-        raise typer.BadParameter(f"give one category, not {value!r}", param_hint="'--category'")
-    return chosen[0]
-
-
-@app.command("search", epilog=SEARCH_EXAMPLES)
-def search_cmd(
-    query: Annotated[str | None, typer.Argument(help="What to look for; '-' reads stdin.")] = None,
-    k: Annotated[int, typer.Option("-k", "--top", help="Number of results.")] = 10,
-    user: UserOpt = None,
-    category: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--category",
-            "-c",
-            help="Only these categories (-c a,b or repeated).",
-            autocompletion=_complete_categories,
-        ),
-    ] = None,
-    scope: Annotated[
-        str | None, typer.Option("--scope", help="user or agent.", autocompletion=_complete_scopes)
-    ] = None,
-    mode: Annotated[
-        str, typer.Option("--mode", help="hybrid, bm25 or vector.", autocompletion=_complete_modes)
-    ] = "hybrid",
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
-    ] = False,
-    all_results: Annotated[
-        bool, typer.Option("--all", help="Also show results below the relevance floor.")
-    ] = False,
-    record_hit: Annotated[
-        bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")
-    ] = False,
-    batch: Annotated[
-        str | None,
-        typer.Option(
-            "--batch",
-            help="JSON Lines of {query, k, userId, category} ('-' = stdin); answers JSON Lines, one per query.",
-        ),
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Hybrid search: keywords and meaning, in English, Chinese and other languages.
-
-    Each result's score is in [0, 1]: its relevance (the share of the query's words it holds, combined
-    with how close its meaning is, calibrated per embedder) times its FSRS retrievability (how well it is
-    remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.7 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
-    Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
-    model once.
-    """
-    from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
-
-    if not 1 <= k <= MAX_K:
-        raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
-    if mode not in ("hybrid", "bm25", "vector"):
-        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
-    if (query is None) == (batch is None):
-        raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
-    defaults = SearchRequest(
-        query="",
-        k=k,
-        user_id=user,
-        scopes=memory_common.scopes(scope),
-        categories=_categories(category),
-        mode=mode,  # type: ignore[arg-type]  # checked above
-        explain=explain,
-        all_results=all_results,
-    )
-    if batch is not None:
-        _search_batch(batch, defaults, record_hit)
-        return
-    assert query is not None
-    request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
-    with memory_common.service(one_shot=True) as service:
-        memory_common.announce_model_preparation(service)
-        if request.mode != "bm25":
-            service.preload_embedder()
-        result = service.search(request)
-        if record_hit:
-            service.record_hits([hit.record.id for hit in result.hits])
-    _render_search(result, request, as_json)
-
-
-def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
-    from openclaw_cli.memory.portability.batch import parse_search_line
-
-    label = "stdin" if source == "-" else source
-    lines = _read_lines(source)
-    with memory_common.service(warm=True) as service:
-        memory_common.announce_model_preparation(service)
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            request = parse_search_line(line, number, defaults, label)
-            try:
-                result = service.search(request)
-            except InvalidInput as exc:
-                raise InvalidInput(f"{label} line {number}: {exc.message}") from exc
-            if record_hit:
-                service.record_hits([hit.record.id for hit in result.hits])
-            common.emit_json_line(result.to_dict(request))
+# `search` comes between `list` and `delete` in `openclaw memory --help`.
+memory_search.register(app)
 
 
 @app.command("delete", epilog="Examples:\n\n  openclaw memory delete mem-0193...")

@@ -1,5 +1,6 @@
 """What every `openclaw memory` command module shares: the memory service of the chosen agent, the
-first-embedding notice, the --scope check and the --json option.
+first-embedding notice, the --scope and --category checks and completions, the --json and --user options,
+and the reading of a JSON Lines input.
 
 A module of its own so that memory.py (which registers the command modules) and the command modules
 import it, and never each other.
@@ -10,16 +11,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from openclaw_cli.cli import common
+from openclaw_cli.errors import InvalidInput
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
 
 
 @contextmanager
@@ -54,3 +58,69 @@ def scopes(value: str | None) -> tuple[str, ...]:
     if value not in ("user", "agent"):
         raise typer.BadParameter(f"unknown scope {value!r}: use user or agent", param_hint="'--scope'")
     return (value,)
+
+
+def complete_categories() -> list[str]:
+    from openclaw_cli.memory.store.records import CATEGORIES
+
+    return list(CATEGORIES)
+
+
+def complete_scopes() -> list[str]:
+    return ["user", "agent"]
+
+
+CategoryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--category",
+        "-c",
+        help="profile, preference, event, case, lesson, insight or note.",
+        autocompletion=complete_categories,
+    ),
+]
+
+
+def read_lines(source: str) -> list[str]:
+    # JSON Lines end at "\n" only: str.splitlines() also splits at U+2028, U+0085 and others, which
+    # json.dumps(ensure_ascii=False) leaves raw inside strings, so it would cut valid records in two.
+    if source == "-":
+        text = common.read_text_arg("-")
+    else:
+        try:
+            text = Path(source).read_bytes().decode("utf-8")
+        except FileNotFoundError as exc:
+            raise InvalidInput(f"no such file: {source}") from exc
+        except IsADirectoryError as exc:
+            raise InvalidInput(
+                f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin"
+            ) from exc
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def categories(values: list[str] | None) -> tuple[str, ...]:
+    """-c a,b and -c a -c b both work; an unknown category is a usage error."""
+    from openclaw_cli.memory.store.records import CATEGORIES
+
+    chosen = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+    if values and not chosen:  # -c "" or -c ",": a filter that names nothing would silently match all
+        raise typer.BadParameter(f"no category given: use {', '.join(CATEGORIES)}", param_hint="'--category'")
+    unknown = [c for c in chosen if c not in CATEGORIES]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown category {unknown[0]!r}: use {', '.join(CATEGORIES)}", param_hint="'--category'"
+        )
+    return tuple(dict.fromkeys(chosen))
+
+
+def one_category(value: str) -> str:
+    """Commands that take a single category: unknown ones are usage errors, as in `memory search`."""
+    chosen = categories([value])
+    if len(chosen) != 1:
+        raise typer.BadParameter(f"give one category, not {value!r}", param_hint="'--category'")
+    return chosen[0]

@@ -7,5 +7,6 @@
 - client.py: the one call the CLI makes: to the running gateway when there is one (it owns the journal,
   the session writers and the warm memory connections, gateway/purge.py), else everywhere.py here.
 
-Imports nothing heavy at module level.
+May import memory/, sessions/, config and the small shared modules, and from gateway/ only inbox.py,
+control.py and pidfile.py; nothing from cli/ or agent/. Imports nothing heavy at module level.
 """

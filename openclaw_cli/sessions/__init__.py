@@ -1,6 +1,14 @@
-"""Sessions (short-term memory): keys, store, lifecycle, tokens, context, doctor checks.
+"""Sessions (short-term memory): one conversation's history per session key, as JSON Lines under the home.
 
-Kept empty of imports on purpose: `openclaw session list` imports only sessions.index.
-Entry points: keys.dm_key/group_key/parse_key/build_key, store.SessionStore, lifecycle.SessionManager,
-context.session_context, check.check_sessions, tokens.count_tokens.
+- keys.py builds and parses session keys, ids.py session ids; index.py reads sessions.json, layout.py
+  says what a session directory holds and keeps meta.json's checkpoint, meta_file.py reads meta.json.
+- store.py (SessionStore) owns one agent's sessions, writer.py appends to messages.jsonl, locks.py holds
+  the inter-process locks; lifecycle.py (SessionManager) decides resets, dormancy and archiving.
+- context.py picks what a model is sent (tokens.py, token_counts.py count tokens); portability.py is
+  `session export/import`; redact.py forgets a person in transcripts; check.py and index_repair.py are
+  `openclaw doctor`'s checks and repairs.
+
+May import config, identity and the small shared modules (errors, fsutil, paths, findings, textcheck);
+nothing from agent/, gateway/, memory/, forget/ or cli/. Kept empty of imports on purpose:
+`openclaw session list` imports only sessions.index.
 """

@@ -5,7 +5,8 @@ and a damaged context.json is set aside. Nothing holding data is deleted: a dama
 as `<name>.corrupt-<timestamp>` (context.json as `.damaged-<timestamp>`) first.
 Repairs run while writers may be appending, so they take the writers' locks (key, then index or
 session, the writers' order), re-read under the lock, and only then change anything. Lock files are
-removed only when free (remove_if_free) and their session is settled.
+removed only when free (remove_if_free) and their session is settled. The index against the directories
+(entries to drop, directories to file back, a rebuild) is index_repair.py's part.
 """
 
 from __future__ import annotations
@@ -25,19 +26,20 @@ from openclaw_cli.fsutil import atomic_write_json
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id
+from openclaw_cli.sessions.index_repair import check_index_entries, index_owners, rebuilt_index
 from openclaw_cli.sessions.jsonl import read_messages
 from openclaw_cli.sessions.keys import parse_key
-from openclaw_cli.sessions.locks import remove_if_free
-from openclaw_cli.sessions.meta_file import FIX_HINT, read_meta_file
-from openclaw_cli.sessions.store import (
+from openclaw_cli.sessions.layout import (
     CONTEXT_FILENAME,
     LOCKS_DIRNAME,
     MESSAGES_FILENAME,
     META_FILENAME,
     NEW_PREFIX,
-    SessionStore,
     new_meta,
 )
+from openclaw_cli.sessions.locks import remove_if_free
+from openclaw_cli.sessions.meta_file import FIX_HINT, meta_problem, read_meta_file
+from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import meta_counters
 
 LEFTOVER_AGE_S = 300  # a half-built session directory younger than this may still be being built
@@ -51,7 +53,7 @@ def check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
     store = SessionStore(home, agent)
     findings: list[Finding] = []
     index = _check_index(root, findings)
-    owners = _index_owners(index) if index is not None else {}
+    owners = index_owners(index) if index is not None else {}
     on_disk = _session_dirs(root)
     metas: dict[str, dict[str, Any]] = {}
     for session_id in on_disk:
@@ -66,7 +68,7 @@ def check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
             findings[:] = [f for f in findings if f.check != "sessions.index"]  # replaced by the repair's
             _rebuild_index(store, findings)
     else:
-        _check_index_entries(store, index, on_disk, metas, findings, fix)
+        check_index_entries(store, index, on_disk, metas, findings, fix)
     _check_leftovers(root, findings, fix)
     _check_locks(store, findings, fix)
     store.close()
@@ -119,17 +121,6 @@ def _rebuild_index(store: SessionStore, findings: list[Finding]) -> None:
     findings.append(Finding("sessions.index", "error", message, None, str(path), fixed=True))
 
 
-def _index_owners(index: dict[str, Any]) -> dict[str, tuple[str | None, str]]:
-    """session id -> (key, status) from the index."""
-    owners: dict[str, tuple[str | None, str]] = {}
-    for key, entry in index["sessions"].items():
-        owners[entry["sessionId"]] = (key, str(entry.get("status", "active")))
-    for session_id, entry in index["archived"].items():
-        key = entry.get("sessionKey") if isinstance(entry, dict) else None
-        owners[session_id] = (key if isinstance(key, str) else None, "archived")
-    return owners
-
-
 def _check_messages(directory: Path, findings: list[Finding]) -> None:
     path = directory / MESSAGES_FILENAME
     try:
@@ -152,16 +143,6 @@ def _check_messages(directory: Path, findings: list[Finding]) -> None:
         )
 
 
-def _meta_problem(path: Path) -> tuple[dict[str, Any] | None, str]:
-    try:
-        meta = read_meta_file(path)
-    except (StoreError, NotFound) as exc:
-        return None, exc.message
-    if meta.get("sessionId") != path.parent.name:
-        return None, f"{path}: sessionId {meta.get('sessionId')!r} does not match the directory"
-    return meta, ""
-
-
 def _check_meta(
     store: SessionStore,
     directory: Path,
@@ -170,14 +151,14 @@ def _check_meta(
     fix: bool,
 ) -> dict[str, Any] | None:
     path = directory / META_FILENAME
-    meta, reason = _meta_problem(path)
+    meta, reason = meta_problem(path)
     if meta is not None:
         return meta
     if not fix:
         findings.append(Finding("sessions.meta", "error", reason, FIX_HINT, str(path)))
         return None
     with store.session_lock(directory.name).hold():  # writers rewrite meta.json under this lock
-        meta, reason = _meta_problem(path)
+        meta, reason = meta_problem(path)
         if meta is not None:
             return meta  # rewritten meanwhile by a writer
         moved = move_aside(path) if path.exists() or path.is_symlink() else None
@@ -246,133 +227,6 @@ def _first_ts(messages: list[dict[str, Any]]) -> datetime | None:
             continue
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return None
-
-
-def _check_index_entries(
-    store: SessionStore,
-    index: dict[str, Any],
-    on_disk: list[str],
-    metas: dict[str, dict[str, Any]],
-    findings: list[Finding],
-    fix: bool,
-) -> None:
-    owners = _index_owners(index)
-    for session_id in sorted(set(owners) - set(on_disk)):
-        message = f"index entry {session_id} ({owners[session_id][0]}) has no session directory"
-        fixed = fix and _drop_entry(store, session_id)
-        findings.append(
-            Finding("sessions.index-missing", "error", message, FIX_HINT, str(store.root / session_id), fixed)
-        )
-    for session_id in sorted(set(on_disk) - set(owners)):
-        message = f"session directory {session_id} is not in sessions.json"
-        outcome = _add_entry(store, metas[session_id]) if fix and session_id in metas else None
-        if outcome == "removed":
-            message += "; it held no message and its key has a newer session, so it was removed"
-        findings.append(
-            Finding(
-                "sessions.index-extra",
-                "warning",
-                message,
-                FIX_HINT,
-                str(store.root / session_id),
-                outcome is not None,
-            )
-        )
-
-
-def _drop_entry(store: SessionStore, session_id: str) -> bool:
-    def drop(index: dict[str, Any]) -> None:
-        if (store.root / session_id).is_dir():
-            return  # created meanwhile (directories appear before their index entry)
-        index["archived"].pop(session_id, None)
-        for key, entry in list(index["sessions"].items()):
-            if entry.get("sessionId") == session_id:
-                del index["sessions"][key]
-
-    store.update_index(drop)
-    return True
-
-
-def _add_entry(store: SessionStore, meta: dict[str, Any]) -> str:
-    """Put a directory left out of the index (a crash between its creation and the index update) back.
-
-    Under the key lock no writer is creating a session for that key, so a directory still missing
-    from the index then is a genuine leftover: it becomes current only if the key has no current
-    session, else it is filed as archived. Never two current sessions for one key. A leftover that
-    holds no message while its key has moved on to another session is removed instead: it holds no
-    data, and filing it would list an empty archived session the user never had.
-    Returns what was done: "filed" or "removed".
-    """
-    key = meta.get("sessionKey")
-    session_id = meta["sessionId"]
-    key_lock = store.key_lock(key).hold() if isinstance(key, str) else contextlib.nullcontext()
-    outcome = "filed"
-    with key_lock:
-
-        def add(index: dict[str, Any]) -> None:
-            nonlocal outcome
-            if session_id in _index_owners(index):
-                return
-            fresh, _ = _meta_problem(store.root / session_id / META_FILENAME)
-            current = fresh or meta
-            if _superseded_and_empty(store.root / session_id, index, current):
-                outcome = "removed"
-                return
-            _file_entry(index, current)
-
-        store.update_index(add)
-        if outcome == "removed" and not _remove_if_still_empty(store, session_id):
-            outcome = "filed"  # a message arrived by session id meanwhile: keep it, archived
-            store.update_index(lambda index: _file_entry(index, meta))
-    return outcome
-
-
-def _superseded_and_empty(directory: Path, index: dict[str, Any], meta: dict[str, Any]) -> bool:
-    key = meta.get("sessionKey")
-    current = index["sessions"].get(key) if isinstance(key, str) else None
-    if current is None or current.get("sessionId") == directory.name:
-        return False
-    return not _holds_messages(directory)
-
-
-def _holds_messages(directory: Path) -> bool:
-    messages = directory / MESSAGES_FILENAME
-    return messages.exists() and messages.stat().st_size > 0
-
-
-def _remove_if_still_empty(store: SessionStore, session_id: str) -> bool:
-    """Remove a session directory if it still holds no message, under its session lock (appends by
-    session id take it). Renamed to the half-built prefix first: an interrupted removal leaves a
-    leftover that `_check_leftovers` removes, never a session directory without its meta.json."""
-    directory = store.root / session_id
-    with store.session_lock(session_id).hold():
-        if _holds_messages(directory):
-            return False
-        doomed = store.root / f"{NEW_PREFIX}{session_id}"
-        directory.rename(doomed)
-    shutil.rmtree(doomed, ignore_errors=True)
-    return True
-
-
-def _file_entry(index: dict[str, Any], meta: dict[str, Any]) -> None:
-    key = meta.get("sessionKey")
-    status = meta.get("status", "archived")
-    stamp = meta.get("lastActiveAt") or meta.get("createdAt")
-    if isinstance(key, str) and status != "archived" and key not in index["sessions"]:
-        index["sessions"][key] = {"sessionId": meta["sessionId"], "status": status, "updatedAt": stamp}
-    else:
-        entry = {"sessionKey": key, "status": "archived", "updatedAt": stamp}
-        index["archived"][meta["sessionId"]] = entry
-
-
-def rebuilt_index(metas: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """sessions.json from the meta of every session directory: per key, the newest unarchived is current."""
-    rebuilt = index_file.empty_index()
-    rebuilt["generation"] = int(time.time() * 1000)  # above any generation a cached reader may hold
-    by_age = sorted(metas.values(), key=lambda m: str(m.get("createdAt") or ""), reverse=True)
-    for meta in by_age:
-        _file_entry(rebuilt, meta)
-    return rebuilt
 
 
 def _check_leftovers(root: Path, findings: list[Finding], fix: bool) -> None:

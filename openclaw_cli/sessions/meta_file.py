@@ -27,3 +27,14 @@ def read_meta_file(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
         raise StoreError(f"{path}: damaged meta.json (unexpected shape)", hint=FIX_HINT)
     return value
+
+
+def meta_problem(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """(meta, "") when meta.json reads and names its own directory, else (None, what is wrong)."""
+    try:
+        meta = read_meta_file(path)
+    except (StoreError, NotFound) as exc:
+        return None, exc.message
+    if meta.get("sessionId") != path.parent.name:
+        return None, f"{path}: sessionId {meta.get('sessionId')!r} does not match the directory"
+    return meta, ""

@@ -25,15 +25,15 @@ from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, fsync_dir
 from openclaw_cli.sessions.ids import validate_session_id
 from openclaw_cli.sessions.index import STATUSES
 from openclaw_cli.sessions.keys import build_key, parse_key
-from openclaw_cli.sessions.store import (
+from openclaw_cli.sessions.layout import (
     CONTEXT_FILENAME,
     MESSAGES_FILENAME,
     META_FILENAME,
     NEW_PREFIX,
     ROLES,
-    SessionStore,
     iso,
 )
+from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import meta_counters
 from openclaw_cli.textcheck import HINT as TEXT_HINT
 from openclaw_cli.textcheck import find_bad_text

@@ -7,6 +7,7 @@ Locking discipline (all locks are files in `<sessions>/.locks/`):
 meta.json is a checkpoint: its counters cover the first `messagesBytes` bytes of messages.jsonl, and a
 reader adds whatever lies beyond. So an append does not rewrite meta.json (that would cost more than the
 append); it is rewritten at most every `fsyncIntervalMs`, on status changes and when the process exits.
+The file names, a fresh meta.json and the checkpoint arithmetic are layout.py's.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import threading
 import weakref
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,58 +30,24 @@ from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
 from openclaw_cli.paths import Home, validate_agent_id
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id
-from openclaw_cli.sessions.jsonl import ReadResult, parse_chunk, read_messages
+from openclaw_cli.sessions.jsonl import ReadResult, read_messages
 from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
+from openclaw_cli.sessions.layout import (
+    CONTEXT_FILENAME,
+    LOCKS_DIRNAME,
+    MESSAGES_FILENAME,
+    META_FILENAME,
+    NEW_PREFIX,
+    ROLES,
+    iso,
+    messages_size,
+    new_meta,
+    parse_time,
+    reconcile_meta,
+)
 from openclaw_cli.sessions.locks import ProcessLock, forget_lock, lock_for
 from openclaw_cli.sessions.meta_file import FIX_HINT, read_meta_file
 from openclaw_cli.sessions.writer import Durability, SessionWriter, meta_counters
-
-ROLES = ("user", "assistant", "system", "tool")
-META_FILENAME = "meta.json"
-MESSAGES_FILENAME = "messages.jsonl"
-CONTEXT_FILENAME = "context.json"
-LOCKS_DIRNAME = ".locks"
-NEW_PREFIX = ".new-"  # a session directory being built (see create_session)
-
-
-def iso(moment: datetime) -> str:
-    """UTC timestamp with milliseconds and a Z, as in seed 000 §2.1."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_time(text: Any) -> datetime | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def new_meta(session_id: str, key: SessionKey, now: datetime, user_id: str | None = None) -> dict[str, Any]:
-    """meta.json of a fresh session (seed 000 §2.1 fields, plus the checkpoint offsets). `userId` is the
-    person a direct session is with (identity.py), the bare peer id when nobody resolved it."""
-    stamp = iso(now)
-    return {
-        "sessionId": session_id,
-        "sessionKey": build_key(key),
-        "agentId": key.agent_id,
-        "channel": key.channel,
-        "chatId": key.peer_id,
-        "userId": (user_id or key.peer_id) if key.kind == "direct" else None,
-        "createdAt": stamp,
-        "lastActiveAt": stamp,
-        "messageCount": 0,
-        "totalInputTokens": 0,
-        "totalOutputTokens": 0,
-        "totalCost": 0.0,
-        "status": "active",
-        "model": None,
-        "summaryCheckpoint": None,
-        "nextIdx": 0,
-        "messagesBytes": 0,
-    }
 
 
 @dataclass
@@ -359,7 +325,7 @@ class SessionStore:
             fill_token_counts(directory, result.messages, write_cache=False)
             meta["historyTokens"] = sum(int(m.get("tokens") or 0) for m in result.messages)
         meta.update(meta_counters(result.messages))
-        meta["messagesBytes"] = _size(directory / MESSAGES_FILENAME)
+        meta["messagesBytes"] = messages_size(directory / MESSAGES_FILENAME)
         return SessionView(meta, result.messages, result.problems, directory / MESSAGES_FILENAME)
 
     def read_meta(self, session_id: str) -> dict[str, Any]:
@@ -402,37 +368,6 @@ class SessionStore:
             writer.close(flush=True)
 
 
-def reconcile_meta(meta: dict[str, Any], messages_path: Path) -> dict[str, Any]:
-    """Add the messages beyond meta's checkpoint to its counters (reads only the new bytes)."""
-    offset = meta.get("messagesBytes")
-    size = _size(messages_path)
-    if not isinstance(offset, int) or offset > size or offset < 0:
-        result = read_messages(messages_path)
-        meta.update(meta_counters(result.messages))
-        meta["messagesBytes"] = size
-        return meta
-    if offset == size:
-        return meta
-    with messages_path.open("rb") as handle:
-        handle.seek(offset)
-        result = parse_chunk(handle.read(size - offset))
-    merged = meta_counters(result.messages, base=meta)
-    meta.update(merged)
-    meta["messagesBytes"] = size
-    return meta
-
-
-def _size(path: Path) -> int:
-    """Size of messages.jsonl; StoreError when it is not a regular file (never read a directory's size)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return 0
-    if not stat.S_ISREG(info.st_mode):
-        raise StoreError(f"{path}: not a regular file", hint="move it away, then run `openclaw doctor`")
-    return info.st_size
-
-
 _open_stores: weakref.WeakSet[SessionStore] = weakref.WeakSet()
 
 
@@ -444,4 +379,20 @@ def _flush_all() -> None:
             store.close()
 
 
-__all__ = ["Durability", "ROLES", "SessionStore", "SessionView", "iso", "parse_time"]
+# Re-exported: callers import the session layout's names from here as well as from layout.py.
+__all__ = [
+    "CONTEXT_FILENAME",
+    "LOCKS_DIRNAME",
+    "MESSAGES_FILENAME",
+    "META_FILENAME",
+    "NEW_PREFIX",
+    "ROLES",
+    "Durability",
+    "SessionStore",
+    "SessionView",
+    "iso",
+    "new_meta",
+    "parse_time",
+    "read_meta_file",
+    "reconcile_meta",
+]

@@ -1,0 +1,172 @@
+"""`openclaw memory search`: one query or a --batch of them, rendered as lines, JSON or an --explain of each
+stage. Registered by cli/memory.py."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli.memory_common import JsonOpt, UserOpt
+from openclaw_cli.errors import InvalidInput
+
+SEARCH_EXAMPLES = """Examples:
+
+  openclaw memory search 'which colour theme does he like in his editor' --explain
+
+  openclaw memory search 咖啡 -k 3 --user lin --json
+
+  openclaw memory search -- -leading-dash
+
+  printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
+"""
+SEARCH_MODES = ("hybrid", "bm25", "vector")
+
+
+def _complete_modes() -> list[str]:
+    return list(SEARCH_MODES)
+
+
+def _render_search(result: Any, request: Any, as_json: bool) -> None:
+    if as_json:
+        common.emit_json(result.to_dict(request))
+        return
+    from openclaw_cli.cli import search_explain
+
+    for warning in result.warnings:
+        common.warn(warning)
+    if not result.hits and not result.warnings:
+        common.echo("no matches")
+    for hit in result.hits:
+        d = hit.to_dict(request.explain)
+        text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
+        common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
+        if request.explain:
+            for line in search_explain.result_lines(d["explain"]):
+                common.echo(line)
+    if request.explain:
+        _render_analysis(result)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """A Markdown chunk on one line of the result list (--json gives it whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _render_analysis(result: Any) -> None:
+    from openclaw_cli.cli import search_explain
+
+    timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
+    profile = result.profile
+    label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
+    common.echo(search_explain.words_line(result.words()))
+    common.echo(
+        f"profile: {label}; English-model weight {result.vector_weight}; "
+        f"floor {'-' if result.floor is None else result.floor}; {timing}"
+    )
+
+
+def search_cmd(
+    query: Annotated[str | None, typer.Argument(help="What to look for; '-' reads stdin.")] = None,
+    k: Annotated[int, typer.Option("-k", "--top", help="Number of results.")] = 10,
+    user: UserOpt = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--category",
+            "-c",
+            help="Only these categories (-c a,b or repeated).",
+            autocompletion=memory_common.complete_categories,
+        ),
+    ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", help="user or agent.", autocompletion=memory_common.complete_scopes),
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid, bm25 or vector.", autocompletion=_complete_modes)
+    ] = "hybrid",
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each stage's ranks, scores and timings.")
+    ] = False,
+    all_results: Annotated[
+        bool, typer.Option("--all", help="Also show results below the relevance floor.")
+    ] = False,
+    record_hit: Annotated[
+        bool, typer.Option("--record-hit", help="Count the results as recalled (FSRS review).")
+    ] = False,
+    batch: Annotated[
+        str | None,
+        typer.Option(
+            "--batch",
+            help="JSON Lines of {query, k, userId, category} ('-' = stdin); answers JSON Lines, one per query.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid search: keywords and meaning, in English, Chinese and other languages.
+
+    Each result's score is in [0, 1]: its relevance (the share of the query's words it holds, combined
+    with how close its meaning is, calibrated per embedder) times its FSRS retrievability (how well it is
+    remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.7 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
+    Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
+    model once.
+    """
+    from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
+
+    if not 1 <= k <= MAX_K:
+        raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
+    if mode not in ("hybrid", "bm25", "vector"):
+        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
+    if (query is None) == (batch is None):
+        raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
+    defaults = SearchRequest(
+        query="",
+        k=k,
+        user_id=user,
+        scopes=memory_common.scopes(scope),
+        categories=memory_common.categories(category),
+        mode=mode,  # type: ignore[arg-type]  # checked above
+        explain=explain,
+        all_results=all_results,
+    )
+    if batch is not None:
+        _search_batch(batch, defaults, record_hit)
+        return
+    assert query is not None
+    request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
+    with memory_common.service(one_shot=True) as service:
+        memory_common.announce_model_preparation(service)
+        if request.mode != "bm25":
+            service.preload_embedder()
+        result = service.search(request)
+        if record_hit:
+            service.record_hits([hit.record.id for hit in result.hits])
+    _render_search(result, request, as_json)
+
+
+def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
+    from openclaw_cli.memory.portability.batch import parse_search_line
+
+    label = "stdin" if source == "-" else source
+    lines = memory_common.read_lines(source)
+    with memory_common.service(warm=True) as service:
+        memory_common.announce_model_preparation(service)
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            request = parse_search_line(line, number, defaults, label)
+            try:
+                result = service.search(request)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{label} line {number}: {exc.message}") from exc
+            if record_hit:
+                service.record_hits([hit.record.id for hit in result.hits])
+            common.emit_json_line(result.to_dict(request))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `search` to the `memory` group (cli/memory.py calls this once)."""
+    app.command("search", epilog=SEARCH_EXAMPLES)(search_cmd)

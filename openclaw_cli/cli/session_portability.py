@@ -1,0 +1,138 @@
+"""`openclaw session export`, `import` and `key`: moving a whole session between homes, and the key an
+inbound message gets. Registered by cli/session.py."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from openclaw_cli.cli import common, session_common
+from openclaw_cli.cli.session_common import JsonOpt, Target
+
+
+def export_cmd(
+    target: Target,
+    output: Annotated[str, typer.Option("--output", "-o", help="File to write; '-' is stdout.")] = "-",
+) -> None:
+    """Write a session as JSON Lines: one meta line (with its summary), then one line per message.
+
+    `openclaw session import` reads it back, in this home or another one.
+    """
+    import json
+
+    from openclaw_cli.output_file import check_output_path, output_file
+    from openclaw_cli.sessions.portability import export_lines
+
+    if output != "-":
+        check_output_path(output, "--output", "chat.jsonl")  # before the session is read
+    store = session_common.store()
+    session_id = store.resolve(target)
+    lines, problems = export_lines(store, session_id)
+    session_common.warn_problems(problems, store.session_dir(session_id) / "messages.jsonl")
+    if output == "-":
+        for line in lines:
+            common.emit_json_line(line)
+        return
+    with output_file(output, "--output", "chat.jsonl") as handle:
+        for line in lines:
+            handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+    common.echo(f"exported {session_id} to {output}")
+
+
+def import_cmd(
+    source: Annotated[str, typer.Argument(help="A file written by `session export`; '-' reads stdin.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a whole session (meta, summary, messages) exported by `openclaw session export`.
+
+    The file is checked first (a bad line imports nothing). The session keeps its id and key (moved to
+    this agent); if the key already has a session here, the imported one is stored archived.
+    """
+    from openclaw_cli.sessions.portability import import_session, parse_export
+
+    parsed = parse_export(_input_lines(source))
+    result = import_session(session_common.store(with_settings=True), parsed, session_common.now())
+    if as_json:
+        common.emit_json(result.to_dict())
+        return
+    where = " (archived: the key already has a session here)" if result.displaced else ""
+    common.echo(
+        f"imported {result.session_id} with {result.messages} messages as {result.session_key}{where}"
+    )
+
+
+def _input_lines(source: str) -> list[bytes]:
+    """The input's lines, split at "\\n" only (a message may hold U+2028 and other separators raw)."""
+    import sys
+    from pathlib import Path
+
+    from openclaw_cli.errors import InvalidInput
+
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except FileNotFoundError as exc:
+            raise InvalidInput(f"no such file: {source}") from exc
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
+    return data.split(b"\n")
+
+
+def key_cmd(
+    channel: Annotated[str, typer.Option("--channel", help="e.g. telegram, discord.", show_default=False)],
+    account: Annotated[str, typer.Option("--account", help="The bot account on that channel.")] = "default",
+    peer: Annotated[str, typer.Option("--peer", help="The sender's id.", show_default=False)] = "",
+    group: Annotated[str | None, typer.Option("--group", help="The group id, for group chats.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the session key a message gets under the configured session.dmScope and identityLinks."""
+    from openclaw_cli.sessions.keys import build_key, dm_key, group_key
+
+    st = common.state()
+    if group is not None:
+        key = group_key(st.agent, channel, account, group)
+    else:
+        if not peer:
+            common.fail("--peer is required for a direct message", code=2)
+        settings = st.settings.session
+        key = dm_key(
+            st.agent,
+            channel,
+            account,
+            peer,
+            dm_scope=settings.dm_scope,
+            identity_links=settings.identity_links,
+        )
+    text = build_key(key)
+    if as_json:
+        common.emit_json({"sessionKey": text, "kind": key.kind, "dmScope": st.settings.session.dm_scope})
+    else:
+        common.echo(text)
+
+
+def register(app: typer.Typer) -> None:
+    """Add export, import and key to the `session` group in --help order (cli/session.py calls this once)."""
+    app.command(
+        "export",
+        epilog=session_common.epilog(
+            "openclaw session export agent:main:main > chat.jsonl",
+            "openclaw session export s-0190... -o chat.jsonl",
+        ),
+    )(export_cmd)
+    app.command(
+        "import",
+        epilog=session_common.epilog(
+            "openclaw session import chat.jsonl",
+            "ssh old-box openclaw session export agent:main:main | openclaw session import -",
+        ),
+    )(import_cmd)
+    app.command(
+        "key",
+        epilog=session_common.epilog(
+            "openclaw session key --channel telegram --account default --peer 123",
+            "openclaw session key --channel discord --account bot1 --peer 9 --group 555 --json",
+        ),
+    )(key_cmd)

@@ -1,0 +1,106 @@
+"""`openclaw session sweep`, `context` and `compact`: what time does to sessions (resets, dormancy, the daily
+memory copies) and what a model is sent from one (the budgeted history, the summary). Registered by
+cli/session.py."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from openclaw_cli.cli import common, session_common
+from openclaw_cli.cli.session_common import JsonOpt, Target
+
+
+def sweep_cmd(as_json: JsonOpt = False) -> None:
+    """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed.
+
+    Also writes today's copy of every memory database under the home when there is none yet
+    (memory.backup.keepDays; see `openclaw memory backup`)."""
+    now = session_common.now()
+    changes = session_common.manager().sweep(now)
+    from openclaw_cli.memory.upkeep.recovery import daily_backups
+
+    for backup in daily_backups(
+        common.state().home, session_common.session_values()["backupKeepDays"], now.date()
+    ):
+        if backup.problem:
+            common.warn(backup.problem)
+    if as_json:
+        common.emit_json([change.to_dict() for change in changes])
+        return
+    for change in changes:
+        common.echo(f"{change.session_id} {change.change} ({change.reason})  {change.session_key}")
+    common.echo(f"{len(changes)} session(s) changed")
+
+
+def context_cmd(
+    target: Target,
+    budget: Annotated[
+        int, typer.Option("--budget", min=0, help="Token budget for the history.", show_default=False)
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show what a model would be sent: the summary and the newest messages within the token budget."""
+    from openclaw_cli.sessions.context import session_context
+
+    store = session_common.store()
+    result = session_context(store, target, budget)
+    session_common.warn_problems(result.problems, store.session_dir(store.resolve(target)) / "messages.jsonl")
+    if as_json:
+        common.emit_json(result.to_dict())
+        return
+    if result.summary:
+        common.echo(f"[summary] {result.summary}")
+    for message in result.messages:
+        common.echo(f"[{message['idx']}] {message['role']}: {message.get('content', '')}")
+    common.echo(
+        f"{result.tokens}/{result.budget} tokens, {len(result.messages)} message(s), {result.dropped} dropped"
+    )
+    if result.dropped:
+        common.echo(f"(summarise the dropped messages with `openclaw session compact {target}`)")
+
+
+def compact_cmd(target: Target, as_json: JsonOpt = False) -> None:
+    """Summarise a session's older messages now into context.json (messages.jsonl is not changed).
+
+    Facts in those messages are extracted to memory first. Needs a model (llm.model). The last exchange is kept as it is.
+    """
+    from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.cli.progress import spinner
+
+    st = common.state()
+    runtime = AgentRuntime(st.home, st.settings, clock=session_common.now)
+    try:
+        with spinner("summarising the older messages"):
+            outcome = runtime.compact_now(st.agent, target)
+    finally:
+        runtime.close()
+    if as_json:
+        common.emit_json(outcome.to_dict())
+        return
+    if not outcome.compacted:
+        common.echo(f"nothing to compact in {outcome.session_id} ({outcome.kept} recent message(s) kept)")
+        return
+    common.echo(
+        f"compacted {outcome.session_id}: {outcome.summarised} message(s) summarised up to "
+        f"#{outcome.checkpoint}, {outcome.kept} kept ({outcome.summary_tokens} summary tokens)"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add sweep, context and compact to the `session` group in --help order (cli/session.py calls this)."""
+    app.command(
+        "sweep",
+        epilog=session_common.epilog("openclaw session sweep", "*/15 * * * * openclaw session sweep --json"),
+    )(sweep_cmd)
+    app.command(
+        "context",
+        epilog=session_common.epilog("openclaw session context agent:main:main --budget 4000 --json"),
+    )(context_cmd)
+    app.command(
+        "compact",
+        epilog=session_common.epilog(
+            "openclaw session compact agent:main:main", "openclaw session compact s-0190... --json"
+        ),
+    )(compact_cmd)

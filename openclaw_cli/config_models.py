@@ -1,0 +1,310 @@
+"""The settings models: one pydantic model per section of `openclaw.json`, and `Settings`, the whole file.
+
+Each field's default, bounds and description live here; reading the file, overlaying the environment and
+editing keys live in config.py, which re-exports every name here for its callers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "OPENCLAW_"
+
+
+class _Section(BaseModel):
+    # JSON5 spells Infinity and NaN: no setting means either (a timeout of Infinity never fires, NaN
+    # compares false with every bound), so every float setting refuses them.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False
+    )
+
+
+class ResetSettings(_Section):
+    at_hour: int | None = Field(4, ge=0, le=23, description="daily reset hour, local time; null disables")
+    idle_minutes: int | None = Field(None, ge=1, description="reset after this much idle time; null disables")
+
+
+class ContextSettings(_Section):
+    summary_threshold: int = Field(30, ge=2, description="summarise past this many unsummarised messages")
+    summary_ratio: float = Field(0.75, gt=0, le=1, description="or past this share of the history budget")
+
+
+class SessionSettings(_Section):
+    dm_scope: Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"] = "main"
+    identity_links: dict[str, list[str]] = Field(default_factory=dict)
+    fsync: Literal["always", "interval", "never"] = "interval"
+    fsync_interval_ms: int = Field(1000, ge=1)
+    dormant_minutes: int = Field(60, ge=1, description="idle time after which an active session is dormant")
+    reset: ResetSettings = Field(default_factory=ResetSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+
+    @field_validator("identity_links")
+    @classmethod
+    def _one_person_per_address(cls, links: dict[str, list[str]]) -> dict[str, list[str]]:
+        from openclaw_cli.errors import OpenclawError
+        from openclaw_cli.person_ids import validate_links
+
+        try:
+            validate_links(links)
+        except OpenclawError as exc:
+            raise ValueError(exc.message) from exc
+        return links
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["local", "onnx", "litellm"] = "local"
+    model: str | None = None
+    path: str | None = None
+    api_base: str | None = None
+    dimensions: int | None = Field(None, ge=1)
+    batch_size: int = Field(100, ge=1, le=2048)
+    max_retries: int = Field(5, ge=0, le=20)
+    pooling: Literal["mean", "cls"] = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    threads: int = Field(2, ge=1, le=64)
+    # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result.
+    model_cache_dir: str | None = Field(
+        None, description="where converted local models are cached; default $OPENCLAW_HOME/cache/models"
+    )
+
+
+RerankLanguage = Literal["en", "zh", "mixed", "other"]
+
+
+class RerankSettings(_Section):
+    provider: Literal["none", "onnx", "litellm"] = "none"
+    model: str | None = None
+    path: str | None = None
+    api_base: str | None = None
+    top_n: int = Field(20, ge=1, le=200)
+    # A cross-encoder trained on one language hurts others (an English one dragged Chinese from 13/13 to
+    # 10/13 here): it only re-scores query-memory pairs in these languages; empty means every pair.
+    languages: list[RerankLanguage] = Field(default_factory=lambda: list[RerankLanguage](["en"]))
+
+
+def _factor(default: float, what: str) -> Any:
+    """A relevance factor in [0, 1] for the kind of memory `what` describes."""
+    return Field(default, ge=0, le=1, description=f"relevance factor of {what}")
+
+
+class SearchSettings(_Section):
+    """Search settings. The embedder-dependent values come from the profile of the embedder that built the
+    database (memory/search/profiles.py, chosen by measurement on fixtures/eval); a value set here overrides it."""
+
+    candidates: int = Field(50, ge=1, le=1000, description="candidates taken from each leg")
+    relevance_floor: float | None = Field(None, ge=0, le=1, description="results below are left out")
+    sentence_floor: float | None = Field(
+        None, ge=0, le=1, description="the floor for a query of four or more terms"
+    )
+    cos_floor: float | None = Field(None, ge=-1, le=1, description="similarity where relevance starts")
+    cos_full: float | None = Field(None, ge=-1, le=1, description="similarity where relevance is 1")
+    lexical_weight: float | None = Field(None, ge=0, le=1)
+    semantic_weight: float | None = Field(None, ge=0, le=1)
+    english_weight: float | None = Field(None, ge=0, le=1, description="English leg of a two-model vector")
+    unknown_token_threshold: float | None = Field(None, ge=0, le=1)
+    unmatched_floor: float | None = Field(
+        None, ge=0, le=1, description="the floor for a query none of whose words any memory holds"
+    )
+    hub_weight: float | None = Field(
+        None, ge=0, le=1, description="share of a memory's closeness to all memories taken off its similarity"
+    )
+    # Measured on the eval set (real searcher), facts / turns: 0.5 / 0.5 MRR 0.751; 0.3 / 0.5 0.758, with
+    # paraphrase 0.41 -> 0.45 and conversation 0.648 -> 0.655; 0.3 / 0.4 0.755; 0.3 / 0.7 0.757. Below 0.3
+    # for facts MRR gains 0.001 but Chinese recall@10 falls from 0.80 to 0.75.
+    other_person_factor: float = _factor(0.3, "a memory about someone the query does not name")
+    other_person_turn_factor: float = _factor(
+        0.5, "a stored dialogue turn that names someone else: the user's own words, naming others in passing"
+    )
+    question_factor: float = _factor(0.5, "a memory that only asks")
+    assistant_factor: float = _factor(0.4, "a stored turn the assistant said")
+    answer_kind_factor: float = _factor(
+        0.7, "a memory holding no time, quantity, place or name when the query asks for one"
+    )
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+
+
+class ExtractionSettings(_Section):
+    """When memories are extracted from conversations (seed 000 §6.1)."""
+
+    enabled: bool = True
+    coalesce_seconds: float = Field(30, ge=0, description="turns within this window share one extraction")
+    max_per_hour: int = Field(10, ge=1, description="extractions per session per hour")
+
+
+class DedupSettings(_Section):
+    """Semantic dedup zones. Unset values come from the embedder's profile (memory/search/profiles.py)."""
+
+    new_below: float | None = Field(None, ge=-1, le=1, description="similarity below which a memory is new")
+    duplicate_above: float | None = Field(
+        None, ge=-1, le=1, description="similarity above which it is a duplicate"
+    )
+    neighbours: int = Field(5, ge=1, le=50, description="nearest memories compared")
+
+
+class InjectSettings(_Section):
+    memory_max_tokens: int = Field(3000, ge=50, description="budget of the memory block, tiktoken tokens")
+    expand_top: int = Field(3, ge=0, le=50, description="top results shown with their L1 detail")
+    top_k: int = Field(20, ge=1, le=200)
+
+
+class ReflectionSettings(_Section):
+    min_unreflected: int = Field(50, ge=1, description="a run is due at this many unreflected memories")
+    interval_hours: float = Field(
+        24, gt=0, description="or when this much time has passed since the last run"
+    )
+    max_insights: int = Field(5, ge=1, le=20, description="insights per category group")
+
+
+class BackupSettings(_Section):
+    """Rolling daily copies of each memory database (memory/upkeep/backup.py)."""
+
+    keep_days: int = Field(
+        7,
+        ge=0,
+        le=3650,
+        description="days of daily memory backups kept; 0 writes none (migrations still copy)",
+    )
+
+
+class MemorySettings(_Section):
+    share_user_memory: bool = False
+    max_text_chars: int = Field(16000, ge=100)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    inject: InjectSettings = Field(default_factory=InjectSettings)
+    reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
+    backup: BackupSettings = Field(default_factory=BackupSettings)
+    workspace: str | None = Field(
+        None,
+        description="every agent's workspace unless its agents.list entry names one; default "
+        "agents/<id>/workspace; `~` expands, a relative path is under the home",
+    )
+
+
+class LlmSettings(_Section):
+    """The chat model, reached through litellm; keys come from the providers' usual environment variables."""
+
+    model: str | None = Field(None, description="e.g. openai/gpt-4o-mini; none means no model is used")
+    extract_model: str | None = Field(None, description="a cheaper model for extraction; default `model`")
+    api_base: str | None = None
+    timeout_seconds: float = Field(60, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
+    context_tokens: int = Field(8192, ge=512, description="the model's context window, in tokens")
+
+
+QueueMode = Literal["collect", "followup", "queue", "steer", "steer-backlog", "interrupt"]
+
+
+class GatewayQueueSettings(_Section):
+    """What a session's lane does with a message that arrives while it is busy (gateway/lanes.py)."""
+
+    mode: QueueMode = "collect"
+    debounce_ms: int = Field(1000, ge=0, le=600_000, description="collect: quiet time before a merged turn")
+
+
+class GatewayAuthSettings(_Section):
+    max_failures: int = Field(
+        10, ge=1, description="wrong or missing tokens per client (host) within the window, then 429"
+    )
+    window_seconds: float = Field(
+        60, gt=0, description="how long a failure counts; the right token is never refused"
+    )
+
+
+class GatewaySettings(_Section):
+    port: int = Field(18789, ge=1, le=65535)
+    bind: Literal["loopback", "lan"] = "loopback"
+    max_message_bytes: int = Field(
+        1_048_576, ge=1024, le=67_108_864, description="largest WebSocket frame or HTTP body accepted"
+    )
+    config_poll_ms: int = Field(500, ge=50, description="how often openclaw.json is checked for changes")
+    header_timeout_seconds: float = Field(
+        10, gt=0, le=600, description="a connection that has not sent a whole request head by then is closed"
+    )
+    max_pending_connections: int = Field(
+        256,
+        ge=1,
+        le=65_536,
+        description="connections without a whole request head yet; past it the oldest close",
+    )
+    queue: GatewayQueueSettings = Field(default_factory=GatewayQueueSettings)
+    auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
+    anonymous_is_owner: bool = Field(
+        False, description="a message with no identity (an anonymous /v1 call) is the owner's"
+    )
+
+
+class AgentEntry(_Section):
+    """One agent's own settings; each given value wins over the global one (agent_config.for_agent)."""
+
+    id: str = Field(min_length=1, max_length=128)
+    name: str | None = None
+    workspace: str | None = Field(None, description="this agent's workspace; wins over memory.workspace")
+    model: str | None = Field(None, description="this agent's chat model; wins over llm.model")
+    api_base: str | None = Field(
+        None, description="where this agent's model is served; wins over llm.apiBase"
+    )
+    extract_model: str | None = Field(
+        None, description="this agent's extraction model; default its own model when it sets one"
+    )
+
+
+class AgentsSettings(_Section):
+    max_concurrent: int = Field(4, ge=1, le=256, description="runs at once across every session")
+    default: str = Field("main", min_length=1, max_length=128, description="agent of unrouted messages")
+    # `list` in the file (seed 003 §5.2); a Python field named `list` would hide the builtin here.
+    entries: list[AgentEntry] = Field(default_factory=lambda: list[AgentEntry](), alias="list")
+
+
+class PeerMatch(_Section):
+    kind: Literal["direct", "group", "channel"] = "direct"
+    id: str = Field(min_length=1)
+
+
+class BindingMatch(_Section):
+    """What an inbound message must carry for a binding to apply; every given field must match."""
+
+    channel: str | None = None
+    account_id: str | None = None
+    peer: PeerMatch | None = None
+    parent_peer: PeerMatch | None = None
+    guild_id: str | None = None
+    roles: list[str] | None = None
+    team_id: str | None = None
+
+
+class Binding(_Section):
+    agent_id: str = Field(min_length=1, max_length=128)
+    match: BindingMatch = Field(default_factory=BindingMatch)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        case_sensitive=False,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        allow_inf_nan=False,
+    )
+
+    owner: str | None = Field(
+        None,
+        min_length=1,
+        max_length=128,
+        description="the assistant's owner: an identityLinks name or channel:peer",
+    )
+    session: SessionSettings = Field(default_factory=SessionSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    agents: AgentsSettings = Field(default_factory=AgentsSettings)
+    bindings: list[Binding] = Field(default_factory=list)
