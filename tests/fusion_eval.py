@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages, subject
+from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages
 from openclaw_cli.memory.search.pipeline import HybridSearcher
 from openclaw_cli.memory.search.profiles import SearchProfile
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store import people, vectors
+from openclaw_cli.memory.text import subject
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces
 
@@ -166,7 +167,9 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
         mine = [r for r in rows if r[2] == item["userId"]]
         if item["userId"] not in users:
             users[item["userId"]] = _user_memories(
-                mine, people.cast(store.conn, item["userId"]), people.own_names(store.conn, item["userId"])
+                mine,
+                people.cast(store.storage, item["userId"]),
+                people.own_names(store.storage, item["userId"]),
             )
         rowids = [int(r[0]) for r in mine]
         text = item["query"]

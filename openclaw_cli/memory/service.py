@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
-from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import (
@@ -30,6 +29,7 @@ from openclaw_cli.memory.store.records import (
     validate_scope,
     validate_user,
 )
+from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
@@ -307,7 +307,7 @@ class MemoryService:
 
             reranker = create_reranker(search.rerank)
         embedder: Embedder | None = None
-        if vectors.current_table(store.conn) is not None:
+        if vec.current_table(store.conn) is not None:
             # While a preload runs, the searcher gets the embedder when it first uses it (after the
             # keyword leg), not now.
             embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()

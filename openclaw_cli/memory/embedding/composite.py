@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
-from openclaw_cli.memory.search.profiles import COMPOSITE
-from openclaw_cli.memory.search.semantic import LANGUAGE_TRUST
+from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST
+from openclaw_cli.memory.store.layout import unread_half as unread_half
 from openclaw_cli.memory.text.analysis import detect_language
 
 if TYPE_CHECKING:
@@ -66,17 +66,3 @@ class CompositeEmbedder:
             if self._helper is None:
                 self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embed")
             return self._helper
-
-
-def unread_half(dimensions: int) -> np.ndarray:
-    """The English half stored for a text the English model cannot read.
-
-    Unit-norm like a real half, so every stored vector keeps the same norm and the nearest-neighbour scans
-    (cosine over the whole vector) rank memories exactly as they would with a computed half; spread evenly
-    over the components, so int8 storage keeps it without clipping; alternating in sign, so it is nearly
-    orthogonal to any real sentence vector. Constant, so a text's vector never depends on anything else.
-    """
-    import numpy as np
-
-    signs = np.where(np.arange(dimensions) % 2 == 0, 1.0, -1.0)
-    return (signs / np.sqrt(dimensions)).astype(np.float32)

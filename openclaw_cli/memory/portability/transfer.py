@@ -45,10 +45,10 @@ from openclaw_cli.memory.portability.format import (
     record_to_export,
     to_record,
 )
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import write_txn
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.meta import write_txn
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -108,7 +108,7 @@ def count_exportable(service: MemoryService, scope: str | None = None, user_id: 
 def _exporter_embedder(service: MemoryService) -> dict[str, Any] | None:
     """The identity the exporting store's vectors were made with (informational: import re-embeds)."""
     for store in service.existing_stores():
-        found = vectors.stored_identity(store.conn)
+        found = vec.stored_identity(store.conn)
         if found is not None:
             return found
     return None

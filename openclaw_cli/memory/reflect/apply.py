@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import NotFound
 from openclaw_cli.memory.reflect.plan import INSIGHT_STABILITY_FACTOR
-from openclaw_cli.memory.store.db import set_meta, write_txn
 from openclaw_cli.memory.store.forgetting import scale_stability
 from openclaw_cli.memory.store.records import FsrsState, iso
+from openclaw_cli.memory.store.sqlite.meta import set_meta, write_txn
 from openclaw_cli.memory.writing.write_path import write_memories
 
 if TYPE_CHECKING:

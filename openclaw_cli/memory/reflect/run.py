@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import Conflict, InvalidInput
 from openclaw_cli.memory.reflect.apply import apply_outcomes
 from openclaw_cli.memory.reflect.plan import REFLECTABLE, Group, GroupOutcome, ask_group, collect_groups
-from openclaw_cli.memory.store.db import get_meta
 from openclaw_cli.memory.store.records import iso, parse_iso, utc_now
+from openclaw_cli.memory.store.sqlite.meta import get_meta
 
 if TYPE_CHECKING:
     from openclaw_cli.config import LlmSettings, ReflectionSettings, Settings

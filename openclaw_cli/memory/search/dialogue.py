@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.memory.store.sqlite import vec
+
 if TYPE_CHECKING:
     import apsw
 
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.protocol import VectorFilter
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def place_of(source: Any) -> Place | None:
 
 def session_rows(conn: apsw.Connection, session: str, where: VectorFilter) -> list[tuple[int, Place]]:
     """Every live memory said in `session` that the request may return, with its place."""
-    clause, params = where.sql()
+    clause, params = vec.filter_sql(where)
     rows = conn.execute(
         "SELECT rowid, source FROM records WHERE json_extract(source, '$.sessionId') = ? "
         f"AND deleted = 0 AND source IS NOT NULL{clause}",

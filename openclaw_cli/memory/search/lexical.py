@@ -12,12 +12,13 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.text.analysis import fts_match
 
 if TYPE_CHECKING:
     import apsw
 
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.protocol import VectorFilter
 
 COMMON_TERM_SHARE = 0.05
 COMMON_TERM_MIN_DOCS = 1000
@@ -76,7 +77,7 @@ def bm25_candidates(
     expression = fts_match(terms)
     if expression is None:
         return []
-    clause, params = where.sql()
+    clause, params = vec.filter_sql(where)
     fetch = pool if not clause else pool * 4
     while True:
         rows = [

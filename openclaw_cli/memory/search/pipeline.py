@@ -38,6 +38,7 @@ from openclaw_cli.memory.search.result import (
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT, Pass
 from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.forgetting import retrievability
+from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 
 __all__ = [
@@ -99,7 +100,7 @@ class HybridSearcher:
         self.reranker = reranker
         self.warm = warm
         self.disabled = disabled
-        self.profile = profile_for(vectors.stored_identity(store.conn), settings)
+        self.profile = profile_for(vec.stored_identity(store.conn), settings)
         self.context = ContextSteps(store, settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
@@ -159,7 +160,7 @@ class HybridSearcher:
         request, result = p.request, p.result
         if request.mode == "bm25":
             return
-        if self.embedder is None or vectors.current_table(self.store.conn) is None:
+        if self.embedder is None or vec.current_table(self.store.conn) is None:
             # Degraded search must say so: every vector is pending (the embedder failed when they were stored).
             pending = next(
                 iter(
@@ -177,7 +178,7 @@ class HybridSearcher:
         from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
 
         try:  # an API embedder without configured dimensions calls the API to learn its identity
-            if not vectors.identity_matches(self.store.conn, self.embedder.identity):
+            if not vec.identity_matches(self.store.conn, self.embedder.identity):
                 result.warnings.append(
                     "the configured embedder differs from the one this index was built with: vector search "
                     "is off until `openclaw memory index --rebuild` re-embeds it"
@@ -225,11 +226,11 @@ class HybridSearcher:
         return None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
 
     def _source(self) -> semantic.VectorSource:
-        table = vectors.current_table(self.store.conn)
+        table = vec.current_table(self.store.conn)
         assert table is not None
         if self.warm:
             return self.store.vector_matrix()
-        return vectors.TableSource(self.store.conn, table)
+        return vec.TableSource(self.store.conn, table)
 
     def _similarity(self, p: Pass) -> None:
         """One similarity per candidate from its per-model cosines, weighed by the query's and the

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
-    from openclaw_cli.memory.search.centroid import Centroid
     from openclaw_cli.memory.search.profiles import SearchProfile
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.centroid import Centroid
+    from openclaw_cli.memory.store.protocol import VectorFilter
 
 # How far a memory's English leg can be trusted, by the language detected when it was stored.
-LANGUAGE_TRUST = {"en": 1.0, "mixed": 0.5}
+from openclaw_cli.memory.store.layout import LANGUAGE_TRUST as LANGUAGE_TRUST
 
 
 class VectorSource(Protocol):
@@ -36,7 +36,7 @@ class VectorSource(Protocol):
 
 @dataclass(frozen=True)
 class HubCorrection:
-    """Subtract `weight` x each memory's hubness (search/centroid.py) from every leg's cosine."""
+    """Subtract `weight` x each memory's hubness (store/centroid.py) from every leg's cosine."""
 
     centroid: Centroid
     weight: float

@@ -9,6 +9,7 @@ conversation are found by their `source` (see `CONVERSATION_SQL`) so that `docto
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.records import DEFAULT_USER
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from openclaw_cli.paths import Home
 
 CHECK = "memory.persons"
+MEMORY_DB = Path("memory") / "memory.sqlite"  # an agent's memory database, inside its directory
 
 # What a conversation leaves in `source`: extraction and "remember that ..." the session's id
 # (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools.py) and the
@@ -117,14 +119,21 @@ class StorePersons:
         }
 
 
+def agent_ids_on_disk(home: Home) -> list[str]:
+    """Every agent directory that holds a memory database, `_shared` included."""
+    agents = home.root / "agents"
+    if not agents.is_dir():
+        return []
+    return sorted(p.name for p in agents.iterdir() if (p / MEMORY_DB).is_file())
+
+
 def every_store(home: Home, *, owner_is_default: bool = False) -> list[StorePersons]:
     """The persons of every memory database under the home (each agent's and the shared one).
     `owner_is_default`: no owner is configured, so `default` is the owner (see conversation_defaults).
 
     Opened as every command opens them (a read-only connection would leave its -wal and -shm behind)."""
     from openclaw_cli.errors import OpenclawError
-    from openclaw_cli.memory.store.db import open_db
-    from openclaw_cli.memory.writing.purge import agent_ids_on_disk
+    from openclaw_cli.memory.store.sqlite.connection import open_db
 
     found: list[StorePersons] = []
     agents = agent_ids_on_disk(home)

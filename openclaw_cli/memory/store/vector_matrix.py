@@ -10,14 +10,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.sqlite.vec import current_table, generation, table_format
 from openclaw_cli.memory.store.vector_codec import VectorFormat
-from openclaw_cli.memory.store.vectors import (
-    VectorFilter,
-    current_table,
-    generation,
-    scale_legs,
-    table_format,
-)
+from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
 
 if TYPE_CHECKING:
     import apsw

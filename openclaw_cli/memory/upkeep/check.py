@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.findings import Finding, Severity
-from openclaw_cli.memory.store.db import DatabaseDamaged, DatabasePermissionError
+from openclaw_cli.memory.store.sqlite.connection import DatabaseDamaged, DatabasePermissionError
 from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT
 from openclaw_cli.paths import Home
 

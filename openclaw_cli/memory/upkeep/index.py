@@ -11,10 +11,11 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory.search import centroid
-from openclaw_cli.memory.store import people, vectors
-from openclaw_cli.memory.store.db import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
-from openclaw_cli.memory.store.record_rows import write_fts_row
+from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.keyword import write_row as write_fts_row
+from openclaw_cli.memory.store.sqlite.meta import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
+from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION
 from openclaw_cli.memory.upkeep.integrity import RESTORE_HINT, Damage, drop_derived, find_damage
 
@@ -153,7 +154,7 @@ def _count_rows(store: MemoryStore, report: IndexCheck, configured: dict[str, An
     )
     report.fts_orphans = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
     report.fts_analysis = fts_analysis_version(store.conn)
-    table = vectors.current_table(store.conn)
+    table = vec.current_table(store.conn)
     report.vector_table = table
     report.stale_tables = _stale_tables(store, table)
     report.vectors_pending = _count(
@@ -167,7 +168,7 @@ def _count_rows(store: MemoryStore, report: IndexCheck, configured: dict[str, An
             f"AND rowid NOT IN (SELECT rowid FROM {table})",
         )
         report.vector_orphans = _count(store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})")
-    report.stored_embedder = vectors.stored_identity(store.conn)
+    report.stored_embedder = vec.stored_identity(store.conn)
     report.configured_embedder = configured
     stored = report.stored_embedder
     report.embedder_mismatch = (
@@ -221,10 +222,10 @@ def repair(
     _clear_damage(store)
     if fts_analysis_version(conn) < ANALYSIS_VERSION:
         report.fts_reanalysed = _reanalyse_fts(store)
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     with write_txn(conn):
         for name in _stale_tables(store, table):
-            vectors.drop_table(conn, name)
+            vec.drop_table(conn, name)
             report.stale_tables_dropped += 1
         live = "SELECT rowid FROM records WHERE deleted = 0"
         report.fts_removed = _count(store, f"SELECT count(*) FROM records_fts WHERE rowid NOT IN ({live})")
@@ -248,7 +249,7 @@ def repair(
             )
         report.tombstones_purged = _count(store, "SELECT count(*) FROM records WHERE deleted = 1")
         conn.execute("DELETE FROM records WHERE deleted = 1")
-        vectors.bump_generation(conn)
+        vec.bump_generation(conn)
     _fill_pending(store, embedder_factory, report, progress)
     report.still_pending = _count(
         store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
@@ -288,7 +289,7 @@ def _fill_pending(
     if embedder_factory is None or pending_count(store) == 0:
         return
     embedder = embedder_factory()
-    if not vectors.identity_matches(store.conn, embedder.identity):
+    if not vec.identity_matches(store.conn, embedder.identity):
         report.warning = (
             "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
         )
@@ -300,12 +301,12 @@ def _fill_pending(
             report.warning = f"{exc.message}; the remaining vectors stay pending"
             return
         with write_txn(store.conn):
-            table = vectors.ensure_table(store.conn, embedder.identity)
+            table = vec.ensure_table(store.conn, embedder.identity)
             _upsert_rows(store, table, rows, found)
             store.conn.executemany(
                 "UPDATE records SET vector_status = 'ready' WHERE rowid = ?", [(r[0],) for r in rows]
             )
-            vectors.bump_generation(store.conn)
+            vec.bump_generation(store.conn)
         report.vectors_added += len(rows)
         if progress is not None:
             progress(len(rows))
@@ -331,30 +332,30 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
     conn = store.conn
     _clear_damage(store)
     with write_txn(conn):
-        for name in _stale_tables(store, vectors.current_table(conn)):
-            vectors.drop_table(conn, name)
-        new_table = vectors.create_table(conn, embedder.identity.dimensions)
+        for name in _stale_tables(store, vec.current_table(conn)):
+            vec.drop_table(conn, name)
+        new_table = vec.create_table(conn, embedder.identity.dimensions)
     try:
         done = _fill_table(store, embedder, new_table, progress)
         with write_txn(conn):
-            old = vectors.current_table(conn)
+            old = vec.current_table(conn)
             conn.execute(
                 f"UPDATE records SET vector_status = CASE WHEN rowid IN (SELECT rowid FROM {new_table}) "
                 "THEN 'ready' ELSE 'pending' END WHERE deleted = 0"
             )
-            vectors.set_current(conn, new_table, embedder.identity)
+            vec.set_current(conn, new_table, embedder.identity)
             if old is not None:
-                vectors.drop_table(conn, old)
+                vec.drop_table(conn, old)
             conn.execute("DELETE FROM records_fts")
             rows = list(conn.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0"))
             for rowid, l0, l1 in rows:
                 write_fts_row(conn, rowid, l0, l1)
             set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
-            people.rebuild(conn)  # names of deleted memories go
+            people.rebuild(SqliteStorage(conn))  # names of deleted memories go
             centroid.refresh(conn)  # the new table's vectors
     except BaseException:
         with write_txn(conn):
-            vectors.drop_table(conn, new_table)
+            vec.drop_table(conn, new_table)
         raise
     return RebuildReport(
         records=done, vector_table=new_table, embedder=embedder.identity.to_dict(), fts_rows=len(rows)
@@ -408,7 +409,7 @@ def _record_chunks(
 
 def _upsert_rows(store: MemoryStore, table: str, rows: list[Any], found: list[Any]) -> None:
     for (rowid, _, scope, user_id, category), vector in zip(rows, found, strict=True):
-        vectors.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
+        vec.upsert(store.conn, table, int(rowid), vector, (scope, user_id or "", category))
 
 
 def total_live(store: MemoryStore) -> int:

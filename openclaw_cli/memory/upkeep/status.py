@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.persons import persons
+from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.upkeep.index import check
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ def database_status(
         "persons": [person.to_dict() for person in persons(conn)],
         "tombstones": health.tombstones,
         "pendingVectors": health.vectors_pending,
-        "embedder": vectors.stored_identity(conn),
-        "searchProfile": _profile(vectors.stored_identity(conn)),
+        "embedder": vec.stored_identity(conn),
+        "searchProfile": _profile(vec.stored_identity(conn)),
         "vectorTable": health.vector_table,
         "index": {"ok": health.ok, "problems": health.problems()},
         "files": files,

@@ -21,8 +21,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import InvalidInput, NotFound, UsageError
-from openclaw_cli.memory.store import people, vectors
-from openclaw_cli.memory.store.db import write_txn
+from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.persons import persons
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
 from openclaw_cli.memory.store.records import (
@@ -32,7 +31,10 @@ from openclaw_cli.memory.store.records import (
     validate_record_id,
     validate_user,
 )
-from openclaw_cli.memory.writing.purge import agent_ids_on_disk, vector_tables
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.meta import write_txn
+from openclaw_cli.memory.store.sqlite.vec import all_tables as vector_tables
+from openclaw_cli.memory.writing.purge import agent_ids_on_disk
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
@@ -285,21 +287,9 @@ def move(
             conn.execute("UPDATE history SET user_id = ? WHERE record_id = ?", (target, record.id))
             after = store.get(record.id).public_dict()
             store.log_change(record.id, target, "reassign", record.public_dict(), after, reason)
-        _recount_people(conn, (source, target))
-        vectors.bump_generation(conn)  # warm processes reload the vectors' person with them
+        people.recount(store.storage, (source, target))
+        vec.bump_generation(conn)  # warm processes reload the vectors' person with them
     return records
-
-
-def _recount_people(conn: Any, users: Sequence[str]) -> None:
-    marks = ", ".join("?" for _ in users)
-    conn.execute(f"DELETE FROM people WHERE user_id IN ({marks})", tuple(users))
-    rows = list(
-        conn.execute(
-            f"SELECT user_id, l0 FROM records WHERE deleted = 0 AND user_id IN ({marks})", tuple(users)
-        )
-    )
-    for user_id, l0 in rows:
-        people.note(conn, user_id, l0)
 
 
 def describe(record: MemoryRecord) -> str:

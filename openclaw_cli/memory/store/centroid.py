@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import get_meta, set_meta
+from openclaw_cli.memory.store.layout import legs_of
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def compute(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid 
     """The centroid of every vector in `table`, read in chunks; None when there are too few."""
     import numpy as np
 
-    fmt = vectors.table_format(conn, table)
+    fmt = vec.table_format(conn, table)
     mark = _mark(conn)
     total = np.zeros(sum(legs), dtype=np.float64)
     count = 0
@@ -131,7 +132,7 @@ def next_refresh(centroid: Centroid | None) -> int:
 
 def current(conn: apsw.Connection, legs: Sequence[int]) -> Centroid | None:
     """The stored centroid when it is fresh; otherwise computed now (and not written: readers don't)."""
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     if table is None:
         return None
     return _usable(conn, table, legs) or compute(conn, table, legs)
@@ -140,13 +141,11 @@ def current(conn: apsw.Connection, legs: Sequence[int]) -> Centroid | None:
 def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroid | None:
     """Recompute and store the centroid if it is missing or stale (`legs`: the profile's for the stored
     embedder when not given); returns it. Call inside a write transaction."""
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     if table is None:
         return None
     if legs is None:
-        from openclaw_cli.memory.search.profiles import profile_for
-
-        legs = profile_for(vectors.stored_identity(conn)).legs
+        legs = legs_of(vec.stored_identity(conn))
     stored = _usable(conn, table, legs)
     if stored is not None:
         return stored
