@@ -29,7 +29,6 @@ from openclaw_cli.memory.store.records import (
     validate_scope,
     validate_user,
 )
-from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
@@ -307,7 +306,7 @@ class MemoryService:
 
             reranker = create_reranker(search.rerank)
         embedder: Embedder | None = None
-        if vec.current_table(store.conn) is not None:
+        if store.storage.has_vectors():
             # While a preload runs, the searcher gets the embedder when it first uses it (after the
             # keyword leg), not now.
             embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
@@ -421,7 +420,7 @@ class MemoryService:
             "configuredEmbedder": configured,
             "embedderProblem": problem,
             # Whose memories this agent reads: its own store's and, when shared, the shared store's.
-            "persons": [p.to_dict() for p in merged([persons(store.conn) for store in stores])],
+            "persons": [p.to_dict() for p in merged([persons(store.storage) for store in stores])],
             "databases": [database_status(store, configured, problem) for store in stores],
         }
 

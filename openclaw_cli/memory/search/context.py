@@ -129,7 +129,7 @@ class ContextSteps:
             if place is None:
                 continue
             if place.session not in sessions:
-                sessions[place.session] = dialogue.session_rows(self.store.conn, place.session, where)
+                sessions[place.session] = dialogue.session_rows(self.store.storage, place.session, where)
             question = subject.is_question(facts[cand.rowid].l0)
             for rowid, value in dialogue.lent_relevance(
                 place, cand.relevance, question, sessions[place.session], shares

@@ -59,6 +59,15 @@ class WorkspaceFile:
     problem: str | None = None
 
 
+@dataclass(frozen=True)
+class RecordMatch:
+    """One condition on records: `field` is session (the source's session id is one of `values`),
+    category, since (created at or after the ISO date `values[0]`) or id."""
+
+    field: str
+    values: tuple[str, ...]
+
+
 class VectorSource(Protocol):
     """Nearest rows of the current vector index and their stored vectors (the backend's own scan, or a
     warm in-memory copy)."""
@@ -118,8 +127,16 @@ class MemoryStorage(Protocol):
 
     def count_live(self, *, scope: str | None = None, user_id: str | None = None) -> int: ...
 
-    def has_user(self, user_id: str) -> bool:
-        """Whether `user_id` has a live record."""
+    def has_user(self, user_id: str, *, scope: str | None = None) -> bool:
+        """Whether `user_id` has a live record (of `scope`, when given)."""
+        ...
+
+    def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
+        """The live user-scope records of `user_id` that meet every match, oldest first."""
+        ...
+
+    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
+        """Give a record, its vectors and its history rows to `user_id` (updated at `at`)."""
         ...
 
     def same_text(self, record: MemoryRecord) -> MemoryRecord | None:
@@ -144,6 +161,15 @@ class MemoryStorage(Protocol):
 
     def ready_rows(self, user_id: str | None, scope: str, category: str) -> list[tuple[int, str]]:
         """(rowid, language) of the live records of this user, scope and category whose vector is ready."""
+        ...
+
+    def user_counts(self) -> list[tuple[str, int]]:
+        """(user id, live user-scope records) of every user with any, by user id."""
+        ...
+
+    def conversation_sessions(self, user_id: str, kinds: Sequence[str]) -> list[str | None]:
+        """For each live record of `user_id` a conversation wrote (its source names a session, or one of
+        `kinds`): its session id, or None."""
         ...
 
     def pending_vectors(self) -> int:

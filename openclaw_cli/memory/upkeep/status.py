@@ -32,7 +32,7 @@ def database_status(
         "path": str(store.path),
         "records": health.records,
         "byScope": counts,
-        "persons": [person.to_dict() for person in persons(conn)],
+        "persons": [person.to_dict() for person in persons(store.storage)],
         "tombstones": health.tombstones,
         "pendingVectors": health.vectors_pending,
         "embedder": vec.stored_identity(conn),

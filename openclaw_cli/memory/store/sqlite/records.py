@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store.protocol import HistoryRow, VectorFilter
+from openclaw_cli.memory.store.protocol import HistoryRow, RecordMatch, VectorFilter
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso, utc_now
 from openclaw_cli.memory.store.sqlite.vec import filter_sql
@@ -94,12 +94,13 @@ def list_live(
 
 
 def export_filter(scope: str | None, user_id: str | None) -> tuple[str, list[Any]]:
-    clauses, params = ["deleted = 0"], []
+    clauses: list[str] = ["deleted = 0"]
+    params: list[Any] = []
     if scope is not None:
-        clauses.append("scope = ?")
+        clauses.append("+scope = ?")  # + : walk in rowid order, filtering (no sort per page)
         params.append(scope)
     if user_id is not None:
-        clauses.append("user_id = ?")
+        clauses.append("+user_id = ?")
         params.append(user_id)
     return " AND ".join(clauses), params
 
@@ -127,6 +128,24 @@ def newest_live(conn: apsw.Connection, where: str, params: tuple[object, ...]) -
         params,
     ).fetchone()
     return None if row is None else row_to_record(row)
+
+
+def _match_sql(match: RecordMatch) -> tuple[str, tuple[str, ...]]:
+    if match.field == "session":
+        return (
+            f"json_valid(source) AND json_extract(source, '$.sessionId') IN ({marks(match.values)})",
+            match.values,
+        )
+    column = {"category": "category = ?", "since": "created_at >= ?", "id": "id = ?"}[match.field]
+    return column, match.values[:1]  # ISO UTC text sorts as time, so `since` compares as text
+
+
+def user_records(conn: apsw.Connection, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
+    parts = [_match_sql(m) for m in matches]
+    clauses = ["user_id = ?", "scope = 'user'", "deleted = 0", *(f"({sql})" for sql, _ in parts)]
+    params: list[Any] = [user_id, *(p for _, values in parts for p in values)]
+    sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid"
+    return [row_to_record(row) for row in conn.execute(sql, params)]
 
 
 def unreflected(conn: apsw.Connection, categories: Sequence[str]) -> list[MemoryRecord]:
