@@ -91,7 +91,7 @@ def load_session(model_path: Path, threads: int, *, optimise: bool = True) -> In
     """An onnxruntime session. `optimise=False` skips graph optimisation: the packaged model then loads in
     ~0.03 s instead of ~0.35 s (constant-folding its int8 weights), but each run is ~5x slower, which only
     pays for a process that embeds one query and exits."""
-    from openclaw_cli.memory.embedding.onnx_runtime import runtime
+    from openclaw_cli.onnx_runtime import runtime
 
     ort = runtime()
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store.layout import legs_of
 from openclaw_cli.memory.store.sqlite import vec
-from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta
+from openclaw_cli.memory.store.sqlite.meta import delete_meta, get_meta, set_meta
+from openclaw_cli.memory.store.sqlite.records import max_rowid
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def compute(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid 
     total = np.zeros(sum(legs), dtype=np.float64)
     count = 0
     blobs: list[bytes] = []
-    for (blob,) in conn.execute(f"SELECT embedding FROM {table}"):
+    for blob in vec.embeddings(conn, table):
         blobs.append(blob)
         if len(blobs) >= _READ_CHUNK:
             total += _summed(blobs, fmt)
@@ -158,7 +159,7 @@ def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroi
 def forget(conn: apsw.Connection) -> None:
     """Drop the stored centroid and store a new one from what is left (after a purge). Call inside a write
     transaction."""
-    conn.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
+    delete_meta(conn, META_KEY)
     refresh(conn)
 
 
@@ -183,5 +184,4 @@ def _summed(blobs: list[bytes], fmt: VectorFormat) -> np.ndarray:
 
 
 def _mark(conn: apsw.Connection) -> int:
-    row = conn.execute("SELECT max(rowid) FROM records").fetchone()
-    return int((row and row[0]) or 0)
+    return max_rowid(conn)

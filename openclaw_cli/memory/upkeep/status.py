@@ -50,3 +50,21 @@ def _profile(identity: dict[str, Any] | None) -> dict[str, Any]:
 
     profile = profile_for(identity)
     return {"name": profile.name, "tuned": profile.tuned}
+
+
+def agent_status(
+    agent_id: str, shared: bool, stores: list[MemoryStore], configured: dict[str, Any], problem: str | None
+) -> dict[str, Any]:
+    """`memory status` of one agent: whether user memory is `shared`, the persons it reads and every
+    database it reads (`stores`)."""
+    from openclaw_cli.memory.store.persons import merged
+
+    return {
+        "agent": agent_id,
+        "shareUserMemory": shared,
+        "configuredEmbedder": configured,
+        "embedderProblem": problem,
+        # Whose memories this agent reads: its own store's and, when shared, the shared store's.
+        "persons": [p.to_dict() for p in merged([persons(store.storage) for store in stores])],
+        "databases": [database_status(store, configured, problem) for store in stores],
+    }

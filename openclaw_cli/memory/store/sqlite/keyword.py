@@ -33,12 +33,6 @@ def delete_row(conn: apsw.Connection, rowid: int) -> None:
     conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
 
 
-def store_size(conn: apsw.Connection) -> int:
-    """An upper bound of the number of memories, in O(log n): the largest rowid."""
-    row = conn.execute("SELECT max(rowid) FROM records").fetchone()
-    return int((row and row[0]) or 0)
-
-
 def document_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
     if not terms:
         return {}

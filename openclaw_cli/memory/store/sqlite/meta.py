@@ -42,6 +42,10 @@ def get_meta(conn: apsw.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def delete_meta(conn: apsw.Connection, key: str) -> None:
+    conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+
 def set_meta(conn: apsw.Connection, key: str, value: Any) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -41,6 +41,12 @@ def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
+def max_rowid(conn: apsw.Connection) -> int:
+    """The largest rowid: an upper bound of the number of records, in O(log n)."""
+    row = conn.execute("SELECT max(rowid) FROM records").fetchone()
+    return int((row and row[0]) or 0)
+
+
 def get(conn: apsw.Connection, record_id: str, include_deleted: bool) -> MemoryRecord | None:
     row = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
     if row is None or (row[20] and not include_deleted):

@@ -254,7 +254,7 @@ class SqliteStorage:
         return keyword.document_counts(self.conn, terms)
 
     def store_size(self) -> int:
-        return keyword.store_size(self.conn)
+        return records.max_rowid(self.conn)
 
     def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return keyword.indexed_terms(self.conn, rowids)

@@ -10,7 +10,7 @@ than vec0's brute-force scan at 100k rows, and exact.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
@@ -218,6 +218,22 @@ class TableSource:
 
     def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         return stored_rows(self.conn, self.table, rowids)
+
+
+def all_rows(conn: apsw.Connection, table: str) -> list[tuple[int, bytes, str, str, str]]:
+    """Every row of `table` as stored: (rowid, embedding blob, scope, user id, category)."""
+    return [
+        (int(r), bytes(blob), str(scope), str(user), str(category))
+        for r, blob, scope, user, category in conn.execute(
+            f"SELECT rowid, embedding, scope, user_id, category FROM {table}"
+        )
+    ]
+
+
+def embeddings(conn: apsw.Connection, table: str) -> Iterator[bytes]:
+    """Every stored embedding blob of `table`, streamed (the vectors' mean reads them all)."""
+    for (blob,) in conn.execute(f"SELECT embedding FROM {table}"):
+        yield blob
 
 
 def all_tables(conn: apsw.Connection) -> list[str]:
