@@ -352,7 +352,7 @@ class MemoryService:
         return configured_identity(self.settings.embedding)
 
     def check_indexes(self) -> list[Any]:
-        from openclaw_cli.memory.upkeep.index import check
+        from openclaw_cli.memory.upkeep.index_check import check
 
         configured, problem = self.configured_identity()
         return [check(store, configured, problem) for store in self.existing_stores()]

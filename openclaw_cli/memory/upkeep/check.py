@@ -21,7 +21,7 @@ from openclaw_cli.paths import Home
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.memory.upkeep.index import IndexCheck
+    from openclaw_cli.memory.upkeep.index_check import IndexCheck
 
 
 def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[Finding]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.persons import persons
 from openclaw_cli.memory.store.sqlite import vec
-from openclaw_cli.memory.upkeep.index import check
+from openclaw_cli.memory.upkeep.index_check import check
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.memory_store import MemoryStore
