@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import Embedder
+    from openclaw_cli.memory.store.protocol import MemoryStorage
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
 EmbedderFactory = Callable[[], "Embedder"]
@@ -55,7 +56,7 @@ class MemoryStore:
 
     def __init__(self, conn: apsw.Connection, path: Path, embedder_factory: EmbedderFactory | None) -> None:
         self.conn = conn  # the SQLite file itself, for upkeep/ (backup, integrity, index repair)
-        self.storage = SqliteStorage(conn)
+        self.storage: MemoryStorage = SqliteStorage(conn)  # the use cases see the Protocol only
         self.path = path
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None

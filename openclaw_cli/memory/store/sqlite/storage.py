@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
+    from openclaw_cli.memory.store.protocol import MemoryStorage
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
 ANY_USER = ""  # the people table's user for memories without one
@@ -381,3 +382,8 @@ class SqliteStorage:
             (path,),
         )
         return [int(r[0]) for r in rows]
+
+
+if TYPE_CHECKING:
+    # mypy checks that the class implements the whole storage Protocol.
+    _CONFORMS: type[MemoryStorage] = SqliteStorage
