@@ -19,9 +19,9 @@ import numpy as np
 
 from openclaw_cli.config import Settings
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.embedding.models import COMPOSITE
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.store.layout import COMPOSITE
 from openclaw_cli.paths import Home
 
 EVAL = Path(__file__).resolve().parent.parent / "fixtures" / "eval" / "memories.jsonl"

@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from openclaw_cli.memory.search.profiles import profile_for  # noqa: E402
-from openclaw_cli.memory.store import vectors  # noqa: E402
+from openclaw_cli.memory.store.sqlite import vec  # noqa: E402
 from tests import fusion_eval  # noqa: E402
 from tests.evalset import build_service, load_queries  # noqa: E402
 
@@ -25,7 +25,7 @@ def main() -> None:
         features = fusion_eval.prepare(service, load_queries(half="tuning"))
         held_out = fusion_eval.prepare(service, load_queries(half="held-out"))
         store = next(iter(service.existing_stores()))
-        results = fusion_eval.sweep(features, profile_for(vectors.stored_identity(store.conn)))
+        results = fusion_eval.sweep(features, profile_for(vec.stored_identity(store.conn)))
         for score, profile in results[:10]:
             print(f"{score:.4f}  {profile.to_dict()}")
         best = results[0][1]

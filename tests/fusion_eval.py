@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages, subject
+from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages
 from openclaw_cli.memory.search.pipeline import HybridSearcher
 from openclaw_cli.memory.search.profiles import SearchProfile
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store import people, vectors
+from openclaw_cli.memory.text import subject
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces
 
@@ -166,24 +167,26 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
         mine = [r for r in rows if r[2] == item["userId"]]
         if item["userId"] not in users:
             users[item["userId"]] = _user_memories(
-                mine, people.cast(store.conn, item["userId"]), people.own_names(store.conn, item["userId"])
+                mine,
+                people.cast(store.storage, item["userId"]),
+                people.own_names(store.storage, item["userId"]),
             )
         rowids = [int(r[0]) for r in mine]
         text = item["query"]
         terms = query_terms(text)
         searcher._term_weights(terms)
-        lex = lexical.relevance(store.conn, rowids, terms, searcher._weights) if terms else {}
+        lex = lexical.relevance(store.storage, rowids, terms, searcher._weights) if terms else {}
         strength = max(searcher._weights.values(), default=0.0) if terms else 0.0
         full_match = np.array([lex.get(r, 0.0) > 0 and lex.get(r, 0.0) >= strength - 1e-9 for r in rowids])
         bm25 = dict(
-            lexical.bm25_candidates(store.conn, terms, vectors.VectorFilter(item["userId"]), len(rowids))
+            store.storage.keyword_candidates(terms, vectors.VectorFilter(item["userId"]), len(rowids))
         )
         query = embedder.embed_query(text)
         where = vectors.VectorFilter(item["userId"])
         pool = searcher.settings.candidates
         searched = lexical.without_common_terms(terms, searcher._counts, searcher._size)
         keyword_pool = (
-            {r for r, _ in lexical.bm25_candidates(store.conn, searched, where, pool)} if terms else set()
+            {r for r, _ in store.storage.keyword_candidates(searched, where, pool)} if terms else set()
         )
         vector_pool = set(semantic.candidates(matrix, query, profile, pool, where, hubs))
         cosines = semantic.leg_cosines(query.vector, matrix.rows(rowids), profile.legs, hubs)

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import centroid, semantic
+from openclaw_cli.memory.search import semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import get_meta, set_meta, write_txn
+from openclaw_cli.memory.store import centroid
 from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta, write_txn
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 
@@ -72,7 +73,7 @@ def _all_vectors(store: MemoryStore) -> np.ndarray:
 def test_writers_keep_the_mean_direction_of_each_model(service: MemoryService) -> None:
     store = _store(service)
     stored = centroid.load(store.conn)
-    assert stored is not None and stored.table == vectors.current_table(store.conn)
+    assert stored is not None and stored.table == vec.current_table(store.conn)
     assert stored.rows >= centroid.MIN_ROWS
     everything = _all_vectors(store)
     for leg, (start, width) in enumerate(((0, 384), (384, 512))):
@@ -84,7 +85,7 @@ def test_writers_keep_the_mean_direction_of_each_model(service: MemoryService) -
 
 def test_hubness_is_relative_to_the_average_memory(service: MemoryService) -> None:
     store = _store(service)
-    found = centroid.compute(store.conn, str(vectors.current_table(store.conn)), (384, 512))
+    found = centroid.compute(store.conn, str(vec.current_table(store.conn)), (384, 512))
     assert found is not None
     everything = _all_vectors(store)
     for leg, (start, width) in enumerate(((0, 384), (384, 512))):
@@ -120,7 +121,7 @@ def test_it_goes_stale_after_a_tenth_more_memories(tmp_path: Path) -> None:
     service, store = _filled(tmp_path)
     first = centroid.load(store.conn)
     assert first is not None
-    table = str(vectors.current_table(store.conn))
+    table = str(vec.current_table(store.conn))
     assert centroid.is_fresh(store.conn, first, table)
     for n in range(centroid.next_refresh(first) - first.mark + 1):
         add(service, f"Filler memory number {n} about gardening tools.")
@@ -131,7 +132,7 @@ def test_it_goes_stale_after_a_tenth_more_memories(tmp_path: Path) -> None:
 
 def test_a_rebuilt_index_gets_its_own_centroid(tmp_path: Path) -> None:
     service, store = _filled(tmp_path)
-    old_table = vectors.current_table(store.conn)
+    old_table = vec.current_table(store.conn)
     service.close()
     result = run_cli(tmp_path, "memory", "index", "--rebuild")
     assert result.returncode == 0, result.stderr
@@ -139,7 +140,7 @@ def test_a_rebuilt_index_gets_its_own_centroid(tmp_path: Path) -> None:
     store = _store(reopened)
     stored = centroid.load(store.conn)
     assert stored is not None
-    assert stored.table == vectors.current_table(store.conn) != old_table
+    assert stored.table == vec.current_table(store.conn) != old_table
 
 
 def test_search_takes_weight_times_hubness_off_each_legs_cosine(service: MemoryService) -> None:

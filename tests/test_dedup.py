@@ -13,8 +13,8 @@ from pathlib import Path
 from openclaw_cli.config import DedupSettings
 from openclaw_cli.memory.search import profiles
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.records import MemoryRecord
+from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.text.analysis import l0_hash
 from openclaw_cli.memory.writing.candidate import Candidate, Verdict
 from openclaw_cli.memory.writing.dedup import zones_for
@@ -293,7 +293,7 @@ def test_neighbour_index_sees_another_process_write(tmp_path: Path) -> None:
     # It follows its own writes without reloading: the next call finds what the last one added.
     [dark] = write_memories(ours, [Candidate("The user prefers dark mode in every editor", "preference")])
     store = ours.store(ours.db_path("user"))
-    assert store.dedup_index.generation == vectors.generation(store.conn)
+    assert store.dedup_index.generation == vec.generation(store.conn)
     [same] = write_memories(ours, [Candidate("User prefers dark mode in all editors", "preference")])
     assert (same.action, same.record_id) == ("duplicate", dark.record_id)
 

@@ -18,7 +18,7 @@ import apsw
 import pytest
 
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.store.db import vec_extension_path
+from openclaw_cli.memory.store.sqlite.connection import vec_extension_path
 from tests import fake_openai as fake_server
 from tests.conftest import ROOT, Result, base_env, run_cli
 from tests.memory_helpers import add, api_settings, service_for

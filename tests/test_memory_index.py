@@ -10,7 +10,7 @@ from openclaw_cli.config import Settings
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.sqlite import vec
 from tests import fake_openai as fake_server
 from tests.memory_helpers import add, api_settings, service_for
 
@@ -27,7 +27,7 @@ def test_check_reports_and_repair_fixes_each_kind_of_drift(tmp_path: Path) -> No
     service.delete(ids[3])  # a tombstone
     store = _store(service)
     conn = store.conn
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     rowid = lambda rid: conn.execute("SELECT rowid FROM records WHERE id = ?", (rid,)).fetchone()[0]  # noqa: E731
     conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid(ids[0]),))  # missing keyword row
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid(ids[1]),))  # missing vector
@@ -77,7 +77,7 @@ def test_changing_the_embedder_is_detected_and_rebuild_switches(tmp_path: Path, 
     assert check.embedder_mismatch and any("embedder changed" in p for p in check.problems())
     rebuilt = api.rebuild_indexes()[0]
     assert rebuilt.records == 1 and rebuilt.embedder["provider"] == "litellm"
-    assert vectors.stored_identity(_store(api).conn)["dimensions"] == 64
+    assert vec.stored_identity(_store(api).conn)["dimensions"] == 64
     after = api.search(SearchRequest("dark mode editor", explain=True))
     assert after.warnings == [] and after.hits[0].candidate.vector_rank == 1
     assert api.check_indexes()[0].ok
@@ -90,7 +90,7 @@ def test_a_rebuild_that_fails_half_way_leaves_the_old_index_working(tmp_path: Pa
     records = [service.build_record(NewMemory(l0=f"note number {n} about gardening")) for n in range(300)]
     ids = service.add_many(records).ids
     store = _store(service)
-    old_table = vectors.current_table(store.conn)
+    old_table = vec.current_table(store.conn)
     # The embedding cache is the stored vectors, found by text hash: forget the hashes to force real
     # embedding calls during the rebuild.
     store.conn.execute("UPDATE records SET text_hash = NULL")
@@ -114,7 +114,7 @@ def test_a_rebuild_that_fails_half_way_leaves_the_old_index_working(tmp_path: Pa
     with pytest.raises(EmbeddingUnavailable):
         rebuild(store, Flaky(service.embedder()))
     assert len(fake_openai.requests) > calls_before
-    assert vectors.current_table(store.conn) == old_table
+    assert vec.current_table(store.conn) == old_table
     assert [
         n
         for (n,) in store.conn.execute(
@@ -181,7 +181,7 @@ def test_reranker_through_litellm_reorders_results(tmp_path: Path, fake_openai) 
 
 
 def test_an_index_from_an_older_text_analysis_is_reported_and_reanalysed(tmp_path: Path) -> None:
-    from openclaw_cli.memory.store.db import FTS_ANALYSIS_KEY, get_meta, set_meta
+    from openclaw_cli.memory.store.sqlite.meta import FTS_ANALYSIS_KEY, get_meta, set_meta
     from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION
 
     service = service_for(tmp_path)

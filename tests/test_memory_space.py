@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.memory.store.sqlite import vec
 from tests.fake_embedder import CompositeFake
 
 COUNT = 1000
@@ -31,7 +31,7 @@ def test_layout_holds_each_vector_once_and_no_copies_in_history(tmp_path: Path) 
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
     assert "embedding_cache" not in tables
     # The only vector bytes are the vec0 table's, one int8 byte per dimension.
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     assert [t for t in tables if t.startswith("vec_") and "_" not in t[4:]] == [table]
     assert conn.execute(f"SELECT count(*), sum(length(embedding)) FROM {table}").fetchone() == (
         COUNT,

@@ -12,7 +12,8 @@ from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store import vector_matrix, vectors
-from openclaw_cli.memory.store.db import open_db
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.connection import open_db
 from tests.memory_helpers import add, service_for, settings_with
 
 EXPECTED_OBJECTS = {
@@ -117,14 +118,14 @@ def test_add_writes_record_fts_vector_and_history(tmp_path: Path) -> None:
     store = service.store(service.db_path("user"))
     rowid = store.conn.execute("SELECT rowid FROM records WHERE id = ?", (rid,)).fetchone()[0]
     assert store.conn.execute("SELECT count(*) FROM records_fts WHERE rowid = ?", (rowid,)).fetchone()[0] == 1
-    table = vectors.current_table(store.conn)
+    table = vec.current_table(store.conn)
     assert table is not None
     assert store.conn.execute(f"SELECT count(*) FROM {table} WHERE rowid = ?", (rowid,)).fetchone()[0] == 1
     record = service.get(rid)
     assert record.vector_status == "ready" and record.l1 == "said so twice" and record.language == "en"
     assert record.fsrs.stability is not None and record.user_id == "default"
     assert [h["action"] for h in service.history(rid)] == ["add"]
-    assert vectors.stored_identity(store.conn) == {
+    assert vec.stored_identity(store.conn) == {
         "provider": "local",
         "model": "all-MiniLM-L6-v2-int8+use-m3-int8",
         "dimensions": 896,
@@ -169,7 +170,7 @@ def test_delete_removes_from_every_index_and_keeps_history(tmp_path: Path) -> No
     hits = service.search(SearchRequest("db-stage-03 staging database")).hits
     assert rid not in [h.record.id for h in hits] and keep in [h.record.id for h in hits]
     store = service.store(service.db_path("user"))
-    table = vectors.current_table(store.conn)
+    table = vec.current_table(store.conn)
     assert store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
     history = service.history(rid)
     assert [h["action"] for h in history] == ["add", "delete"]
@@ -329,11 +330,11 @@ def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch
     store = service.store(service.db_path("user"))
     matrix = store.vector_matrix()
     assert matrix._signs is not None and matrix._rows8 is not None and matrix._matrix is None
-    table = vectors.current_table(store.conn)
+    table = vec.current_table(store.conn)
     query = service.embedder().embed_query("a cup of tea").vector
     for where in (vectors.VectorFilter(), vectors.VectorFilter(user_id="u1")):
         warm = matrix.knn(query, 5, where)
-        cold = vectors.knn(store.conn, table, query, 5, where)
+        cold = vec.knn(store.conn, table, query, 5, where)
         assert [r for r, _ in warm] == [r for r, _ in cold]
         assert np.allclose([s for _, s in warm], [s for _, s in cold], atol=1e-5)
     service.close()

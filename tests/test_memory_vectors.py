@@ -8,12 +8,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_cli.memory.store import db, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
-from openclaw_cli.memory.store.db import open_db, write_txn
-from openclaw_cli.memory.store.memory_store import MemoryStore, passage_hash
+from openclaw_cli.memory.store import vector_matrix, vectors
+from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.memory.store.sqlite import migrations, vec
+from openclaw_cli.memory.store.sqlite.connection import open_db
+from openclaw_cli.memory.store.sqlite.meta import write_txn
+from openclaw_cli.memory.store.sqlite.records import text_hash
+from openclaw_cli.memory.store.vector_cache import passage_hash
 from openclaw_cli.memory.upkeep import index
+from openclaw_cli.memory.writing.purge import purge_store
 from tests.fake_embedder import CompositeFake, unit_halves
 
 
@@ -35,16 +40,16 @@ def test_new_tables_are_int8_with_their_clip_in_meta(tmp_path: Path) -> None:
     fake = CompositeFake()
     store = _store(tmp_path / "m.sqlite", fake)
     _add(store, [f"note {n} about tea" for n in range(20)])
-    table = vectors.current_table(store.conn)
+    table = vec.current_table(store.conn)
     assert table is not None
     sql = store.conn.execute("SELECT sql FROM sqlite_schema WHERE name = ?", (table,)).fetchone()[0]
     assert "int8[896]" in sql and "distance_metric=cosine" in sql
-    fmt = vectors.table_format(store.conn, table)
+    fmt = vec.table_format(store.conn, table)
     assert fmt.dtype == "int8" and fmt.clip == codec.int8_format(896).clip
     blob = store.conn.execute(f"SELECT embedding FROM {table} LIMIT 1").fetchone()[0]
     assert len(blob) == 896
     query = fake.embed_query("note 3 about tea").vector
-    top = vectors.knn(store.conn, table, query, 3, vectors.VectorFilter())
+    top = vec.knn(store.conn, table, query, 3, vectors.VectorFilter())
     assert top[0][1] == pytest.approx(2.0, abs=0.01)  # the same text: a cosine of 1 in each unit half
     store.close()
 
@@ -53,34 +58,34 @@ def test_a_float32_table_keeps_working_until_a_rebuild_makes_it_int8(tmp_path: P
     fake = CompositeFake()
     store = _store(tmp_path / "m.sqlite", fake)
     with write_txn(store.conn):  # a database made before int8 storage: no format in meta
-        old = vectors.create_table(store.conn, 896, codec.FLOAT32)
-        vectors.set_current(store.conn, old, fake.identity)
+        old = vec.create_table(store.conn, 896, codec.FLOAT32)
+        vec.set_current(store.conn, old, fake.identity)
     texts = [f"memory {n} about {t}" for n, t in enumerate(["tea", "rust", "deploys"] * 10)]
     _add(store, texts)
-    assert vectors.table_format(store.conn, old) == codec.FLOAT32
+    assert vec.table_format(store.conn, old) == codec.FLOAT32
     assert len(store.conn.execute(f"SELECT embedding FROM {old} LIMIT 1").fetchone()[0]) == 896 * 4
     query = fake.embed_query(texts[4]).vector
     before = [r for r, _ in store.vector_matrix().knn(query, 5, vectors.VectorFilter())]
-    assert before == [r for r, _ in vectors.knn(store.conn, old, query, 5, vectors.VectorFilter())]
+    assert before == [r for r, _ in vec.knn(store.conn, old, query, 5, vectors.VectorFilter())]
     calls = fake.calls
     report = index.rebuild(store, fake)
     assert fake.calls == calls  # every vector came from the old table (the embedding cache)
-    new = vectors.current_table(store.conn)
+    new = vec.current_table(store.conn)
     assert new == report.vector_table and new != old
-    assert vectors.table_format(store.conn, new).is_int8
+    assert vec.table_format(store.conn, new).is_int8
     assert (
         store.conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'vector_%:' || ?", (old,)).fetchone()[0]
         == 0
     )
     after = [r for r, _ in store.vector_matrix().knn(query, 5, vectors.VectorFilter())]
     assert after[0] == before[0]
-    assert [r for r, _ in vectors.knn(store.conn, new, query, 5, vectors.VectorFilter())] == after
+    assert [r for r, _ in vec.knn(store.conn, new, query, 5, vectors.VectorFilter())] == after
     store.close()
 
 
 def test_migration_moves_the_cache_into_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "m.sqlite"
-    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:1])
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
     old = open_db(path)
     with write_txn(old):
         old.execute(
@@ -94,12 +99,12 @@ def test_migration_moves_the_cache_into_records(tmp_path: Path, monkeypatch: pyt
     old.close()
     monkeypatch.undo()
     conn = open_db(path)
-    assert conn.execute("SELECT text_hash FROM records").fetchone()[0] == db.text_hash("likes tea")
+    assert conn.execute("SELECT text_hash FROM records").fetchone()[0] == text_hash("likes tea")
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
     assert "embedding_cache" not in names and "records_by_text_hash" in names
     assert conn.execute("SELECT new_value FROM history").fetchone()[0] is None
     conn.close()
-    assert db.migrate(open_db(path)) == []
+    assert migrations.migrate(open_db(path)) == []
 
 
 def test_cache_hits_come_from_the_vector_table_and_purge_leaves_no_hash(tmp_path: Path) -> None:
@@ -110,7 +115,7 @@ def test_cache_hits_come_from_the_vector_table_and_purge_leaves_no_hash(tmp_path
     again = store.embed_cached(fake, ["likes tea", "brand new text"])
     assert fake.calls == calls + 1  # only the new text was embedded
     assert np.allclose(again[0], fake.embed_passages(["likes tea"])[0], atol=codec.int8_format(896).step)
-    store.purge_user("alice")
+    purge_store(store, "alice")
     assert store.conn.execute("SELECT count(*) FROM records WHERE text_hash IS NOT NULL").fetchone()[0] == 0
     assert store.cached_vectors("fake:composite-minilm-512:896", [passage_hash("likes tea")]) == {}
     store.close()
@@ -146,10 +151,10 @@ def _composite_matrix(tmp_path: Path, data: np.ndarray) -> tuple[Any, vector_mat
     """A two-leg store of `data` (rows alternate between users u1 and u0), and its warm matrix."""
     conn = open_db(tmp_path / "m.sqlite")
     with write_txn(conn):
-        table = vectors.create_table(conn, 896)
-        vectors.set_current(conn, table, CompositeFake().identity)
+        table = vec.create_table(conn, 896)
+        vec.set_current(conn, table, CompositeFake().identity)
         for n, vector in enumerate(data, start=1):
-            vectors.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
+            vec.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
     matrix = vector_matrix.VectorMatrix()
     matrix.refresh(conn)
     return conn, matrix
@@ -198,7 +203,7 @@ def test_weightings_of_the_halves_searched_together_match_one_by_one(
     for query in unit_halves(rng, 10, centers):
         for where in (vectors.VectorFilter(), vectors.VectorFilter(user_id="u1")):
             together = vectors.knn_scaled(matrix, query, (384, 512), scalings, 20, where)
-            table_source = vectors.TableSource(conn, vectors.current_table(conn))
+            table_source = vec.TableSource(conn, vec.current_table(conn))
             for factors, found in zip(scalings, together, strict=True):
                 alone = matrix.knn(vectors.scale_legs(query, (384, 512), factors), 20, where)
                 assert [r for r, _ in found] == [r for r, _ in alone]

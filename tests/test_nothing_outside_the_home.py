@@ -1,7 +1,7 @@
 """Everything the CLI writes stays in its home: nothing in the user's home directory or the temp directory.
 
 Two libraries write outside by default: onnxruntime queues usage telemetry in ~/.cache/Microsoft and a
-`.ses` file in the temp directory (memory/embedding/onnx_runtime.py turns that off), and tiktoken copies the BPE
+`.ses` file in the temp directory (openclaw_cli/onnx_runtime.py turns that off), and tiktoken copies the BPE
 files it reads into $TMPDIR/data-gym-cache (sessions/tokens.py reads them itself).
 """
 

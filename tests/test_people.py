@@ -12,7 +12,7 @@ from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store import people
-from openclaw_cli.memory.store.db import open_db
+from openclaw_cli.memory.store.sqlite.connection import open_db
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 
@@ -42,16 +42,16 @@ def test_the_owner_of_relations_named_twice_and_never_introduced_is_the_users_ow
     add(service, "Gao Feng's sister Mei lives in Xiamen.", user_id="lin")  # owned once, and introduced
     add(service, "Gao Feng's friend Tom plays chess.", user_id="lin")  # owned twice, but introduced
     store = service.store(service.db_path("user"))
-    assert people.own_names(store.conn, "lin") == frozenset()
+    assert people.own_names(store.storage, "lin") == frozenset()
     add(service, "Lin's sister Lin Xiao was born on October 8.", user_id="lin")
     add(service, "林伟的房东陈曦是产品经理。", user_id="lin")
-    assert people.own_names(store.conn, "lin") == {"Lin", "林伟"}
-    assert people.own_names(store.conn, None) == frozenset()  # no single user
+    assert people.own_names(store.storage, "lin") == {"Lin", "林伟"}
+    assert people.own_names(store.storage, None) == frozenset()  # no single user
     for text in ("Lin's manager Pan Tao", "Lin's landlord Chen Xi", "林伟的邻居高峰", "Lin's cousin Ma Jun"):
         add(service, text + " likes tea.", user_id="lin")
     add(service, "Zoe's brother plays chess.", user_id="lin")
     add(service, "Zoe's sister plays go.", user_id="lin")  # Zoe owns two, Lin five: Zoe is not the user
-    assert people.own_names(store.conn, "lin") == {"Lin", "林伟"}
+    assert people.own_names(store.storage, "lin") == {"Lin", "林伟"}
     service.close()
 
 

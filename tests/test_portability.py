@@ -11,7 +11,7 @@ import pytest
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.portability.transfer import InvalidExport
-from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.sqlite import vec
 from tests.fake_embedder import CompositeFake
 from tests.portability_helpers import (
     HEADER,
@@ -253,11 +253,11 @@ def test_an_import_with_another_embedder_re_embeds_and_never_copies(tmp_path: Pa
     report = import_file(target, path)
     assert report.pending_vectors == 0 and small.calls >= 1
     for store in target.existing_stores():
-        assert vectors.stored_identity(store.conn) == small.identity.to_dict()
-        table = vectors.current_table(store.conn)
+        assert vec.stored_identity(store.conn) == small.identity.to_dict()
+        table = vec.current_table(store.conn)
         assert table is not None
         for rid, l0 in store.conn.execute("SELECT rowid, l0 FROM records"):
-            stored = vectors.read(store.conn, table, [rid])[rid]
+            stored = vec.read(store.conn, table, [rid])[rid]
             assert stored.shape == (64,)
             assert float(np.dot(stored, small.vector(l0))) > 0.99
 
@@ -270,7 +270,7 @@ def test_an_import_into_a_store_indexed_by_another_embedder_leaves_vectors_pendi
     report = import_file(target, path)
     assert report.pending_vectors == 1 and any("--rebuild" in w for w in report.warnings)
     store = next(target.existing_stores())
-    assert vectors.stored_identity(store.conn) == CompositeFake().identity.to_dict()
+    assert vec.stored_identity(store.conn) == CompositeFake().identity.to_dict()
     assert target.get("mem-1").vector_status == "pending"
 
 

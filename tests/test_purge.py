@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.store.memory_store import passage_hash
-from openclaw_cli.memory.writing.purge import vector_tables
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.vec import all_tables as vector_tables
+from openclaw_cli.memory.store.vector_cache import passage_hash
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 
@@ -167,9 +168,8 @@ def test_purge_with_an_empty_user_id_is_refused(tmp_path: Path) -> None:
 
 
 def _key(store: Any) -> str:
-    from openclaw_cli.memory.store import vectors
-    from openclaw_cli.memory.store.memory_store import embedder_key
+    from openclaw_cli.memory.store.vector_cache import embedder_key
 
-    identity = vectors.stored_identity(store.conn)
+    identity = vec.stored_identity(store.conn)
     assert identity is not None
     return embedder_key(identity)

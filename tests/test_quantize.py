@@ -79,7 +79,7 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
         [sys.executable, "-c", script, str(tmp_path / "models")], env=env, cwd=root, capture_output=True
     )
     assert done.returncode == 0, done.stderr
-    # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (memory/embedding/onnx_runtime.py).
+    # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (openclaw_cli/onnx_runtime.py).
     assert list(system_temp.iterdir()) == []
     assert [p.suffix for p in (tmp_path / "models").iterdir()] == [".onnx"]
 
@@ -90,7 +90,7 @@ def test_the_quantizer_stays_quiet_until_the_last_parallel_conversion_ends() -> 
     # reached the CLI's stderr ("WARNING:root:Please consider to run pre-processing...").
     import logging
 
-    from openclaw_cli.memory.embedding.onnx_runtime import quiet_quantizer
+    from openclaw_cli.onnx_runtime import quiet_quantizer
 
     first, second = quiet_quantizer(), quiet_quantizer()
     first.__enter__()

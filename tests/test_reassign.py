@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.errors import InvalidInput, UsageError
-from openclaw_cli.memory.store.db import open_db
-from openclaw_cli.memory.store.vectors import current_table
+from openclaw_cli.memory.store.sqlite.connection import open_db
+from openclaw_cli.memory.store.sqlite.vec import current_table
 from openclaw_cli.memory.writing.reassign import ReassignRequest, reassign
 from openclaw_cli.paths import Home
 from tests.conftest import ROOT, Result, base_env, run_cli
@@ -422,12 +422,15 @@ def test_an_older_database_keeps_its_history_and_learns_the_reassign_action(
 ) -> None:
     import apsw
 
-    from openclaw_cli.memory.store import db
+    from openclaw_cli.memory.store.sqlite import migrations
+    from openclaw_cli.memory.store.sqlite.connection import open_db
 
     path = tmp_path / "m.sqlite"
     with monkeypatch.context() as patch:
-        patch.setattr(db, "MIGRATIONS", [m for m in db.MIGRATIONS if m[0] != "0010_history_reassign"])
-        old = db.open_db(path)
+        patch.setattr(
+            migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] != "0010_history_reassign"]
+        )
+        old = open_db(path)
         old.execute(
             "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) VALUES "
             "('mem-1', 'default', 'add', NULL, NULL, '2026-01-01T00:00:00.000Z', NULL), "
@@ -437,7 +440,7 @@ def test_an_older_database_keeps_its_history_and_learns_the_reassign_action(
             old.execute("INSERT INTO history(record_id, action, at) VALUES ('mem-1', 'reassign', 'now')")
         rows = old.execute("SELECT * FROM history ORDER BY seq").fetchall()
         old.close()
-    conn = db.open_db(path)
+    conn = open_db(path)
     assert conn.execute("SELECT * FROM history ORDER BY seq").fetchall() == rows
     conn.execute("INSERT INTO history(record_id, action, at) VALUES ('mem-1', 'reassign', 'now')")
     with pytest.raises(apsw.ConstraintError):

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import open_db
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.connection import open_db
 from tests.memory_helpers import add, service_for
 
 TURNS = [
@@ -88,7 +88,7 @@ def test_an_older_database_gets_its_languages_migrated(tmp_path: Path) -> None:
 def _stored_vectors(path: Path) -> dict[str, bytes]:
     conn = open_db(path)
     try:
-        table = vectors.current_table(conn)
+        table = vec.current_table(conn)
         return {
             str(l0): bytes(blob)
             for l0, blob in conn.execute(
@@ -115,15 +115,15 @@ def test_the_migration_gives_an_older_turn_the_vector_a_new_store_gives_it(tmp_p
     path = older.db_path("user")
     older.close()
     conn = open_db(path)  # as written before: the turn's English half from another English text
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     rowid = {str(l0): int(r) for r, l0 in conn.execute("SELECT rowid, l0 FROM records")}
     turn, english = rowid[texts[0]], rowid[texts[1]]
-    mixed = vectors.read(conn, table, [turn])[turn].copy()
-    mixed[:384] = vectors.read(conn, table, [english])[english][:384]
+    mixed = vec.read(conn, table, [turn])[turn].copy()
+    mixed[:384] = vec.read(conn, table, [english])[english][:384]
     scope, user_id, category = conn.execute(
         "SELECT scope, user_id, category FROM records WHERE rowid = ?", (turn,)
     ).fetchone()
-    vectors.upsert(conn, table, turn, mixed, (scope, user_id or "", category))
+    vec.upsert(conn, table, turn, mixed, (scope, user_id or "", category))
     conn.execute("UPDATE records SET language = 'mixed' WHERE rowid = ?", (turn,))
     conn.execute("DELETE FROM schema_migrations WHERE name = '0009_language_of_l0'")
     before = bytes(conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (turn,)).fetchone()[0])

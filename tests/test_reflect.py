@@ -13,7 +13,7 @@ from openclaw_cli.errors import Conflict, InvalidInput
 from openclaw_cli.llm import InvalidReply, ModelUnavailable
 from openclaw_cli.memory.reflect.run import LAST_RUN_KEY, reflection_due, run_lock, run_reflection
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store.db import get_meta
+from openclaw_cli.memory.store.sqlite.meta import get_meta
 from tests import fake_openai as fake_server
 from tests.fake_openai import FakeOpenAI
 from tests.memory_helpers import add, service_for
@@ -452,7 +452,8 @@ def test_the_prompt_shows_references_and_dates_not_ids(
 
 def test_nested_write_transactions_commit_or_roll_back_as_one(tmp_path: Path) -> None:
     """Reflection's one transaction per database holds write_memories' own transactions as savepoints."""
-    from openclaw_cli.memory.store.db import open_db, set_meta, write_txn
+    from openclaw_cli.memory.store.sqlite.connection import open_db
+    from openclaw_cli.memory.store.sqlite.meta import set_meta, write_txn
 
     conn = open_db(tmp_path / "memory.sqlite")
     with pytest.raises(RuntimeError), write_txn(conn):

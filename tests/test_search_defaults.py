@@ -22,7 +22,7 @@ from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory.embedding.loader import LOCAL_MODELS
 from openclaw_cli.memory.search.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.sqlite import vec
 from tests import fusion_eval
 from tests.evalset import HALVES, build_service, evaluate, load_queries
 
@@ -71,7 +71,7 @@ def evaluation(
     model = None if request.param == EMBEDDERS[0] else request.param
     service = build_service(Path(tmp_path_factory.mktemp("eval")), model)
     store = next(iter(service.existing_stores()))
-    profile = profile_for(vectors.stored_identity(store.conn))
+    profile = profile_for(vec.stored_identity(store.conn))
     halves = {half: fusion_eval.prepare(service, load_queries(half=half)) for half in HALVES}
     yield Evaluation(service, halves, profile)
     service.close()

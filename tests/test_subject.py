@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from openclaw_cli.memory.search import subject
-from openclaw_cli.memory.search.subject import Subject
+from openclaw_cli.memory.text import subject
+from openclaw_cli.memory.text.subject import Subject
 
 NAMES = frozenset({"Bob", "Lin Xiao", "高峰", "老周"})
 

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.findings import Finding, Severity
-from openclaw_cli.memory.store.db import DatabaseDamaged, DatabasePermissionError
+from openclaw_cli.memory.store.sqlite.connection import DatabaseDamaged, DatabasePermissionError
 from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT
 from openclaw_cli.paths import Home
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.memory.upkeep.index import IndexCheck
+    from openclaw_cli.memory.upkeep.index_check import IndexCheck
 
 
 def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[Finding]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
-from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.search.result import merge_results
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import (
@@ -34,10 +34,8 @@ from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from openclaw_cli.config import MemorySettings
-    from openclaw_cli.memory.embedding.onnx_embedder import Embedder, EmbedderIdentity, QueryEmbedding
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
 
@@ -106,21 +104,9 @@ class MemoryService:
 
     def model_needs_preparing(self) -> bool:
         """True when the next embedding will first convert a packaged model (seconds, once per home)."""
-        if self.settings.embedding.provider != "local":
-            return False
-        from openclaw_cli.memory.embedding import models, use_m3
-        from openclaw_cli.memory.embedding.loader import expected_identity
-        from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
-        from openclaw_cli.memory.embedding.quantize import cached_name
+        from openclaw_cli.memory.embedding.deferred import model_needs_preparing
 
-        model = str(expected_identity(self.settings.embedding).model)  # type: ignore[union-attr]
-        cache = self.model_cache_dir()
-        if model != models.MINILM and use_m3.needs_conversion(cache):
-            return True
-        if model == models.USE_M3:
-            return False
-        source, _ = local_model_files()
-        return not (cache / cached_name(source)).exists()
+        return model_needs_preparing(self.settings.embedding, self.model_cache_dir())
 
     def store(self, path: Path, *, create: bool = True) -> MemoryStore:
         if path not in self._stores:
@@ -290,9 +276,11 @@ class MemoryService:
 
             reranker = create_reranker(search.rerank)
         embedder: Embedder | None = None
-        if vectors.current_table(store.conn) is not None:
+        if store.storage.has_vectors():
             # While a preload runs, the searcher gets the embedder when it first uses it (after the
             # keyword leg), not now.
+            from openclaw_cli.memory.embedding.deferred import DeferredEmbedder
+
             embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
         return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
 
@@ -310,18 +298,7 @@ class MemoryService:
             store.has_user(request.user_id) for store in self.existing_stores()
         ):
             results[0].warnings.append(f"no memories of user {request.user_id!r} (user ids match exactly)")
-        if len(results) == 1:
-            return results[0]
-        merged = results[0]
-        seen = {hit.record.id for hit in merged.hits}
-        for other in results[1:]:
-            merged.hits += [hit for hit in other.hits if hit.record.id not in seen]
-            merged.warnings += other.warnings
-            for stage, value in other.timings_ms.items():
-                merged.timings_ms[stage] = merged.timings_ms.get(stage, 0.0) + value
-        merged.hits.sort(key=lambda hit: -hit.candidate.score)
-        merged.hits = merged.hits[: request.k]
-        return merged
+        return results[0] if len(results) == 1 else merge_results(results, request.k)
 
     # ------------------------------------------------------------------ maintenance
 
@@ -359,7 +336,7 @@ class MemoryService:
         return configured_identity(self.settings.embedding)
 
     def check_indexes(self) -> list[Any]:
-        from openclaw_cli.memory.upkeep.index import check
+        from openclaw_cli.memory.upkeep.index_check import check
 
         configured, problem = self.configured_identity()
         return [check(store, configured, problem) for store in self.existing_stores()]
@@ -393,34 +370,8 @@ class MemoryService:
         return sum(pending_count(store) for store in self.existing_stores())
 
     def status(self) -> dict[str, Any]:
-        from openclaw_cli.memory.store.persons import merged, persons
-        from openclaw_cli.memory.upkeep.status import database_status
+        from openclaw_cli.memory.upkeep.status import agent_status
 
         configured, problem = self.configured_identity()
         stores = list(self.existing_stores())
-        return {
-            "agent": self.agent_id,
-            "shareUserMemory": self.settings.share_user_memory,
-            "configuredEmbedder": configured,
-            "embedderProblem": problem,
-            # Whose memories this agent reads: its own store's and, when shared, the shared store's.
-            "persons": [p.to_dict() for p in merged([persons(store.conn) for store in stores])],
-            "databases": [database_status(store, configured, problem) for store in stores],
-        }
-
-
-class DeferredEmbedder:
-    """An `Embedder` got from its factory on first use (the factory blocks while a preload runs)."""
-
-    def __init__(self, factory: Callable[[], Embedder]) -> None:
-        self._factory = factory
-
-    @property
-    def identity(self) -> EmbedderIdentity:
-        return self._factory().identity
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._factory().embed_passages(texts)
-
-    def embed_query(self, text: str) -> QueryEmbedding:
-        return self._factory().embed_query(text)
+        return agent_status(self.agent_id, self.settings.share_user_memory, stores, configured, problem)

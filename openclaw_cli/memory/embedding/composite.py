@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.embedding.models import COMPOSITE, LANGUAGE_TRUST
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
+from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST
+from openclaw_cli.memory.store.layout import unread_half as unread_half
 from openclaw_cli.memory.text.analysis import detect_language
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class CompositeEmbedder:
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Both halves for English and mixed texts; for the others (Chinese, Japanese...) the English
-        model is not run: search and dedup give its half no weight (embedding/models.py LANGUAGE_TRUST), and it is
+        model is not run: search and dedup give its half no weight (store/layout.py LANGUAGE_TRUST), and it is
         ~80% of the embedding time of a short text."""
         import numpy as np
 
@@ -65,17 +66,3 @@ class CompositeEmbedder:
             if self._helper is None:
                 self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embed")
             return self._helper
-
-
-def unread_half(dimensions: int) -> np.ndarray:
-    """The English half stored for a text the English model cannot read.
-
-    Unit-norm like a real half, so every stored vector keeps the same norm and the nearest-neighbour scans
-    (cosine over the whole vector) rank memories exactly as they would with a computed half; spread evenly
-    over the components, so int8 storage keeps it without clipping; alternating in sign, so it is nearly
-    orthogonal to any real sentence vector. Constant, so a text's vector never depends on anything else.
-    """
-    import numpy as np
-
-    signs = np.where(np.arange(dimensions) % 2 == 0, 1.0, -1.0)
-    return (signs / np.sqrt(dimensions)).astype(np.float32)

@@ -111,7 +111,7 @@ def _local_embedder(
     settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path, fast_start: bool
 ) -> Embedder:
     """The packaged models: MiniLM and USE-m3 side by side (the default), or either alone."""
-    from openclaw_cli.memory.embedding import models
+    from openclaw_cli.memory.store import layout as models
 
     model = _check_local(settings)
     if model == models.USE_M3:
@@ -178,7 +178,7 @@ def _check_local(settings: EmbeddingSettings) -> str:
     """The packaged model these settings name (the English + multilingual pair unless one is named).
 
     The packaged models are fixed; silently ignoring a different name would store vectors under a lie."""
-    from openclaw_cli.memory.embedding import models
+    from openclaw_cli.memory.store import layout as models
 
     model = settings.model or models.COMPOSITE
     if model not in LOCAL_MODELS:

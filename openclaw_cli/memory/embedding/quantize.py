@@ -46,7 +46,7 @@ def int8_compute_model(source: Path, cache_dir: Path) -> Path:
 
 
 def _convert(source: Path, target: Path) -> None:
-    from openclaw_cli.memory.embedding.onnx_runtime import quiet_quantizer, runtime
+    from openclaw_cli.onnx_runtime import quiet_quantizer, runtime
 
     ort = runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic

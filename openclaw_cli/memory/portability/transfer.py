@@ -45,10 +45,7 @@ from openclaw_cli.memory.portability.format import (
     record_to_export,
     to_record,
 )
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import write_txn
 from openclaw_cli.memory.store.memory_store import MemoryStore
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -64,51 +61,29 @@ BATCH = 256
 # ---------------------------------------------------------------------------------------------- export
 
 
-def _export_filter(scope: str | None, user_id: str | None) -> tuple[str, list[Any]]:
-    clauses, params = ["deleted = 0"], []
-    if scope is not None:
-        clauses.append("+scope = ?")  # + : walk in rowid order, filtering (no sort per page)
-        params.append(scope)
-    if user_id is not None:
-        clauses.append("+user_id = ?")
-        params.append(user_id)
-    return " AND ".join(clauses), params
-
-
 def iter_live_records(
     store: MemoryStore, scope: str | None = None, user_id: str | None = None
 ) -> Iterator[MemoryRecord]:
     """Live records in rowid order, a page at a time (keyset paging: no OFFSET rescans at 100k).
 
     Callers wanting one consistent snapshot wrap the iteration in a read transaction."""
-    where, params = _export_filter(scope, user_id)
     last = 0
     while True:
-        rows = list(
-            store.conn.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND rowid > ? ORDER BY rowid LIMIT ?",
-                [*params, last, PAGE],
-            )
-        )
-        yield from (row_to_record(row) for row in rows)
+        rows = store.storage.live_after(last, PAGE, scope=scope, user_id=user_id)
+        yield from (record for _, record in rows)
         if len(rows) < PAGE:
             return
-        last = int(rows[-1][0])
+        last = rows[-1][0]
 
 
 def count_exportable(service: MemoryService, scope: str | None = None, user_id: str | None = None) -> int:
-    where, params = _export_filter(scope, user_id)
-    total = 0
-    for store in service.existing_stores():
-        row = store.conn.execute(f"SELECT count(*) FROM records WHERE {where}", params).fetchone()
-        total += int(row[0]) if row else 0
-    return total
+    return sum(store.storage.count_live(scope=scope, user_id=user_id) for store in service.existing_stores())
 
 
 def _exporter_embedder(service: MemoryService) -> dict[str, Any] | None:
     """The identity the exporting store's vectors were made with (informational: import re-embeds)."""
     for store in service.existing_stores():
-        found = vectors.stored_identity(store.conn)
+        found = store.storage.vector_identity()
         if found is not None:
             return found
     return None
@@ -127,14 +102,11 @@ def export_memories(
     """Write this agent's live memories (optionally one scope / user) to `out`; returns how many."""
     writer = ExportWriter(out, kind, header(service.agent_id, _exporter_embedder(service), now))
     for store in service.existing_stores():
-        store.conn.execute("BEGIN")  # one snapshot per database while a writer may be busy
-        try:
+        with store.storage.snapshot():  # one snapshot per database while a writer may be busy
             for record in iter_live_records(store, scope, user_id):
                 writer.write(record_to_export(record))
                 if progress is not None:
                     progress(1)
-        finally:
-            store.conn.execute("COMMIT")
     writer.finish()
     return writer.count
 
@@ -260,14 +232,8 @@ class _Target:
         """The id of a live memory of the same scope and user whose normalised L0 equals `record`'s."""
         if self.store is None:
             return None
-        # The unary + keeps the planner on the hash index: with no statistics it chose the by-user index
-        # and scanned a third of the store for each record (29 s of a 10k import).
-        row = self.store.conn.execute(
-            "SELECT id FROM records WHERE l0_hash = ? AND deleted = 0 AND +scope = ? AND +user_id IS ? "
-            "AND +id != ? LIMIT 1",
-            (record.l0_hash, record.scope, record.user_id, record.id),
-        ).fetchone()
-        return None if row is None else str(row[0])
+        known = self.store.storage.same_text(record)
+        return None if known is None else known.id
 
     def vectors_for(self, texts: list[str]) -> list[Any]:
         from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
@@ -375,7 +341,7 @@ def import_memories(
             for target in importer.targets.values():
                 assert target.store is not None
                 stack.enter_context(service.damage_guard())
-                stack.enter_context(write_txn(target.store.conn))
+                stack.enter_context(target.store.storage.transaction())
         importer.run(records, progress)  # type: ignore[arg-type]  # errors were filtered out above
     report.warnings = framing + report.warnings
     return report

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import NotFound
 from openclaw_cli.memory.reflect.plan import INSIGHT_STABILITY_FACTOR
-from openclaw_cli.memory.store.db import set_meta, write_txn
 from openclaw_cli.memory.store.forgetting import scale_stability
 from openclaw_cli.memory.store.records import FsrsState, iso
 from openclaw_cli.memory.writing.write_path import write_memories
@@ -46,10 +45,10 @@ def apply_outcomes(
         paths = dict.fromkeys([path, *(service.db_path(o.group.scope) for o in group_outcomes)])
         with ExitStack() as transactions:
             for each in paths:
-                transactions.enter_context(write_txn(service.store(each).conn))
+                transactions.enter_context(service.store(each).storage.transaction())
             for outcome in group_outcomes:
                 _apply_group(service, outcome, now)
-            set_meta(service.store(path).conn, last_run_key, iso(now))
+            service.store(path).storage.set_meta(last_run_key, iso(now))
 
 
 def _apply_group(service: MemoryService, outcome: GroupOutcome, now: datetime) -> None:

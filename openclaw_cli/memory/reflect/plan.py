@@ -20,7 +20,6 @@ from openclaw_cli.memory.reflect.prompt import (
     reference,
     topic_key,
 )
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
 from openclaw_cli.memory.writing.candidate import Candidate
 from openclaw_cli.sessions.tokens import count_tokens
 
@@ -100,16 +99,9 @@ class GroupOutcome:
 def collect_groups(service: MemoryService, categories: Sequence[str]) -> list[Group]:
     """The unreflected memories of every database this agent reads, grouped, oldest first in each."""
     groups: list[Group] = []
-    marks = ", ".join("?" for _ in categories)
     for store in service.existing_stores():
-        rows = store.conn.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 AND reflected_at IS NULL "
-            f"AND category IN ({marks}) ORDER BY scope, user_id, category, created_at, rowid",
-            tuple(categories),
-        )
         by_key: dict[tuple[str, str | None, str], list[MemoryRecord]] = {}
-        for row in rows:
-            record = row_to_record(row)
+        for record in store.storage.unreflected(categories):
             by_key.setdefault((record.scope, record.user_id, record.category), []).append(record)
         for (scope, user, category), records in by_key.items():
             groups += [Group(store.path, scope, user, category, part) for part in _parts(records)]

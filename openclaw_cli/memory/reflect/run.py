@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import Conflict, InvalidInput
 from openclaw_cli.memory.reflect.apply import apply_outcomes
 from openclaw_cli.memory.reflect.plan import REFLECTABLE, Group, GroupOutcome, ask_group, collect_groups
-from openclaw_cli.memory.store.db import get_meta
 from openclaw_cli.memory.store.records import iso, parse_iso, utc_now
 
 if TYPE_CHECKING:
     from openclaw_cli.config import LlmSettings, ReflectionSettings, Settings
     from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.store.memory_store import MemoryStore
 
 LAST_RUN_KEY = "reflection.lastRunAt"
 LOCK_NAME = "reflect.lock"
@@ -189,10 +189,10 @@ def reflection_due(service: MemoryService, settings: ReflectionSettings, now: da
     oldest: datetime | None = None
     last_run: datetime | None = None
     for store in service.existing_stores():
-        count, first = _unreflected_summary(store.conn)
+        count, first = _unreflected_summary(store)
         unreflected += count
         oldest = first if oldest is None or (first is not None and first < oldest) else oldest
-        ran = parse_iso(get_meta(store.conn, LAST_RUN_KEY))
+        ran = parse_iso(store.storage.get_meta(LAST_RUN_KEY))
         last_run = ran if last_run is None or (ran is not None and ran > last_run) else last_run
     if unreflected >= settings.min_unreflected:
         return DueState(
@@ -216,20 +216,17 @@ def reflection_due(service: MemoryService, settings: ReflectionSettings, now: da
     )
 
 
-def _unreflected_summary(conn: Any, categories: Sequence[str] = REFLECTABLE) -> tuple[int, datetime | None]:
-    marks = ", ".join("?" for _ in categories)
-    count, first = conn.execute(
-        "SELECT COUNT(*), MIN(created_at) FROM records "
-        f"WHERE deleted = 0 AND reflected_at IS NULL AND category IN ({marks})",
-        tuple(categories),
-    ).fetchone()
-    return int(count), parse_iso(first)
+def _unreflected_summary(
+    store: MemoryStore, categories: Sequence[str] = REFLECTABLE
+) -> tuple[int, datetime | None]:
+    count, first = store.storage.unreflected_summary(categories)
+    return count, parse_iso(first)
 
 
 def unreflected_count(service: MemoryService, category: str | None = None) -> int:
     """How many memories a run would reflect on (the total of a progress bar)."""
     categories = reflectable_categories(category)
-    return sum(_unreflected_summary(store.conn, categories)[0] for store in service.existing_stores())
+    return sum(_unreflected_summary(store, categories)[0] for store in service.existing_stores())
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """The search steps that read who a memory is about and where it was said, after fusion.
 
-- Subjects: a memory about someone the query does not name counts for less (search/subject.py, store/people.py).
+- Subjects: a memory about someone the query does not name counts for less (text/subject.py, store/people.py).
 - Dialogue: the best hits lend relevance to what was said next to them (search/dialogue.py).
 - Answer kind: when the query asks for a time or a quantity, a memory holding none counts for less
   (search/answer_type.py).
@@ -16,15 +16,16 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.search import answer_type, dialogue, subject
+from openclaw_cli.memory.search import answer_type, dialogue
 from openclaw_cli.memory.search.candidate import Candidate, by_relevance
 from openclaw_cli.memory.store import people
+from openclaw_cli.memory.text import subject
 
 if TYPE_CHECKING:
     from openclaw_cli.config import SearchSettings
     from openclaw_cli.memory.store.memory_store import MemoryStore
+    from openclaw_cli.memory.store.protocol import VectorFilter
     from openclaw_cli.memory.store.record_rows import RankingFacts
-    from openclaw_cli.memory.store.vectors import VectorFilter
 
 SUBJECT_CACHE = 50_000  # memories whose subject (and answer kinds) a warm searcher keeps (~10 MB at most)
 # A memory about someone else that alone holds every word of a topic query is spared the other-person
@@ -58,8 +59,8 @@ class ContextSteps:
         fact_factor, turn_factor = self.settings.other_person_factor, self.settings.other_person_turn_factor
         if min(fact_factor, turn_factor) >= 1.0 or not merged:
             return
-        names = people.cast(self.store.conn, user_id)
-        asked = subject.query_subject(query, names, people.own_names(self.store.conn, user_id))
+        names = people.cast(self.store.storage, user_id)
+        asked = subject.query_subject(query, names, people.own_names(self.store.storage, user_id))
         cast = subject.cast_pattern(names)
         if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
             self._subjects_of = (cast, {})
@@ -128,7 +129,7 @@ class ContextSteps:
             if place is None:
                 continue
             if place.session not in sessions:
-                sessions[place.session] = dialogue.session_rows(self.store.conn, place.session, where)
+                sessions[place.session] = dialogue.session_rows(self.store.storage, place.session, where)
             question = subject.is_question(facts[cand.rowid].l0)
             for rowid, value in dialogue.lent_relevance(
                 place, cand.relevance, question, sessions[place.session], shares

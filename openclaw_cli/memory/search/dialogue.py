@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import apsw
-
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.protocol import MemoryStorage, VectorFilter
 
 
 @dataclass(frozen=True)
@@ -59,19 +57,13 @@ def place_of(source: Any) -> Place | None:
     return Place(session, min(indexes), max(indexes)) if indexes else None
 
 
-def session_rows(conn: apsw.Connection, session: str, where: VectorFilter) -> list[tuple[int, Place]]:
+def session_rows(storage: MemoryStorage, session: str, where: VectorFilter) -> list[tuple[int, Place]]:
     """Every live memory said in `session` that the request may return, with its place."""
-    clause, params = where.sql()
-    rows = conn.execute(
-        "SELECT rowid, source FROM records WHERE json_extract(source, '$.sessionId') = ? "
-        f"AND deleted = 0 AND source IS NOT NULL{clause}",
-        [session, *params],
-    )
     found = []
-    for rowid, source in rows:
+    for rowid, source in storage.session_places(session, where):
         place = place_of(source)
         if place is not None:
-            found.append((int(rowid), place))
+            found.append((rowid, place))
     return found
 
 

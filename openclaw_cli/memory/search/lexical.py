@@ -1,4 +1,5 @@
-"""The keyword side of search: BM25 candidates from FTS5, and a lexical relevance in [0, 1].
+"""The keyword side of search: which terms to search for, and a lexical relevance in [0, 1] (the BM25
+candidates themselves come from the storage's keyword index, `MemoryStorage.keyword_candidates`).
 
 BM25 scores rank documents for one query but mean nothing across queries. The relevance here does: it is
 the share of the query's information a memory contains. Each query term weighs by its specificity (1 for
@@ -12,32 +13,13 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.text.analysis import fts_match
-
 if TYPE_CHECKING:
-    import apsw
-
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.protocol import MemoryStorage
 
 COMMON_TERM_SHARE = 0.05
 COMMON_TERM_MIN_DOCS = 1000
 # A term found in at most this share of the memories is fully specific.
 SPECIFIC_SHARE = 0.02
-MAX_FETCH = 20_000
-
-
-def store_size(conn: apsw.Connection) -> int:
-    """An upper bound of the number of memories, in O(log n): the largest rowid."""
-    row = conn.execute("SELECT max(rowid) FROM records").fetchone()
-    return int((row and row[0]) or 0)
-
-
-def document_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
-    if not terms:
-        return {}
-    marks = ", ".join("?" for _ in terms)
-    rows = conn.execute(f"SELECT term, doc FROM temp.records_vocab WHERE term IN ({marks})", list(terms))
-    return {str(term): int(doc) for term, doc in rows}
 
 
 def specificity(count: int, size: int) -> float:
@@ -63,51 +45,8 @@ def without_common_terms(terms: Sequence[str], counts: dict[str, int], size: int
     return kept or [min(terms, key=lambda t: counts.get(t, 0))]
 
 
-def bm25_candidates(
-    conn: apsw.Connection, terms: Sequence[str], where: VectorFilter, pool: int
-) -> list[tuple[int, float]]:
-    """(rowid, BM25 score) of the best `pool` live matches, best first.
-
-    FTS5 ranks its own matches first and the filter is applied afterwards: joining every match to
-    `records` before sorting cost 13.6 ms p50 at 100k memories against 5 ms this way. The FTS index holds
-    only live records, so without a filter no join is needed; with one, the fetch deepens until enough
-    rows pass it.
-    """
-    expression = fts_match(terms)
-    if expression is None:
-        return []
-    clause, params = where.sql()
-    fetch = pool if not clause else pool * 4
-    while True:
-        rows = [
-            (int(rowid), -float(score))
-            for rowid, score in conn.execute(
-                "SELECT rowid, bm25(records_fts, 1.0, 0.4) AS s FROM records_fts WHERE records_fts MATCH ? "
-                "ORDER BY s LIMIT ?",
-                (expression, fetch),
-            )
-        ]
-        if not clause:
-            return rows
-        allowed = _passing(conn, [r for r, _ in rows], clause, params)
-        kept = [(rowid, score) for rowid, score in rows if rowid in allowed]
-        if len(kept) >= pool or len(rows) < fetch or fetch >= MAX_FETCH:
-            return kept[:pool]
-        fetch *= 4
-
-
-def _passing(conn: apsw.Connection, rowids: Sequence[int], clause: str, params: list[object]) -> set[int]:
-    passing: set[int] = set()
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT rowid FROM records WHERE rowid IN ({marks}) AND deleted = 0{clause}"
-        passing.update(int(r[0]) for r in conn.execute(sql, (*chunk, *params)))
-    return passing
-
-
 def relevance(
-    conn: apsw.Connection, rowids: Iterable[int], terms: Sequence[str], weights: dict[str, float]
+    storage: MemoryStorage, rowids: Iterable[int], terms: Sequence[str], weights: dict[str, float]
 ) -> dict[int, float]:
     """For each memory, the specificity-weighted share of the query's terms it contains, in [0, 1].
 
@@ -125,17 +64,12 @@ def relevance(
     spaced = all(t and not any(c.isspace() for c in t) for t in terms)
     probes = [(f" {t} ", t, weights.get(t, 0.0)) for t in terms]
     out: dict[int, float] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        for rowid, l0, l1 in conn.execute(
-            f"SELECT rowid, l0, l1 FROM records_fts WHERE rowid IN ({marks})", chunk
-        ):
-            if spaced:
-                row = f" {l0} {l1 or ''} "
-                held_weight = sum(weight for probe, _, weight in probes if probe in row)
-            else:
-                held = set(str(l0).split()) | set(str(l1 or "").split())
-                held_weight = sum(weight for _, t, weight in probes if t in held)
-            out[int(rowid)] = held_weight / total * strength
+    for rowid, (l0, l1) in storage.indexed_terms(wanted).items():
+        if spaced:
+            row = f" {l0} {l1} "
+            held_weight = sum(weight for probe, _, weight in probes if probe in row)
+        else:
+            held = set(l0.split()) | set(l1.split())
+            held_weight = sum(weight for _, t, weight in probes if t in held)
+        out[rowid] = held_weight / total * strength
     return {rowid: out.get(rowid, 0.0) for rowid in wanted}

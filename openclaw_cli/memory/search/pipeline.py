@@ -99,7 +99,7 @@ class HybridSearcher:
         self.reranker = reranker
         self.warm = warm
         self.disabled = disabled
-        self.profile = profile_for(vectors.stored_identity(store.conn), settings)
+        self.profile = profile_for(store.storage.vector_identity(), settings)
         self.context = ContextSteps(store, settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
@@ -131,9 +131,9 @@ class HybridSearcher:
         self._term_weights(p.result.terms)
 
     def _term_weights(self, terms: Sequence[str]) -> None:
-        conn = self.store.conn
-        self._size = lexical.store_size(conn)
-        self._counts = lexical.document_counts(conn, terms)
+        storage = self.store.storage
+        self._size = storage.store_size()
+        self._counts = storage.document_counts(terms)
         self._weights = {
             t: lexical.specificity(self._counts.get(t, 0), self._size)
             * (STOPWORD_WEIGHT if is_stopword(t) else 1.0)
@@ -147,7 +147,7 @@ class HybridSearcher:
         terms = p.result.terms
         searched = lexical.without_common_terms(terms, self._counts, self._size)
         pool = max(self.settings.candidates, p.request.k)
-        hits = lexical.bm25_candidates(self.store.conn, searched, p.where, pool)
+        hits = self.store.storage.keyword_candidates(searched, p.where, pool)
         # A short list holds every memory matching a searched term: the others hold none of them.
         p.every_match_listed = len(hits) < pool and len(searched) == len(terms)
         for rank, (rowid, score) in enumerate(hits, start=1):
@@ -159,15 +159,9 @@ class HybridSearcher:
         request, result = p.request, p.result
         if request.mode == "bm25":
             return
-        if self.embedder is None or vectors.current_table(self.store.conn) is None:
+        if self.embedder is None or not self.store.storage.has_vectors():
             # Degraded search must say so: every vector is pending (the embedder failed when they were stored).
-            pending = next(
-                iter(
-                    self.store.conn.execute(
-                        "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
-                    )
-                )
-            )[0]
+            pending = self.store.storage.pending_vectors()
             if pending:
                 result.warnings.append(
                     f"{pending} memories have no vector yet (the embedder was unavailable when they were "
@@ -177,7 +171,7 @@ class HybridSearcher:
         from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
 
         try:  # an API embedder without configured dimensions calls the API to learn its identity
-            if not vectors.identity_matches(self.store.conn, self.embedder.identity):
+            if not self.store.identity_matches(self.embedder):
                 result.warnings.append(
                     "the configured embedder differs from the one this index was built with: vector search "
                     "is off until `openclaw memory index --rebuild` re-embeds it"
@@ -225,11 +219,9 @@ class HybridSearcher:
         return None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
 
     def _source(self) -> semantic.VectorSource:
-        table = vectors.current_table(self.store.conn)
-        assert table is not None
         if self.warm:
             return self.store.vector_matrix()
-        return vectors.TableSource(self.store.conn, table)
+        return self.store.storage.vector_source()
 
     def _similarity(self, p: Pass) -> None:
         """One similarity per candidate from its per-model cosines, weighed by the query's and the
@@ -251,7 +243,7 @@ class HybridSearcher:
         # every match, the vector-only candidates are known to hold no query term and are not read.
         readable = [c.rowid for c in p.candidates if c.bm25_rank is not None or not p.every_match_listed]
         scores = (
-            lexical.relevance(self.store.conn, readable, terms, self._weights)
+            lexical.relevance(self.store.storage, readable, terms, self._weights)
             if p.request.mode != "vector"
             else {}
         )

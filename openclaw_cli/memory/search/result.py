@@ -111,3 +111,18 @@ def validate_request(request: SearchRequest) -> None:
         raise InvalidInput("the query contains a NUL character")
     if not 1 <= request.k <= MAX_K:
         raise InvalidInput(f"k must be between 1 and {MAX_K}, not {request.k}")
+
+
+def merge_results(results: list[SearchResult], k: int) -> SearchResult:
+    """Several databases' results for one request as one: each memory once, best first, the top `k`;
+    warnings and stage timings added up."""
+    merged = results[0]
+    seen = {hit.record.id for hit in merged.hits}
+    for other in results[1:]:
+        merged.hits += [hit for hit in other.hits if hit.record.id not in seen]
+        merged.warnings += other.warnings
+        for stage, value in other.timings_ms.items():
+            merged.timings_ms[stage] = merged.timings_ms.get(stage, 0.0) + value
+    merged.hits.sort(key=lambda hit: -hit.candidate.score)
+    merged.hits = merged.hits[:k]
+    return merged

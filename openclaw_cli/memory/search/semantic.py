@@ -14,15 +14,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from openclaw_cli.memory.embedding.models import LANGUAGE_TRUST
+from openclaw_cli.memory.store.layout import LANGUAGE_TRUST
 
 if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
-    from openclaw_cli.memory.search.centroid import Centroid
     from openclaw_cli.memory.search.profiles import SearchProfile
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.centroid import Centroid
+    from openclaw_cli.memory.store.protocol import VectorFilter
+
+# How far a memory's English leg can be trusted, by the language detected when it was stored.
 
 
 class VectorSource(Protocol):
@@ -35,7 +37,7 @@ class VectorSource(Protocol):
 
 @dataclass(frozen=True)
 class HubCorrection:
-    """Subtract `weight` x each memory's hubness (search/centroid.py) from every leg's cosine."""
+    """Subtract `weight` x each memory's hubness (store/centroid.py) from every leg's cosine."""
 
     centroid: Centroid
     weight: float

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.search.result import SearchRequest, SearchResult
     from openclaw_cli.memory.search.semantic import HubCorrection
+    from openclaw_cli.memory.store.protocol import VectorFilter
     from openclaw_cli.memory.store.record_rows import RankingFacts
-    from openclaw_cli.memory.store.vectors import VectorFilter
 
 # A query of stopwords only ("the", "的") still searches them, but matching them is weak evidence.
 STOPWORD_WEIGHT = 0.2
@@ -87,7 +87,7 @@ class Pass:
 
 def hubness(searcher: Searcher, p: Pass) -> None:
     """Take a share (the profile's hub_weight) of each memory's hubness off its cosines: generic sentences
-    close to every query ("Assistant: Quite a change of tone.") stop looking like answers (search/centroid.py).
+    close to every query ("Assistant: Quite a change of tone.") stop looking like answers (store/centroid.py).
     Runs before the vector leg, which applies the correction to every cosine it computes.
 
     Held-out ΔMRR +0.044 (tuning +0.027)."""
@@ -118,7 +118,7 @@ def stopword_query(searcher: Searcher, p: Pass) -> None:
 
 def other_person(searcher: Searcher, p: Pass) -> None:
     """A memory about somebody the query does not name counts for less: ×other_person_factor for a fact,
-    ×other_person_turn_factor for a dialogue turn (search/subject.py, search_context.weigh_subjects).
+    ×other_person_turn_factor for a dialogue turn (text/subject.py, search_context.weigh_subjects).
 
     Held-out ΔMRR +0.119 (tuning +0.065)."""
     searcher.context.weigh_subjects(p.candidates, p.facts, p.text, p.request.user_id, p.full_matches)

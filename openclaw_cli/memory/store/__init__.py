@@ -1,1 +1,13 @@
-"""store."""
+"""The memory store, the bottom layer: records and their history, the keyword and vector indexes derived
+from them, `meta`, the people memories name, and the one storage interface the rest of memory/ talks to
+(`protocol.MemoryStorage`), with its SQLite implementation in `sqlite/` (connection, migrations,
+transactions, and all SQL on records, history, the keyword index, vec0 tables, people and workspace
+files). It also holds what the stored data is made of and shared by the layers above: the record
+dataclasses (`records`, `record_rows`), the embedder types (`embedder`), the stored vector's layout
+(`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache.
+It may import only `openclaw_cli.errors`, `fsutil`, `paths`, `findings`, `memory.text` and itself, never search/,
+writing/, embedding/, upkeep/, reflect/, portability/ or workspace/. It exports `MemoryStore` (what the
+use cases hold: embedding on write, FSRS reviews, `storage`), `MemoryStorage` and `SqliteStorage`.
+
+May import (in memory/): text.
+"""

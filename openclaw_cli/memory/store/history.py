@@ -8,31 +8,34 @@ latest change, the record as it is now.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import apsw
+    from openclaw_cli.memory.store.protocol import HistoryRow
 
 # History actions whose new value is the record itself: their rows store no copy of it.
 VALUE_IN_RECORDS = frozenset({"add", "update", "merge"})
 
 
 def entries(
-    conn: apsw.Connection, record_id: str, current: Callable[[str], dict[str, Any] | None]
+    record_id: str, rows: Sequence[HistoryRow], current: Callable[[str], dict[str, Any] | None]
 ) -> list[dict[str, Any]]:
-    """The history rows of `record_id`, oldest first; `current(id)` gives the record as it is now."""
-    rows = list(
-        conn.execute(
-            "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = ? ORDER BY seq",
-            (record_id,),
-        )
-    )
-    olds = [json.loads(old) if old else None for _, _, old, _, _, _ in rows]
+    """The history `rows` of `record_id` (oldest first) as values; `current(id)` gives the record as it is now."""
+    olds = [json.loads(row.old) if row.old else None for row in rows]
     out = []
-    for n, (seq, action, _, new, at, reason) in enumerate(rows):
-        value = json.loads(new) if new else None
-        if value is None and action in VALUE_IN_RECORDS:
+    for n, row in enumerate(rows):
+        value = json.loads(row.new) if row.new else None
+        if value is None and row.action in VALUE_IN_RECORDS:
             value = olds[n + 1] if n + 1 < len(rows) else current(record_id)
-        out.append({"seq": seq, "action": action, "old": olds[n], "new": value, "at": at, "reason": reason})
+        out.append(
+            {
+                "seq": row.seq,
+                "action": row.action,
+                "old": olds[n],
+                "new": value,
+                "at": row.at,
+                "reason": row.reason,
+            }
+        )
     return out

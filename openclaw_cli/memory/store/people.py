@@ -2,7 +2,7 @@
 the user's own names, which own those relations ("Lin's neighbour", "林伟的同事").
 
 Kept in the `people` table as memories are written (store.insert_record, merge) so that search reads a
-few hundred names instead of analysing every memory (search/subject.py explains what the names are for). A name
+few hundred names instead of analysing every memory (text/subject.py explains what the names are for). A name
 goes when the last memory saying it is deleted, and with its user on purge; `memory index --rebuild`
 recomputes the table.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.search import subject
+from openclaw_cli.memory.text import subject
 
 if TYPE_CHECKING:
-    import apsw
+    from openclaw_cli.memory.store.protocol import MemoryStorage
 
 ANY_USER = ""  # memories without a user
 
@@ -24,67 +24,57 @@ OWN = "own"  # whose relation it is: in a user's store, usually the user's own n
 OWN_MIN_MENTIONS = 2  # one "Bob's sister Alice" must not make Bob the user
 
 
-def note(conn: apsw.Connection, user_id: str | None, l0: str) -> None:
+def note(storage: MemoryStorage, user_id: str | None, l0: str) -> None:
     """Count the names `l0` introduces and owns, if any. Call inside the write transaction of the memory."""
     for kind, name in ((CAST, subject.subject_of(l0).name), (OWN, subject.owner_of(l0))):
         if name:
-            conn.execute(
-                "INSERT INTO people(user_id, kind, name) VALUES (?, ?, ?) "
-                "ON CONFLICT DO UPDATE SET mentions = mentions + 1",
-                (user_id or ANY_USER, kind, name),
-            )
+            storage.count_person(user_id or ANY_USER, kind, name)
 
 
-def forget_if_unused(conn: apsw.Connection, user_id: str | None, l0: str) -> None:
+def forget_if_unused(storage: MemoryStorage, user_id: str | None, l0: str) -> None:
     """After a memory is deleted: drop the name it introduced unless another live memory still says it."""
     name = subject.subject_of(l0).name
-    if not name:
-        return
-    still = conn.execute(
-        "SELECT 1 FROM records WHERE user_id IS ? AND deleted = 0 AND instr(l0, ?) > 0 LIMIT 1",
-        (user_id, name),
-    ).fetchone()
-    if still is None:
-        conn.execute(
-            "DELETE FROM people WHERE user_id = ? AND kind = ? AND name = ?",
-            (user_id or ANY_USER, CAST, name),
-        )
+    if name and not storage.live_text_mentions(user_id, name):
+        storage.drop_person(user_id or ANY_USER, CAST, name)
 
 
-def cast(conn: apsw.Connection, user_id: str | None) -> frozenset[str]:
+def cast(storage: MemoryStorage, user_id: str | None) -> frozenset[str]:
     """The names known for `user_id` (every user's when None)."""
-    if user_id is None:
-        rows = conn.execute("SELECT DISTINCT name FROM people WHERE kind = ?", (CAST,))
-    else:
-        rows = conn.execute("SELECT name FROM people WHERE user_id = ? AND kind = ?", (user_id, CAST))
-    return frozenset(str(name) for (name,) in rows)
+    return frozenset(name for name, _ in storage.person_names(user_id, CAST))
 
 
-def own_names(conn: apsw.Connection, user_id: str | None) -> frozenset[str]:
+def own_names(storage: MemoryStorage, user_id: str | None) -> frozenset[str]:
     """The names `user_id`'s memories keep giving as the owner of their relations ("Lin's sister",
     "林伟的同事") and never introduce as somebody else: the user's own names. None for no single user."""
     if user_id is None:
         return frozenset()
-    rows = list(
-        conn.execute(
-            "SELECT name, mentions FROM people WHERE user_id = ? AND kind = ? AND mentions >= ? AND name NOT IN "
-            "(SELECT name FROM people WHERE user_id = ? AND kind = ?)",
-            (user_id, OWN, OWN_MIN_MENTIONS, user_id, CAST),
-        )
-    )
+    introduced = cast(storage, user_id)
+    rows = [
+        (name, mentions)
+        for name, mentions in storage.person_names(user_id, OWN)
+        if mentions >= OWN_MIN_MENTIONS and name not in introduced
+    ]
     # The user owns most relations of their own store; "Bob's sister" twice beside "Lin's …" a hundred
     # times does not make Bob the user. Half the top count keeps the user's name in both scripts.
-    top = max((int(m) for _, m in rows), default=0)
-    return frozenset(str(name) for name, mentions in rows if int(mentions) * 2 >= top)
+    top = max((m for _, m in rows), default=0)
+    return frozenset(name for name, mentions in rows if mentions * 2 >= top)
 
 
-def rebuild(conn: apsw.Connection) -> int:
+def rebuild(storage: MemoryStorage) -> int:
     """Fill the table from every live memory (the migration that adds it, and `memory index`)."""
-    conn.execute("DELETE FROM people")
-    for user_id, l0 in list(conn.execute("SELECT user_id, l0 FROM records WHERE deleted = 0")):
-        note(conn, user_id, l0)
-    return int(next(iter(conn.execute("SELECT count(*) FROM people")))[0])
+    storage.drop_people()
+    for user_id, l0 in list(storage.live_texts()):
+        note(storage, user_id, l0)
+    return storage.people_count()
 
 
-def forget_user(conn: apsw.Connection, user_id: str) -> None:
-    conn.execute("DELETE FROM people WHERE user_id = ?", (user_id,))
+def recount(storage: MemoryStorage, users: tuple[str, ...]) -> None:
+    """Count these users' names again from their live memories (after memories moved between them)."""
+    for user in users:
+        storage.drop_person(user)
+    for user_id, l0 in list(storage.live_texts(users)):
+        note(storage, user_id, l0)
+
+
+def forget_user(storage: MemoryStorage, user_id: str) -> None:
+    storage.drop_person(user_id)

@@ -2,34 +2,31 @@
 
 Every memory of the user scope belongs to a person (`userId`: `alice`, `telegram:123`). Memories the
 gateway wrote before it resolved who was speaking went to the placeholder `default`; those written from a
-conversation are found by their `source` (see `CONVERSATION_SQL`) so that `doctor` can say so and point at
+conversation are found by their `source` (see `CONVERSATION_KINDS`) so that `doctor` can say so and point at
 `openclaw memory reassign`. Nothing here changes a record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.records import DEFAULT_USER
 
 if TYPE_CHECKING:
-    import apsw
-
     from openclaw_cli.findings import Finding
+    from openclaw_cli.memory.store.protocol import MemoryStorage
     from openclaw_cli.paths import Home
 
 CHECK = "memory.persons"
+MEMORY_DB = Path("memory") / "memory.sqlite"  # an agent's memory database, inside its directory
 
 # What a conversation leaves in `source`: extraction and "remember that ..." the session's id
 # (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools.py) and the
 # chat's /remember {"kind": "chat-command"} (agent/chat_client.py). `memory add` from the CLI leaves no
 # source (or the batch line's own), reflection {"kind": "reflection"}, workspace notes a path.
 CONVERSATION_KINDS = ("agent-tool", "chat-command")
-CONVERSATION_SQL = (
-    "(json_valid(source) AND (json_extract(source, '$.sessionId') IS NOT NULL "
-    f"OR json_extract(source, '$.kind') IN ({', '.join(repr(k) for k in CONVERSATION_KINDS)})))"
-)
 
 
 @dataclass(frozen=True)
@@ -41,13 +38,9 @@ class Person:
         return {"userId": self.user_id, "memories": self.memories}
 
 
-def persons(conn: apsw.Connection) -> list[Person]:
+def persons(storage: MemoryStorage) -> list[Person]:
     """The persons with live user-scope memories in this database, by user id."""
-    rows = conn.execute(
-        "SELECT user_id, count(*) FROM records WHERE deleted = 0 AND scope = 'user' AND user_id IS NOT NULL "
-        "GROUP BY user_id ORDER BY user_id"
-    )
-    return [Person(str(user), int(count)) for user, count in rows]
+    return [Person(user, count) for user, count in storage.user_counts()]
 
 
 def merged(lists: list[list[Person]]) -> list[Person]:
@@ -59,18 +52,13 @@ def merged(lists: list[list[Person]]) -> list[Person]:
     return [Person(user, counts[user]) for user in sorted(counts)]
 
 
-def conversation_defaults(conn: apsw.Connection, owners_sessions: frozenset[str] | None = None) -> int:
+def conversation_defaults(storage: MemoryStorage, owners_sessions: frozenset[str] | None = None) -> int:
     """Live memories of `default` that a conversation wrote (they belong to whoever was speaking).
 
     With no owner configured, `default` is the owner's own id: the memories of the owner's sessions
     (`owners_sessions`, the main sessions) and those whose source names no session are then the owner's
     and not counted; None counts them all (an owner is configured, so `default` is nobody's now)."""
-    rows = conn.execute(
-        f"SELECT json_extract(source, '$.sessionId') FROM records WHERE deleted = 0 AND user_id = ? "
-        f"AND {CONVERSATION_SQL}",
-        (DEFAULT_USER,),
-    )
-    sessions = [row[0] for row in rows]
+    sessions = storage.conversation_sessions(DEFAULT_USER, CONVERSATION_KINDS)
     if owners_sessions is None:
         return len(sessions)
     return sum(1 for session in sessions if session is not None and session not in owners_sessions)
@@ -117,14 +105,22 @@ class StorePersons:
         }
 
 
+def agent_ids_on_disk(home: Home) -> list[str]:
+    """Every agent directory that holds a memory database, `_shared` included."""
+    agents = home.root / "agents"
+    if not agents.is_dir():
+        return []
+    return sorted(p.name for p in agents.iterdir() if (p / MEMORY_DB).is_file())
+
+
 def every_store(home: Home, *, owner_is_default: bool = False) -> list[StorePersons]:
     """The persons of every memory database under the home (each agent's and the shared one).
     `owner_is_default`: no owner is configured, so `default` is the owner (see conversation_defaults).
 
     Opened as every command opens them (a read-only connection would leave its -wal and -shm behind)."""
     from openclaw_cli.errors import OpenclawError
-    from openclaw_cli.memory.store.db import open_db
-    from openclaw_cli.memory.writing.purge import agent_ids_on_disk
+    from openclaw_cli.memory.store.sqlite.connection import open_db
+    from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 
     found: list[StorePersons] = []
     agents = agent_ids_on_disk(home)
@@ -140,8 +136,9 @@ def every_store(home: Home, *, owner_is_default: bool = False) -> list[StorePers
             found.append(listing)
             continue
         try:
-            listing.persons = persons(conn)
-            listing.conversation_defaults = conversation_defaults(conn, owners)
+            storage = SqliteStorage(conn)
+            listing.persons = persons(storage)
+            listing.conversation_defaults = conversation_defaults(storage, owners)
         except Exception as exc:  # noqa: BLE001 - damage is the memory check's to report
             listing.error = f"cannot be read ({exc.__class__.__name__})"
         finally:

@@ -1,5 +1,5 @@
 """How a memory record maps to its database rows: the `records` columns read back into a record, what
-ranking reads of a row, a new record's derived fields, and its keyword-index row."""
+ranking reads of a row, and a new record's derived fields."""
 
 from __future__ import annotations
 
@@ -7,14 +7,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openclaw_cli.memory.store.forgetting import initial_state
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, parse_iso, utc_now
-from openclaw_cli.memory.text.analysis import index_terms
-
-if TYPE_CHECKING:
-    import apsw
 
 RECORD_COLUMNS = (
     "rowid, id, scope, user_id, agent_id, category, l0, l1, l2, language, l0_hash, created_at, updated_at, "
@@ -108,7 +104,7 @@ def new_record(
             "l1": l1,
             "l2": l2,
             # The language of L0, the text whose vector is stored: it decides how far each model's half
-            # of that vector is trusted (embedding/models.py LANGUAGE_TRUST), so it must describe that text alone.
+            # of that vector is trusted (store/layout.py LANGUAGE_TRUST), so it must describe that text alone.
             "language": detect_language(l0),
             "l0Hash": l0_hash(l0),
             "createdAt": created,
@@ -117,12 +113,4 @@ def new_record(
             "fsrs": fsrs or initial_state(created),
             "attribute": attribute,
         }
-    )
-
-
-def write_fts_row(conn: apsw.Connection, rowid: int, l0: str, l1: str | None) -> None:
-    """The keyword-index row of a record: its analysed terms, never the raw text (see text/analysis.py)."""
-    conn.execute(
-        "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
-        (rowid, index_terms(l0), index_terms(l1 or "")),
     )

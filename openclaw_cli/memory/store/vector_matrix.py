@@ -1,6 +1,6 @@
 """The in-memory copy of one vector table, for warm processes (batch search, gateway, benchmarks).
 
-A one-shot command asks vec0 for the nearest rows (store/vectors.py); a long-lived process keeps the vectors
+A one-shot command asks vec0 for the nearest rows (store/sqlite/vec.py); a long-lived process keeps the vectors
 here and scores them in numpy, several times faster than vec0's brute-force scan at 100k rows.
 """
 
@@ -10,14 +10,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.sqlite.vec import all_rows, current_table, generation, table_format
 from openclaw_cli.memory.store.vector_codec import VectorFormat
-from openclaw_cli.memory.store.vectors import (
-    VectorFilter,
-    current_table,
-    generation,
-    scale_legs,
-    table_format,
-)
+from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
 
 if TYPE_CHECKING:
     import apsw
@@ -62,15 +57,12 @@ class VectorMatrix:
         table, gen = current_table(conn), generation(conn)
         if table == self.table and gen == self.generation:
             return
-        rows = (
-            []
-            if table is None
-            else list(conn.execute(f"SELECT rowid, embedding, scope, user_id, category FROM {table}"))
-        )
+        rows = [] if table is None else all_rows(conn, table)
         fmt = codec.FLOAT32 if table is None else table_format(conn, table)
         self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
         self._codes = {
-            name: _encode([r[i] for r in rows]) for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
+            name: _encode([str(r[i]) for r in rows])
+            for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
         }
         self._matrix = self._rows8 = self._signs = self._int8 = None
         if fmt.is_int8:
@@ -346,7 +338,7 @@ class _Int8Scan:
         try:
             from onnx import TensorProto, helper, numpy_helper
 
-            from openclaw_cli.memory.embedding.onnx_runtime import runtime
+            from openclaw_cli.onnx_runtime import runtime
 
             ort = runtime()  # telemetry off, as for the models
 

@@ -30,27 +30,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import InvalidInput, StoreError
-from openclaw_cli.fsutil import FILE_MODE, create_private_file, ensure_private_dir, fsync_dir
+from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
+
+# The copying itself is the SQLite backend's (a migration copies the store before changing it); these names
+# are this module's public API too, used by restore and recovery.
+from openclaw_cli.memory.store.sqlite.file_copy import BACKUP_DIR as BACKUP_DIR
+from openclaw_cli.memory.store.sqlite.file_copy import KEPT_NAME, fsync_file
+from openclaw_cli.memory.store.sqlite.file_copy import SUFFIX as SUFFIX
+from openclaw_cli.memory.store.sqlite.file_copy import backup_dir as backup_dir
+from openclaw_cli.memory.store.sqlite.file_copy import before_migration as before_migration
+from openclaw_cli.memory.store.sqlite.file_copy import connect as connect
+from openclaw_cli.memory.store.sqlite.file_copy import copy_database as copy_database
+from openclaw_cli.memory.store.sqlite.file_copy import stamp as stamp
+from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
     import apsw
 
-BACKUP_DIR = "backups"
-SUFFIX = ".sqlite"
 _NAME = re.compile(r"^(daily|before|manual)-(.+)\.sqlite$")
-_KEPT = re.compile(r"\.(replaced|damaged)-(\d{8}T\d{6}(?:\.\d+)?Z)$")
-BUSY_TIMEOUT_MS = 30_000
 REQUIRED_TABLES = ("records", "schema_migrations")
-
-
-def backup_dir(db_path: Path) -> Path:
-    return db_path.parent / BACKUP_DIR
-
-
-def stamp(now: datetime) -> str:
-    """A UTC time for a file name, to the millisecond (two manual backups a second apart are two files)."""
-    moment = now.astimezone(UTC)
-    return moment.strftime("%Y%m%dT%H%M%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ def list_backups(db_path: Path, *, kept: bool = True) -> list[BackupFile]:
                 found.append(item)
     if kept and db_path.parent.is_dir():
         for path in db_path.parent.iterdir():
-            match = _KEPT.search(path.name)
+            match = KEPT_NAME.search(path.name)
             ours = match and path.name.startswith(db_path.name + ".") and path.is_file()
             if match and ours and (item := _describe(path, match.group(1))):
                 found.append(item)
@@ -97,41 +95,6 @@ def list_backups(db_path: Path, *, kept: bool = True) -> list[BackupFile]:
 
 
 # --- copying -----------------------------------------------------------------------------------------
-
-
-def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
-    """A plain connection (no extension, no migration): the backup API copies pages, not rows."""
-    import apsw
-
-    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE
-    conn = apsw.Connection(str(path), flags=flags)
-    conn.setbusytimeout(BUSY_TIMEOUT_MS)
-    return conn
-
-
-def copy_database(source: apsw.Connection, dest: Path) -> Path:
-    """A consistent copy of `source` as the new private file `dest`, which appears only once complete."""
-    ensure_private_dir(dest.parent)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    create_private_file(tmp)
-    try:
-        target = connect(tmp)
-        try:
-            with target.backup("main", source, "main") as job:
-                job.step(-1)
-            # One self-contained file: no -wal beside a copy that is moved or mailed around.
-            target.execute("PRAGMA journal_mode = DELETE")
-        finally:
-            target.close()
-        _fsync(tmp)
-        os.replace(tmp, dest)
-    except BaseException:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
-        raise
-    fsync_dir(dest.parent)
-    return dest
 
 
 def copy_file(path: Path, dest: Path) -> Path:
@@ -143,7 +106,7 @@ def copy_file(path: Path, dest: Path) -> Path:
             target = dest.with_name(dest.name + suffix)
             shutil.copyfile(source, target)
             os.chmod(target, FILE_MODE)
-            _fsync(target)
+            fsync_file(target)
     fsync_dir(dest.parent)
     return dest
 
@@ -173,14 +136,6 @@ def busy_error(path: Path) -> StoreError:
     )
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 # --- checking ----------------------------------------------------------------------------------------
 
 
@@ -190,7 +145,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
     `thorough`: PRAGMA integrity_check (indexes against tables too) rather than quick_check."""
     import apsw
 
-    from openclaw_cli.memory.store.db import SQLITE_MAGIC
+    from openclaw_cli.memory.store.sqlite.connection import SQLITE_MAGIC
 
     try:
         with path.open("rb") as handle:
@@ -214,7 +169,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
 
 
 def _content_problem(conn: apsw.Connection, thorough: bool) -> str | None:
-    from openclaw_cli.memory.store.db import MIGRATIONS
+    from openclaw_cli.memory.store.sqlite.migrations import MIGRATIONS
 
     check = "integrity_check" if thorough else "quick_check"
     lines = [str(r[0]) for r in conn.execute(f"PRAGMA {check}")]
@@ -283,31 +238,6 @@ def _check_output(dest: Path) -> None:
 def manual_backup(db_path: Path, now: datetime) -> Path:
     ensure_private_dir(backup_dir(db_path))
     return backup_to(db_path, backup_dir(db_path) / f"manual-{stamp(now)}{SUFFIX}")
-
-
-def before_migration(conn: apsw.Connection, migration: str) -> Path | None:
-    """The database as it is, before `migration` changes it (once per migration: another process that
-    got there first made it already). A copy that cannot be written stops the migration."""
-    import apsw
-
-    filename = conn.filename
-    if not filename:
-        return None  # an in-memory database
-    path = Path(filename)
-    if path.parent.name == BACKUP_DIR or _KEPT.search(path.name):
-        return None  # a copy itself (opened to forget a person in it): not copied again
-    directory = backup_dir(path)
-    if directory.is_dir() and any(directory.glob(f"before-{migration}-*{SUFFIX}")):
-        return None
-    try:
-        return copy_database(conn, directory / f"before-{migration}-{stamp(datetime.now(UTC))}{SUFFIX}")
-    except (OSError, apsw.Error) as exc:
-        if isinstance(exc, PermissionError):
-            raise  # open_db says what is not accessible
-        raise StoreError(
-            f"cannot copy {path} before migrating it ({getattr(exc, 'strerror', None) or exc})",
-            hint=f"free disk space in {directory.parent} and run the command again; nothing was changed",
-        ) from exc
 
 
 @dataclass

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from openclaw_cli.memory.store.sqlite import vec
+
 if TYPE_CHECKING:
     import apsw
 
@@ -97,8 +99,8 @@ def drop_derived(conn: apsw.Connection) -> None:
     renaming it into place because that rename would race other processes holding the old file and its
     WAL open, while this stays inside SQLite's own locking and journaling.
     """
-    from openclaw_cli.memory.store import vectors
-    from openclaw_cli.memory.store.db import FTS_ANALYSIS_KEY, FTS_DDL, set_meta, with_tokenizer, write_txn
+    from openclaw_cli.memory.store.sqlite.meta import FTS_ANALYSIS_KEY, set_meta, write_txn
+    from openclaw_cli.memory.store.sqlite.migrations import FTS_DDL, with_tokenizer
     from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION
 
     with write_txn(conn):
@@ -119,9 +121,9 @@ def drop_derived(conn: apsw.Connection) -> None:
         conn.execute(with_tokenizer(FTS_DDL))
         conn.execute(
             "DELETE FROM meta WHERE key = ? OR key GLOB 'vector_dtype:*' OR key GLOB 'vector_clip:*'",
-            (vectors.TABLE_KEY,),
+            (vec.TABLE_KEY,),
         )
         conn.execute("UPDATE records SET vector_status = 'pending' WHERE deleted = 0")
         set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)  # empty, so current
-        vectors.bump_generation(conn)
+        vec.bump_generation(conn)
     conn.execute("VACUUM")

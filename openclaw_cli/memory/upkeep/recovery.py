@@ -224,7 +224,7 @@ def _write_lock(path: Path) -> apsw.Connection | None:
 def _build(source_path: Path, staged: Path, backups: list[copies.BackupFile], done: Salvage) -> None:
     """The salvaged database at `staged`: rows of the damaged file, then the newest usable backup."""
 
-    from openclaw_cli.memory.store.db import open_db
+    from openclaw_cli.memory.store.sqlite.connection import open_db
     from openclaw_cli.memory.upkeep import salvage
 
     source = _readable(source_path)

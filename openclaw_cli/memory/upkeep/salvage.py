@@ -72,7 +72,7 @@ class Salvage:
 
 def check_known_migrations(source: apsw.Connection) -> None:
     """A file from a newer openclaw has columns this one would drop: refuse rather than lose them."""
-    from openclaw_cli.memory.store.db import MIGRATIONS
+    from openclaw_cli.memory.store.sqlite.migrations import MIGRATIONS
 
     known = {name for name, _ in MIGRATIONS}
     try:
@@ -89,7 +89,7 @@ def check_known_migrations(source: apsw.Connection) -> None:
 
 def salvage_rows(source: apsw.Connection, target: apsw.Connection, done: Salvage) -> None:
     """Copy what `source` still reads of the COPIED tables into the fresh store `target` (one transaction)."""
-    from openclaw_cli.memory.store.db import write_txn
+    from openclaw_cli.memory.store.sqlite.meta import write_txn
 
     present = _tables(source)
     with write_txn(target):
@@ -144,7 +144,7 @@ def _count(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> int
 def merge_backup(backup: apsw.Connection, target: apsw.Connection, done: Salvage) -> None:
     """From the backup: the history rows, meta keys and workspace entries the new database lacks, then
     the live records it lacks whose id the history does not say was deleted later."""
-    from openclaw_cli.memory.store.db import write_txn
+    from openclaw_cli.memory.store.sqlite.meta import write_txn
 
     with write_txn(target):
         before = _count(target, "SELECT count(*) FROM history")
@@ -234,8 +234,10 @@ def finish(target: apsw.Connection) -> None:
     """Derived data made new from the records: keyword rows, people, a text hash where an older file had
     none, every vector pending; workspace files whose notes are incomplete are re-read at the next sync."""
     from openclaw_cli.memory.store import people
-    from openclaw_cli.memory.store.db import text_hash, write_txn
-    from openclaw_cli.memory.store.record_rows import write_fts_row
+    from openclaw_cli.memory.store.sqlite.keyword import write_row as write_fts_row
+    from openclaw_cli.memory.store.sqlite.meta import write_txn
+    from openclaw_cli.memory.store.sqlite.records import text_hash
+    from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 
     with write_txn(target):
         target.execute("UPDATE records SET vector_status = 'pending' WHERE deleted = 0")
@@ -246,7 +248,7 @@ def finish(target: apsw.Connection) -> None:
         target.execute("DELETE FROM records_fts")
         for rowid, l0, l1 in list(target.execute("SELECT rowid, l0, l1 FROM records WHERE deleted = 0")):
             write_fts_row(target, int(rowid), str(l0), l1)
-        people.rebuild(target)
+        people.rebuild(SqliteStorage(target))
         target.execute(
             "DELETE FROM workspace_files WHERE chunks != (SELECT count(*) FROM records WHERE category = 'note' "
             "AND deleted = 0 AND json_extract(source, '$.path') = workspace_files.path)"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store import vectors
 from openclaw_cli.memory.store.persons import persons
-from openclaw_cli.memory.upkeep.index import check
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.upkeep.index_check import check
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.memory_store import MemoryStore
@@ -32,11 +32,11 @@ def database_status(
         "path": str(store.path),
         "records": health.records,
         "byScope": counts,
-        "persons": [person.to_dict() for person in persons(conn)],
+        "persons": [person.to_dict() for person in persons(store.storage)],
         "tombstones": health.tombstones,
         "pendingVectors": health.vectors_pending,
-        "embedder": vectors.stored_identity(conn),
-        "searchProfile": _profile(vectors.stored_identity(conn)),
+        "embedder": vec.stored_identity(conn),
+        "searchProfile": _profile(vec.stored_identity(conn)),
         "vectorTable": health.vector_table,
         "index": {"ok": health.ok, "problems": health.problems()},
         "files": files,
@@ -50,3 +50,21 @@ def _profile(identity: dict[str, Any] | None) -> dict[str, Any]:
 
     profile = profile_for(identity)
     return {"name": profile.name, "tuned": profile.tuned}
+
+
+def agent_status(
+    agent_id: str, shared: bool, stores: list[MemoryStore], configured: dict[str, Any], problem: str | None
+) -> dict[str, Any]:
+    """`memory status` of one agent: whether user memory is `shared`, the persons it reads and every
+    database it reads (`stores`)."""
+    from openclaw_cli.memory.store.persons import merged
+
+    return {
+        "agent": agent_id,
+        "shareUserMemory": shared,
+        "configuredEmbedder": configured,
+        "embedderProblem": problem,
+        # Whose memories this agent reads: its own store's and, when shared, the shared store's.
+        "persons": [p.to_dict() for p in merged([persons(store.storage) for store in stores])],
+        "databases": [database_status(store, configured, problem) for store in stores],
+    }

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store.db import write_txn
-from openclaw_cli.memory.store.memory_store import embedder_key, passage_hash
+from openclaw_cli.memory.store.protocol import WorkspaceFile
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import new_record_id
+from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
 from openclaw_cli.memory.workspace.files import LOG_DIR, MEMORY_FILE, UnsafeFile, safe_path
-from openclaw_cli.memory.writing.purge import remove_rows
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -158,15 +157,14 @@ def workspace_files(root: Path, problems: list[str]) -> list[FileState]:
     return found
 
 
-def _known(conn: Any) -> dict[str, tuple[str, int, int]]:
-    rows = conn.execute("SELECT path, file_hash, size, mtime_ns FROM workspace_files")
-    return {str(p): (str(h), int(s), int(m)) for p, h, s, m in rows}
+def _known(store: MemoryStore) -> dict[str, tuple[str, int, int]]:
+    return {path: (f.file_hash, f.size, f.mtime_ns) for path, f in store.storage.workspace_files().items()}
 
 
 def is_dirty(store: MemoryStore, root: Path) -> bool:
     """True when a file was added, removed, or has another size or mtime than when last synced."""
     current = workspace_files(root, [])
-    known = _known(store.conn)
+    known = _known(store)
     if len(current) != len(known):
         return True
     return any(known.get(f.name, ("", -1, -1))[1:] != (f.size, f.mtime_ns) for f in current)
@@ -180,7 +178,7 @@ def sync(store: MemoryStore, root: Path, agent_id: str, progress: Progress | Non
     report = SyncReport(str(root))
     files = workspace_files(root, report.problems)
     report.files = len(files)
-    known = _known(store.conn)
+    known = _known(store)
     embedder, report.warning = store.usable_embedder()
     restamped: list[tuple[FileState, str]] = []  # same bytes, new mtime: recorded in one transaction
     for state in files:
@@ -192,18 +190,17 @@ def sync(store: MemoryStore, root: Path, agent_id: str, progress: Progress | Non
         if progress is not None:
             progress(1)
     if restamped:
-        with write_txn(store.conn):
+        with store.storage.transaction():
             for state, digest in restamped:
                 _remember(store, state, digest, None, None, keep_chunks=True)
     for name in known:  # gone from the workspace
-        with write_txn(store.conn):
-            remove_rows(store.conn, _rows_of(store, name))
-            store.conn.execute("DELETE FROM workspace_files WHERE path = ?", (name,))
+        with store.storage.transaction():
+            store.storage.remove(store.storage.note_rows(name))
+            store.storage.drop_workspace_file(name)
         report.removed += 1
-    for name, problem in store.conn.execute(
-        "SELECT path, problem FROM workspace_files WHERE problem IS NOT NULL ORDER BY path"
-    ):
-        report.problems.append(f"{name}: {problem}")
+    for name, file in sorted(store.storage.workspace_files().items()):
+        if file.problem is not None:
+            report.problems.append(f"{name}: {file.problem}")
     return report
 
 
@@ -228,8 +225,8 @@ def _sync_file(
     records = [_record(state.name, chunk, digest, agent_id) for chunk in chunks]
     found, report.embedded, warning = _vectors(store, embedder, [r.l0 for r in records], report.embedded)
     report.warning = report.warning or warning
-    with write_txn(store.conn):
-        remove_rows(store.conn, _rows_of(store, state.name))
+    with store.storage.transaction():
+        store.storage.remove(store.storage.note_rows(state.name))
         for record, vector in zip(records, found, strict=True):
             store.insert_record(record, vector)
         _remember(store, state, digest, len(records), problem)
@@ -275,22 +272,8 @@ def _remember(
     *,
     keep_chunks: bool = False,
 ) -> None:
-    count = "chunks" if keep_chunks else "excluded.chunks"
-    sql = (
-        "INSERT INTO workspace_files(path, file_hash, size, mtime_ns, chunks, problem) VALUES (?, ?, ?, ?, ?, ?) "
-        f"ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash, size = excluded.size, "
-        f"mtime_ns = excluded.mtime_ns, chunks = {count}, problem = excluded.problem"
-    )
-    store.conn.execute(sql, (state.name, digest, state.size, state.mtime_ns, chunks or 0, problem))
-
-
-def _rows_of(store: MemoryStore, name: str) -> list[int]:
-    rows = store.conn.execute(
-        "SELECT rowid FROM records WHERE json_extract(source, '$.path') = ? AND category = 'note' "
-        "AND deleted = 0",
-        (name,),
-    )
-    return [int(r[0]) for r in rows]
+    file = WorkspaceFile(state.name, digest, state.size, state.mtime_ns, chunks or 0, problem)
+    store.storage.put_workspace_file(file, keep_chunks=keep_chunks)
 
 
 def _record(name: str, chunk: Chunk, digest: str, agent_id: str) -> MemoryRecord:

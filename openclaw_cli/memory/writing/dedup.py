@@ -19,17 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from openclaw_cli.memory.embedding.models import LANGUAGE_TRUST
 from openclaw_cli.memory.search.semantic import combine
+from openclaw_cli.memory.store.layout import LANGUAGE_TRUST
 from openclaw_cli.memory.writing.merge import STRATEGIES
 
 if TYPE_CHECKING:
-    import apsw
     import numpy as np
 
     from openclaw_cli.config import DedupSettings
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.store.memory_store import MemoryStore
+    from openclaw_cli.memory.store.protocol import MemoryStorage
     from openclaw_cli.memory.store.records import MemoryRecord
 
 Zone = Literal["new", "grey", "duplicate"]
@@ -116,13 +116,9 @@ class Neighbour:
     similarity: float
 
 
-def exact_duplicate(conn: apsw.Connection, record: MemoryRecord) -> MemoryRecord | None:
+def exact_duplicate(storage: MemoryStorage, record: MemoryRecord) -> MemoryRecord | None:
     """A live memory of the same user and scope with the same normalised L0 (never the record itself)."""
-    return _first(
-        conn,
-        "l0_hash = ? AND scope = ? AND user_id IS ? AND id != ?",
-        (record.l0_hash, record.scope, record.user_id, record.id),
-    )
+    return storage.same_text(record)
 
 
 # Categories whose `attribute` names what the memory is about: a profile fact's key ("job", "city"), an
@@ -130,25 +126,11 @@ def exact_duplicate(conn: apsw.Connection, record: MemoryRecord) -> MemoryRecord
 KEYED_CATEGORIES = ("profile", "insight")
 
 
-def same_attribute(conn: apsw.Connection, record: MemoryRecord) -> MemoryRecord | None:
+def same_attribute(storage: MemoryStorage, record: MemoryRecord) -> MemoryRecord | None:
     """The live memory of the same user, scope and keyed category about the same attribute."""
     if record.category not in KEYED_CATEGORIES or not record.attribute:
         return None
-    return _first(
-        conn,
-        "user_id IS ? AND category = ? AND attribute = ? AND scope = ? AND id != ?",
-        (record.user_id, record.category, record.attribute, record.scope, record.id),
-    )
-
-
-def _first(conn: apsw.Connection, where: str, params: tuple[object, ...]) -> MemoryRecord | None:
-    from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
-
-    row = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 AND {where} ORDER BY created_at DESC LIMIT 1",
-        params,
-    ).fetchone()
-    return None if row is None else row_to_record(row)
+    return storage.same_attribute(record)
 
 
 class NeighbourIndex:
@@ -164,21 +146,19 @@ class NeighbourIndex:
 
     def __init__(self) -> None:
         self.generation = -1
-        self.table: str | None = None
         self._groups: dict[tuple[str, str, str], _Group] = {}
 
-    def sync(self, conn: apsw.Connection) -> None:
-        """Forget everything when the vectors changed since this index last saw them."""
-        from openclaw_cli.memory.store import vectors
-
-        table, generation = vectors.current_table(conn), vectors.generation(conn)
-        if (table, generation) != (self.table, self.generation):
+    def sync(self, storage: MemoryStorage) -> None:
+        """Forget everything when the vectors changed since this index last saw them (a new vector
+        table, from a rebuild, moves the generation too)."""
+        generation = storage.vector_generation()
+        if generation != self.generation:
             self._groups.clear()
-            self.table, self.generation = table, generation
+            self.generation = generation
 
-    def group(self, conn: apsw.Connection, key: tuple[str, str, str]) -> _Group:
+    def group(self, storage: MemoryStorage, key: tuple[str, str, str]) -> _Group:
         if key not in self._groups:
-            self._groups[key] = _Group.load(conn, self.table, key)
+            self._groups[key] = _Group.load(storage, key)
         return self._groups[key]
 
     def note_write(
@@ -199,22 +179,14 @@ class _Group:
         self._matrix: np.ndarray | None = None
 
     @classmethod
-    def load(cls, conn: apsw.Connection, table: str | None, key: tuple[str, str, str]) -> _Group:
-        from openclaw_cli.memory.store import vectors
-
+    def load(cls, storage: MemoryStorage, key: tuple[str, str, str]) -> _Group:
         group = cls()
         user, scope, category = key
-        found = list(
-            conn.execute(
-                "SELECT rowid, language FROM records WHERE user_id IS ? AND scope = ? AND category = ? "
-                "AND deleted = 0 AND vector_status = 'ready'",
-                (user or None, scope, category),
-            )
-        )
-        stored = {} if table is None else vectors.stored_rows(conn, table, [int(r) for r, _ in found])
+        found = storage.ready_rows(user or None, scope, category)
+        stored = storage.read_vectors([rowid for rowid, _ in found])
         for rowid, language in found:
-            if int(rowid) in stored:
-                group.put(int(rowid), str(language), stored[int(rowid)])
+            if rowid in stored:
+                group.put(rowid, language, stored[rowid])
         return group
 
     def put(self, rowid: int, language: str, vector: np.ndarray | None) -> None:
@@ -273,7 +245,7 @@ def nearest(
     """The `count` most similar live memories of the record's user, scope and category, best first."""
     import numpy as np
 
-    group = index.group(store.conn, group_key(record))
+    group = index.group(store.storage, group_key(record))
     similarities = group_similarities(
         profile, group.leg_cosines(vector, profile.legs), record.language, group.languages
     )

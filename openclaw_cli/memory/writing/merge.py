@@ -15,8 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from openclaw_cli.memory.store import people, vectors
-from openclaw_cli.memory.store.records import iso
+from openclaw_cli.memory.store import people
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,43 +90,15 @@ def apply(
 ) -> None:
     """Write `new` (same id as `old`) over `old` with its indexes and a history row. Call inside a
     write transaction."""
-    from openclaw_cli.memory.store.db import text_hash
-    from openclaw_cli.memory.store.record_rows import write_fts_row
-
+    storage = store.storage
     rowid = store.rowid(old.id)
-    people.note(store.conn, new.user_id, new.l0)
-    store.conn.execute(
-        "UPDATE records SET l0 = ?, l1 = ?, l2 = ?, language = ?, l0_hash = ?, text_hash = ?, "
-        "attribute = ?, source = ?, created_at = ?, updated_at = ?, vector_status = ? WHERE rowid = ?",
-        (
-            new.l0,
-            new.l1,
-            new.l2,
-            new.language,
-            new.l0_hash,
-            text_hash(new.l0),
-            new.attribute,
-            _json(new.source),
-            iso(new.created_at),
-            iso(new.updated_at),
-            "pending" if vector is None else "ready",
-            rowid,
-        ),
-    )
-    store.conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
-    write_fts_row(store.conn, rowid, new.l0, new.l1)
-    table = vectors.current_table(store.conn)
+    people.note(storage, new.user_id, new.l0)
+    storage.replace_row(rowid, new, vector_ready=vector is not None)
     if vector is None:
         # The old vector describes the old text: a pending vector is filled by `memory index`.
-        vectors.delete(store.conn, table, [rowid])
+        storage.delete_vector(rowid)
     else:
-        table = table or vectors.ensure_table(store.conn, store.embedder().identity)
-        vectors.upsert(store.conn, table, rowid, vector, (new.scope, new.user_id or "", new.category))
-    vectors.bump_generation(store.conn)
+        storage.ensure_vectors(store.embedder().identity)
+        storage.put_vector(rowid, vector, (new.scope, new.user_id or "", new.category))
+    storage.vectors_changed()
     store.log_change(old.id, old.user_id, "update", old.public_dict(), None, reason)
-
-
-def _json(value: object) -> str | None:
-    import json
-
-    return None if value is None else json.dumps(value, ensure_ascii=False)

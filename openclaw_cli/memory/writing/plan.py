@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import write_txn
 from openclaw_cli.memory.writing import dedup, merge
 from openclaw_cli.memory.writing.candidate import Action, Candidate, Judge, WriteOutcome
 
@@ -42,7 +40,7 @@ class StoreWriter:
         self.judge = judge
         self.now = now
         self.embedder, self.warning = store.usable_embedder()
-        identity = vectors.stored_identity(store.conn)
+        identity = store.storage.vector_identity()
         if identity is None and self.embedder is not None:
             identity = self.embedder.identity.to_dict()
         self.profile: SearchProfile = profile_for(identity, service.settings.search)
@@ -51,7 +49,7 @@ class StoreWriter:
         if store.dedup_index is None:
             store.dedup_index = dedup.NeighbourIndex()
         self.index: dedup.NeighbourIndex = store.dedup_index
-        self.index.sync(store.conn)
+        self.index.sync(store.storage)
         # This call's records as they will be once written (added, or merged into), for the later ones.
         self.fresh: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
 
@@ -87,10 +85,12 @@ class StoreWriter:
     def _decide(self, candidate: Candidate, record: MemoryRecord, vector: np.ndarray | None) -> Decision:
         if self.store.exists(record.id) or record.id in self.fresh:
             return Decision("skipped", f"a memory with id {record.id!r} already exists")
-        known = dedup.exact_duplicate(self.store.conn, record) or self._fresh_match(record, by="hash")
+        known = dedup.exact_duplicate(self.store.storage, record) or self._fresh_match(record, by="hash")
         if known is not None:
             return Decision("duplicate", f"same words as {known.id}", known.id)
-        same_fact = dedup.same_attribute(self.store.conn, record) or self._fresh_match(record, by="attribute")
+        same_fact = dedup.same_attribute(self.store.storage, record) or self._fresh_match(
+            record, by="attribute"
+        )
         if same_fact is not None:
             decision = Decision(
                 "merged",
@@ -190,12 +190,12 @@ class StoreWriter:
         """Carry the decisions out in one transaction; one overtaken by another writer meanwhile (an
         equal memory stored, the merge target deleted) is decided again the safe way."""
         done: list[Decision] = []
-        with write_txn(self.store.conn):
+        with self.store.storage.transaction():
             # Nobody else can write now: if the index saw the vectors as they are, it can follow ours.
-            self.index.sync(self.store.conn)
+            self.index.sync(self.store.storage)
             for record, vector, decision in zip(records, found, decisions, strict=True):
                 done.append(self._apply_one(record, vector, decision))
-            self.index.generation = vectors.generation(self.store.conn)
+            self.index.generation = self.store.storage.vector_generation()
         return done
 
     def _indexed(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
@@ -207,7 +207,7 @@ class StoreWriter:
 
         store = self.store
         if decision.action == "added":
-            known = dedup.exact_duplicate(store.conn, record)
+            known = dedup.exact_duplicate(store.storage, record)
             if known is not None:
                 decision = Decision("duplicate", f"same words as {known.id}", known.id)
             else:

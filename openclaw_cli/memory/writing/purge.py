@@ -19,21 +19,16 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.search import centroid
-from openclaw_cli.memory.store import people, vectors
-from openclaw_cli.memory.store.db import write_txn
-from openclaw_cli.memory.store.records import iso, utc_now, validate_user
+from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.memory.store.persons import agent_ids_on_disk as agent_ids_on_disk
+from openclaw_cli.memory.store.records import validate_user
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
-    import apsw
-
     from openclaw_cli.memory.store.memory_store import MemoryStore
-
-MEMORY_DB = Path("memory") / "memory.sqlite"
+    from openclaw_cli.memory.store.protocol import MemoryStorage
 
 
 @dataclass
@@ -66,36 +61,6 @@ class PurgeReport:
             "notCovered": self.not_covered,
             "warning": self.warning,
         }
-
-
-def vector_tables(conn: apsw.Connection) -> list[str]:
-    """Every vec0 table, the current one and any a rebuild left behind: purged vectors go from all."""
-    rows = conn.execute(
-        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'vec\\_%' ESCAPE '\\' "
-        "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
-    )
-    return [str(name) for (name,) in rows]
-
-
-def remove_rows(conn: apsw.Connection, rowids: list[int]) -> None:
-    """Delete records for good with their keyword and vector rows (the caller holds a write transaction)."""
-    if not rowids:
-        return
-    for table in vector_tables(conn):
-        vectors.delete(conn, table, rowids)
-    for start in range(0, len(rowids), 500):
-        chunk = [(rowid,) for rowid in rowids[start : start + 500]]
-        conn.executemany("DELETE FROM records_fts WHERE rowid = ?", chunk)
-        conn.executemany("DELETE FROM records WHERE rowid = ?", chunk)
-    vectors.bump_generation(conn)
-
-
-def compact(conn: apsw.Connection) -> None:
-    """Rewrite the file so deleted text lingers in no free page, FTS segment or WAL frame."""
-    conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.execute("VACUUM")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 @dataclass(frozen=True)
@@ -136,48 +101,35 @@ def purge_store(
 def purge_person(store: MemoryStore, user_ids: list[str], taint: Taint | None = None) -> StorePurge:
     """Remove the memories of every id in `user_ids` (a person and the addresses linked to them), the
     memories `taint` says were made from their messages, and the history of both; then compact."""
-    conn = store.conn
+    storage = store.storage
     done = StorePurge()
-    marks = ",".join("?" * len(user_ids))
-    with write_txn(conn):
-        rows = [
-            (int(r[0]), str(r[1]))
-            for r in conn.execute(f"SELECT rowid, id FROM records WHERE user_id IN ({marks})", user_ids)
-        ]
-        derived = _derived(conn, user_ids, taint) if taint is not None else []
-        remove_rows(conn, [rowid for rowid, _ in rows] + [rowid for rowid, _, _, _ in derived])
-        before = conn.total_changes()
-        conn.execute(f"DELETE FROM history WHERE user_id IN ({marks})", user_ids)
-        gone = [(record_id,) for _, record_id in rows] + [(record_id,) for _, record_id, _, _ in derived]
-        conn.executemany("DELETE FROM history WHERE record_id = ?", gone)
-        done.history_rows = int(conn.total_changes() - before)
+    with storage.transaction():
+        rows = storage.rows_of_users(user_ids)
+        derived = _derived(storage, user_ids, taint) if taint is not None else []
+        storage.remove([rowid for rowid, _ in rows] + [rowid for rowid, _, _, _ in derived])
+        gone = [record_id for _, record_id in rows] + [record_id for _, record_id, _, _ in derived]
+        done.history_rows = storage.forget_history(user_ids=user_ids, record_ids=gone)
         for user_id in user_ids:
-            people.forget_user(conn, user_id)
+            people.forget_user(storage, user_id)
         for _, _, owner, l0 in derived:
-            people.forget_if_unused(conn, owner, l0)
-        centroid.forget(conn)  # a mean that included the user's vectors is computed again without them
+            people.forget_if_unused(storage, owner, l0)
+        centroid.forget(store.conn)  # a mean that included the user's vectors is computed again without them
         done.memories, done.derived = len(rows), len(derived)
         # The purge itself is kept, with a hash instead of the user id (the id may be a name or a number).
         digest = hashlib.sha256(user_ids[0].encode()).hexdigest()[:16]
-        conn.execute(
-            "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) "
-            "VALUES ('*', NULL, 'purge', NULL, ?, ?, NULL)",
-            (
-                json.dumps({"userId": digest, "count": len(rows), "derived": len(derived)}),
-                iso(utc_now()),
-            ),
+        storage.log_change(
+            "*", None, "purge", None, {"userId": digest, "count": len(rows), "derived": len(derived)}, None
         )
-    compact(conn)
+    storage.compact()
     return done
 
 
 def _derived(
-    conn: apsw.Connection, user_ids: list[str], taint: Taint
+    storage: MemoryStorage, user_ids: list[str], taint: Taint
 ) -> list[tuple[int, str, str | None, str]]:
     """(rowid, id, user, l0) of the memories of others whose source cites a tainted message."""
     found = []
-    rows = conn.execute("SELECT rowid, id, user_id, l0, source FROM records WHERE source IS NOT NULL")
-    for rowid, record_id, owner, l0, source in rows:
+    for rowid, record_id, owner, l0, source in storage.sourced_rows():
         if owner in user_ids:
             continue
         try:
@@ -185,21 +137,13 @@ def _derived(
         except (TypeError, ValueError):
             continue
         if taint.touches(parsed):
-            found.append((int(rowid), str(record_id), owner, str(l0)))
+            found.append((rowid, record_id, owner, l0))
     return found
 
 
-def agent_ids_on_disk(home: Home) -> list[str]:
-    """Every agent directory that holds a memory database, `_shared` included."""
-    agents = home.root / "agents"
-    if not agents.is_dir():
-        return []
-    return sorted(p.name for p in agents.iterdir() if (p / MEMORY_DB).is_file())
-
-
 def holds_user(store: MemoryStore, user_id: str) -> bool:
-    row = store.conn.execute("SELECT 1 FROM records WHERE user_id = ? LIMIT 1", (user_id,)).fetchone()
-    return row is not None
+    """Whether the store holds any record of `user_id`, live or deleted (a tombstone holds text too)."""
+    return bool(store.storage.rows_of_users([user_id]))
 
 
 def purge_user(

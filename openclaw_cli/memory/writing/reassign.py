@@ -21,10 +21,9 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import InvalidInput, NotFound, UsageError
-from openclaw_cli.memory.store import people, vectors
-from openclaw_cli.memory.store.db import write_txn
+from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.persons import persons
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
+from openclaw_cli.memory.store.protocol import RecordMatch
 from openclaw_cli.memory.store.records import (
     CATEGORIES,
     iso,
@@ -32,7 +31,7 @@ from openclaw_cli.memory.store.records import (
     validate_record_id,
     validate_user,
 )
-from openclaw_cli.memory.writing.purge import agent_ids_on_disk, vector_tables
+from openclaw_cli.memory.writing.purge import agent_ids_on_disk
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
@@ -50,11 +49,10 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 @dataclass(frozen=True)
 class Condition:
-    """One `--where FIELD=VALUE`, as an SQL clause over `records` and its parameters."""
+    """One `--where FIELD=VALUE` as given (`text`) and as the storage matches it."""
 
     text: str
-    clause: str
-    params: tuple[Any, ...]
+    match: RecordMatch
 
 
 def parse_where(texts: Sequence[str], home: Home) -> list[Condition]:
@@ -77,7 +75,7 @@ def _condition(text: str, home: Home) -> Condition:
             raise UsageError(
                 f"invalid --where {text!r}: unknown category", hint=f"use one of: {', '.join(CATEGORIES)}"
             )
-        return Condition(text, "category = ?", (value,))
+        return Condition(text, RecordMatch("category", (value,)))
     if name == "since":
         try:
             day = date.fromisoformat(value) if _DATE.match(value) else None
@@ -85,15 +83,13 @@ def _condition(text: str, home: Home) -> Condition:
             day = None
         if day is None:
             raise UsageError(f"invalid --where {text!r}: since takes a date, YYYY-MM-DD", hint=WHERE_HINT)
-        return Condition(text, "created_at >= ?", (day.isoformat(),))  # ISO UTC text sorts as time
+        return Condition(text, RecordMatch("since", (day.isoformat(),)))
     if name == "id":
         try:
-            return Condition(text, "id = ?", (validate_record_id(value),))
+            return Condition(text, RecordMatch("id", (validate_record_id(value),)))
         except InvalidInput as exc:
             raise UsageError(f"invalid --where {text!r}: {exc.message}", hint=exc.hint) from exc
-    ids = _session_ids(value, home)
-    marks = ", ".join("?" for _ in ids)
-    return Condition(text, f"json_valid(source) AND json_extract(source, '$.sessionId') IN ({marks})", ids)
+    return Condition(text, RecordMatch("session", _session_ids(value, home)))
 
 
 def _session_ids(value: str, home: Home) -> tuple[str, ...]:
@@ -212,7 +208,7 @@ def reassign(
                 report.not_covered.append(agent)
             continue
         stores.append((StoreReassign(agent, str(store.path)), store))
-    known = sorted({p.user_id for _, store in stores for p in persons(store.conn)})
+    known = sorted({p.user_id for _, store in stores for p in persons(store.storage)})
     if source not in known:
         where = "any store" if request.all_agents else f"the stores of agent {agent_id}"
         names = ", ".join(known) if known else "none"
@@ -247,10 +243,7 @@ def _covered(home: Home, agent_id: str, share_user_memory: bool, all_agents: boo
 
 
 def _holds(store: MemoryStore, user_id: str) -> bool:
-    row = store.conn.execute(
-        "SELECT 1 FROM records WHERE user_id = ? AND scope = 'user' AND deleted = 0 LIMIT 1", (user_id,)
-    ).fetchone()
-    return row is not None
+    return store.storage.has_user(user_id, scope="user")
 
 
 def _reason(source: str, target: str, where: Sequence[str]) -> str:
@@ -258,48 +251,26 @@ def _reason(source: str, target: str, where: Sequence[str]) -> str:
 
 
 def _matching(store: MemoryStore, user_id: str, conditions: Sequence[Condition]) -> list[MemoryRecord]:
-    clauses = ["user_id = ?", "scope = 'user'", "deleted = 0", *(f"({c.clause})" for c in conditions)]
-    params: list[Any] = [user_id, *(p for c in conditions for p in c.params)]
-    sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid"
-    return [row_to_record(row) for row in store.conn.execute(sql, params)]
+    return store.storage.user_records(user_id, [c.match for c in conditions])
 
 
 def move(
     store: MemoryStore, source: str, target: str, conditions: Sequence[Condition], *, reason: str
 ) -> list[MemoryRecord]:
     """Move the matching memories of `source` to `target` in one transaction; returns them as they were."""
-    conn = store.conn
-    with write_txn(conn):
+    storage = store.storage
+    with storage.transaction():
         records = _matching(store, source, conditions)
         if not records:
             return []
-        moment = iso(utc_now())
-        tables = vector_tables(conn)
+        moment = utc_now()
         for record in records:
-            rowid = store.rowid(record.id)
-            conn.execute(
-                "UPDATE records SET user_id = ?, updated_at = ? WHERE rowid = ?", (target, moment, rowid)
-            )
-            for table in tables:
-                conn.execute(f"UPDATE {table} SET user_id = ? WHERE rowid = ?", (target, rowid))
-            conn.execute("UPDATE history SET user_id = ? WHERE record_id = ?", (target, record.id))
+            storage.reassign(store.rowid(record.id), record.id, target, moment)
             after = store.get(record.id).public_dict()
             store.log_change(record.id, target, "reassign", record.public_dict(), after, reason)
-        _recount_people(conn, (source, target))
-        vectors.bump_generation(conn)  # warm processes reload the vectors' person with them
+        people.recount(storage, (source, target))
+        storage.vectors_changed()  # warm processes reload the vectors' person with them
     return records
-
-
-def _recount_people(conn: Any, users: Sequence[str]) -> None:
-    marks = ", ".join("?" for _ in users)
-    conn.execute(f"DELETE FROM people WHERE user_id IN ({marks})", tuple(users))
-    rows = list(
-        conn.execute(
-            f"SELECT user_id, l0 FROM records WHERE deleted = 0 AND user_id IN ({marks})", tuple(users)
-        )
-    )
-    for user_id, l0 in rows:
-        people.note(conn, user_id, l0)
 
 
 def describe(record: MemoryRecord) -> str:

@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.db import get_meta, set_meta
+from openclaw_cli.memory.store.layout import legs_of
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.meta import delete_meta, get_meta, set_meta
+from openclaw_cli.memory.store.sqlite.records import max_rowid
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -86,12 +88,12 @@ def compute(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid 
     """The centroid of every vector in `table`, read in chunks; None when there are too few."""
     import numpy as np
 
-    fmt = vectors.table_format(conn, table)
+    fmt = vec.table_format(conn, table)
     mark = _mark(conn)
     total = np.zeros(sum(legs), dtype=np.float64)
     count = 0
     blobs: list[bytes] = []
-    for (blob,) in conn.execute(f"SELECT embedding FROM {table}"):
+    for blob in vec.embeddings(conn, table):
         blobs.append(blob)
         if len(blobs) >= _READ_CHUNK:
             total += _summed(blobs, fmt)
@@ -131,7 +133,7 @@ def next_refresh(centroid: Centroid | None) -> int:
 
 def current(conn: apsw.Connection, legs: Sequence[int]) -> Centroid | None:
     """The stored centroid when it is fresh; otherwise computed now (and not written: readers don't)."""
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     if table is None:
         return None
     return _usable(conn, table, legs) or compute(conn, table, legs)
@@ -140,13 +142,11 @@ def current(conn: apsw.Connection, legs: Sequence[int]) -> Centroid | None:
 def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroid | None:
     """Recompute and store the centroid if it is missing or stale (`legs`: the profile's for the stored
     embedder when not given); returns it. Call inside a write transaction."""
-    table = vectors.current_table(conn)
+    table = vec.current_table(conn)
     if table is None:
         return None
     if legs is None:
-        from openclaw_cli.memory.search.profiles import profile_for
-
-        legs = profile_for(vectors.stored_identity(conn)).legs
+        legs = legs_of(vec.stored_identity(conn))
     stored = _usable(conn, table, legs)
     if stored is not None:
         return stored
@@ -159,7 +159,7 @@ def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroi
 def forget(conn: apsw.Connection) -> None:
     """Drop the stored centroid and store a new one from what is left (after a purge). Call inside a write
     transaction."""
-    conn.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
+    delete_meta(conn, META_KEY)
     refresh(conn)
 
 
@@ -184,5 +184,4 @@ def _summed(blobs: list[bytes], fmt: VectorFormat) -> np.ndarray:
 
 
 def _mark(conn: apsw.Connection) -> int:
-    row = conn.execute("SELECT max(rowid) FROM records").fetchone()
-    return int((row and row[0]) or 0)
+    return max_rowid(conn)

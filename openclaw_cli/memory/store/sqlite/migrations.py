@@ -1,29 +1,24 @@
-"""The one way to open a memory database: apsw, sqlite-vec, WAL, named migrations.
+"""The memory database's schema, as named migrations applied in order (each in its own write transaction).
 
 The records table is the source of truth; `records_fts` and the vec0 table named in `meta.vector_table` are
-derived indexes (see upkeep/index.py). Every write goes through `write_txn`, which takes the write lock up front
-(BEGIN IMMEDIATE) so concurrent writers wait on the busy timeout instead of failing with "database is locked".
+derived indexes (see upkeep/index.py). A store with data is copied before a migration changes it
+(file_copy.before_migration).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import create_private_file, ensure_private_dir
+from openclaw_cli.memory.store import centroid
+from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST, MINILM_DIMS, unread_half
+from openclaw_cli.memory.store.sqlite import vec
+from openclaw_cli.memory.store.sqlite.file_copy import before_migration
+from openclaw_cli.memory.store.sqlite.meta import FTS_ANALYSIS_KEY, set_meta, write_txn
+from openclaw_cli.memory.store.sqlite.records import text_hash
 
 if TYPE_CHECKING:
     import apsw
-
-BUSY_TIMEOUT_MS = 30_000
-# meta key: the text.ANALYSIS_VERSION the keyword index was written with (absent: version 1, before it existed)
-FTS_ANALYSIS_KEY = "fts_analysis_version"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _CATEGORY_CHECK = "category IN ('profile','preference','event','case','lesson','insight','note')"
 
@@ -89,14 +84,6 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         """,
     ),
 ]
-
-
-def text_hash(text: str) -> int:
-    """The embedding-cache key of a text: the first 8 bytes of its SHA-256 as a signed 64-bit integer
-    (an SQLite integer takes 8 bytes where the hex digest took 64)."""
-    import hashlib
-
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big", signed=True)
 
 
 def _cache_in_records(conn: apsw.Connection) -> None:
@@ -193,20 +180,21 @@ MIGRATIONS.append(
 def _people(conn: apsw.Connection) -> None:
     """The names memories introduce with a relation, per user (store/people.py), filled from what is stored."""
     from openclaw_cli.memory.store import people
+    from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 
     conn.execute(
         "CREATE TABLE people (user_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, "
         "mentions INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (user_id, kind, name)) WITHOUT ROWID"
     )
-    people.rebuild(conn)
+    people.rebuild(SqliteStorage(conn))
 
 
 MIGRATIONS.append(("0007_people", _people))
 
 
 def _centroid(conn: apsw.Connection) -> None:
-    """The mean direction of the stored vectors, which search corrects for (search/centroid.py)."""
-    from openclaw_cli.memory.search import centroid
+    """The mean direction of the stored vectors, which search corrects for (store/centroid.py)."""
+    from openclaw_cli.memory.store import centroid
 
     centroid.refresh(conn)
 
@@ -220,7 +208,6 @@ def _language_of_l0(conn: apsw.Connection) -> None:
     included: "User: 准备换跑鞋" read as mixed text, and so did a Chinese L0 with an English L1, whose
     vectors hold no English half worth trusting. Language is derived from the text, like the keyword
     index, so no history row is written for it."""
-    from openclaw_cli.memory.embedding.models import LANGUAGE_TRUST
     from openclaw_cli.memory.text.analysis import SPEAKER_LABEL, detect_language
 
     unread: list[int] = []
@@ -236,22 +223,17 @@ def _language_of_l0(conn: apsw.Connection) -> None:
 
 def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
     """Give these memories the English half a fresh store gives a text the English model cannot read
-    (composite.unread_half) in place of the one computed from their label and unknown tokens, so an
+    (store/layout.py) in place of the one computed from their label and unknown tokens, so an
     older store holds the same vectors as a new one (byte for byte: the multilingual half is re-encoded
     with the table's own fixed step)."""
     if not rowids:
         return
-    from openclaw_cli.memory.embedding.models import COMPOSITE, MINILM_DIMS
-    from openclaw_cli.memory.search import centroid
-    from openclaw_cli.memory.store import vectors
 
-    table, identity = vectors.current_table(conn), vectors.stored_identity(conn)
+    table, identity = vec.current_table(conn), vec.stored_identity(conn)
     if table is None or identity is None or identity["model"] != COMPOSITE:
         return
-    from openclaw_cli.memory.embedding.composite import unread_half
-
     half = unread_half(MINILM_DIMS)
-    for rowid, vector in vectors.read(conn, table, rowids).items():
+    for rowid, vector in vec.read(conn, table, rowids).items():
         row = conn.execute(
             "SELECT scope, user_id, category FROM records WHERE rowid = ?", (rowid,)
         ).fetchone()
@@ -259,8 +241,8 @@ def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
             continue
         fixed = vector.copy()
         fixed[:MINILM_DIMS] = half
-        vectors.upsert(conn, table, rowid, fixed, (str(row[0]), str(row[1] or ""), str(row[2])))
-    vectors.bump_generation(conn)
+        vec.upsert(conn, table, rowid, fixed, (str(row[0]), str(row[1] or ""), str(row[2])))
+    vec.bump_generation(conn)
     centroid.forget(conn)
 
 
@@ -293,131 +275,6 @@ MIGRATIONS.append(
 )
 
 
-def vec_extension_path() -> str:
-    """The sqlite-vec loadable shipped in the sqlite-vec package.
-
-    Located through the import system without importing the package: its __init__ imports numpy.typing,
-    which costs ~0.1-0.3 s on every start of a command that opens a memory database.
-    """
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        raise StoreError("the sqlite-vec package is not installed", hint="reinstall openclaw-cli")
-    return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
-
-
-def _load_vec(conn: apsw.Connection) -> None:
-    conn.enable_load_extension(True)
-    conn.load_extension(vec_extension_path())
-    conn.enable_load_extension(False)
-
-
-def _check_header(path: Path) -> None:
-    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
-    with path.open("rb") as handle:
-        head = handle.read(len(SQLITE_MAGIC))
-    if head and head != SQLITE_MAGIC:
-        raise StoreError(
-            f"{path} is not a SQLite database",
-            hint="move it aside (it was left as it was) and run the command again to start a new one",
-        )
-
-
-class DatabaseDamaged(StoreError):
-    """SQLite finds the file damaged as it opens it (`openclaw memory recover` salvages it)."""
-
-
-class DatabasePermissionError(StoreError):
-    """The database or its directory cannot be read or written by this user: not damage, and never a
-    reason to restore a backup."""
-
-
-def _describe_access(path: Path) -> str:
-    try:
-        info = path.stat()
-    except OSError:
-        return "cannot be inspected"
-    return f"mode {info.st_mode & 0o7777:04o}, owner uid {info.st_uid}, running as uid {os.geteuid()}"
-
-
-def _permission_error(path: Path, what: str) -> DatabasePermissionError:
-    return DatabasePermissionError(
-        f"permission denied: cannot {what} {path} ({_describe_access(path)})",
-        hint=f"run as the file's owner, or `openclaw doctor --fix` / `chmod` to restore 0600 files and 0700 "
-        f"directories (`ls -l {path}`); the data was not touched",
-    )
-
-
-def _check_access(path: Path, *, readonly: bool) -> None:
-    """SQLite reports a denied open as "unable to open database file" or as a read-only database, and a
-    directory it cannot create -wal/-shm in only fails later: say what is wrong before it gets there."""
-    if not os.access(path, os.R_OK):
-        raise _permission_error(path, "read")
-    if readonly:
-        return
-    if not os.access(path, os.W_OK):
-        raise _permission_error(path, "write")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise _permission_error(path.parent, "create the journal files (-wal, -shm) in")
-
-
-def open_db(path: Path, *, create: bool = True, readonly: bool = False) -> apsw.Connection:
-    """Open (and if needed create and migrate) the memory database at `path`."""
-    import apsw
-
-    try:
-        return _open(path, create=create, readonly=readonly)
-    except PermissionError as exc:
-        raise _permission_error(Path(exc.filename or path), "open") from exc
-    except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, apsw.AuthError) as exc:
-        raise _permission_error(path, f"open ({exc})") from exc
-
-
-def _open(path: Path, *, create: bool, readonly: bool) -> apsw.Connection:
-    import apsw
-
-    exists = path.exists()
-    if not exists and not create:
-        raise StoreError(
-            f"no memory database at {path}", hint="add a memory first with `openclaw memory add`"
-        )
-    if exists:
-        _check_access(path, readonly=readonly)
-        _check_header(path)
-    else:
-        ensure_private_dir(path.parent)
-        create_private_file(path)
-    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-    try:
-        conn = apsw.Connection(str(path), flags=flags)
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        _load_vec(conn)
-        _configure(conn, readonly=readonly)
-        if not readonly:
-            migrate(conn)
-        # Per-term document counts, for leaving very common terms out of a query (search/pipeline.py). A temp
-        # table: it lives with this connection and is not part of the stored schema.
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.records_vocab USING fts5vocab(main, records_fts, 'row')"
-        )
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
-        raise DatabaseDamaged(
-            f"{path} is damaged ({exc.__class__.__name__.removesuffix('Error').lower()})",
-            hint="run `openclaw memory recover --yes`: it salvages what still reads, restores the rest from "
-            "the newest backup and keeps the damaged file; it was left as it was",
-        ) from exc
-    return conn
-
-
-def _configure(conn: apsw.Connection, *, readonly: bool) -> None:
-    cursor = conn.cursor()
-    if not readonly:
-        cursor.execute("PRAGMA journal_mode = WAL")
-    cursor.execute("PRAGMA synchronous = NORMAL")
-    cursor.execute("PRAGMA foreign_keys = ON")
-    cursor.execute("PRAGMA secure_delete = ON")
-    cursor.execute("PRAGMA temp_store = MEMORY")
-
-
 def applied_migrations(conn: apsw.Connection) -> list[str]:
     cursor = conn.cursor()
     cursor.execute(
@@ -433,8 +290,6 @@ def migrate(conn: apsw.Connection) -> list[str]:
     done = set(applied_migrations(conn))
     pending = [(name, step) for name, step in MIGRATIONS if name not in done]
     if pending and done:  # a store with data is about to change: a copy of it as it is comes first
-        from openclaw_cli.memory.upkeep.backup import before_migration
-
         before_migration(conn, pending[0][0])
     applied: list[str] = []
     for name, sql in pending:  # sql: a script, or a function for steps SQL cannot express
@@ -460,49 +315,3 @@ def with_tokenizer(sql: str) -> str:
     from openclaw_cli.memory.text.analysis import FTS_TOKENIZE
 
     return sql.replace("{tokenize}", FTS_TOKENIZE.replace("'", "''"))
-
-
-@contextmanager
-def write_txn(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """A write transaction that holds the write lock from the start; rolled back on any exception.
-
-    Inside another one on the same connection it is a savepoint instead, so the outer transaction
-    commits or rolls back the whole (reflection writes insights and marks their sources as one)."""
-    if conn.in_transaction:
-        with conn:  # apsw: SAVEPOINT, released on success, rolled back to on an exception
-            yield conn
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def get_meta(conn: apsw.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def set_meta(conn: apsw.Connection, key: str, value: Any) -> None:
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, str(value)),
-    )
-
-
-def fts_analysis_version(conn: apsw.Connection) -> int:
-    """The text-analysis version the keyword index was written with."""
-    return int(get_meta(conn, FTS_ANALYSIS_KEY) or 1)
-
-
-def schema(conn: apsw.Connection) -> list[tuple[str, str, str]]:
-    """(type, name, sql) of every schema object, for tests and `memory status`."""
-    return [
-        (str(t), str(n), str(s))
-        for t, n, s in conn.execute(
-            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name"
-        )
-    ]

@@ -1,0 +1,334 @@
+"""The one storage interface of a memory database: what the service and every use case may ask of it.
+
+A store holds records (the source of truth), their history, a keyword index and a vector index derived
+from them, a few `meta` values, the people its memories name, and the workspace files indexed into it.
+Records are addressed by id, and by a row number (`rowid`) that the indexes share. Every write runs in
+`transaction()`; a read may run in `snapshot()` to see one consistent state.
+
+Signatures use plain Python types, numpy arrays and the record dataclasses only, so a second backend
+(PostgreSQL with pgvector) can implement the same Protocol; the SQLite one is store/sqlite/.
+tests/test_storage_conformance.py runs the contract against each backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from openclaw_cli.memory.store.embedder import EmbedderIdentity
+    from openclaw_cli.memory.store.record_rows import RankingFacts
+    from openclaw_cli.memory.store.records import FsrsState, MemoryRecord
+
+
+@dataclass(frozen=True)
+class VectorFilter:
+    """Which rows a search may return. Empty tuples mean no restriction."""
+
+    user_id: str | None = None
+    scopes: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One stored change of a record; `old`/`new` are the JSON texts as written (None when not copied)."""
+
+    seq: int
+    action: str
+    old: str | None
+    new: str | None
+    at: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class WorkspaceFile:
+    """What the store knows of an indexed workspace Markdown file (workspace/markdown_index.py)."""
+
+    path: str
+    file_hash: str
+    size: int
+    mtime_ns: int
+    chunks: int = 0
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordMatch:
+    """One condition on records: `field` is session (the source's session id is one of `values`),
+    category, since (created at or after the ISO date `values[0]`) or id."""
+
+    field: str
+    values: tuple[str, ...]
+
+
+class VectorSource(Protocol):
+    """Nearest rows of the current vector index and their stored vectors (the backend's own scan, or a
+    warm in-memory copy)."""
+
+    def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]: ...
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]: ...
+
+
+class MemoryStorage(Protocol):
+    """One memory database. Methods that write must be called inside `transaction()`."""
+
+    # ------------------------------------------------------------ transactions
+    def transaction(self) -> AbstractContextManager[None]:
+        """One write transaction: committed on success, rolled back (nothing written) on an exception.
+        Nested, it joins the outer one (a savepoint)."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A read transaction: every read inside sees the same state while other writers go on."""
+        ...
+
+    def close(self) -> None: ...
+
+    # ------------------------------------------------------------ records
+    def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord | None: ...
+
+    def rowid(self, record_id: str) -> int | None:
+        """The row of a record, live or deleted; None when there is none."""
+        ...
+
+    def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
+        """The live records among `rowids`."""
+        ...
+
+    def ranking_facts(self, rowids: Iterable[int]) -> dict[int, RankingFacts]:
+        """What ranking reads of each live row, without building whole records."""
+        ...
+
+    def list_records(
+        self,
+        *,
+        user_id: str | None = None,
+        scope: str | None = None,
+        category: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        """Live records matching every given filter, oldest first."""
+        ...
+
+    def live_after(
+        self, after: int, limit: int, *, scope: str | None = None, user_id: str | None = None
+    ) -> list[tuple[int, MemoryRecord]]:
+        """(rowid, record) of the live records with a row after `after`, in row order (keyset paging)."""
+        ...
+
+    def count_live(self, *, scope: str | None = None, user_id: str | None = None) -> int: ...
+
+    def has_user(self, user_id: str, *, scope: str | None = None) -> bool:
+        """Whether `user_id` has a live record (of `scope`, when given)."""
+        ...
+
+    def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
+        """The live user-scope records of `user_id` that meet every match, oldest first."""
+        ...
+
+    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
+        """Give a record, its vectors and its history rows to `user_id` (updated at `at`)."""
+        ...
+
+    def same_text(self, record: MemoryRecord) -> MemoryRecord | None:
+        """The newest live record of the same user and scope with the same L0 hash (not `record` itself)."""
+        ...
+
+    def same_attribute(self, record: MemoryRecord) -> MemoryRecord | None:
+        """The newest live record of the same user, scope and category about the same attribute."""
+        ...
+
+    def unreflected(self, categories: Sequence[str]) -> list[MemoryRecord]:
+        """Live records of these categories no reflection has used, by scope, user, category, age."""
+        ...
+
+    def unreflected_summary(self, categories: Sequence[str]) -> tuple[int, str | None]:
+        """How many live records of these categories are unreflected, and the oldest one's creation time."""
+        ...
+
+    def session_places(self, session: str, where: VectorFilter) -> list[tuple[int, str]]:
+        """(rowid, source JSON) of the live records said in `session` that `where` allows."""
+        ...
+
+    def ready_rows(self, user_id: str | None, scope: str, category: str) -> list[tuple[int, str]]:
+        """(rowid, language) of the live records of this user, scope and category whose vector is ready."""
+        ...
+
+    def user_counts(self) -> list[tuple[str, int]]:
+        """(user id, live user-scope records) of every user with any, by user id."""
+        ...
+
+    def conversation_sessions(self, user_id: str, kinds: Sequence[str]) -> list[str | None]:
+        """For each live record of `user_id` a conversation wrote (its source names a session, or one of
+        `kinds`): its session id, or None."""
+        ...
+
+    def pending_vectors(self) -> int:
+        """How many live records wait for their vector."""
+        ...
+
+    def insert(self, record: MemoryRecord, *, vector_ready: bool) -> int:
+        """Store a new record and its keyword-index row; returns its rowid. Its vector, when ready, is
+        written with `put_vector`."""
+        ...
+
+    def replace_row(self, rowid: int, record: MemoryRecord, *, vector_ready: bool) -> None:
+        """Overwrite the record at `rowid` in place (same rowid), keyword row included."""
+        ...
+
+    def delete_row(self, rowid: int) -> None:
+        """Remove one row with its keyword row and current vector (a replace inserts it again)."""
+        ...
+
+    def mark_deleted(self, rowid: int, at: datetime) -> None:
+        """Tombstone a record: it leaves the keyword and vector indexes; the row stays until cleanup."""
+        ...
+
+    def remove(self, rowids: Sequence[int]) -> None:
+        """Remove rows entirely: records, keyword rows and vectors (history stays)."""
+        ...
+
+    def row_with_text(self, digest: str) -> int | None:
+        """A live record with a ready vector whose L0 has this SHA-256 (hex digest): the vector cache."""
+        ...
+
+    def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None: ...
+
+    def sourced_rows(self) -> Iterator[tuple[int, str, str | None, str, str]]:
+        """(rowid, id, user id, L0, source JSON) of every record with a source, live or not."""
+        ...
+
+    def rows_of_users(self, user_ids: Sequence[str]) -> list[tuple[int, str]]:
+        """(rowid, id) of every record, live or not, of these users."""
+        ...
+
+    def compact(self) -> None:
+        """Rewrite the storage so removed text lingers nowhere on disk (after a purge)."""
+        ...
+
+    # ------------------------------------------------------------ history
+    def log_change(
+        self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None
+    ) -> None:
+        """One history row (`old`/`new`: JSON-serialisable values or None)."""
+        ...
+
+    def history_rows(self, record_id: str) -> list[HistoryRow]:
+        """The history rows of a record, oldest first."""
+        ...
+
+    def forget_history(self, *, user_ids: Sequence[str] = (), record_ids: Sequence[str] = ()) -> int:
+        """Delete the history rows of these users and of these records; returns how many went."""
+        ...
+
+    # ------------------------------------------------------------ keyword index
+    def keyword_candidates(
+        self, terms: Sequence[str], where: VectorFilter, pool: int
+    ) -> list[tuple[int, float]]:
+        """(rowid, BM25 score) of the best `pool` live matches of any of `terms`, best first."""
+        ...
+
+    def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many live records hold each term (terms held by none are left out)."""
+        ...
+
+    def store_size(self) -> int:
+        """An upper bound of the number of records, cheap to read."""
+        ...
+
+    def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """The keyword-index text (L0 terms, L1 terms) of these rows."""
+        ...
+
+    # ------------------------------------------------------------ vectors
+    def vector_identity(self) -> dict[str, Any] | None:
+        """The identity (provider, model, dimensions) of the embedder the vectors were made with."""
+        ...
+
+    def has_vectors(self) -> bool:
+        """Whether a current vector index exists."""
+        ...
+
+    def ensure_vectors(self, identity: EmbedderIdentity) -> None:
+        """Create the vector index for this embedder when there is none."""
+        ...
+
+    def delete_vector(self, rowid: int) -> None:
+        """Drop a row's vector from the current index (its text changed; it is pending again)."""
+        ...
+
+    def put_vector(self, rowid: int, vector: np.ndarray, meta: tuple[str, str, str]) -> None:
+        """Store a row's vector with its (scope, user id, category) filter columns."""
+        ...
+
+    def read_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these rows, as float32 (rows without one are left out)."""
+        ...
+
+    def knn(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]:
+        """The `k` nearest rows by cosine, best first."""
+        ...
+
+    def vector_source(self) -> VectorSource:
+        """The backend's own nearest-neighbour scan of the current index."""
+        ...
+
+    def vectors_changed(self) -> None:
+        """Note that the vectors changed, so warm copies (vector matrix, dedup index) reload."""
+        ...
+
+    def vector_generation(self) -> int: ...
+
+    # ------------------------------------------------------------ meta
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: Any) -> None: ...
+
+    # ------------------------------------------------------------ people (store/people.py)
+    def count_person(self, user_id: str, kind: str, name: str) -> None:
+        """One more mention of `name` as `kind` for `user_id`."""
+        ...
+
+    def drop_person(self, user_id: str, kind: str | None = None, name: str | None = None) -> None:
+        """Forget a user's name (`kind` and `name` given) or every name of the user."""
+        ...
+
+    def drop_people(self) -> None:
+        """Forget every name (before they are counted again from every memory)."""
+        ...
+
+    def people_count(self) -> int: ...
+
+    def person_names(self, user_id: str | None, kind: str) -> list[tuple[str, int]]:
+        """(name, mentions) of `kind` for `user_id`; every user's (mentions summed) when None."""
+        ...
+
+    def live_text_mentions(self, user_id: str | None, name: str) -> bool:
+        """Whether a live record of `user_id` still holds `name` in its L0."""
+        ...
+
+    def live_texts(self, user_ids: Sequence[str] | None = None) -> Iterator[tuple[str | None, str]]:
+        """(user id, L0) of every live record (of these users)."""
+        ...
+
+    # ------------------------------------------------------------ workspace files
+    def workspace_files(self) -> dict[str, WorkspaceFile]: ...
+
+    def put_workspace_file(self, file: WorkspaceFile, *, keep_chunks: bool = False) -> None:
+        """Record a file's state (`keep_chunks`: its bytes did not change, keep the chunk count)."""
+        ...
+
+    def drop_workspace_file(self, path: str) -> None: ...
+
+    def note_rows(self, path: str) -> list[int]:
+        """The rows of the live `note` records made from the workspace file `path`."""
+        ...

@@ -1,0 +1,93 @@
+"""The keyword index of the SQLite backend: an FTS5 table of each live record's analysed terms.
+
+It holds terms, never the raw text (text/analysis.py makes them), so BM25 and the term counts read the
+same words the query is analysed into. Per-term document counts come from the connection's
+`temp.records_vocab` (sqlite/connection.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from openclaw_cli.memory.store.protocol import VectorFilter
+from openclaw_cli.memory.store.sqlite.records import chunks, marks
+from openclaw_cli.memory.store.sqlite.vec import filter_sql
+from openclaw_cli.memory.text.analysis import fts_match, index_terms
+
+if TYPE_CHECKING:
+    import apsw
+
+MAX_FETCH = 20_000
+
+
+def write_row(conn: apsw.Connection, rowid: int, l0: str, l1: str | None) -> None:
+    """The keyword-index row of a record: its analysed terms, never the raw text (see text/analysis.py)."""
+    conn.execute(
+        "INSERT INTO records_fts(rowid, l0, l1) VALUES (?, ?, ?)",
+        (rowid, index_terms(l0), index_terms(l1 or "")),
+    )
+
+
+def delete_row(conn: apsw.Connection, rowid: int) -> None:
+    conn.execute("DELETE FROM records_fts WHERE rowid = ?", (rowid,))
+
+
+def document_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
+    if not terms:
+        return {}
+    rows = conn.execute(
+        f"SELECT term, doc FROM temp.records_vocab WHERE term IN ({marks(terms)})", list(terms)
+    )
+    return {str(term): int(doc) for term, doc in rows}
+
+
+def bm25_candidates(
+    conn: apsw.Connection, terms: Sequence[str], where: VectorFilter, pool: int
+) -> list[tuple[int, float]]:
+    """(rowid, BM25 score) of the best `pool` live matches, best first.
+
+    FTS5 ranks its own matches first and the filter is applied afterwards: joining every match to
+    `records` before sorting cost 13.6 ms p50 at 100k memories against 5 ms this way. The FTS index holds
+    only live records, so without a filter no join is needed; with one, the fetch deepens until enough
+    rows pass it.
+    """
+    expression = fts_match(terms)
+    if expression is None:
+        return []
+    clause, params = filter_sql(where)
+    fetch = pool if not clause else pool * 4
+    while True:
+        rows = [
+            (int(rowid), -float(score))
+            for rowid, score in conn.execute(
+                "SELECT rowid, bm25(records_fts, 1.0, 0.4) AS s FROM records_fts WHERE records_fts MATCH ? "
+                "ORDER BY s LIMIT ?",
+                (expression, fetch),
+            )
+        ]
+        if not clause:
+            return rows
+        allowed = _passing(conn, [r for r, _ in rows], clause, params)
+        kept = [(rowid, score) for rowid, score in rows if rowid in allowed]
+        if len(kept) >= pool or len(rows) < fetch or fetch >= MAX_FETCH:
+            return kept[:pool]
+        fetch *= 4
+
+
+def _passing(conn: apsw.Connection, rowids: Sequence[int], clause: str, params: list[object]) -> set[int]:
+    passing: set[int] = set()
+    for chunk in chunks(rowids):
+        sql = f"SELECT rowid FROM records WHERE rowid IN ({marks(chunk)}) AND deleted = 0{clause}"
+        passing.update(int(r[0]) for r in conn.execute(sql, (*chunk, *params)))
+    return passing
+
+
+def indexed_terms(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    found: dict[int, tuple[str, str]] = {}
+    for chunk in chunks(rowids):
+        for rowid, l0, l1 in conn.execute(
+            f"SELECT rowid, l0, l1 FROM records_fts WHERE rowid IN ({marks(chunk)})", chunk
+        ):
+            found[int(rowid)] = (str(l0), str(l1 or ""))
+    return found

@@ -1,0 +1,101 @@
+"""The stored vectors as an embedding cache: a text whose vector a live record already holds is not
+embedded again (an import, a rerun batch, a rebuilt index). The cache key is the SHA-256 of the text and
+the embedder; the cache is the vector index itself, so nothing else is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from openclaw_cli.memory.store.embedder import Embedder
+    from openclaw_cli.memory.store.protocol import MemoryStorage
+    from openclaw_cli.memory.store.records import MemoryRecord
+
+
+def passage_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embedder_key(identity_dict: dict[str, Any]) -> str:
+    return f"{identity_dict['provider']}:{identity_dict['model']}:{identity_dict['dimensions']}"
+
+
+def cached_vectors(storage: MemoryStorage, key: str, hashes: Iterable[str]) -> dict[str, Any]:
+    """Vectors already stored for texts with these `passage_hash`es, made by the embedder `key`.
+
+    A live record whose text has the same hash and whose vector is ready supplies it. Nothing is found
+    when the index was made by another embedder.
+    """
+    stored = storage.vector_identity()
+    if not storage.has_vectors() or stored is None or embedder_key(stored) != key:
+        return {}
+    found: dict[str, Any] = {}
+    for digest in set(hashes):
+        rowid = storage.row_with_text(digest)
+        vector = None if rowid is None else storage.read_vectors([rowid]).get(rowid)
+        if vector is not None:
+            found[digest] = vector
+    return found
+
+
+def embed_cached(storage: MemoryStorage, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """Passage vectors, taken from the stored vectors where the same text has one, computed otherwise.
+
+    Computed vectors are cached by storing them: the caller writes them to the vector index.
+    """
+    key = embedder_key(embedder.identity.to_dict())
+    hashes = [passage_hash(t) for t in texts]
+    found = cached_vectors(storage, key, hashes)
+    missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
+    if missing:
+        import numpy as np
+
+        computed = embedder.embed_passages([t for _, t in missing])
+        found.update(
+            {
+                digest: np.asarray(v, dtype=np.float32)
+                for (digest, _), v in zip(missing, computed, strict=True)
+            }
+        )
+    return [found[h] for h in hashes]
+
+
+class EmbeddingJob:
+    """The vectors for one chunk of new records: cache hits now, the rest computed in the background."""
+
+    def __init__(
+        self, storage: MemoryStorage, embedder: Embedder | None, batch: Sequence[MemoryRecord], pool: Any
+    ) -> None:
+        self.hashes = [passage_hash(r.l0) for r in batch]
+        self.key = "" if embedder is None else embedder_key(embedder.identity.to_dict())
+        self.found = {} if embedder is None else cached_vectors(storage, self.key, self.hashes)
+        missing = {h: r.l0 for h, r in zip(self.hashes, batch, strict=True) if h not in self.found}
+        self.missing = sorted(missing.items())
+        self.fresh: dict[str, Any] = {}
+        self.future = None
+        if embedder is not None and self.missing:
+            self.future = pool.submit(embedder.embed_passages, [text for _, text in self.missing])
+
+    def result(self) -> tuple[list[Any], str | None]:
+        """One vector (or None: pending) per record, and a warning when the embedder failed."""
+        import numpy as np
+
+        from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
+
+        warning = None
+        if self.future is not None:
+            try:
+                computed = self.future.result()
+                self.fresh = {
+                    d: np.asarray(v, dtype=np.float32)
+                    for (d, _), v in zip(self.missing, computed, strict=True)
+                }
+            except EmbeddingUnavailable as exc:
+                warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+        vectors_by_hash = {**self.found, **self.fresh}
+        return [vectors_by_hash.get(h) for h in self.hashes], warning
