@@ -397,3 +397,23 @@ def test_workspace_files_are_remembered_and_their_note_rows_found(storage: Memor
     with storage.transaction():
         storage.drop_workspace_file("b.md")
     assert set(storage.workspace_files()) == {"a.md"}
+
+
+def test_a_purge_finds_every_record_of_a_person_live_or_deleted(storage: MemoryStorage) -> None:
+    """What forgetting a person reads: whose records the store holds, and the words of each of theirs,
+    deleted ones too (a deleted record's text is still on disk until it is purged)."""
+    kept = _record("a1", "Alice keeps bees on the roof")
+    gone = _record("a2", "Alice once lived in Lisbon").model_copy(update={"l1": "Moved away in 2019"})
+    _insert(storage, kept)
+    rowid = _insert(storage, gone)
+    _insert(storage, _record("b1", "Bob collects stamps", user="bob"))
+    _insert(storage, _record("n1", "The assistant answers in English", user=None, scope="agent"))
+    with storage.transaction():
+        storage.mark_deleted(rowid, gone.updated_at)
+    assert storage.user_ids() == ["alice", "bob"]
+    assert sorted(storage.texts_of_users(["alice"])) == [
+        ("Alice keeps bees on the roof", None),
+        ("Alice once lived in Lisbon", "Moved away in 2019"),
+    ]
+    assert storage.texts_of_users(["carol"]) == []
+    assert [i for _, i in storage.rows_of_users(["bob"])] == ["b1"]

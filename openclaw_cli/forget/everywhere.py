@@ -196,10 +196,8 @@ def _survey(home: Home, settings: Settings, person: str, service: MemoryService)
             store.close()
         survey.findings[agent] = [f for f in found if f is not None]
     for agent in agents_with_memory(home):
-        conn = service.store(home.memory_db(agent), create=False).conn
-        marks = ",".join("?" * len(ids))
-        row = conn.execute(f"SELECT 1 FROM records WHERE user_id IN ({marks}) LIMIT 1", ids).fetchone()
-        survey.stores[agent] = row is not None
+        storage = service.store(home.memory_db(agent), create=False).storage
+        survey.stores[agent] = bool(storage.rows_of_users(ids))
     survey.journal = [
         e.text for e in Inbox(journal_path(home)).entries() if journal_person(e, settings) == person
     ]
@@ -216,12 +214,11 @@ def known_persons(home: Home, settings: Settings, service: MemoryService) -> lis
 
     found: set[str] = set()
     for agent in agents_with_memory(home):
-        conn = service.store(home.memory_db(agent), create=False).conn
-        for (user,) in conn.execute("SELECT DISTINCT user_id FROM records WHERE user_id IS NOT NULL"):
+        for user in service.store(home.memory_db(agent), create=False).storage.user_ids():
             try:
-                found.add(canonical_person(str(user), settings.session.identity_links))
+                found.add(canonical_person(user, settings.session.identity_links))
             except OpenclawError:
-                found.add(str(user))
+                found.add(user)
     for agent in agents_with_sessions(home):
         store = SessionStore(home, agent)
         try:
@@ -321,9 +318,8 @@ def _forget_memories(
                 report.not_covered.append(agent)
             continue
         store = service.store(home.memory_db(agent), create=False)
-        marks = ",".join("?" * len(ids))
-        for l0, l1 in store.conn.execute(f"SELECT l0, l1 FROM records WHERE user_id IN ({marks})", ids):
-            needles += [str(text).strip() for text in (l0, l1) if text and len(str(text).strip()) >= 8]
+        for texts in store.storage.texts_of_users(ids):
+            needles += [text.strip() for text in texts if text and len(text.strip()) >= 8]
         done = purge_person(store, ids, taint)
         report.memories += done.memories
         report.history_rows += done.history_rows

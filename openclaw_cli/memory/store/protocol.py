@@ -211,6 +211,14 @@ class MemoryStorage(Protocol):
         """(rowid, id) of every record, live or not, of these users."""
         ...
 
+    def texts_of_users(self, user_ids: Sequence[str]) -> list[tuple[str, str | None]]:
+        """(L0, L1) of every record, live or not, of these users: what a purge looks for elsewhere."""
+        ...
+
+    def user_ids(self) -> list[str]:
+        """Every user id any record holds, live or not, sorted."""
+        ...
+
     def compact(self) -> None:
         """Rewrite the storage so removed text lingers nowhere on disk (after a purge)."""
         ...

@@ -226,6 +226,16 @@ class SqliteStorage:
         sql = f"SELECT rowid, id FROM records WHERE user_id IN ({records.marks(user_ids)})"
         return [(int(r), str(i)) for r, i in self.conn.execute(sql, tuple(user_ids))]
 
+    def texts_of_users(self, user_ids: Sequence[str]) -> list[tuple[str, str | None]]:
+        sql = f"SELECT l0, l1 FROM records WHERE user_id IN ({records.marks(user_ids)})"
+        return [
+            (str(l0), None if l1 is None else str(l1)) for l0, l1 in self.conn.execute(sql, tuple(user_ids))
+        ]
+
+    def user_ids(self) -> list[str]:
+        sql = "SELECT DISTINCT user_id FROM records WHERE user_id IS NOT NULL ORDER BY user_id"
+        return [str(user) for (user,) in self.conn.execute(sql)]
+
     def compact(self) -> None:
         """Rewrite the file so removed text lingers in no free page, FTS segment or WAL frame."""
         self.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
