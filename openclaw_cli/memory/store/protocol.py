@@ -7,7 +7,9 @@ Records are addressed by id, and by a row number (`rowid`) that the indexes shar
 
 Signatures use plain Python types, numpy arrays and the record dataclasses only, so a second backend
 (PostgreSQL with pgvector) can implement the same Protocol; the SQLite one is store/sqlite/.
-tests/test_storage_conformance.py runs the contract against each backend.
+tests/test_storage_conformance.py runs the contract against each backend. The interface is the sum of
+small roles (transactions, record reads and writes, history, the keyword index, the vector index, meta,
+people, workspace files), so a reader sees each part on its own.
 """
 
 from __future__ import annotations
@@ -77,10 +79,9 @@ class VectorSource(Protocol):
     def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]: ...
 
 
-class MemoryStorage(Protocol):
-    """One memory database. Methods that write must be called inside `transaction()`."""
+class Transactions(Protocol):
+    """Every write runs in `transaction()`; a read may run in `snapshot()` to see one consistent state."""
 
-    # ------------------------------------------------------------ transactions
     def transaction(self) -> AbstractContextManager[None]:
         """One write transaction: committed on success, rolled back (nothing written) on an exception.
         Nested, it joins the outer one (a savepoint)."""
@@ -92,7 +93,10 @@ class MemoryStorage(Protocol):
 
     def close(self) -> None: ...
 
-    # ------------------------------------------------------------ records
+
+class RecordReads(Protocol):
+    """Records, the source of truth, as the use cases read them: by id, by row, listed, matched."""
+
     def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord | None: ...
 
     def rowid(self, record_id: str) -> int | None:
@@ -135,10 +139,6 @@ class MemoryStorage(Protocol):
         """The live user-scope records of `user_id` that meet every match, oldest first."""
         ...
 
-    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
-        """Give a record, its vectors and its history rows to `user_id` (updated at `at`)."""
-        ...
-
     def same_text(self, record: MemoryRecord) -> MemoryRecord | None:
         """The newest live record of the same user and scope with the same L0 hash (not `record` itself)."""
         ...
@@ -176,6 +176,30 @@ class MemoryStorage(Protocol):
         """How many live records wait for their vector."""
         ...
 
+    def row_with_text(self, digest: str) -> int | None:
+        """A live record with a ready vector whose L0 has this SHA-256 (hex digest): the vector cache."""
+        ...
+
+    def sourced_rows(self) -> Iterator[tuple[int, str, str | None, str, str]]:
+        """(rowid, id, user id, L0, source JSON) of every record with a source, live or not."""
+        ...
+
+    def rows_of_users(self, user_ids: Sequence[str]) -> list[tuple[int, str]]:
+        """(rowid, id) of every record, live or not, of these users."""
+        ...
+
+    def texts_of_users(self, user_ids: Sequence[str]) -> list[tuple[str, str | None]]:
+        """(L0, L1) of every record, live or not, of these users: what a purge looks for elsewhere."""
+        ...
+
+    def user_ids(self) -> list[str]:
+        """Every user id any record holds, live or not, sorted."""
+        ...
+
+
+class RecordWrites(Protocol):
+    """Changes to records; each keeps the keyword and vector indexes in step."""
+
     def insert(self, record: MemoryRecord, *, vector_ready: bool) -> int:
         """Store a new record and its keyword-index row; returns its rowid. Its vector, when ready, is
         written with `put_vector`."""
@@ -197,33 +221,20 @@ class MemoryStorage(Protocol):
         """Remove rows entirely: records, keyword rows and vectors (history stays)."""
         ...
 
-    def row_with_text(self, digest: str) -> int | None:
-        """A live record with a ready vector whose L0 has this SHA-256 (hex digest): the vector cache."""
-        ...
-
     def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None: ...
 
-    def sourced_rows(self) -> Iterator[tuple[int, str, str | None, str, str]]:
-        """(rowid, id, user id, L0, source JSON) of every record with a source, live or not."""
-        ...
-
-    def rows_of_users(self, user_ids: Sequence[str]) -> list[tuple[int, str]]:
-        """(rowid, id) of every record, live or not, of these users."""
-        ...
-
-    def texts_of_users(self, user_ids: Sequence[str]) -> list[tuple[str, str | None]]:
-        """(L0, L1) of every record, live or not, of these users: what a purge looks for elsewhere."""
-        ...
-
-    def user_ids(self) -> list[str]:
-        """Every user id any record holds, live or not, sorted."""
+    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
+        """Give a record, its vectors and its history rows to `user_id` (updated at `at`)."""
         ...
 
     def compact(self) -> None:
         """Rewrite the storage so removed text lingers nowhere on disk (after a purge)."""
         ...
 
-    # ------------------------------------------------------------ history
+
+class History(Protocol):
+    """One row per change of a record, with the values it had."""
+
     def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None
     ) -> None:
@@ -238,7 +249,10 @@ class MemoryStorage(Protocol):
         """Delete the history rows of these users and of these records; returns how many went."""
         ...
 
-    # ------------------------------------------------------------ keyword index
+
+class KeywordIndex(Protocol):
+    """The keyword (BM25) index derived from the records' text."""
+
     def keyword_candidates(
         self, terms: Sequence[str], where: VectorFilter, pool: int
     ) -> list[tuple[int, float]]:
@@ -257,7 +271,10 @@ class MemoryStorage(Protocol):
         """The keyword-index text (L0 terms, L1 terms) of these rows."""
         ...
 
-    # ------------------------------------------------------------ vectors
+
+class VectorIndex(Protocol):
+    """The vector index derived from the records: one table per embedder identity."""
+
     def vector_identity(self) -> dict[str, Any] | None:
         """The identity (provider, model, dimensions) of the embedder the vectors were made with."""
         ...
@@ -296,12 +313,18 @@ class MemoryStorage(Protocol):
 
     def vector_generation(self) -> int: ...
 
-    # ------------------------------------------------------------ meta
+
+class Meta(Protocol):
+    """A few named values of the store (schema facts, the index's analysis version, the vectors' mean)."""
+
     def get_meta(self, key: str) -> str | None: ...
 
     def set_meta(self, key: str, value: Any) -> None: ...
 
-    # ------------------------------------------------------------ people (store/people.py)
+
+class People(Protocol):
+    """The names memories introduce with a relation, counted per user (store/people.py)."""
+
     def count_person(self, user_id: str, kind: str, name: str) -> None:
         """One more mention of `name` as `kind` for `user_id`."""
         ...
@@ -328,7 +351,10 @@ class MemoryStorage(Protocol):
         """(user id, L0) of every live record (of these users)."""
         ...
 
-    # ------------------------------------------------------------ workspace files
+
+class WorkspaceFiles(Protocol):
+    """The workspace Markdown files indexed into the store as note records."""
+
     def workspace_files(self) -> dict[str, WorkspaceFile]: ...
 
     def put_workspace_file(self, file: WorkspaceFile, *, keep_chunks: bool = False) -> None:
@@ -340,3 +366,18 @@ class MemoryStorage(Protocol):
     def note_rows(self, path: str) -> list[int]:
         """The rows of the live `note` records made from the workspace file `path`."""
         ...
+
+
+class MemoryStorage(
+    Transactions,
+    RecordReads,
+    RecordWrites,
+    History,
+    KeywordIndex,
+    VectorIndex,
+    Meta,
+    People,
+    WorkspaceFiles,
+    Protocol,
+):
+    """One memory database: every role above. Methods that write must be called inside `transaction()`."""
