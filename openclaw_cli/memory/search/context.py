@@ -160,18 +160,23 @@ class ContextSteps:
 
     def weigh_questions(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
         """A memory that only asks is weaker evidence than one that states something."""
-        factor = self.settings.question_factor
-        for cand in merged:
-            if subject.is_question(facts[cand.rowid].l0):
-                cand.relevance *= factor
-                cand.note("question", factor)
-        by_relevance(merged)
+        _weigh_where(merged, facts, subject.is_question, self.settings.question_factor, "question")
 
     def weigh_assistant(self, merged: list[Candidate], facts: dict[int, RankingFacts]) -> None:
         """A turn the assistant said is weaker evidence than the user's own words."""
-        factor = self.settings.assistant_factor
-        for cand in merged:
-            if subject.said_by_assistant(facts[cand.rowid].l0):
-                cand.relevance *= factor
-                cand.note("assistant", factor)
-        by_relevance(merged)
+        _weigh_where(merged, facts, subject.said_by_assistant, self.settings.assistant_factor, "assistant")
+
+
+def _weigh_where(
+    merged: list[Candidate],
+    facts: dict[int, RankingFacts],
+    applies: Callable[[str], bool],
+    factor: float,
+    reason: str,
+) -> None:
+    """Multiply the relevance of each candidate whose L0 `applies` by `factor`, noting why, and re-sort."""
+    for cand in merged:
+        if applies(facts[cand.rowid].l0):
+            cand.relevance *= factor
+            cand.note(reason, factor)
+    by_relevance(merged)
