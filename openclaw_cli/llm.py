@@ -70,6 +70,11 @@ def _client() -> ModuleType:
         return _litellm
 
 
+def preload() -> None:
+    """Import and set up litellm now (seconds), so that the first model call does not wait for it."""
+    _client()
+
+
 def with_retries(
     call: Callable[[], T],
     what: str,
