@@ -246,6 +246,7 @@ def test_typed_into_a_real_terminal(
     env.update(config_env(fake.url, embed_url=fake.url))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
     env["TERM"] = "xterm-256color"
+    env["COLUMNS"] = "100"  # the pane's width: the live view's lines fill it, as in a user's terminal
     terminal = Terminal(tmp_path, [sys.executable, "-m", "openclaw_cli", "chat", "--local"], env)
     try:
         terminal.wait_for("you>")
