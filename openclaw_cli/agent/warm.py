@@ -52,7 +52,7 @@ def warm_runtime(runtime: AgentRuntime, agent_ids: Sequence[str]) -> WarmReport:
         if services.settings.llm.model is not None and "model client" not in report.done:
             from openclaw_cli import llm
 
-            report.step("model client", llm.preload)
+            report.step("model client", functools.partial(llm.preload, services.settings.llm.model))
         report.step(f"embedder {agent_id}", functools.partial(_embedder, services))
         report.step(f"search {agent_id}", functools.partial(_search, services))
     report.seconds = time.perf_counter() - started
@@ -60,7 +60,10 @@ def warm_runtime(runtime: AgentRuntime, agent_ids: Sequence[str]) -> WarmReport:
 
 
 def _import_turn_code() -> None:
-    import openclaw_cli.agent.loop  # noqa: F401 - the turn's modules, imported by its first run
+    # the turn's modules, imported by its first run (and the extraction it schedules after)
+    import openclaw_cli.agent.loop  # noqa: F401
+    import openclaw_cli.memory.extraction.patterns  # noqa: F401
+    import openclaw_cli.memory.extraction.run  # noqa: F401
     from openclaw_cli.sessions.tokens import count_tokens
 
     count_tokens(WARM_QUERY)  # the tokenizer's BPE table is read on first use
