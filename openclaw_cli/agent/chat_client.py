@@ -54,6 +54,7 @@ class LocalChat:
         self._runs = itertools.count(1)
         self._warm: WarmReport | None = None
         self._warming: threading.Thread | None = None
+        self._closing = threading.Event()  # the preload starts no further step once the chat ends
 
     def preload(self) -> None:
         """Load the model client, the embedders and the agent's stores in a background thread (the first
@@ -65,7 +66,7 @@ class LocalChat:
     def _warm_up(self) -> None:
         from openclaw_cli.agent.warm import warm_runtime
 
-        self._warm = warm_runtime(self.runtime, [self.agent_id])
+        self._warm = warm_runtime(self.runtime, [self.agent_id], self._closing)
 
     def send(self, text: str, on_event: EventSink) -> dict[str, Any]:
         request = TurnRequest(
@@ -151,6 +152,7 @@ class LocalChat:
         }
 
     def close(self) -> None:
+        self._closing.set()
         self.runtime.close()
 
 

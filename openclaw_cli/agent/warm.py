@@ -9,6 +9,7 @@ step that fails is only reported: the turn meets the same error where it can say
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,19 +43,34 @@ class WarmReport:
         return {"done": self.done, "failed": self.failed, "seconds": round(self.seconds, 3)}
 
 
-def warm_runtime(runtime: AgentRuntime, agent_ids: Sequence[str]) -> WarmReport:
-    """Load, for each agent, what its first turn would load; blocks (call it from a worker thread)."""
+def warm_runtime(
+    runtime: AgentRuntime, agent_ids: Sequence[str], stop: threading.Event | None = None
+) -> WarmReport:
+    """Load, for each agent, what its first turn would load; blocks (call it from a worker thread).
+    Once `stop` is set (the runtime is closing) no further step begins."""
     started = time.perf_counter()
     report = WarmReport()
+    models = [runtime.services(agent_id).settings.llm.model for agent_id in agent_ids]
+    model = next((name for name in models if name is not None), None)
+    client: threading.Thread | None = None
+    if model is not None:
+        # litellm's import is pure Python, the embedders' is mostly native (onnxruntime lets go of the
+        # interpreter): loading them side by side takes about as long as the longer of the two.
+        from openclaw_cli import llm
+
+        load = functools.partial(llm.preload, model)
+        client = threading.Thread(target=report.step, args=("model client", load), name="warm-model")
+        client.start()
     report.step("turn code", _import_turn_code)
     for agent_id in agent_ids:
+        if stop is not None and stop.is_set():
+            break
         services = runtime.services(agent_id)
-        if services.settings.llm.model is not None and "model client" not in report.done:
-            from openclaw_cli import llm
-
-            report.step("model client", functools.partial(llm.preload, services.settings.llm.model))
         report.step(f"embedder {agent_id}", functools.partial(_embedder, services))
-        report.step(f"search {agent_id}", functools.partial(_search, services))
+        if stop is None or not stop.is_set():
+            report.step(f"search {agent_id}", functools.partial(_search, services))
+    if client is not None:
+        client.join()
     report.seconds = time.perf_counter() - started
     return report
 

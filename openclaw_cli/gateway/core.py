@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ class GatewayCore:
         self.ready = False
         self.warm: WarmReport | None = None  # what the start-up warm-up loaded, once it is done
         self._warming: asyncio.Task[None] | None = None
+        self._stopping = threading.Event()  # the warm-up starts no further step once set
         # Counts of connections that owe a request head (gateway/limits.py), set by the server.
         self.connection_counts: Callable[[], dict[str, int]] = dict
 
@@ -97,7 +99,7 @@ class GatewayCore:
         """Load what a first turn needs off the event loop (/healthz answers meanwhile), then say ready."""
         agents = self.settings.agents
         ids = [entry.id for entry in agents.entries] or [agents.default]
-        report = await asyncio.to_thread(warm_runtime, self.runtime, ids)
+        report = await asyncio.to_thread(warm_runtime, self.runtime, ids, self._stopping)
         for step, why in report.failed.items():
             log.warning("could not load %s at start (%s); the first turn will try again", step, why)
         log.info("ready: loaded %s in %.1f s", ", ".join(report.done) or "nothing", report.seconds)
@@ -111,6 +113,7 @@ class GatewayCore:
         re-queued at the next start; a turn cut off mid-run has stored its user message already.
         """
         self.ready = False
+        self._stopping.set()
         if self._warming is not None and not self._warming.done():
             # its thread cannot be stopped: let it finish before the runtime it fills is closed
             await asyncio.wait([self._warming], timeout=grace_seconds)
