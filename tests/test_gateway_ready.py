@@ -5,6 +5,8 @@ ready on /readyz only once that is done. Real gateway processes, the fake model 
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,3 +100,23 @@ def test_a_gateway_without_a_model_gets_ready_without_the_model_client(tmp_path:
         warm = _warm_status(gateway)
     assert warm["failed"] == {}
     assert "model client" not in warm["done"] and "search main" in warm["done"]
+
+
+def test_an_edited_config_is_warmed_too(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """An agent added to openclaw.json while the gateway runs gets its embedders and searcher loaded."""
+    home = tmp_path / "home"
+    write_config(home, fake)
+    with running_gateway(home) as gateway:
+        _until_ready(gateway)
+        assert "search work" not in _warm_status(gateway)["done"]
+        config = json.loads((home / "openclaw.json").read_text(encoding="utf-8"))
+        config["agents"] = {"list": [{"id": "main"}, {"id": "work"}]}
+        staged = home / "openclaw.json.edit"
+        staged.write_text(json.dumps(config), encoding="utf-8")
+        staged.chmod(0o600)
+        os.replace(staged, home / "openclaw.json")  # whole, as editors save
+        deadline = time.monotonic() + 60
+        while "search work" not in (warm := _warm_status(gateway))["done"]:
+            assert time.monotonic() < deadline, warm
+            time.sleep(0.1)
+    assert warm["failed"] == {}

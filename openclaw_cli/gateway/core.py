@@ -159,6 +159,9 @@ class GatewayCore:
         self.runtime.settings_changed(settings)
         self.config_error = None
         self.config_loaded_at = time.time()
+        if self._warming is not None and self._warming.done():
+            # the rebuilt services (another model, another agent, other stores) load before they are asked
+            self._warming = asyncio.get_running_loop().create_task(self._warm_up())
 
     # ------------------------------------------------------------------ messages
 
