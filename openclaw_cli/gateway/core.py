@@ -3,8 +3,8 @@
 Everything runs on one asyncio event loop; blocking file and database work goes to threads. At start a
 worker thread warms what a first turn needs (agent/warm.py: the model client, each agent's embedders and
 searcher), and again after an applied config edit; the gateway is ready (/readyz) once the inbox is
-recovered and the first warm-up is done. Turns sent
-earlier are accepted and run: they just pay for what is not loaded yet.
+recovered and the first warm-up is done. Turns sent earlier are accepted and run: they just pay for
+what is not loaded yet.
 """
 
 from __future__ import annotations
