@@ -10,6 +10,7 @@ llm_reply.py.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -68,6 +69,31 @@ def _client() -> ModuleType:
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             _litellm = litellm
         return _litellm
+
+
+def preload(model: str | None = None) -> None:
+    """Import and set up litellm now (seconds), so that the first model call does not wait for it.
+
+    With a model, one streamed completion is also made with litellm's `mock_response` (nothing is sent
+    anywhere): a first call imports another second of provider, cost and tokenizer code. The HTTP
+    transport's modules, which the first real request imports, are loaded too."""
+    litellm = _client()
+    if model is None:
+        return
+    stream = litellm.completion(
+        **_request(model, 5.0, None, "preload-no-key", messages=[{"role": "user", "content": "hi"}]),
+        stream=True,
+        stream_options={"include_usage": True},
+        mock_response="ok",
+    )
+    for _piece in stream:
+        pass
+    import importlib
+
+    transport = ("httpcore._sync.connection_pool", "httpcore._sync.http11", "h11", "h2.connection")
+    for name in (*transport, "litellm._service_logger"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def with_retries(

@@ -246,9 +246,16 @@ def test_typed_into_a_real_terminal(
     env.update(config_env(fake.url, embed_url=fake.url))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
     env["TERM"] = "xterm-256color"
+    env["COLUMNS"] = "100"  # the pane's width: the live view's lines fill it, as in a user's terminal
     terminal = Terminal(tmp_path, [sys.executable, "-m", "openclaw_cli", "chat", "--local"], env)
     try:
         terminal.wait_for("you>")
+        # while the user types, the chat loads what the first reply needs (the model client, memory)
+        preloaded = _preloaded(terminal)
+        assert all(
+            part in preloaded for part in ("turn code", "model client", "embedder main", "search main")
+        )
+        assert "failed" not in preloaded
         terminal.type("helo", "Left", "l", "Enter")  # line editing: the missing l typed in place
         shown = terminal.wait_for("how can I help?")
         assert "Hello Alice, how can I help?" in shown  # Markdown rendered: no asterisks
@@ -259,12 +266,16 @@ def test_typed_into_a_real_terminal(
         terminal.type("/status", "Enter")
         terminal.wait_for("mode: in-process")
         model.replies.append("one two three four five six seven eight nine ten eleven twelve")
-        fake.chunk_delay = 0.3
+        fake.delay, fake.chunk_delay = 1.0, 0.3
         terminal.type("count slowly", "Enter")
+        terminal.wait_for("thinking…")  # a spinner until the reply begins
         terminal.wait_for("two")
         terminal.type("C-c")  # stops the reply, not the chat
-        terminal.wait_for("stopped; your message is kept")
-        fake.chunk_delay = 0.0
+        shown = terminal.wait_for("stopped; your message is kept")
+        fake.delay, fake.chunk_delay = 0.0, 0.0
+        # the partial reply is on the screen once (an echoed ^C used to wrap the live view's line)
+        assert len([line for line in shown.splitlines() if line.startswith("one two")]) == 1, shown
+        assert "thinking…" not in shown
         terminal.type("/exit", "Enter")
         deadline = time.monotonic() + 20
         while "chat" in terminal.tmux("list-sessions") and time.monotonic() < deadline:
@@ -283,6 +294,20 @@ def test_typed_into_a_real_terminal(
 
     history = home / "agents" / "main" / "chat" / history_name(DEFAULT_OWNER)
     assert "+hello" in history.read_text() and oct(history.stat().st_mode & 0o777) == "0o600"
+
+
+def _preloaded(terminal: Terminal, timeout: float = 90) -> str:
+    """The chat's `/status` line about its background preload, once it has finished."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        terminal.type("/status", "Enter")
+        time.sleep(0.5)
+        lines = [line for line in terminal.screen().splitlines() if line.startswith("preloaded:")]
+        if lines and lines[-1] not in ("preloaded: loading", "preloaded: not started"):
+            terminal.type("C-l")  # a clear screen for what follows
+            return lines[-1]
+        time.sleep(0.5)
+    raise AssertionError(f"the preload did not finish:\n{terminal.screen()}")
 
 
 # -- through a running gateway ------------------------------------------------------------------------

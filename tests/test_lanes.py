@@ -104,19 +104,44 @@ def _run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 60))
 
 
-def test_collect_merges_a_burst_into_one_turn(tmp_path: Path, fake: FakeOpenAI, model: SlowEcho) -> None:
+def test_collect_starts_a_message_to_an_idle_session_at_once(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    """No debounce on an idle lane: with debounceMs 30 s the turn still starts before the debounce could
+    have passed, and what arrived in the same instant (before it started) rides along."""
+
     async def scenario() -> list[Turn]:
-        h = Harness(tmp_path, _settings(fake))
-        turns = [h.send(text, "collect") for text in ("a", "b", "c")]
-        await asyncio.sleep(0.08)  # within debounceMs of the last one
-        turns.append(h.send("d", "collect"))
+        h = Harness(tmp_path, _settings(fake), debounce_ms=30_000)
+        turns = [h.send(text, "collect") for text in ("a", "b")]
         await h.lanes.wait_idle()
-        assert h.history() == [("user", "a\n\nb\n\nc\n\nd"), ("assistant", "echo: a\n\nb\n\nc\n\nd")]
         return turns
 
     turns = _run(scenario())
-    assert len({t.run_id for t in turns}) == 1
-    assert model.prompts == ["a\n\nb\n\nc\n\nd"]
+    assert turns[0] is turns[1]
+    assert turns[0].started_at - turns[0].created_at < 30
+    assert model.prompts == ["a\n\nb"]
+
+
+def test_collect_merges_a_burst_during_a_run_into_one_turn_after_the_debounce(
+    tmp_path: Path, fake: FakeOpenAI, model: SlowEcho
+) -> None:
+    async def scenario() -> list[Turn]:
+        h = Harness(tmp_path, _settings(fake))
+        first = h.send("a", "collect")
+        await h.started(first)
+        turns = [h.send(text, "collect") for text in ("b", "c")]
+        await asyncio.sleep(0.08)  # within debounceMs of the last one
+        turns.append(h.send("d", "collect"))
+        await h.lanes.wait_idle()
+        assert h.history()[2:] == [("user", "b\n\nc\n\nd"), ("assistant", "echo: b\n\nc\n\nd")]
+        return [first, *turns]
+
+    first, *turns = _run(scenario())
+    assert len({t.run_id for t in turns}) == 1 and turns[0] is not first
+    # it waited for the run before it, and for debounceMs after the last message that joined it
+    assert turns[0].started_at >= first.ended_at
+    assert turns[0].started_at >= turns[0].messages[-1].received_at + 0.15
+    assert model.prompts == ["a", "b\n\nc\n\nd"]
 
 
 def test_collect_never_merges_two_persons_messages_into_one_turn(

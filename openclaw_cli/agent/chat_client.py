@@ -1,7 +1,8 @@
 """What `openclaw chat` talks to: the same calls whether the turn runs in this process or in a gateway.
 
 `ChatBackend` is the terminal's view of an agent: send a message (events stream back through a
-callback), compact, search/add/forget memories, status. `LocalChat` runs AgentRuntime in-process;
+callback), compact, search/add/forget memories, status, and `preload` (start loading, in a background
+thread, what the first reply needs, while the user types it). `LocalChat` runs AgentRuntime in-process;
 `openclaw_cli.agent.gateway_client.GatewayChat` speaks the gateway's WebSocket protocol.
 """
 
@@ -17,6 +18,7 @@ from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.turn_types import EventSink, TurnRequest
 
 if TYPE_CHECKING:
+    from openclaw_cli.agent.warm import WarmReport
     from openclaw_cli.config import Settings
     from openclaw_cli.paths import Home
 
@@ -32,6 +34,7 @@ class ChatBackend(Protocol):
     def remember(self, text: str) -> dict[str, Any]: ...
     def forget(self, record_id: str) -> dict[str, Any]: ...
     def status(self) -> dict[str, Any]: ...
+    def preload(self) -> None: ...
     def close(self) -> None: ...
 
 
@@ -49,6 +52,21 @@ class LocalChat:
         self.session_key = session_key
         self.user_id = user_id  # the person typing (identity.py); None: nobody known
         self._runs = itertools.count(1)
+        self._warm: WarmReport | None = None
+        self._warming: threading.Thread | None = None
+        self._closing = threading.Event()  # the preload starts no further step once the chat ends
+
+    def preload(self) -> None:
+        """Load the model client, the embedders and the agent's stores in a background thread (the first
+        reply would otherwise wait seconds for them). A turn sent meanwhile waits only for what it uses."""
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._warm_up, name="chat-preload", daemon=True)
+            self._warming.start()
+
+    def _warm_up(self) -> None:
+        from openclaw_cli.agent.warm import warm_runtime
+
+        self._warm = warm_runtime(self.runtime, [self.agent_id], self._closing)
 
     def send(self, text: str, on_event: EventSink) -> dict[str, Any]:
         request = TurnRequest(
@@ -116,6 +134,7 @@ class LocalChat:
             "sessionKey": self.session_key,
             "model": services.settings.llm.model,  # the agent's own model when it names one
             "contextTokens": services.settings.llm.context_tokens,
+            "preloaded": _preloaded(self._warm, self._warming),
         }
         try:
             session_id = services.sessions.resolve(self.session_key)
@@ -133,4 +152,13 @@ class LocalChat:
         }
 
     def close(self) -> None:
+        self._closing.set()
         self.runtime.close()
+
+
+def _preloaded(report: WarmReport | None, thread: threading.Thread | None) -> str:
+    """What the background preload has loaded, for /status."""
+    if report is None:
+        return "loading" if thread is not None else "not started"
+    failed = "".join(f"; {step} failed: {why}" for step, why in report.failed.items())
+    return f"{', '.join(report.done)} in {report.seconds:.1f} s{failed}"

@@ -180,6 +180,9 @@ class GatewayChat:
             **(payload if isinstance(payload, dict) else {}),
         }
 
+    def preload(self) -> None:
+        """Nothing to load here: the gateway warmed its model client and memory at start."""
+
     def close(self) -> None:
         self._ws.close()
 

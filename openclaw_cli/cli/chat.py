@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -135,7 +136,8 @@ def chat_cmd(
         banner.append(NO_MODEL)
     history = _history_path(agent_id, person) if interactive else None
     try:
-        run_chat(backend, console, agent_id, banner, lambda: read_lines(history, interactive), interactive)
+        lines = functools.partial(read_lines, history, interactive, on_prompt=backend.preload)
+        run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
         backend.close()
 

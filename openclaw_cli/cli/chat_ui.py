@@ -1,13 +1,16 @@
 """The terminal side of `openclaw chat`: prompt_toolkit reads lines (editing, history), rich renders.
 
-A reply streams into a rich Live view as Markdown. Without a terminal on stdin (a pipe, a script) the
-lines are read plainly and the reply printed as it comes, so `echo hi | openclaw chat` works too.
+A reply streams into a rich Live view as Markdown, a spinner standing in for it until its first piece
+arrives. Without a terminal on stdin (a pipe, a script) the lines are read plainly and the reply printed
+as it comes, so `echo hi | openclaw chat` works too. Once the first prompt is on the screen the backend
+starts loading what the first reply needs (ChatBackend.preload), while the user types.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +34,13 @@ HELP = """Commands:
 NEEDS_ARGUMENT = {"memory": "QUERY", "remember": "TEXT", "forget": "ID"}
 
 
-def read_lines(history_path: Path | None, interactive: bool) -> Iterator[str]:
-    """Lines typed at the prompt; Ctrl-C clears the line, Ctrl-D (or the end of input) ends."""
+def read_lines(
+    history_path: Path | None, interactive: bool, on_prompt: Callable[[], None] | None = None
+) -> Iterator[str]:
+    """Lines typed at the prompt; Ctrl-C clears the line, Ctrl-D (or the end of input) ends.
+
+    `on_prompt` is called once, when the first prompt has been drawn (not before: a thread started
+    earlier would compete with the drawing for the interpreter)."""
     if not interactive:
         # Bytes, decoded here: text-mode stdin turns bytes that are not UTF-8 into lone surrogates
         # (surrogateescape), which failed only when the message was stored.
@@ -51,6 +59,14 @@ def read_lines(history_path: Path | None, interactive: bool) -> Iterator[str]:
 
     history = FileHistory(str(history_path)) if history_path is not None else InMemoryHistory()
     session: PromptSession[str] = PromptSession(history=history)
+    if on_prompt is not None:
+        pending = [on_prompt]
+
+        def drawn(_app: object) -> None:
+            while pending:
+                pending.pop()()
+
+        session.app.after_render += drawn
     while True:
         try:
             yield session.prompt(PROMPT)
@@ -142,9 +158,13 @@ class ChatScreen:
             return
         from rich.live import Live
         from rich.markdown import Markdown
+        from rich.spinner import Spinner
+        from rich.text import Text
 
         pieces: list[str] = []
-        with Live(Markdown(""), console=self.console, refresh_per_second=15, transient=False) as view:
+        waiting = Spinner("dots", text="thinking…", style="dim")
+        live = Live(waiting, console=self.console, refresh_per_second=15, transient=False)
+        with _keys_unechoed(), live as view:
 
             def on_event(kind: str, payload: dict[str, Any]) -> None:
                 if kind == "delta":
@@ -156,6 +176,8 @@ class ChatScreen:
                     view.console.print(f"[dim]· {_escape(str(payload.get('name')))}[/dim]")
 
             result = self.backend.send(text, on_event)
+            if not pieces:  # no reply (an error, or stopped before it began): the spinner goes
+                view.update(Text(""))
         self._finish(result)
 
     def _plain_event(self, kind: str, payload: dict[str, Any]) -> None:
@@ -170,6 +192,32 @@ class ChatScreen:
             self.error(str(result.get("error")))
         elif result.get("status") == "aborted":
             self.notice("stopped; your message is kept")
+
+
+@contextmanager
+def _keys_unechoed() -> Iterator[None]:
+    """While a reply streams, the terminal does not echo keys. A Ctrl-C echoed as `^C` after a
+    full-width line of the live view (rich pads each line to the width) wrapped the cursor onto the next
+    line, so the view redrew the partial reply below its old copy: it showed twice. Keys typed meanwhile
+    stay queued, and appear at the next prompt."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal: nothing to quiet
+        yield
+        return
+    fd = sys.stdin.fileno()
+    try:
+        before = termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError):  # stdin is no terminal
+        yield
+        return
+    quiet = list(before)
+    quiet[3] &= ~(termios.ECHO | getattr(termios, "ECHOCTL", 0))
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, before)
 
 
 def _looks_like_command(text: str) -> bool:

@@ -1,6 +1,10 @@
 """The gateway's state: settings, the agent runtime, lanes, the inbox journal. No HTTP here.
 
-Everything runs on one asyncio event loop; blocking file and database work goes to threads.
+Everything runs on one asyncio event loop; blocking file and database work goes to threads. At start a
+worker thread warms what a first turn needs (agent/warm.py: the model client, each agent's embedders and
+searcher), and again after an applied config edit; the gateway is ready (/readyz) once the inbox is
+recovered and the first warm-up is done. Turns sent earlier are accepted and run: they just pay for
+what is not loaded yet.
 """
 
 from __future__ import annotations
@@ -8,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.turn_types import TurnResult
+from openclaw_cli.agent.warm import WarmReport, warm_runtime
 from openclaw_cli.gateway.inbox import Inbox, Pending
 from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, Turn
 from openclaw_cli.gateway.run_limiter import RunLimiter
@@ -65,6 +71,9 @@ class GatewayCore:
         self.config_loaded_at = time.time()
         self.turns_done = 0
         self.ready = False
+        self.warm: WarmReport | None = None  # what the start-up warm-up loaded, once it is done
+        self._warming: asyncio.Task[None] | None = None
+        self._stopping = threading.Event()  # the warm-up starts no further step once set
         # Counts of connections that owe a request head (gateway/limits.py), set by the server.
         self.connection_counts: Callable[[], dict[str, int]] = dict
 
@@ -84,8 +93,19 @@ class GatewayCore:
             run_ids.append(turn.run_id)
         if run_ids:
             log.info("re-queued %d acknowledged message(s) from before a stop", len(run_ids))
-        self.ready = True
+        self._warming = asyncio.get_running_loop().create_task(self._warm_up())
         return run_ids
+
+    async def _warm_up(self) -> None:
+        """Load what a first turn needs off the event loop (/healthz answers meanwhile), then say ready."""
+        agents = self.settings.agents
+        ids = [entry.id for entry in agents.entries] or [agents.default]
+        report = await asyncio.to_thread(warm_runtime, self.runtime, ids, self._stopping)
+        for step, why in report.failed.items():
+            log.warning("could not load %s at start (%s); the first turn will try again", step, why)
+        log.info("ready: loaded %s in %.1f s", ", ".join(report.done) or "nothing", report.seconds)
+        self.warm = report
+        self.ready = True
 
     async def stop(self, grace_seconds: float = 10.0) -> None:
         """Let running turns finish (for up to `grace_seconds`), then close the runtime.
@@ -94,6 +114,10 @@ class GatewayCore:
         re-queued at the next start; a turn cut off mid-run has stored its user message already.
         """
         self.ready = False
+        self._stopping.set()
+        if self._warming is not None and not self._warming.done():
+            # its thread cannot be stopped: let it finish before the runtime it fills is closed
+            await asyncio.wait([self._warming], timeout=grace_seconds)
         running = self.lanes.running()
         if running:
             log.info("waiting for %d running turn(s) to finish", len(running))
@@ -136,6 +160,9 @@ class GatewayCore:
         self.runtime.settings_changed(settings)
         self.config_error = None
         self.config_loaded_at = time.time()
+        if self._warming is not None and self._warming.done():
+            # the rebuilt services (another model, another agent, other stores) load before they are asked
+            self._warming = asyncio.get_running_loop().create_task(self._warm_up())
 
     # ------------------------------------------------------------------ messages
 
@@ -199,6 +226,7 @@ class GatewayCore:
             "debounceMs": self.settings.gateway.queue.debounce_ms,
             "model": self.settings.llm.model,
             "turnsDone": self.turns_done,
+            "warm": self.warm.to_dict() if self.warm is not None else None,
             "connections": self.connection_counts(),
             "config": {
                 "loadedAt": datetime.fromtimestamp(self.config_loaded_at).astimezone().isoformat(),

@@ -2,8 +2,10 @@
 
 What a message does when its session already has work (`gateway.queue.mode`, default collect):
 
-- collect: it joins the newest turn that has not started, and that turn waits until no message has
-  arrived for `debounceMs`; a burst of messages becomes one turn (texts joined by blank lines, in order).
+- collect: it joins the newest turn that has not started (texts joined by blank lines, in order). A
+  message to an idle session (nothing running, nothing waiting on its lane) starts at once: it waits for
+  no debounce. One that arrives while a run is busy starts a turn that runs after it and waits until no
+  message has arrived for `debounceMs`, so what people send during a run becomes one turn.
 - followup: it becomes its own turn, run after everything before it.
 - queue: the legacy one-message-at-a-time form: its own turn, in order, like followup.
 - steer: it is steered into the running turn (or, when none runs, the earliest waiting one), with no
@@ -91,6 +93,7 @@ class Turn:
     listeners: list[Listener] = field(default_factory=list)
     user_id: str | None = None
     ready_at: float = 0.0  # monotonic time before which it must not start (collect's debounce)
+    debounced: bool = False  # collect, made while its lane was busy: each message joining it waits anew
     created_at: float = field(default_factory=time.monotonic)
     started_at: float = 0.0
     ended_at: float = 0.0
@@ -174,7 +177,8 @@ class LaneManager:
             mode == "collect" and waiting and waiting[-1].mode == "collect" and waiting[-1].user_id == user_id
         ):
             turn = waiting[-1]
-            turn.ready_at = now + self.debounce_ms / 1000
+            if turn.debounced:
+                turn.ready_at = now + self.debounce_ms / 1000
             self._join(turn, message, listener)
         else:
             if mode == "interrupt" and lane.current is not None:
@@ -242,8 +246,10 @@ class LaneManager:
         *,
         first: bool = False,
     ) -> Turn:
-        delay = self.debounce_ms / 1000 if mode == "collect" else 0.0
-        turn = Turn(agent_id, session_key, mode, user_id=user_id, ready_at=now + delay)
+        # collect waits only behind a busy lane: an idle session's message has nothing to gather.
+        debounced = mode == "collect" and (lane.current is not None or bool(lane.pending))
+        delay = self.debounce_ms / 1000 if debounced else 0.0
+        turn = Turn(agent_id, session_key, mode, user_id=user_id, ready_at=now + delay, debounced=debounced)
         if first:
             lane.pending.appendleft(turn)
         else:

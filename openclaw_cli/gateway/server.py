@@ -1,7 +1,7 @@
 """The gateway process: a Starlette app served by uvicorn (websockets), HTTP and WebSocket on one port.
 
 Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox has been recovered and
-turns are accepted). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
+what a first turn needs is loaded: the model client, the embedders, the searcher; see gateway/core.py). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
 of WebSocket `/` or `/ws` (refused with HTTP 401 without it), POST /v1/chat/completions, GET /v1/models,
 POST /hooks/agent.
 

@@ -1,0 +1,105 @@
+"""Loading what a first turn needs before it is asked for: the model client, each agent's embedders, its
+memory stores and searcher, the tokenizer and the turn's own modules.
+
+A long-lived process (the gateway at start, `openclaw chat` while the user types) calls `warm_runtime`
+in a worker thread, so that the first turn pays none of it (`import litellm` alone takes seconds). Each
+step that fails is only reported: the turn meets the same error where it can say so to the user.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.agent.services import AgentServices
+
+# The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
+WARM_QUERY = "what does the user like?"
+
+
+@dataclass
+class WarmReport:
+    """What was loaded ("model client", "embedder main", ...), what failed and why, how long it took."""
+
+    done: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def step(self, name: str, action: Callable[[], Any]) -> None:
+        try:
+            action()
+        except Exception as exc:  # noqa: BLE001 - a failed warm-up must not stop the process
+            self.failed[name] = f"{exc.__class__.__name__}: {exc}"
+        else:
+            self.done.append(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"done": self.done, "failed": self.failed, "seconds": round(self.seconds, 3)}
+
+
+def warm_runtime(
+    runtime: AgentRuntime, agent_ids: Sequence[str], stop: threading.Event | None = None
+) -> WarmReport:
+    """Load, for each agent, what its first turn would load; blocks (call it from a worker thread).
+    Once `stop` is set (the runtime is closing) no further step begins."""
+    started = time.perf_counter()
+    report = WarmReport()
+    models = [runtime.services(agent_id).settings.llm.model for agent_id in agent_ids]
+    model = next((name for name in models if name is not None), None)
+    client: threading.Thread | None = None
+    if model is not None:
+        # litellm's import is pure Python, the embedders' is mostly native (onnxruntime lets go of the
+        # interpreter): loading them side by side takes about as long as the longer of the two.
+        from openclaw_cli import llm
+
+        load = functools.partial(llm.preload, model)
+        client = threading.Thread(target=report.step, args=("model client", load), name="warm-model")
+        client.start()
+    report.step("turn code", _import_turn_code)
+    for agent_id in agent_ids:
+        if stop is not None and stop.is_set():
+            break
+        services = runtime.services(agent_id)
+        report.step(f"embedder {agent_id}", functools.partial(_embedder, services))
+        if stop is None or not stop.is_set():
+            report.step(f"search {agent_id}", functools.partial(_search, services))
+    if client is not None:
+        client.join()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _import_turn_code() -> None:
+    # the turn's modules, imported by its first run (and the extraction it schedules after)
+    import openclaw_cli.agent.loop  # noqa: F401
+    import openclaw_cli.memory.extraction.patterns  # noqa: F401
+    import openclaw_cli.memory.extraction.run  # noqa: F401
+    from openclaw_cli.sessions.tokens import count_tokens
+
+    count_tokens(WARM_QUERY)  # the tokenizer's BPE table is read on first use
+
+
+def _embedder(services: AgentServices) -> None:
+    services.memory.embedder()  # cached per process by its factory: the turn's searcher gets this one
+
+
+def _search(services: AgentServices) -> None:
+    """One memory search as a turn makes it (the owner's memories and the agent's): opens the stores and
+    keeps their vectors in memory. It records no hits: nobody recalled anything."""
+    from openclaw_cli.identity import owner_id
+    from openclaw_cli.memory.inject import build_memory_block
+
+    with services.memory_lock:
+        build_memory_block(
+            services.memory,
+            services.settings.memory.inject,
+            query=WARM_QUERY,
+            user_id=owner_id(services.settings),
+            record_hits=False,
+        )
