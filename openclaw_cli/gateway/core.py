@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import openclaw_cli
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.turn_types import TurnResult
@@ -208,6 +209,7 @@ class GatewayCore:
     def health(self) -> dict[str, Any]:
         return {
             "ok": True,
+            "version": openclaw_cli.__version__,
             "ready": self.ready,
             "pid": os.getpid(),
             "uptimeSeconds": round(time.time() - self.started_at, 3),

@@ -59,6 +59,7 @@ class Methods:
             "chat.history": Methods.chat_history,
             "chat.abort": Methods.chat_abort,
             "memory.search": Methods.memory_search,
+            "memory.inject": Methods.memory_inject,
             "memory.add": Methods.memory_add,
             "memory.delete": Methods.memory_delete,
             "memory.purge": Methods.memory_purge,
@@ -235,13 +236,13 @@ class Methods:
         return {"aborted": self.core.lanes.abort(run_id, session)}
 
     async def memory_search(self, params: dict[str, Any], listener: Listener | None) -> Any:
-        from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
+        from openclaw_cli.memory.search.pipeline import MAX_K
 
         query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
         k = p.param_int(params, "k", 10, 1, MAX_K)
         person = self._reader(params)
-        request = SearchRequest(query=query, k=k)
-        if person is None:  # the operator (the token's holder) looks at every memory
+        if person is None:  # the operator (the token's holder) looks at every memory, filtered as asked
+            request = _operator_search(params, query, k)
             result = await self._with_memory(self._agent(params), lambda service: service.search(request))
             return result.to_dict(request)
 
@@ -257,6 +258,33 @@ class Methods:
             }
 
         return await self._with_memory(self._agent(params), for_person)
+
+    async def memory_inject(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        """The memory block `openclaw memory inject` shows, for a `query` or a session's recent messages."""
+        from openclaw_cli.memory.inject import build_memory_block, session_messages
+
+        agent_id = self._agent(params)
+        query = p.param_str(params, "query", required=False, max_length=MAX_TEXT)
+        session = p.param_str(params, "session", required=False, max_length=1024)
+        if (query is None) == (session is None):
+            raise InvalidInput('give "query" or "session", not both or neither')
+        person = self._reader(params) or identity.owner_id(self.core.settings)
+        inject = for_agent(self.core.settings, agent_id).memory.inject
+
+        def block(service: MemoryService) -> Any:
+            messages = None
+            if session is not None:
+                store = self._store(agent_id)
+                try:
+                    messages = session_messages(store, session)
+                finally:
+                    store.close()
+            built = build_memory_block(
+                service, inject, query=query, messages=messages, user_id=person, record_hits=False
+            )
+            return built.to_dict()
+
+        return await self._with_memory(agent_id, block)
 
     async def memory_add(self, params: dict[str, Any], listener: Listener | None) -> Any:
         from openclaw_cli.memory.agent_memory import NewMemory
@@ -311,3 +339,38 @@ class Methods:
 
         result = await self._with_memory(agent_id, reflect)
         return result.to_dict() if hasattr(result, "to_dict") else result
+
+
+def _operator_search(params: dict[str, Any], query: str, k: int) -> Any:
+    """The SearchRequest of `openclaw memory search` (which sends these when a gateway runs): `filterUserId`
+    keeps one person's memories, as its --user does; `categories`, `scopes`, `mode`, `explain`, `all`."""
+    from openclaw_cli.memory.search.pipeline import SearchRequest
+    from openclaw_cli.memory.store.records import CATEGORIES
+
+    mode = p.param_str(params, "mode", required=False, max_length=16) or "hybrid"
+    if mode not in ("hybrid", "bm25", "vector"):
+        raise InvalidInput(f"unknown mode {mode!r}", hint="use hybrid, bm25 or vector")
+    return SearchRequest(
+        query=query,
+        k=k,
+        user_id=p.param_str(params, "filterUserId", required=False, max_length=256),
+        scopes=_names(params, "scopes", ("user", "agent")),
+        categories=_names(params, "categories", CATEGORIES),
+        mode=mode,  # type: ignore[arg-type]  # checked above
+        explain=_flag(params, "explain"),
+        all_results=_flag(params, "all"),
+    )
+
+
+def _names(params: dict[str, Any], name: str, known: Any) -> tuple[str, ...]:
+    value = params.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v in known for v in value):
+        raise InvalidInput(f'parameter "{name}" must be a list of {", ".join(known)}')
+    return tuple(value)
+
+
+def _flag(params: dict[str, Any], name: str) -> bool:
+    value = params.get(name, False)
+    if not isinstance(value, bool):
+        raise InvalidInput(f'parameter "{name}" must be true or false')
+    return value

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+import openclaw_cli
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.auth import authenticate, bearer
@@ -139,6 +140,7 @@ class Connection:
         return {
             "protocol": p.PROTOCOL_VERSION,
             "server": "openclaw",
+            "version": openclaw_cli.__version__,  # a CLI of another version does not send it its reads
             "methods": self.gateway.methods.names,
             "events": ["chat", "notice", "tool"],
             "maxMessageBytes": self.gateway.core.settings.gateway.max_message_bytes,
