@@ -47,7 +47,7 @@ _openclaw_words() {
         "options:openclaw memory import") echo "--on-conflict --dry-run --skip-invalid --json -h --help" ;;
         "valued:openclaw memory import") echo "--on-conflict" ;;
         "options:openclaw memory index") echo "--check --rebuild --json -h --help" ;;
-        "options:openclaw memory inject") echo "-q --query -s --session -u --user --json -h --help" ;;
+        "options:openclaw memory inject") echo "-q --query -s --session -u --user --json --local -h --help" ;;
         "valued:openclaw memory inject") echo "-q --query -s --session -u --user" ;;
         "options:openclaw memory list") echo "-u --user -c --category --scope -n --limit --json -h --help" ;;
         "valued:openclaw memory list") echo "-u --user -c --category --scope -n --limit" ;;
@@ -60,7 +60,7 @@ _openclaw_words() {
         "valued:openclaw memory reassign") echo "--from --to -w --where" ;;
         "options:openclaw memory recover") echo "--yes --json -h --help" ;;
         "options:openclaw memory restore") echo "--shared --yes --json -h --help" ;;
-        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json -h --help" ;;
+        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json --local -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -h --help" ;;

@@ -238,6 +238,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s q -l query -
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s s -l session -x -d 'Build it from this session\'s recent messages (key or id).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s u -l user -x -d 'The person the block is for (default: the owner); never another\'s.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -l local -d 'Run in this process even when a gateway runs for this home.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -s u -l user -x -d 'User id the memory belongs to / filter.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory list'" -s c -l category -x -a 'profile preference event case lesson insight note' -d 'profile, preference, event, case, lesson, insight or note.'
@@ -285,6 +286,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l all -d 'Also
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l record-hit -d 'Count the results as recalled (FSRS review).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l batch -x -d 'JSON Lines of {query, k, userId, category} (\'-\' = stdin); answers JSON Lines, one per query.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l local -d 'Run in this process even when a gateway runs for this home.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory status'" -l json -d 'Print one JSON document on stdout and nothing else there.'

@@ -95,8 +95,15 @@ class Gateway:
         return (self.home / "gateway-test.log").read_text(encoding="utf-8", errors="replace")
 
 
-def start_gateway(home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Gateway:
-    """`openclaw gateway run --port 0 ARGS` as a process; returns once /healthz answers."""
+def start_gateway(
+    home: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    launcher: tuple[str, ...] = ("-m", "openclaw_cli"),
+) -> Gateway:
+    """`openclaw gateway run --port 0 ARGS` as a process; returns once /healthz answers. `launcher` is
+    what python runs in place of `-m openclaw_cli` (a gateway of another version, say)."""
     full_env = base_env(home)
     full_env["OPENAI_API_KEY"] = FAKE_API_KEY
     full_env.update(env or {})
@@ -104,7 +111,7 @@ def start_gateway(home: Path, *args: str, env: dict[str, str] | None = None, tim
     pid_path = home / "gateway" / "gateway.pid"
     log = open(home / "gateway-test.log", "ab")  # noqa: SIM115 - the child keeps it
     process = subprocess.Popen(
-        [sys.executable, "-m", "openclaw_cli", "gateway", "run", "--port", "0", *args],
+        [sys.executable, *launcher, "gateway", "run", "--port", "0", *args],
         env=full_env,
         cwd=ROOT,
         stdout=log,

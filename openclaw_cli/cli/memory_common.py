@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+LocalOpt = Annotated[
+    bool,
+    typer.Option("--local", help="Run in this process even when a gateway runs for this home."),
+]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
 
 
@@ -41,6 +45,22 @@ def service(
         yield opened
     finally:
         opened.close()
+
+
+def through_gateway(method: str, params: dict[str, Any]) -> Any | None:
+    """The payload of `method` from this home's running gateway, None when none serves it (then the
+    command runs in-process; -v says why in one line)."""
+    from openclaw_cli.gateway.remote_reads import ask_gateway, home_token
+
+    st = common.state()
+    token = home_token(st.home, st.env.get("OPENCLAW_GATEWAY_TOKEN"))
+    answer = ask_gateway(st.home, token, method, {**params, "agentId": st.agent})
+    if common.is_verbose() and (answer.answered or answer.reason):
+        said = (
+            f"through the gateway at {answer.via}" if answer.answered else f"in this process: {answer.reason}"
+        )
+        typer.echo(f"openclaw: {method} {said}", err=True)
+    return answer.payload if answer.answered else None
 
 
 def announce_model_preparation(service: MemoryService) -> None:
@@ -105,6 +125,8 @@ def read_lines(source: str) -> list[str]:
 
 def categories(values: list[str] | None) -> tuple[str, ...]:
     """-c a,b and -c a -c b both work; an unknown category is a usage error."""
+    if values is None:
+        return ()  # without importing the record model (pydantic): a search through the gateway needs none
     from openclaw_cli.memory.store.records import CATEGORIES
 
     chosen = [part.strip() for value in values or () for part in value.split(",") if part.strip()]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,6 +35,7 @@ def inject_cmd(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+    local: memory_common.LocalOpt = False,
 ) -> None:
     """Print the Markdown memory block that would be added to the system prompt.
 
@@ -42,18 +43,35 @@ def inject_cmd(
     conversation is Chinese), the best few with their detail, within memory.inject.memoryMaxTokens.
     It holds the person's own memories and the agent's, never another person's.
     Read-only: unlike the agent's own recall, it does not count as a review of the memories.
+    When a gateway runs for this home it builds the block (same output); --local builds it here.
     """
+    if (query is None) == (session is None):
+        raise typer.BadParameter("give --query TEXT or --session KEY, not both or neither")
+    text = common.read_text_arg(query) if query is not None else None
+    block = None
+    if not local:
+        params = {"query": text} if text is not None else {"session": session}
+        block = memory_common.through_gateway("memory.inject", {**params, "userId": user} if user else params)
+    if block is None:
+        block = _inject_here(text, session, user)
+    if as_json:
+        common.emit_json(block)
+        return
+    for warning in block["warnings"]:
+        common.warn(warning)
+    common.echo(block["text"] or "(no memories to inject)")
+
+
+def _inject_here(text: str | None, session: str | None, user: str | None) -> dict[str, Any]:
+    """The block built in this process (no gateway, or --local): MemoryBlock.to_dict."""
     from openclaw_cli.identity import canonical_person, owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore
 
-    if (query is None) == (session is None):
-        raise typer.BadParameter("give --query TEXT or --session KEY, not both or neither")
     st = common.state()
     messages = None
     if session is not None:
         messages = session_messages(SessionStore(st.home, st.agent), session)
-    text = common.read_text_arg(query) if query is not None else None
     person = canonical_person(user, st.settings.session.identity_links) if user else owner_id(st.settings)
     with memory_common.service(one_shot=True) as service:
         memory_common.announce_model_preparation(service)
@@ -65,9 +83,4 @@ def inject_cmd(
             user_id=person,
             record_hits=False,
         )
-    if as_json:
-        common.emit_json(block.to_dict())
-        return
-    for warning in block.warnings:
-        common.warn(warning)
-    common.echo(block.text or "(no memories to inject)")
+    return block.to_dict()

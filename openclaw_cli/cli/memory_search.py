@@ -28,24 +28,24 @@ def _complete_modes() -> list[str]:
     return list(SEARCH_MODES)
 
 
-def _render_search(result: Any, request: Any, as_json: bool) -> None:
+def _render_search(result: dict[str, Any], explain: bool, as_json: bool) -> None:
+    """Print a result as SearchResult.to_dict gives it: the same from this process and from a gateway."""
     if as_json:
-        common.emit_json(result.to_dict(request))
+        common.emit_json(result)
         return
     from openclaw_cli.cli import search_explain
 
-    for warning in result.warnings:
+    for warning in result["warnings"]:
         common.warn(warning)
-    if not result.hits and not result.warnings:
+    if not result["results"] and not result["warnings"]:
         common.echo("no matches")
-    for hit in result.hits:
-        d = hit.to_dict(request.explain)
+    for d in result["results"]:
         text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
         common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")
-        if request.explain:
+        if explain:
             for line in search_explain.result_lines(d["explain"]):
                 common.echo(line)
-    if request.explain:
+    if explain:
         _render_analysis(result)
 
 
@@ -55,16 +55,18 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _render_analysis(result: Any) -> None:
+def _render_analysis(result: dict[str, Any]) -> None:
     from openclaw_cli.cli import search_explain
 
-    timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result.timings_ms.items())
-    profile = result.profile
-    label = "none" if profile is None else profile.name + ("" if profile.tuned else " (not tuned)")
-    common.echo(search_explain.words_line(result.words()))
+    timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result["timingsMs"].items())
+    analysis = result["analysis"]
+    profile = analysis["profile"]
+    label = "none" if profile is None else profile["name"] + ("" if profile["tuned"] else " (not tuned)")
+    floor = analysis["floor"]
+    common.echo(search_explain.words_line({"words": analysis["words"], "leftOut": analysis["leftOut"]}))
     common.echo(
-        f"profile: {label}; English-model weight {result.vector_weight}; "
-        f"floor {'-' if result.floor is None else result.floor}; {timing}"
+        f"profile: {label}; English-model weight {analysis['englishWeight']}; "
+        f"floor {'-' if floor is None else floor}; {timing}"
     )
 
 
@@ -105,6 +107,7 @@ def search_cmd(
         ),
     ] = None,
     as_json: JsonOpt = False,
+    local: memory_common.LocalOpt = False,
 ) -> None:
     """Hybrid search: keywords and meaning, in English, Chinese and other languages.
 
@@ -112,31 +115,81 @@ def search_cmd(
     with how close its meaning is, calibrated per embedder) times its FSRS retrievability (how well it is
     remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.7 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
-    model once.
+    model once. When a gateway runs for this home, a single query is answered by it (its model is
+    already loaded) with the same output; --local, --record-hit and --batch run in this process.
     """
+    if mode not in SEARCH_MODES:
+        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
+    if (query is None) == (batch is None):
+        raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
+    chosen_scopes = memory_common.scopes(scope)
+    chosen_categories = memory_common.categories(category)
+    text = common.read_text_arg(query) if query is not None else None
+    if text is not None and not (local or record_hit):  # --record-hit writes: it stays in-process
+        remote = memory_common.through_gateway(
+            "memory.search",
+            {
+                "query": text,
+                "k": k,
+                "filterUserId": user,
+                "scopes": list(chosen_scopes),
+                "categories": list(chosen_categories),
+                "mode": mode,
+                "explain": explain,
+                "all": all_results,
+            },
+        )
+        if remote is not None:
+            _render_search(remote, explain, as_json)
+            return
+    _search_here(
+        text,
+        batch,
+        k,
+        user,
+        chosen_scopes,
+        chosen_categories,
+        mode,
+        explain,
+        all_results,
+        record_hit,
+        as_json,
+    )
+
+
+def _search_here(
+    text: str | None,
+    batch: str | None,
+    k: int,
+    user: str | None,
+    scopes: tuple[str, ...],
+    categories: tuple[str, ...],
+    mode: str,
+    explain: bool,
+    all_results: bool,
+    record_hit: bool,
+    as_json: bool,
+) -> None:
+    """The search in this process (no gateway, --local, --record-hit or --batch)."""
     from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
 
     if not 1 <= k <= MAX_K:
         raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
-    if mode not in ("hybrid", "bm25", "vector"):
-        raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
-    if (query is None) == (batch is None):
-        raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
     defaults = SearchRequest(
         query="",
         k=k,
         user_id=user,
-        scopes=memory_common.scopes(scope),
-        categories=memory_common.categories(category),
-        mode=mode,  # type: ignore[arg-type]  # checked above
+        scopes=scopes,
+        categories=categories,
+        mode=mode,  # type: ignore[arg-type]  # checked by search_cmd
         explain=explain,
         all_results=all_results,
     )
     if batch is not None:
         _search_batch(batch, defaults, record_hit)
         return
-    assert query is not None
-    request = SearchRequest(**{**defaults.__dict__, "query": common.read_text_arg(query)})
+    assert text is not None
+    request = SearchRequest(**{**defaults.__dict__, "query": text})
     with memory_common.service(one_shot=True) as service:
         memory_common.announce_model_preparation(service)
         if request.mode != "bm25":
@@ -144,7 +197,7 @@ def search_cmd(
         result = service.search(request)
         if record_hit:
             service.record_hits([hit.record.id for hit in result.hits])
-    _render_search(result, request, as_json)
+    _render_search(result.to_dict(request), request.explain, as_json)
 
 
 def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:

@@ -1,0 +1,234 @@
+"""`openclaw memory search` and `memory inject` through a running gateway (gateway/remote_reads.py): real
+gateway processes on 127.0.0.1 and real CLI processes. The gateway is used when it runs for the home, is of
+this version and accepts the token; otherwise the command runs in-process, and prints the same either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, Result, base_env, run_cli
+from tests.gateway_helpers import Gateway, start_gateway
+from tests.memory_helpers import add, service_for
+
+VIA = "through the gateway at"
+OTHER_VERSION = "0.0.0-older"
+MEMORIES = [
+    ("Lin likes dark themes in his editor", "preference", "user", "lin"),
+    ("Lin drinks his coffee with oat milk", "preference", "user", "lin"),
+    ("Mia drinks her coffee black, no sugar", "preference", "user", "mia"),
+    ("Mia's editor is Helix with the gruvbox theme", "preference", "user", "mia"),
+    ("Deploy the site with make release, never by hand", "lesson", "agent", None),
+    ("The team meets on Tuesdays at ten about the coffee machine", "event", "user", "lin"),
+]
+
+
+def _seed(home: Path) -> None:
+    service = service_for(home)
+    try:
+        for text, category, scope, user in MEMORIES:
+            add(service, text, category=category, scope=scope, user_id=user)
+    finally:
+        service.close()
+
+
+def _home(factory: pytest.TempPathFactory, name: str) -> Path:
+    home = factory.mktemp(name) / "home"
+    home.mkdir(mode=0o700)
+    _seed(home)
+    return home
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A seeded home with its gateway running on loopback (its token in the home)."""
+    gateway = start_gateway(_home(tmp_path_factory, "served"))
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+
+
+@pytest.fixture(scope="module")
+def quiet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A seeded home without a gateway."""
+    return _home(tmp_path_factory, "quiet")
+
+
+def _cli(home: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    result = run_cli(home, "-v", *args, env=env)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def _without_timings(text: str) -> Any:
+    value = json.loads(text)
+    value.pop("timingsMs", None)
+    return value
+
+
+def _same_both_ways(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[Result, Result]:
+    """(through whatever the home offers, --local), their stdout equal."""
+    offered = _cli(home, *args, env=env)
+    local = _cli(home, *args, "--local", env=env)
+    if "--json" in args:
+        assert _without_timings(offered.stdout) == _without_timings(local.stdout)
+    else:
+        assert offered.stdout == local.stdout
+    return offered, local
+
+
+def test_search_text_is_the_same_through_the_gateway(served: Gateway) -> None:
+    remote, local = _same_both_ways(served.home, "memory", "search", "which editor theme")
+    assert VIA in remote.stderr
+    assert "Lin likes dark themes in his editor" in remote.stdout
+    assert VIA not in local.stderr
+
+
+def test_search_json_is_the_same_through_the_gateway(served: Gateway) -> None:
+    args = ("memory", "search", "coffee", "-k", "3", "-c", "preference,event", "--json")
+    remote, _ = _same_both_ways(served.home, *args)
+    assert VIA in remote.stderr
+    found = remote.json()
+    assert found["k"] == 3 and found["results"]
+    assert {hit["category"] for hit in found["results"]} <= {"preference", "event"}
+
+
+def test_search_explain_and_all_are_the_same_through_the_gateway(served: Gateway) -> None:
+    args = ("memory", "search", "deploy release", "--explain", "--all", "--scope", "agent", "--json")
+    remote, _ = _same_both_ways(served.home, *args)
+    assert VIA in remote.stderr
+    found = remote.json()
+    assert [hit["scope"] for hit in found["results"]] == ["agent"]
+    assert "explain" in found["results"][0] and "words" in found["analysis"]
+
+
+def test_inject_is_the_same_through_the_gateway(served: Gateway) -> None:
+    remote, _ = _same_both_ways(served.home, "memory", "inject", "--query", "coffee", "--user", "lin")
+    assert VIA in remote.stderr
+    assert "oat milk" in remote.stdout
+
+
+def test_inject_json_is_the_same_through_the_gateway(served: Gateway) -> None:
+    remote, _ = _same_both_ways(served.home, "memory", "inject", "-q", "how do we deploy the site", "--json")
+    assert VIA in remote.stderr
+    assert "make release" in remote.json()["text"]
+
+
+def test_local_runs_in_process_while_a_gateway_runs(served: Gateway) -> None:
+    remote = _modules(served.home, "memory", "search", "coffee")
+    local = _modules(served.home, "memory", "search", "coffee", "--local")
+    assert "openclaw_cli.memory.service" in local
+    assert "openclaw_cli.memory.service" not in remote
+
+
+def test_search_through_the_gateway_loads_no_model_in_the_cli(served: Gateway) -> None:
+    modules = _modules(served.home, "memory", "search", "which editor theme")
+    heavy = {m.split(".")[0] for m in modules} & {"numpy", "onnxruntime", "jieba", "litellm"}
+    assert heavy == set()
+
+
+def _modules(home: Path, *args: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", *args],
+        capture_output=True,
+        text=True,
+        env=base_env(home),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:") and "|" in line]
+    return {line.rsplit("|", 1)[1].strip() for line in lines}
+
+
+def test_a_person_sees_only_their_own_memories_through_the_gateway(served: Gateway) -> None:
+    args = ("memory", "search", "coffee editor theme", "--user", "mia", "--all", "--json")
+    remote, _ = _same_both_ways(served.home, *args)
+    assert VIA in remote.stderr
+    owners = {hit["userId"] for hit in remote.json()["results"]}
+    assert owners == {"mia"}
+
+
+def test_inject_for_a_person_holds_none_of_another_persons_memories(served: Gateway) -> None:
+    remote, _ = _same_both_ways(served.home, "memory", "inject", "-q", "coffee", "-u", "mia", "--json")
+    assert VIA in remote.stderr
+    text = remote.json()["text"]
+    assert "black" in text and "oat milk" not in text and "Tuesdays" not in text
+
+
+def _write_pid(home: Path, pid: int, port: int) -> Path:
+    path = home / "gateway" / "gateway.pid"
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    path.write_text(json.dumps({"pid": pid, "host": "127.0.0.1", "port": port}), encoding="utf-8")
+    return path
+
+
+def test_a_stale_pid_file_falls_back_to_this_process(quiet: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    path = _write_pid(quiet, gone.pid, 9)
+    try:
+        stale, local = _same_both_ways(quiet, "memory", "search", "which editor theme")
+    finally:
+        path.unlink()
+    assert f"names process {gone.pid}, which is gone" in stale.stderr
+    assert stale.stderr.count("\n") == 1 and "Lin likes dark themes" in stale.stdout
+
+
+def test_a_gateway_that_does_not_answer_falls_back(quiet: Path) -> None:
+    # A port that accepts connections but never answers the WebSocket handshake, named by a live pid.
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen()
+        path = _write_pid(quiet, os.getpid(), mute.getsockname()[1])
+        try:
+            silent, _ = _same_both_ways(quiet, "memory", "search", "coffee", "--json")
+        finally:
+            path.unlink()
+    assert "does not answer (TimeoutError)" in silent.stderr
+    assert silent.json()["results"]
+
+
+def test_a_gateway_of_another_version_falls_back(tmp_path_factory: pytest.TempPathFactory) -> None:
+    older = f"import openclaw_cli; openclaw_cli.__version__ = {OTHER_VERSION!r}; import openclaw_cli.__main__"
+    gateway = start_gateway(_home(tmp_path_factory, "older"), launcher=("-c", older))
+    try:
+        other, _ = _same_both_ways(gateway.home, "memory", "search", "coffee", "-u", "lin")
+    finally:
+        gateway.stop()
+    assert f"the gateway runs version {OTHER_VERSION}" in other.stderr
+    assert VIA not in other.stderr and "oat milk" in other.stdout
+
+
+@pytest.fixture(scope="module")
+def beyond_loopback(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway listening on every interface, with a token given to it (none is stored in the home)."""
+    token = "a-token-only-given-to-the-gateway-" + "x" * 8
+    gateway = start_gateway(_home(tmp_path_factory, "lan"), "--bind", "lan", "--token", token)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+
+
+def test_the_remote_path_sends_the_token(beyond_loopback: Gateway) -> None:
+    env = {"OPENCLAW_GATEWAY_TOKEN": beyond_loopback.token}
+    remote, _ = _same_both_ways(beyond_loopback.home, "memory", "search", "coffee", env=env)
+    assert VIA in remote.stderr
+    assert not (beyond_loopback.home / "gateway" / "token").exists()
+
+
+def test_without_the_token_a_gateway_beyond_loopback_is_not_used(beyond_loopback: Gateway) -> None:
+    refused, _ = _same_both_ways(beyond_loopback.home, "memory", "search", "coffee")
+    assert "refused the connection (HTTP 401" in refused.stderr
+    assert VIA not in refused.stderr and "coffee" in refused.stdout
