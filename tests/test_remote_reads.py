@@ -124,6 +124,14 @@ def test_inject_json_is_the_same_through_the_gateway(served: Gateway) -> None:
     assert "make release" in remote.json()["text"]
 
 
+def test_inject_for_a_session_is_the_same_through_the_gateway(served: Gateway) -> None:
+    key = "agent:main:main"
+    assert run_cli(served.home, "session", "append", key, "how do we deploy the site again?").returncode == 0
+    remote, _ = _same_both_ways(served.home, "memory", "inject", "--session", key, "--json")
+    assert VIA in remote.stderr
+    assert "make release" in remote.json()["text"]
+
+
 def test_local_runs_in_process_while_a_gateway_runs(served: Gateway) -> None:
     remote = _modules(served.home, "memory", "search", "coffee")
     local = _modules(served.home, "memory", "search", "coffee", "--local")
