@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, Result, base_env, run_cli
+from tests.conftest import Result, run_cli
 from tests.gateway_helpers import Gateway, start_gateway
+from tests.import_trace import imported_modules
 from tests.memory_helpers import add, service_for
 
 VIA = "through the gateway at"
@@ -145,20 +146,6 @@ def test_search_through_the_gateway_loads_no_model_in_the_cli(served: Gateway) -
     assert heavy == set()
 
 
-def _modules(home: Path, *args: str) -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", *args],
-        capture_output=True,
-        text=True,
-        env=base_env(home),
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:") and "|" in line]
-    return {line.rsplit("|", 1)[1].strip() for line in lines}
-
-
 def test_a_person_sees_only_their_own_memories_through_the_gateway(served: Gateway) -> None:
     args = ("memory", "search", "coffee editor theme", "--user", "mia", "--all", "--json")
     remote, _ = _same_both_ways(served.home, *args)
@@ -240,3 +227,9 @@ def test_without_the_token_a_gateway_beyond_loopback_is_not_used(beyond_loopback
     refused, _ = _same_both_ways(beyond_loopback.home, "memory", "search", "coffee")
     assert "refused the connection (HTTP 401" in refused.stderr
     assert VIA not in refused.stderr and "coffee" in refused.stdout
+
+
+def _modules(home: Path, *args: str) -> set[str]:
+    status, modules = imported_modules(home, *args)
+    assert status == 0
+    return modules

@@ -12,29 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, base_env
+from tests.import_trace import imported_modules
 
 HEAVY = ("litellm", "onnxruntime", "numpy", "jieba", "pydantic_settings")
-
-
-def _imported_modules(home: Path, *args: str) -> tuple[int, set[str]]:
-    """Exit status and every module imported by `openclaw ARGS` run as a real process."""
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", *args],
-        capture_output=True,
-        text=True,
-        env=base_env(home),
-        cwd=ROOT,
-        timeout=60,
-    )
-    modules = set()
-    for line in proc.stderr.splitlines():
-        # "import time:   self [us] | cumulative | imported package", nested imports indented.
-        if line.startswith("import time:") and "|" in line:
-            name = line.rsplit("|", 1)[1].strip()
-            if name and name != "imported package":
-                modules.add(name)
-    assert "Traceback" not in proc.stderr
-    return proc.returncode, modules
 
 
 def _heavy(modules: set[str]) -> list[str]:
@@ -47,7 +27,7 @@ def _heavy(modules: set[str]) -> list[str]:
     ids=["version", "help", "session-list", "session-list-json"],
 )
 def test_common_commands_import_nothing_heavy(home: Path, args: tuple[str, ...]) -> None:
-    status, modules = _imported_modules(home, *args)
+    status, modules = imported_modules(home, *args)
     assert status == 0
     assert "openclaw_cli.entry" in modules  # the measurement saw the real CLI start
     assert _heavy(modules) == [], f"`openclaw {' '.join(args)}` imports {_heavy(modules)}"
@@ -55,14 +35,14 @@ def test_common_commands_import_nothing_heavy(home: Path, args: tuple[str, ...])
 
 def test_session_list_on_an_existing_session_imports_nothing_heavy(cli, home: Path) -> None:
     assert cli("session", "append", "agent:main:main", "--role", "user", "hi").returncode == 0
-    status, modules = _imported_modules(home, "session", "list", "--json")
+    status, modules = imported_modules(home, "session", "list", "--json")
     assert status == 0
     assert _heavy(modules) == []
 
 
 def test_the_measurement_detects_a_heavy_import(home: Path) -> None:
     # `config show` needs pydantic-settings, so the same parsing must find it there.
-    status, modules = _imported_modules(home, "config", "show", "--json")
+    status, modules = imported_modules(home, "config", "show", "--json")
     assert status == 0
     assert "pydantic_settings" in _heavy(modules)
 
@@ -71,7 +51,7 @@ def test_session_append_imports_only_its_own_command_group(cli, home: Path) -> N
     # Command groups are built when invoked (cli/lazy.py): an append pays for neither memory nor config,
     # nor (once the first append cached the session settings) for pydantic.
     assert cli("session", "append", "agent:main:main", "--role", "user", "first").returncode == 0
-    status, modules = _imported_modules(home, "session", "append", "agent:main:main", "--role", "user", "hi")
+    status, modules = imported_modules(home, "session", "append", "agent:main:main", "--role", "user", "hi")
     assert status == 0
     assert "openclaw_cli.cli.session" in modules
     assert {"openclaw_cli.cli.memory", "openclaw_cli.cli.config_cmd"} & modules == set()
