@@ -29,36 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _time_to_prompt(env: dict[str, str]) -> float:
-    primary, secondary = os.openpty()
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openclaw_cli", "chat", "--local"],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        env=env,
-        cwd=ROOT,
-        close_fds=True,
-    )
-    os.close(secondary)
-    seen = b""
+    chat = PtyChat(["--local"], env)
     try:
-        while b"you>" not in seen:  # the space after it is drawn as a cursor movement
-            ready, _, _ = select.select([primary], [], [], 30)
-            assert ready, f"no prompt after 30 s: {seen!r}"
-            chunk = os.read(primary, 4096)
-            if b"\x1b[6n" in chunk:
-                os.write(primary, b"\x1b[1;1R")  # answer the cursor position request, as a terminal does
-            seen += chunk
-        elapsed = time.perf_counter() - started
-        os.write(primary, b"\x04")  # Ctrl-D: leave
-        assert proc.wait(timeout=30) == 0
-        return elapsed
+        shown = chat.wait_for(b"you>", timeout=30)  # the space after it is drawn as a cursor movement
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(primary)
+        chat.close()
+    assert chat.proc.returncode == 0
+    return shown - started
 
 
 def test_bench_chat_start_up_to_the_prompt(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
