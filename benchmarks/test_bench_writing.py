@@ -10,13 +10,27 @@ by the same models (what the pipeline adds around the embedding).
 The 10k store is written with synthetic composite vectors (benchmarks/synth.py) under the real
 composite embedder's identity, so the real models then embed the new memories into the same table.
 
+Bulk load (issue 23), in one run so both rates meet the same machine load: the embedding-only rate of
+2,000 English memories (the texts of test_bench_search.bulk_lines, the same two local models, in one warm
+process) against the rate of a whole `openclaw memory add --batch` process on the same lines, rounds
+interleaved; goal: the CLI rate >= 85% of the embedding-only rate. And the cost of one add as the store
+grows: 1,000 records written into stores of 0, 10k and 30k memories, their vectors computed beforehand
+(the models' cost does not depend on the store), so what is measured is the write path alone; goal:
+the same per-record cost at every size.
+
 Run: python -m pytest benchmarks/test_bench_writing.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import resource
+import shutil
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,14 +38,16 @@ from typing import Any
 import pytest
 
 from benchmarks import synth
+from benchmarks.test_bench_search import bulk_lines
 from openclaw_cli.config import Settings
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.writing.candidate import Candidate
 from openclaw_cli.memory.writing.dedup import DedupZones
 from openclaw_cli.memory.writing.write_path import write_memories
 from openclaw_cli.paths import Home
 from tests import dedup_eval
-from tests.memory_helpers import service_for, with_shared_models
+from tests.memory_helpers import service_for, shared_model_cache, with_shared_models
 
 ROUNDS = 20
 TURN = [
@@ -148,3 +164,130 @@ def test_bench_dedup_zones_per_embedder(benchmark, tmp_path: Path) -> None:  # t
     print(f"\n{len(pairs)} pairs; per zone [precision, recall]:")
     for name, row in figures.items():
         print(f"  {name:<9} zones {row['zones']}: all {row['all']}; English pairs {row['english']}")
+
+
+BULK_ROUNDS = 2
+BULK_GOAL_SHARE = 0.85
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cli_batch_rate(source: Path, home: Path, expected: int) -> float:
+    """Records/s of one whole `memory add --batch` process (start-up and model load included)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCLAW_")}
+    env |= {
+        "OPENCLAW_HOME": str(home),
+        "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache()),
+    }
+    command = [sys.executable, "-m", "openclaw_cli", "memory", "add", "--batch", str(source), "--json"]
+    started = time.perf_counter()
+    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, check=True)
+    elapsed = time.perf_counter() - started
+    assert json.loads(out.stdout)["added"] == expected
+    return expected / elapsed
+
+
+def test_bench_bulk_cli_against_embedding_alone(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lines = bulk_lines("english")
+    texts = [json.loads(line)["text"] for line in lines]
+    source = tmp_path / "batch.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    embedder = service_for(tmp_path / "models").embedder()
+    embedder.embed_passages(["warm up", "预热"])  # loaded and converted before anything is timed
+    embedding: list[float] = []
+    cli: list[float] = []
+
+    def one_round() -> None:
+        started = time.perf_counter()
+        embedder.embed_passages(texts)
+        embedding.append(len(texts) / (time.perf_counter() - started))
+        home = tmp_path / f"home{len(cli)}"
+        cli.append(_cli_batch_rate(source, home, len(lines)))
+        shutil.rmtree(home)
+
+    benchmark.pedantic(one_round, rounds=BULK_ROUNDS, iterations=1)
+    ratios = [c / e for c, e in zip(cli, embedding, strict=True)]
+    figures = {
+        "embedding_only_per_s": [round(r) for r in embedding],
+        "cli_batch_per_s": [round(r) for r in cli],
+        "ratio": [round(r, 3) for r in ratios],
+        "goal_ratio": BULK_GOAL_SHARE,
+        "records": len(lines),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+    benchmark.extra_info.update(figures)
+    print(f"\nbulk load, 2,000 English records: {figures}")
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class _Known:
+    """The composite stand-in's vectors for the texts about to be written, computed beforehand."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.real = synth.CompositeEmbedder()
+        self.identity = self.real.identity
+        self.known = dict(zip(texts, self.real.embed_passages(texts), strict=True))
+
+    def embed_passages(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        return np.stack([self.known[t] for t in texts])
+
+    def embed_query(self, text: str) -> Any:
+        return self.real.embed_query(text)
+
+
+def _records(service: MemoryService, texts: list[str], first: int) -> list[Any]:
+    return [
+        service.build_record(
+            NewMemory(l0=t, category=synth.CATEGORIES[(first + i) % 6], user_id=f"u{(first + i) % 3}")
+        )
+        for i, t in enumerate(texts)
+    ]
+
+
+def _write_cost(home: Path, texts: list[str]) -> dict[str, float]:
+    """ms per record (wall and CPU) of writing `texts` into a copy of `home` through add_many."""
+    work = home.parent / f"{home.name}-copy"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(home, work)
+    service = MemoryService(Home(work), "main", Settings().memory)
+    known = _Known(texts)
+    service.embedder = lambda: known  # type: ignore[method-assign]
+    records = _records(service, texts, 0)
+    service.store(service.db_path("user"))  # opened before the clock starts, as the CLI has it
+    started, cpu = time.perf_counter(), _cpu_seconds()
+    report = service.add_many(records)
+    wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
+    assert len(report.ids) == len(texts)
+    service.close()
+    shutil.rmtree(work)
+    return {"ms": round(wall / len(texts) * 1000, 3), "cpu_ms": round(cpu / len(texts) * 1000, 3)}
+
+
+def test_bench_bulk_cost_by_store_size(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sizes = (0, 10_000, 30_000)
+    stored = synth.texts(sizes[-1])
+    new = synth.texts(1_000, seed=99)
+    home = tmp_path / "grown"
+    home.mkdir()
+    costs: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
+
+    def measure() -> None:
+        service = MemoryService(Home(home), "main", Settings().memory)
+        filler = synth.CompositeEmbedder()
+        service.embedder = lambda: filler  # type: ignore[method-assign]
+        grown = 0
+        for size in sizes:
+            service.add_many(_records(service, stored[grown:size], grown))
+            grown = size
+            costs[size].append(_write_cost(home, new))
+        service.close()
+
+    benchmark.pedantic(measure, rounds=1, iterations=1)
+    figures = {f"store_{size}": rows[0] for size, rows in costs.items()}
+    benchmark.extra_info.update({**figures, "added": len(new), "load_average": round(os.getloadavg()[0], 2)})
+    print(f"\nper-record cost of adding 1,000 records, by store size: {figures}")
