@@ -27,6 +27,8 @@ from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store.records import MemoryRecord
 
@@ -141,14 +143,21 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
 
     label = "stdin" if source == "-" else source
     items = parse_add_lines(memory_common.read_lines(source), label)
-    records = []
-    for number, item in items:
-        try:
-            records.append(service.build_record(item))
-        except InvalidInput as exc:
-            raise InvalidInput(f"{label} line {number}: {exc.message}", hint="nothing was stored") from exc
-    with progress_bar("embedding and storing", len(records)) as advance:
-        report = service.add_many(records, progress=advance)
+    records: list[MemoryRecord] = []
+
+    def built() -> Iterator[MemoryRecord]:
+        # One at a time: the models embed the first records while the later ones are checked.
+        for number, item in items:
+            try:
+                records.append(service.build_record(item))
+            except InvalidInput as exc:
+                raise InvalidInput(
+                    f"{label} line {number}: {exc.message}", hint="nothing was stored"
+                ) from exc
+            yield records[-1]
+
+    with progress_bar("embedding and storing", len(items)) as advance:
+        report = service.add_many(built(), progress=advance)
     if report.warning:
         common.warn(report.warning)
     summary = {

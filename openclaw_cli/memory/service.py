@@ -7,7 +7,7 @@ It knows where each scope lives (the agent's database, or the shared one for use
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +17,7 @@ from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
 from openclaw_cli.memory.search.result import merge_results
+from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import (
@@ -192,23 +193,37 @@ class MemoryService:
             return record, report
 
     def add_many(
-        self, records: Sequence[MemoryRecord], progress: Callable[[int], None] | None = None
+        self, records: Iterable[MemoryRecord], progress: Callable[[int], None] | None = None
     ) -> WriteReport:
         """Store already-validated records, grouped by database; existing ids are skipped, exact
-        duplicates of live memories are reviewed instead of stored (MemoryStore.add)."""
+        duplicates of live memories are reviewed instead of stored (MemoryStore.add).
+
+        `records` may be a generator that validates as it goes: each record's embedding starts while the
+        next ones are validated (store/bulk.py), and nothing is written until the last one is; if the
+        generator raises, nothing is stored (and no database is created) and the error goes on up."""
+        writers: dict[Path, BulkWriter] = {}
+        try:
+            for record in records:
+                path = self.db_path(record.scope)
+                if path not in writers:
+                    writers[path] = self._bulk_writer(path)
+                writers[path].feed(record)
+        except BaseException:
+            for writer in writers.values():
+                writer.cancel()
+            raise
         total = WriteReport()
-        by_path: dict[Path, list[MemoryRecord]] = {}
-        for record in records:
-            by_path.setdefault(self.db_path(record.scope), []).append(record)
-        for path, group in by_path.items():
+        for writer in writers.values():
             with self.damage_guard():
-                report = self.store(path).add(group, progress=progress)
-            total.ids += report.ids
-            total.skipped += report.skipped
-            total.duplicates += report.duplicates
-            total.pending_vectors += report.pending_vectors
-            total.warning = total.warning or report.warning
+                writer.write(total, progress)
         return total
+
+    def _bulk_writer(self, path: Path) -> BulkWriter:
+        """A bulk writer into `path`: it reads stored vectors of equal texts from the database when it
+        exists, and creates it only once there is something to write."""
+        if path.exists():
+            return self.store(path).bulk_writer()
+        return BulkWriter(self.embedder, None, lambda: self.store(path))
 
     def delete(self, record_id: str) -> MemoryRecord:
         with self.damage_guard():

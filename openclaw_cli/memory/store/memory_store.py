@@ -12,18 +12,18 @@ store/protocol.py, here the SQLite backend). `conn` is the SQLite file itself, f
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound
 from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.memory.store.bulk import CHUNK, BulkWriter, WriteReport
 from openclaw_cli.memory.store.history import VALUE_IN_RECORDS
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, utc_now
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
-from openclaw_cli.memory.store.vector_cache import EmbeddingJob, cached_vectors, embed_cached
+from openclaw_cli.memory.store.vector_cache import cached_vectors, embed_cached
 from openclaw_cli.memory.store.vector_matrix import VectorMatrix
 
 if TYPE_CHECKING:
@@ -37,18 +37,6 @@ if TYPE_CHECKING:
 EmbedderFactory = Callable[[], "Embedder"]
 
 Progress = Callable[[int], None]
-
-
-@dataclass
-class WriteReport:
-    """What a write did: ids stored, how many vectors are pending, and why."""
-
-    ids: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    # (id not stored, id of the memory it duplicates): same user, scope and normalised L0 (writing/dedup.py).
-    duplicates: list[tuple[str, str]] = field(default_factory=list)
-    pending_vectors: int = 0
-    warning: str | None = None
 
 
 class MemoryStore:
@@ -152,50 +140,59 @@ class MemoryStore:
             self.log_change(record_id, old.user_id, "update", old.public_dict(), None, reason)
 
     def add(
-        self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = 256
+        self, records: Sequence[MemoryRecord], *, progress: Progress | None = None, chunk: int = CHUNK
     ) -> WriteReport:
         """Store `records` in transactions of `chunk`; records whose id already exists are skipped, and
         an exact duplicate of a live memory (storage.same_text) is not stored but counts as a review
         of that memory, so rerunning an import or a batch without ids changes nothing but FSRS state.
 
-        Embedding runs one chunk ahead in a worker thread (onnxruntime releases the GIL), so the model
-        computes chunk n+1 while chunk n is analysed and written.
+        Embedding runs ahead in a worker thread (store/bulk.py), so the models compute the next chunks
+        while one is checked and written.
         """
-        from concurrent.futures import ThreadPoolExecutor
-
+        writer = self.bulk_writer(chunk=chunk)
+        for record in records:
+            writer.feed(record)
         report = WriteReport()
-        moment = utc_now()
-        batches = [list(records[i : i + chunk]) for i in range(0, len(records), chunk)]
-        embedder, report.warning = self.usable_embedder()
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
-            jobs = [EmbeddingJob(self.storage, embedder, batches[0], pool)] if batches else []
-            for number, batch in enumerate(batches):
-                job = jobs[number]
-                if number + 1 < len(batches):
-                    jobs.append(EmbeddingJob(self.storage, embedder, batches[number + 1], pool))
-                found, warning = job.result()
-                report.warning = report.warning or warning
-                with self.storage.transaction():
-                    for record, vector in zip(batch, found, strict=True):
-                        self._add_one_of_batch(record, vector, moment, report)
-                if progress is not None:
-                    progress(len(batch))
+        writer.write(report, progress)
         return report
+
+    def bulk_writer(self, *, chunk: int = CHUNK) -> BulkWriter:
+        """A pipeline that embeds records as they are fed and writes them on `write` (store/bulk.py)."""
+        factory = self.embedder if self._embedder_factory is not None else None
+        return BulkWriter(factory, self.storage, lambda: self, chunk=chunk)
+
+    def write_chunk(
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: Sequence[np.ndarray | None],
+        moment: datetime,
+        report: WriteReport,
+    ) -> None:
+        """One chunk of a bulk load in one transaction: a crash after it leaves it whole and readable.
+        The vectors' mean is checked once per chunk rather than per record (it is kept within a tenth)."""
+        last = 0
+        with self.storage.transaction():
+            for record, vector in zip(records, vectors, strict=True):
+                last = max(last, self._add_one_of_batch(record, vector, moment, report))
+            if last:
+                self._keep_centroid_current(last)
 
     def _add_one_of_batch(
         self, record: MemoryRecord, vector: np.ndarray | None, moment: datetime, report: WriteReport
-    ) -> None:
+    ) -> int:
+        """Store one record of a batch; the rowid of a stored vector, 0 otherwise."""
         if self.exists(record.id):
             report.skipped.append(record.id)
-            return
+            return 0
         known = self.storage.same_text(record)
         if known is not None:
             self.review(known.id, moment)
             report.duplicates.append((record.id, known.id))
-            return
-        self.insert_record(record, vector)
+            return 0
+        rowid = self.insert_record(record, vector, keep_centroid=False)
         report.ids.append(record.id)
         report.pending_vectors += vector is None
+        return rowid if vector is not None else 0
 
     def add_one(self, record: MemoryRecord) -> WriteReport:
         if self.exists(record.id):
@@ -250,17 +247,21 @@ class MemoryStore:
         action: str = "add",
         old: dict[str, Any] | None = None,
         reason: str | None = None,
-    ) -> None:
+        keep_centroid: bool = True,
+    ) -> int:
         """Insert a record whose vector (or None: pending) is already known, inside the caller's
-        transaction (an import or a workspace sync writes many in one transaction)."""
+        transaction (an import or a workspace sync writes many in one transaction); returns its rowid.
+        `keep_centroid=False`: the caller checks the vectors' mean itself, once for many inserts."""
         people.note(self.storage, record.user_id, record.l0)
         rowid = self.storage.insert(record, vector_ready=vector is not None)
         if vector is not None:
             self.storage.ensure_vectors(self.embedder().identity)
             self.storage.put_vector(rowid, vector, (record.scope, record.user_id or "", record.category))
             self.storage.vectors_changed()
-            self._keep_centroid_current(rowid)
+            if keep_centroid:
+                self._keep_centroid_current(rowid)
         self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
+        return rowid
 
     def vector_centroid(self, legs: Sequence[int]) -> centroid.Centroid | None:
         """The vectors' mean direction for search (store/centroid.py), read again only after a write: a warm

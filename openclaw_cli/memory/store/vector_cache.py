@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.store.embedder import Embedder
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.memory.store.records import MemoryRecord
 
 
 def passage_hash(text: str) -> str:
@@ -63,39 +62,3 @@ def embed_cached(storage: MemoryStorage, embedder: Embedder, texts: Sequence[str
             }
         )
     return [found[h] for h in hashes]
-
-
-class EmbeddingJob:
-    """The vectors for one chunk of new records: cache hits now, the rest computed in the background."""
-
-    def __init__(
-        self, storage: MemoryStorage, embedder: Embedder | None, batch: Sequence[MemoryRecord], pool: Any
-    ) -> None:
-        self.hashes = [passage_hash(r.l0) for r in batch]
-        self.key = "" if embedder is None else embedder_key(embedder.identity.to_dict())
-        self.found = {} if embedder is None else cached_vectors(storage, self.key, self.hashes)
-        missing = {h: r.l0 for h, r in zip(self.hashes, batch, strict=True) if h not in self.found}
-        self.missing = sorted(missing.items())
-        self.fresh: dict[str, Any] = {}
-        self.future = None
-        if embedder is not None and self.missing:
-            self.future = pool.submit(embedder.embed_passages, [text for _, text in self.missing])
-
-    def result(self) -> tuple[list[Any], str | None]:
-        """One vector (or None: pending) per record, and a warning when the embedder failed."""
-        import numpy as np
-
-        from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
-
-        warning = None
-        if self.future is not None:
-            try:
-                computed = self.future.result()
-                self.fresh = {
-                    d: np.asarray(v, dtype=np.float32)
-                    for (d, _), v in zip(self.missing, computed, strict=True)
-                }
-            except EmbeddingUnavailable as exc:
-                warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
-        vectors_by_hash = {**self.found, **self.fresh}
-        return [vectors_by_hash.get(h) for h in self.hashes], warning
