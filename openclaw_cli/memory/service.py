@@ -203,11 +203,12 @@ class MemoryService:
         generator raises, nothing is stored (and no database is created) and the error goes on up."""
         writers: dict[Path, BulkWriter] = {}
         try:
-            for record in records:
-                path = self.db_path(record.scope)
-                if path not in writers:
-                    writers[path] = self._bulk_writer(path)
-                writers[path].feed(record)
+            with self.damage_guard():  # feeding opens existing stores and reads their stored vectors
+                for record in records:
+                    path = self.db_path(record.scope)
+                    if path not in writers:
+                        writers[path] = self._bulk_writer(path)
+                    writers[path].feed(record)
         except BaseException:
             for writer in writers.values():
                 writer.cancel()
