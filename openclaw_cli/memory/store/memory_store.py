@@ -169,30 +169,26 @@ class MemoryStore:
         report: WriteReport,
     ) -> None:
         """One chunk of a bulk load in one transaction: a crash after it leaves it whole and readable.
-        The vectors' mean is checked once per chunk rather than per record (it is kept within a tenth)."""
-        last = 0
+        The vectors' mean is checked after each record, as a single add does, so a bulk load stores the
+        same centroid (and so the same scores) as adding the records one chunk at a time."""
         with self.storage.transaction():
             for record, vector in zip(records, vectors, strict=True):
-                last = max(last, self._add_one_of_batch(record, vector, moment, report))
-            if last:
-                self._keep_centroid_current(last)
+                self._add_one_of_batch(record, vector, moment, report)
 
     def _add_one_of_batch(
         self, record: MemoryRecord, vector: np.ndarray | None, moment: datetime, report: WriteReport
-    ) -> int:
-        """Store one record of a batch; the rowid of a stored vector, 0 otherwise."""
+    ) -> None:
         if self.exists(record.id):
             report.skipped.append(record.id)
-            return 0
+            return
         known = self.storage.same_text(record)
         if known is not None:
             self.review(known.id, moment)
             report.duplicates.append((record.id, known.id))
-            return 0
-        rowid = self.insert_record(record, vector, keep_centroid=False)
+            return
+        self.insert_record(record, vector)
         report.ids.append(record.id)
         report.pending_vectors += vector is None
-        return rowid if vector is not None else 0
 
     def add_one(self, record: MemoryRecord) -> WriteReport:
         if self.exists(record.id):
@@ -247,19 +243,16 @@ class MemoryStore:
         action: str = "add",
         old: dict[str, Any] | None = None,
         reason: str | None = None,
-        keep_centroid: bool = True,
     ) -> int:
         """Insert a record whose vector (or None: pending) is already known, inside the caller's
-        transaction (an import or a workspace sync writes many in one transaction); returns its rowid.
-        `keep_centroid=False`: the caller checks the vectors' mean itself, once for many inserts."""
+        transaction (an import or a workspace sync writes many in one transaction); returns its rowid."""
         people.note(self.storage, record.user_id, record.l0)
         rowid = self.storage.insert(record, vector_ready=vector is not None)
         if vector is not None:
             self.storage.ensure_vectors(self.embedder().identity)
             self.storage.put_vector(rowid, vector, (record.scope, record.user_id or "", record.category))
             self.storage.vectors_changed()
-            if keep_centroid:
-                self._keep_centroid_current(rowid)
+            self._keep_centroid_current(rowid)
         self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
         return rowid
 
