@@ -7,8 +7,9 @@ the memory that answers it ("do I eat meat?" against "User is vegetarian and avo
 kept it out. Nonsense is made of words no language has ("asdfgh qwerty", "lorem ipsum", "blorp", "xkcd
 927") or of one word alone ("whatever", 随便, "hello?"); a real question has at least two content words,
 nearly all of which a dictionary lists. The dictionaries are those the package already ships: the English
-words of the MiniLM tokenizer's WordPiece vocabulary (21,746 whole words; read once per process, ~10 ms
-quiet and ~50 ms under load, ~2 MB) and jieba's dictionary for Chinese.
+words of the MiniLM tokenizer's WordPiece vocabulary (21,746 whole words, read on the first unmatched
+English query: 30-50 ms under load, 3.3 MB held, 7.7 MB at peak) and jieba's dictionary for Chinese
+(already loaded by then). A call costs ~35 us once they are read (benchmarks/test_bench_paraphrase.py).
 
 Measured with the default embedder: of the eval's 46 nonsense queries (both halves and
 nonsense_unseen.jsonl), 31 are unmatched and 2 of those read as words ("purple monkey dishwasher", "flux
