@@ -23,6 +23,7 @@ from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult, saved_summary
 from openclaw_cli.agent.replies import run_tools, stream_reply
+from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.summarise import compact, describe_compaction
 from openclaw_cli.agent.tools import tool_specs
 from openclaw_cli.agent.turn_context import Cancel, TurnContext
@@ -78,15 +79,18 @@ def _run(turn: TurnContext) -> TurnResult:
             return turn.result  # nothing to answer: the new session is empty, the user told
         message = stored
     else:
-        session_id, message = _append_user_message(turn)
-    _remember_now(turn, session_id, message)
+        with span(turn.result.stages, "session append"):
+            session_id, message = _append_user_message(turn)
+    with span(turn.result.stages, "remember now"):
+        _remember_now(turn, session_id, message)
     model = settings.llm.model
     if model is None:
         _take_steered(turn, session_id)
         turn.notice(NO_MODEL)
     else:
         _answer(turn, session_id, model)
-    _schedule_extraction(turn, session_id)
+    with span(turn.result.stages, "extraction scheduling"):
+        _schedule_extraction(turn, session_id)
     return turn.result
 
 
@@ -240,20 +244,26 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     services, request = turn.services, turn.request
     files: list[Any] = []
     memory_text = ""
+    stages = turn.result.stages
     try:
         from openclaw_cli.memory.workspace.files import session_files
 
         key = parse_key(services.manager.key(request.session_key))
         private = is_private(key, Identity(request.user_id, request.user_id == owner_id(turn.settings)))
-        files = session_files(
-            services.home, services.agent_id, turn.settings.memory, private=private, today=turn.now().date()
-        )
+        with span(stages, "workspace files"):
+            files = session_files(
+                services.home,
+                services.agent_id,
+                turn.settings.memory,
+                private=private,
+                today=turn.now().date(),
+            )
     except OpenclawError as exc:
         turn.notice(f"Workspace files were not loaded: {exc.message}")
     try:
         from openclaw_cli.memory.inject import build_memory_block
 
-        with services.memory_lock:
+        with span(stages, "memory injection"), services.memory_lock:
             block = build_memory_block(
                 services.memory,
                 turn.settings.memory.inject,
@@ -276,20 +286,24 @@ def _said(text: str) -> str:
 
 
 def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.Prompt:
-    store = turn.services.sessions
-    messages = store.read_messages(session_id).messages
-    fill_token_counts(store.session_dir(session_id), messages)
-    summary, checkpoint = saved_summary(store, session_id)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
-    group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
-    return prompt_context.assemble(system, messages, summary, checkpoint, budget, group=group)
+    store, stages = turn.services.sessions, turn.result.stages
+    with span(stages, "session read"):
+        messages = store.read_messages(session_id).messages
+    with span(stages, "token counting"):
+        fill_token_counts(store.session_dir(session_id), messages)
+    with span(stages, "context assembly"):
+        summary, checkpoint = saved_summary(store, session_id)
+        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+        group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+        return prompt_context.assemble(system, messages, summary, checkpoint, budget, group=group)
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
     try:
         _model_rounds(turn, session_id, model, replay)
     finally:
-        _add_usage(turn, session_id)
+        with span(turn.result.stages, "usage totals"):
+            _add_usage(turn, session_id)
 
 
 def _add_usage(turn: TurnContext, session_id: str) -> None:
@@ -310,11 +324,13 @@ def _model_rounds(
 ) -> None:
     from openclaw_cli.llm import ContextOverflow, ModelUnavailable
 
-    store = turn.services.sessions
-    recent = store.read_messages(session_id).messages
+    store, stages = turn.services.sessions, turn.result.stages
+    with span(stages, "session read"):
+        recent = store.read_messages(session_id).messages
     system = _system_prompt(turn, session_id, recent)
     budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
-    _compact_if_due(turn, session_id, budget)
+    with span(stages, "compaction check"):
+        _compact_if_due(turn, session_id, budget)
     retried = False
     for _round in range(MAX_TOOL_ROUNDS):
         _take_steered(turn, session_id)
@@ -325,7 +341,8 @@ def _model_rounds(
         messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
         tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
-            text, calls = stream_reply(turn, model, messages, tools)
+            with span(stages, "model call"):
+                text, calls = stream_reply(turn, model, messages, tools)
         except ContextOverflow as exc:
             if retried:
                 return _fail(turn, exc.message)
@@ -341,7 +358,8 @@ def _model_rounds(
             turn.result.status = "aborted"
             return None
         if not calls:
-            store.append(session_id, "assistant", text, turn.now())
+            with span(stages, "reply append"):
+                store.append(session_id, "assistant", text, turn.now())
             turn.result.reply = text
             return None
         run_tools(turn, session_id, text, calls)

@@ -51,6 +51,7 @@ class TurnResult:
     memory_ids: list[str] = field(default_factory=list)  # memories injected into the prompt
     compacted: bool = False  # older messages were summarised during this turn
     usage: Usage | None = None  # summed over the turn's model calls; None when none reported any
+    stages: dict[str, float] = field(default_factory=dict)  # ms per stage of the turn (agent/stages.py)
 
     def usage_dict(self) -> dict[str, Any] | None:
         if self.usage is None:
