@@ -49,16 +49,25 @@ class StreamPiece:
     usage: Usage | None = None
 
 
+# Models litellm's cost map has no price for. The map is the packaged one (llm.py sets
+# LITELLM_LOCAL_MODEL_COST_MAP) and does not change while the process runs, and litellm does not cache a
+# miss: each lookup of an unpriced model tries every generalisation of its name again (a few ms a call).
+_unpriced: set[str] = set()
+
+
 def _usage(litellm: ModuleType, model: str, reported: Any) -> Usage:
     """The provider's usage of one call, priced by litellm's cost map (None for a model it has not)."""
     prompt = int(getattr(reported, "prompt_tokens", 0) or 0)
     completion = int(getattr(reported, "completion_tokens", 0) or 0)
+    if model in _unpriced:
+        return Usage(prompt, completion, None)
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt, completion_tokens=completion
         )
         cost: float | None = float(prompt_cost) + float(completion_cost)
     except Exception:  # noqa: BLE001 - an unpriced model; the turn never fails over its cost
+        _unpriced.add(model)
         cost = None
     return Usage(prompt, completion, cost)
 

@@ -16,6 +16,7 @@ import pytest
 from openclaw_cli.agent.after_turn import AfterTurn
 from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.stages import server_timing, span
+from openclaw_cli.agent.token_memo import MEMO_SESSIONS, TokenMemo
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
@@ -216,3 +217,33 @@ def test_the_final_chat_event_carries_the_stages(gateway: Gateway) -> None:
     stages = final["timings"]["stages"]
     assert set(stages) >= TURN_STAGES
     assert sum(stages.values()) <= final["runMs"] + 1  # the stages split the run, they add nothing
+
+
+def test_token_memo_gives_counts_back_only_for_unchanged_messages() -> None:
+    memo = TokenMemo()
+    counted = [
+        {"idx": 0, "content": "my card is 4111", "tokens": 7},
+        {"idx": 1, "content": "noted", "tokens": 2},
+    ]
+    memo.remember("s1", counted)
+    # read again: message 0 was redacted since (a purge rewrites it in place), message 1 is as it was
+    again = [
+        {"idx": 0, "content": "[redacted]"},
+        {"idx": 1, "content": "noted"},
+        {"idx": 2, "content": "new"},
+    ]
+    memo.fill("s1", again)
+    assert [m.get("tokens") for m in again] == [None, 2, None]
+    other = [{"idx": 1, "content": "noted"}]
+    memo.fill("s2", other)  # another session's message 1 is another message
+    assert "tokens" not in other[0]
+
+
+def test_token_memo_keeps_only_the_most_recent_sessions() -> None:
+    memo = TokenMemo()
+    for number in range(MEMO_SESSIONS + 1):
+        memo.remember(f"s{number}", [{"idx": 0, "content": "hi", "tokens": 1}])
+    oldest, newest = [{"idx": 0, "content": "hi"}], [{"idx": 0, "content": "hi"}]
+    memo.fill("s0", oldest)
+    memo.fill(f"s{MEMO_SESSIONS}", newest)
+    assert "tokens" not in oldest[0] and newest[0]["tokens"] == 1

@@ -5,6 +5,9 @@ for the compaction check, for the prompt), counting every message's tokens twice
 round's prompt, the memory query and the compaction pre-check share one read; a later round (after a
 tool result or a steered message the turn stored) reads again.
 
+Token counts are remembered in this process too (token_memo.py): tokens.json keeps them across processes,
+but checking it means hashing every message of the session on every read.
+
 The pre-check applies the compaction rule to that read: only when it is due does the locked
 compaction (compaction.py, which reads again under its lock) run. Another process's appends since the
 read are seen by the next turn's check.
@@ -36,7 +39,10 @@ def read_history(turn: TurnContext, session_id: str) -> History:
     with span(stages, "session read"):
         messages = store.read_messages(session_id).messages
     with span(stages, "token counting"):
-        fill_token_counts(store.session_dir(session_id), messages)
+        memo = turn.services.token_memo
+        memo.fill(session_id, messages)
+        fill_token_counts(store.session_dir(session_id), messages)  # the rest, and tokens.json
+        memo.remember(session_id, messages)
     with span(stages, "session read"):
         summary, checkpoint = saved_summary(store, session_id)
     return History(messages, summary, checkpoint)

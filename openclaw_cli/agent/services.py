@@ -6,6 +6,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from openclaw_cli.agent.after_turn import AfterTurn
+from openclaw_cli.agent.token_memo import TokenMemo
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
@@ -34,6 +35,7 @@ class AgentServices:
         self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
         self.memory_lock = threading.RLock()
         self.after_turn = AfterTurn()  # what a turn leaves for after its reply (its usage totals)
+        self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
 
