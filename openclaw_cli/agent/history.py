@@ -21,10 +21,16 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.agent.compaction import saved_summary
 from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.summarise import compaction_rule
-from openclaw_cli.sessions.token_counts import fill_token_counts
+from openclaw_cli.sessions.token_counts import count_message, fill_token_counts
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.turn_context import TurnContext
+
+
+# Messages a turn may find uncounted and count itself (its question, the last reply, a tool unit or
+# two); more means a session this process has not read yet, whose counts tokens.json may hold. What is
+# counted here reaches tokens.json (derived data) when it is next filled: a compaction, another process.
+FEW_NEW = 8
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,12 @@ def read_history(turn: TurnContext, session_id: str) -> History:
     with span(stages, "token counting"):
         memo = turn.services.token_memo
         memo.fill(session_id, messages)
-        fill_token_counts(store.session_dir(session_id), messages)  # the rest, and tokens.json
+        uncounted = [m for m in messages if not isinstance(m.get("tokens"), int)]
+        if len(uncounted) > FEW_NEW:  # the first read here: tokens.json's counts are worth reading
+            fill_token_counts(store.session_dir(session_id), messages)
+        else:  # what was said since the last turn: counting it costs less than tokens.json's round trip
+            for message in uncounted:
+                message["tokens"] = count_message(message)
         memo.remember(session_id, messages)
     with span(stages, "session read"):
         summary, checkpoint = saved_summary(store, session_id)
