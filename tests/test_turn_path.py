@@ -247,3 +247,13 @@ def test_token_memo_keeps_only_the_most_recent_sessions() -> None:
     memo.fill("s0", oldest)
     memo.fill(f"s{MEMO_SESSIONS}", newest)
     assert "tokens" not in oldest[0] and newest[0]["tokens"] == 1
+
+
+def test_after_close_an_action_runs_in_the_callers_thread() -> None:
+    after = AfterTurn()
+    after.close()
+    before = set(threading.enumerate())
+    ran_in: list[str] = []
+    after.submit("late totals", lambda: ran_in.append(threading.current_thread().name))
+    assert ran_in == [threading.current_thread().name]  # at once, and no worker left behind
+    assert set(threading.enumerate()) <= before

@@ -7,7 +7,9 @@ on the turn's path.
 
 One worker thread per agent runs the actions in the order they were given. `settle()` waits for what
 is queued (a purge, which must not meet a write to a session it removes); `close()` settles, then
-stops the worker. A failure is logged: the reply was delivered, only the totals fall behind.
+stops the worker, and what a turn still running then leaves runs in that turn's own thread (no worker
+is started after close: a stopping process would wait for it). A failure is logged: the reply was
+delivered, only the totals fall behind.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class AfterTurn:
         self._guard = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None  # started on first use
         self._pending: set[Future[None]] = set()
+        self._closed = False
 
     def submit(self, what: str, action: Callable[[], object]) -> None:
         """Run `action` after the actions given before it, off the caller's thread."""
@@ -36,10 +39,15 @@ class AfterTurn:
                 log.warning("%s failed after the turn: %s: %s", what, exc.__class__.__name__, exc)
 
         with self._guard:
-            if self._executor is None:
+            if not self._closed and self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="after-turn")
-            future = self._executor.submit(run)
-            self._pending.add(future)
+            executor = self._executor
+            if executor is not None:
+                future = executor.submit(run)
+                self._pending.add(future)
+        if executor is None:  # closed: the caller's thread does it, now
+            run()
+            return
         future.add_done_callback(self._forget)
 
     def _forget(self, future: Future[None]) -> None:
@@ -55,5 +63,6 @@ class AfterTurn:
     def close(self) -> None:
         with self._guard:
             executor, self._executor = self._executor, None
+            self._closed = True
         if executor is not None:
             executor.shutdown(wait=True)
