@@ -16,7 +16,9 @@ from openclaw_cli.sessions.index import read_index
 from openclaw_cli.sessions.store import SessionStore, iso
 from tests.fake_openai import FakeOpenAI
 from tests.gateway_helpers import (
+    chat_until_final,
     echo_last_user,
+    echo_server,
     frames_until,
     request,
     running_gateway,
@@ -93,6 +95,40 @@ def test_sigkill_mid_turn_loses_no_acknowledged_message(tmp_path: Path, slow_fak
     assert {key: _user_texts(home, key) for key in SESSIONS} == SESSIONS  # each once, in order
     assert ("assistant", "echo: a3") in [(m["role"], m["content"]) for m in history]
     assert (home / "gateway" / "inbox.jsonl").read_text().count('"op": "accept"') <= 3  # compacted
+
+
+def test_sigkill_right_after_replies_loses_nothing_and_answers_nothing_twice(tmp_path: Path) -> None:
+    """The reply is on the client's screen: its turn stored both messages (fsynced as session.fsync
+    says) before the reply went out; only the usage totals (issue 23: after the reply) may lag, and
+    meta.json, replaced atomically, parses whatever the moment of the kill."""
+    with echo_server() as fake:
+        home = tmp_path / "home"
+        write_config(home, fake, gateway={"queue": {"mode": "followup", "debounceMs": 0}})
+        gateway = start_gateway(home)
+        try:
+            with gateway.ws() as conn:
+                for text in ("k1", "k2", "k3"):
+                    ack = request(conn, "chat.send", {"text": text, "sessionKey": "agent:main:direct:kim"})
+                    [*_, final] = chat_until_final(conn, {ack["payload"]["runId"]})
+                    assert final["text"] == f"echo: {text}"
+        finally:
+            gateway.kill()  # at once after the last reply reached the client
+        store = SessionStore(Home(home), "main")
+        session_id = store.current_session_id("agent:main:direct:kim")
+        assert session_id is not None
+        json.loads((store.session_dir(session_id) / "meta.json").read_bytes())
+        pairs = [
+            ("user", t) if i % 2 == 0 else ("assistant", f"echo: {t}")
+            for t in ("k1", "k2", "k3")
+            for i in (0, 1)
+        ]
+        assert [(m["role"], m["content"]) for m in store.read_session(session_id).messages] == pairs
+        with running_gateway(home) as restarted, restarted.ws() as conn:
+            # the journal's unfinished messages are queued at start, before the gateway answers
+            status = request(conn, "status")["payload"]
+        assert (status["turnsDone"], status["lanes"]) == (0, 0), status
+        assert [(m["role"], m["content"]) for m in store.read_session(session_id).messages] == pairs
+        assert len(fake.requests_to("/chat/completions")) == 3  # nothing was answered again
 
 
 def test_inbox_journal_skips_a_torn_last_line_and_compacts(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from openclaw_cli import llm
+from openclaw_cli import llm, llm_stream
 from tests import fake_openai as fake_server
 
 fake_openai = fake_server.fake_openai
@@ -30,7 +30,7 @@ def closed_port_url() -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def litellm_loaded() -> None:
-    llm._client()  # importing litellm takes seconds; the timings below are about the calls
+    llm.client()  # importing litellm takes seconds; the timings below are about the calls
 
 
 def test_a_refused_completion_fails_fast_and_says_connection_refused() -> None:
@@ -120,7 +120,9 @@ def test_a_stream_left_early_hangs_up_at_once(fake_openai) -> None:  # type: ign
     fake_openai.chunk_delay = 0.05  # 2 s for the whole answer
     gc.disable()  # only an explicit close may end the connection early, never a collection
     try:
-        pieces = llm.complete_stream("openai/fake", ASK, fake_openai.url, api_key=fake_server.FAKE_API_KEY)
+        pieces = llm_stream.complete_stream(
+            "openai/fake", ASK, fake_openai.url, api_key=fake_server.FAKE_API_KEY
+        )
         assert next(pieces).text
         pieces.close()
         deadline = time.monotonic() + 1.0

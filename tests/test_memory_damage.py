@@ -134,7 +134,7 @@ def test_a_refused_connection_fails_fast_and_says_so(tmp_path: Path, monkeypatch
     service = service_for(tmp_path, api_settings(url, maxRetries=5))
     from openclaw_cli import llm
 
-    llm._client()  # litellm's import (seconds) is not what is measured
+    llm.client()  # litellm's import (seconds) is not what is measured
     start = time.monotonic()
     record, report = service.add(
         __import__("openclaw_cli.memory.service", fromlist=["NewMemory"]).NewMemory(l0="tea with lemon")
@@ -151,7 +151,7 @@ def test_a_refused_connection_fails_fast_and_says_so(tmp_path: Path, monkeypatch
 def test_a_refused_connection_in_completions_is_not_retried() -> None:
     from openclaw_cli import llm
 
-    llm._client()
+    llm.client()
     start = time.monotonic()
     with pytest.raises(llm.ModelUnavailable, match="connection refused"):
         llm.complete(

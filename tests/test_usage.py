@@ -4,6 +4,7 @@ official openai client reads them), sent in the WebSocket final event, and added
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,17 @@ def _meta_of_user(gw: Gateway, user_text: str) -> dict[str, Any]:
     raise AssertionError(f"no session holds {user_text!r}")
 
 
+def _meta_with_totals(gw: Gateway, user_text: str, input_tokens: int) -> dict[str, Any]:
+    """meta.json once its input total is `input_tokens`: a turn adds its usage after its reply
+    (agent/after_turn.py), so the reply may arrive a few milliseconds before the totals."""
+    deadline = time.monotonic() + 10
+    while True:
+        meta = _meta_of_user(gw, user_text)
+        if meta.get("totalInputTokens") == input_tokens or time.monotonic() > deadline:
+            return meta
+        time.sleep(0.01)
+
+
 def test_v1_usage_is_what_the_model_reported_and_adds_to_meta(gateway: Gateway, gw_fake: FakeOpenAI) -> None:
     client = _client(gateway)
     first = client.chat.completions.create(
@@ -71,7 +83,7 @@ def test_v1_usage_is_what_the_model_reported_and_adds_to_meta(gateway: Gateway, 
     assert first.usage.prompt_tokens == reported["prompt_tokens"]
     assert first.usage.completion_tokens == reported["completion_tokens"] > 0
     assert first.usage.total_tokens == reported["prompt_tokens"] + reported["completion_tokens"]
-    before = _meta_of_user(gateway, "count my tokens")
+    before = _meta_with_totals(gateway, "count my tokens", reported["prompt_tokens"])
     assert (before["totalInputTokens"], before["totalOutputTokens"]) == (
         reported["prompt_tokens"],
         reported["completion_tokens"],
@@ -83,7 +95,7 @@ def test_v1_usage_is_what_the_model_reported_and_adds_to_meta(gateway: Gateway, 
     [again] = _agent_usages(gw_fake, "and once more")
     assert second.usage is not None and second.usage.prompt_tokens == again["prompt_tokens"]
     assert again["prompt_tokens"] > reported["prompt_tokens"]  # the history grew
-    after = _meta_of_user(gateway, "and once more")
+    after = _meta_with_totals(gateway, "and once more", before["totalInputTokens"] + again["prompt_tokens"])
     assert after["sessionId"] == before["sessionId"]
     assert after["totalInputTokens"] == before["totalInputTokens"] + again["prompt_tokens"]
     assert after["totalOutputTokens"] == before["totalOutputTokens"] + again["completion_tokens"]

@@ -21,16 +21,18 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.commands import parse_command
-from openclaw_cli.agent.compaction import CompactionResult, saved_summary
+from openclaw_cli.agent.compaction import CompactionResult
+from openclaw_cli.agent.history import History, compaction_due, read_history
 from openclaw_cli.agent.replies import run_tools, stream_reply
+from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.summarise import compact, describe_compaction
 from openclaw_cli.agent.tools import tool_specs
 from openclaw_cli.agent.turn_context import Cancel, TurnContext
+from openclaw_cli.agent.turn_memory import flush, remember_now, schedule_extraction
 from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.identity import ANONYMOUS_REASON, Identity, is_private, owner_id
+from openclaw_cli.identity import Identity, is_private, owner_id
 from openclaw_cli.sessions.keys import parse_key
-from openclaw_cli.sessions.token_counts import fill_token_counts
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
@@ -67,7 +69,7 @@ def _run(turn: TurnContext) -> TurnResult:
             turn.notice(NO_MODEL)
         else:
             _answer(turn, session_id, model, replay)
-        _schedule_extraction(turn, session_id)
+        schedule_extraction(turn, session_id)
         return turn.result
     command = parse_command(request.text)
     if command is not None and command.name == "compact":
@@ -78,15 +80,18 @@ def _run(turn: TurnContext) -> TurnResult:
             return turn.result  # nothing to answer: the new session is empty, the user told
         message = stored
     else:
-        session_id, message = _append_user_message(turn)
-    _remember_now(turn, session_id, message)
+        with span(turn.result.stages, "session append"):
+            session_id, message = _append_user_message(turn)
+    with span(turn.result.stages, "remember now"):
+        remember_now(turn, session_id, message)
     model = settings.llm.model
     if model is None:
         _take_steered(turn, session_id)
         turn.notice(NO_MODEL)
     else:
         _answer(turn, session_id, model)
-    _schedule_extraction(turn, session_id)
+    with span(turn.result.stages, "extraction scheduling"):
+        schedule_extraction(turn, session_id)
     return turn.result
 
 
@@ -109,7 +114,7 @@ def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     if appended.new_session and appended.reason != "created":
         turn.notice(f"A new session started ({appended.reason}); the earlier one is archived.")
     if appended.previous_session_id is not None:
-        _flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
+        flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
     return appended.session_id, appended.message
 
 
@@ -144,7 +149,7 @@ def _take_steered(turn: TurnContext, session_id: str) -> None:
         )
         item.stored_idx = int(stored["idx"])
         turn.appended += 1
-        _remember_now(turn, session_id, stored)
+        remember_now(turn, session_id, stored)
 
 
 def _start_new_session(turn: TurnContext, rest: str) -> tuple[str, dict[str, Any] | None]:
@@ -154,7 +159,7 @@ def _start_new_session(turn: TurnContext, rest: str) -> tuple[str, dict[str, Any
     key = services.manager.key(request.session_key)
     current = services.sessions.current_session_id(key)
     if current is not None:
-        _flush(turn, current, None)
+        flush(turn, current, None)
     meta, previous = services.manager.new(key, turn.now(), request.user_id)
     session_id = str(meta["sessionId"])
     turn.result.session_id = session_id
@@ -193,46 +198,6 @@ def _compact_command(turn: TurnContext) -> TurnResult:
     return turn.result
 
 
-# -- memory: remember now, extraction, flush -------------------------------------------------------
-
-
-def _remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) -> None:
-    """A message asking to be remembered ("remember this", 记住) is written at once (seed 003 §4.1),
-    with or without a model; for the person who said it, and for nobody when nobody is known."""
-    if turn.request.user_id is None:
-        from openclaw_cli.memory.extraction.patterns import asks_to_remember
-
-        if message.get("role") == "user" and asks_to_remember(str(message.get("content") or "")):
-            turn.notice(f"Not saved to memory: {ANONYMOUS_REASON}.")
-        return
-    try:
-        with turn.services.memory_lock:
-            outcomes = turn.services.extraction.remember_now(session_id, message, turn.request.user_id)
-    except OpenclawError as exc:
-        turn.notice(f"Could not save to memory now: {exc.message}")
-        return
-    if outcomes:
-        turn.notice(f"Saved to memory ({len(outcomes)} item(s)).")
-
-
-def _schedule_extraction(turn: TurnContext, session_id: str) -> None:
-    if not turn.settings.memory.extraction.enabled:
-        return
-    try:
-        turn.services.extraction.note_turn(session_id, turn.request.user_id)
-    except OpenclawError as exc:
-        turn.notice(f"Memory extraction is not available: {exc.message}")
-
-
-def _flush(turn: TurnContext, session_id: str, upto: int | None) -> None:
-    """Extract from a session that is being left (reset): a failure is told, the reset goes on."""
-    try:
-        with turn.services.memory_lock:
-            turn.services.extraction.flush(session_id, upto, turn.request.user_id)
-    except OpenclawError as exc:
-        turn.notice(f"The earlier session's facts could not be saved to memory: {exc.message}")
-
-
 # -- steps 2-6: the prompt and the model ---------------------------------------------------------------
 
 
@@ -240,20 +205,26 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     services, request = turn.services, turn.request
     files: list[Any] = []
     memory_text = ""
+    stages = turn.result.stages
     try:
         from openclaw_cli.memory.workspace.files import session_files
 
         key = parse_key(services.manager.key(request.session_key))
         private = is_private(key, Identity(request.user_id, request.user_id == owner_id(turn.settings)))
-        files = session_files(
-            services.home, services.agent_id, turn.settings.memory, private=private, today=turn.now().date()
-        )
+        with span(stages, "workspace files"):
+            files = session_files(
+                services.home,
+                services.agent_id,
+                turn.settings.memory,
+                private=private,
+                today=turn.now().date(),
+            )
     except OpenclawError as exc:
         turn.notice(f"Workspace files were not loaded: {exc.message}")
     try:
         from openclaw_cli.memory.inject import build_memory_block
 
-        with services.memory_lock:
+        with span(stages, "memory injection"), services.memory_lock:
             block = build_memory_block(
                 services.memory,
                 turn.settings.memory.inject,
@@ -275,57 +246,70 @@ def _said(text: str) -> str:
     return command.rest if command is not None and command.name in ("new", "reset") else text
 
 
-def _prompt(turn: TurnContext, session_id: str, system: str) -> prompt_context.Prompt:
-    store = turn.services.sessions
-    messages = store.read_messages(session_id).messages
-    fill_token_counts(store.session_dir(session_id), messages)
-    summary, checkpoint = saved_summary(store, session_id)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
-    group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
-    return prompt_context.assemble(system, messages, summary, checkpoint, budget, group=group)
+def _prompt(
+    turn: TurnContext, session_id: str, system: str, history: History | None
+) -> prompt_context.Prompt:
+    """The round's messages: from `history` when it is still current, else read anew."""
+    history = history or read_history(turn, session_id)
+    with span(turn.result.stages, "context assembly"):
+        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+        group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+        return prompt_context.assemble(
+            system, history.messages, history.summary, history.checkpoint, budget, group=group
+        )
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
     try:
         _model_rounds(turn, session_id, model, replay)
     finally:
-        _add_usage(turn, session_id)
+        with span(turn.result.stages, "usage totals"):
+            _add_usage(turn, session_id)
 
 
 def _add_usage(turn: TurnContext, session_id: str) -> None:
-    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals."""
+    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, after
+    the reply (agent/after_turn.py): a durable rewrite of meta.json the reply need not wait for."""
     used = turn.result.usage
     if used is None:
         return
-    try:
-        turn.services.sessions.writer(session_id).add_usage(
-            used.prompt_tokens, used.completion_tokens, used.cost
-        )
-    except (OpenclawError, OSError) as exc:  # the reply is stored; only the totals fall behind
-        turn.notice(f"The session's token totals were not updated: {exc}")
+    store = turn.services.sessions
+
+    def add() -> None:
+        store.writer(session_id).add_usage(used.prompt_tokens, used.completion_tokens, used.cost)
+
+    turn.services.after_turn.submit(f"adding usage to session {session_id}'s totals", add)
 
 
 def _model_rounds(
     turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None
 ) -> None:
-    from openclaw_cli.llm import ContextOverflow, ModelUnavailable
+    from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable
 
-    store = turn.services.sessions
-    recent = store.read_messages(session_id).messages
-    system = _system_prompt(turn, session_id, recent)
+    store, stages = turn.services.sessions, turn.result.stages
+    first = read_history(turn, session_id)  # one read for the memory query, the check, the first round
+    system = _system_prompt(turn, session_id, first.messages)
     budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
-    _compact_if_due(turn, session_id, budget)
+    history: History | None = first
+    with span(stages, "compaction check"):
+        if compaction_due(turn, first, budget) and _compact_if_due(turn, session_id, budget):
+            history = None  # the summary changed
     retried = False
     for _round in range(MAX_TOOL_ROUNDS):
+        stored = turn.appended
         _take_steered(turn, session_id)
+        if turn.appended != stored:
+            history = None  # steered messages joined the session
         if turn.cancel.is_set():  # no model call for a turn already cancelled
             turn.result.status = "aborted"
             return None
-        prompt = _prompt(turn, session_id, system)
+        prompt = _prompt(turn, session_id, system, history)
+        history = None  # a later round follows the tool results this one stores
         messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
         tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
-            text, calls = stream_reply(turn, model, messages, tools)
+            with span(stages, "model call"):
+                text, calls = stream_reply(turn, model, messages, tools)
         except ContextOverflow as exc:
             if retried:
                 return _fail(turn, exc.message)
@@ -341,7 +325,8 @@ def _model_rounds(
             turn.result.status = "aborted"
             return None
         if not calls:
-            store.append(session_id, "assistant", text, turn.now())
+            with span(stages, "reply append"):
+                store.append(session_id, "assistant", text, turn.now())
             turn.result.reply = text
             return None
         run_tools(turn, session_id, text, calls)
@@ -370,14 +355,16 @@ def _compact(turn: TurnContext, session_id: str, budget: int, *, force: bool) ->
     )
 
 
-def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> None:
+def _compact_if_due(turn: TurnContext, session_id: str, budget: int) -> bool:
+    """Compact when the rule, checked again under the compaction lock, says so; whether it did."""
     try:
         outcome = _compact(turn, session_id, budget, force=False)
     except OpenclawError as exc:
         turn.notice(f"The older messages could not be summarised ({exc.message}); the newest are sent.")
-        return
+        return False
     if outcome.compacted:
         turn.result.compacted = True
+    return outcome.compacted
 
 
 def _fail(turn: TurnContext, message: str) -> None:

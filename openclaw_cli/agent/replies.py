@@ -12,7 +12,7 @@ from openclaw_cli.agent.tools import run_tool
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.turn_context import TurnContext
-    from openclaw_cli.llm import ToolCall
+    from openclaw_cli.llm_stream import ToolCall
 
 
 def stream_reply(
@@ -20,12 +20,12 @@ def stream_reply(
 ) -> tuple[str, tuple[ToolCall, ...]]:
     from contextlib import closing
 
-    from openclaw_cli import llm
+    from openclaw_cli import llm_stream
 
     settings = turn.settings.llm
     pieces: list[str] = []
     calls: tuple[ToolCall, ...] = ()
-    stream = llm.complete_stream(
+    stream = llm_stream.complete_stream(
         model,
         messages,
         settings.api_base,

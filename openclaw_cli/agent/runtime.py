@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.agent.stages import add
 from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
 
 if TYPE_CHECKING:
@@ -67,7 +69,19 @@ class AgentRuntime:
         def sink(kind: str, payload: dict[str, Any]) -> None:
             loop.call_soon_threadsafe(emit, kind, payload)
 
-        return await asyncio.to_thread(run_turn, services, settings, request, sink, cancel, self.clock)
+        def in_thread() -> tuple[TurnResult, float]:
+            started = time.perf_counter()
+            result = run_turn(services, settings, request, sink, cancel, self.clock)
+            return result, time.perf_counter() - started
+
+        handed = time.perf_counter()
+        result, ran = await asyncio.to_thread(in_thread)
+        stages = result.stages
+        # what no named stage covers (parsing the command, building the system text...)
+        add(stages, "turn other", ran * 1000 - sum(stages.values()))
+        # the hand-over to the worker thread and back (a busy event loop or a full pool shows here)
+        add(stages, "thread hop", (time.perf_counter() - handed - ran) * 1000)
+        return result
 
     async def compact(self, agent_id: str, session_key: str) -> dict[str, Any]:
         """Summarise the session's older messages now (after a memory flush); returns what was done."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from openclaw_cli.agent.after_turn import AfterTurn
+from openclaw_cli.agent.token_memo import TokenMemo
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
@@ -32,6 +34,8 @@ class AgentServices:
         self.sessions = SessionStore(home, agent_id, Durability.from_settings(self.settings.session))
         self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
         self.memory_lock = threading.RLock()
+        self.after_turn = AfterTurn()  # what a turn leaves for after its reply (its usage totals)
+        self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
 
@@ -57,13 +61,16 @@ class AgentServices:
 
     def settle_extraction(self) -> None:
         """Run the pending background extractions now and wait for them (before a purge, which must
-        not meet one that read the person's messages); the service starts again when next used."""
+        not meet one that read the person's messages); the service starts again when next used.
+        What turns left for after their replies is finished first (it writes to their sessions)."""
+        self.after_turn.settle()
         with self.memory_lock:
             extraction, self._extraction = self._extraction, None
         if extraction is not None:
             extraction.close(wait=True)
 
     def close(self) -> None:
+        self.after_turn.close()
         with self.memory_lock:
             if self._extraction is not None:
                 self._extraction.close(wait=True)

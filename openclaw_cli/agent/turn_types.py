@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.steering import Steering
-    from openclaw_cli.llm import Usage
+    from openclaw_cli.llm_stream import Usage
 
 EventSink = Callable[[str, dict[str, Any]], None]
 # Said when a turn has no model to answer (here: the chat shows it at start without loading the loop).
@@ -51,6 +51,7 @@ class TurnResult:
     memory_ids: list[str] = field(default_factory=list)  # memories injected into the prompt
     compacted: bool = False  # older messages were summarised during this turn
     usage: Usage | None = None  # summed over the turn's model calls; None when none reported any
+    stages: dict[str, float] = field(default_factory=dict)  # ms per stage of the turn (agent/stages.py)
 
     def usage_dict(self) -> dict[str, Any] | None:
         if self.usage is None:

@@ -30,17 +30,22 @@ class WarmReport:
     done: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    # each step's own seconds (steps side by side share the cores, so they add up to more than `seconds`)
+    steps: dict[str, float] = field(default_factory=dict)
 
     def step(self, name: str, action: Callable[[], Any]) -> None:
+        started = time.perf_counter()
         try:
             action()
         except Exception as exc:  # noqa: BLE001 - a failed warm-up must not stop the process
             self.failed[name] = f"{exc.__class__.__name__}: {exc}"
         else:
             self.done.append(name)
+        self.steps[name] = time.perf_counter() - started
 
     def to_dict(self) -> dict[str, Any]:
-        return {"done": self.done, "failed": self.failed, "seconds": round(self.seconds, 3)}
+        steps = {name: round(seconds, 3) for name, seconds in self.steps.items()}
+        return {"done": self.done, "failed": self.failed, "seconds": round(self.seconds, 3), "steps": steps}
 
 
 def warm_runtime(

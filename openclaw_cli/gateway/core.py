@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import openclaw_cli
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime
+from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.turn_types import TurnResult
 from openclaw_cli.agent.warm import WarmReport, warm_runtime
 from openclaw_cli.gateway.inbox import Inbox, Pending
@@ -200,7 +201,8 @@ class GatewayCore:
         self.turns_done += 1
         ids = [m.journal_id for m in turn.messages if m.journal_id is not None]
         try:
-            self.inbox.done(ids)
+            with span(result.stages, "journal done"):
+                self.inbox.done(ids)
         except OSError as exc:  # the messages are stored; re-queued at the next start only if not
             log.warning("could not mark messages done in the inbox journal: %s", exc)
 

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from openclaw_cli import identity, person_ids
+from openclaw_cli.agent.stages import server_timing
 from openclaw_cli.errors import InvalidInput, OpenclawError
 from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
@@ -29,6 +30,7 @@ from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.app import GatewayApp
+    from openclaw_cli.gateway.lanes import Turn
 
 # The session of anonymous /v1 calls (not the owner's main session, which holds their conversations).
 ANONYMOUS_PEER = "anonymous"
@@ -170,12 +172,14 @@ def _wants_usage(body: dict[str, Any]) -> bool:
 
 
 async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
+    started = time.perf_counter()
     check_auth(gateway, request)
     body = await read_json(gateway, request)
     agent = _known_agent(gateway, body.get("model"))
     text = _last_user_text(body.get("messages"))
     key, who = _v1_session(gateway, agent, body.get("user"))
     events: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    accepting = time.perf_counter()
     turn = gateway.core.send(
         agent,
         key,
@@ -184,8 +188,12 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
         mode="followup",
         listener=lambda e, pl: events.put_nowait((e, pl)),
     )
+    front = {
+        "request": (accepting - started) * 1000,
+        "journal accept": (time.perf_counter() - accepting) * 1000,
+    }
     if body.get("stream") is True:
-        stream = _stream(turn.run_id, agent, events, who, usage=_wants_usage(body))
+        stream = _stream(turn, agent, events, who, front, usage=_wants_usage(body))
         return StreamingResponse(stream, media_type="text/event-stream")
     result = await turn.done
     if result.status != "ok":
@@ -195,7 +203,14 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
             "upstream_error" if result.status == "error" else "aborted",
         )
     answer = _completion(turn.run_id, agent, result.reply, "stop", chunk=False, usage=result.usage_dict())
-    return JSONResponse({**answer, "openclaw": who.public_dict()})
+    timing = server_timing(_http_stages(front, turn, result.stages))
+    return JSONResponse({**answer, "openclaw": who.public_dict()}, headers={"Server-Timing": timing})
+
+
+def _http_stages(front: dict[str, float], turn: Turn, stages: dict[str, float]) -> dict[str, float]:
+    """The request's stages in order: reading it, journaling and queuing it, waiting on its lane, the
+    turn's own (agent/stages.py) and marking it done in the journal."""
+    return {**front, "lane wait": (turn.started_at - turn.created_at) * 1000, **stages}
 
 
 def _v1_session(gateway: GatewayApp, agent: str, user: Any) -> tuple[str, identity.Identity]:
@@ -224,15 +239,18 @@ def _v1_session(gateway: GatewayApp, agent: str, user: Any) -> tuple[str, identi
 
 
 async def _stream(
-    run_id: str,
+    turn: Turn,
     agent: str,
     events: asyncio.Queue[tuple[str, dict[str, Any]]],
     who: identity.Identity,
+    front: dict[str, float],
     *,
     usage: bool,
 ) -> AsyncIterator[str]:
     """Server-sent chunks of the run; with `usage` (stream_options.include_usage) a last chunk without
-    choices carries the usage, as OpenAI sends it."""
+    choices carries the usage, as OpenAI sends it. Before `[DONE]`, a comment line (which SSE clients
+    skip) gives the stages' split as the plain answer's Server-Timing header does."""
+    run_id = turn.run_id
 
     def sse(value: Any) -> str:
         return f"data: {json.dumps(value, ensure_ascii=False)}\n\n"
@@ -254,6 +272,8 @@ async def _stream(
         else:
             yield sse({"error": {"message": payload.get("text") or str(state), "type": "upstream_error"}})
             break
+    if turn.done.done():
+        yield f": server-timing {server_timing(_http_stages(front, turn, turn.done.result().stages))}\n\n"
     yield "data: [DONE]\n\n"
 
 

@@ -371,6 +371,7 @@ class LaneManager:
                     "createdAt": turn.created_at,
                     "startedAt": turn.started_at,
                     "endedAt": turn.ended_at,
+                    "stages": {name: round(ms, 3) for name, ms in result.stages.items()},  # agent/stages.py
                 },
             },
         )
