@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.memory.extraction.run import ExtractionService
     from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.paths import Home
 
 
@@ -34,6 +35,9 @@ class AgentServices:
         self.memory_lock = threading.RLock()
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
+        self._transcripts: TranscriptIndex | None = None
+        # Each append is indexed for `session search` on a background thread (memory/transcripts.py).
+        self.sessions.listeners.append(lambda session_id: self.transcripts.session_changed(session_id))
 
     @property
     def memory(self) -> MemoryService:
@@ -43,6 +47,18 @@ class AgentServices:
 
                 self._memory = MemoryService(self.home, self.agent_id, self.settings.memory, warm=True)
             return self._memory
+
+    @property
+    def transcripts(self) -> TranscriptIndex:
+        if self._transcripts is None:
+            with self.memory_lock:
+                if self._transcripts is None:
+                    from openclaw_cli.memory.transcripts import TranscriptIndex
+
+                    self._transcripts = TranscriptIndex(
+                        self.home, self.agent_id, self.settings.memory, lambda: self.memory.embedder()
+                    )
+        return self._transcripts
 
     @property
     def extraction(self) -> ExtractionService:
@@ -71,4 +87,7 @@ class AgentServices:
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None
+            if self._transcripts is not None:
+                self._transcripts.close()
+                self._transcripts = None
         self.sessions.close()

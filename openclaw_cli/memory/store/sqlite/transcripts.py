@@ -1,0 +1,474 @@
+"""The SQLite transcript index (store/transcripts.py): every SQL statement on `transcripts.sqlite`.
+
+A sibling of the memory database rather than tables inside it: the transcript index is rebuilt from the
+JSON Lines at will, grows with every turn, and must never make a memory backup, restore or salvage larger or
+slower. It holds, per turn, the text and its analysed terms (an FTS5 table with the memory index's
+tokenizer), who took part in each session, how far each session is indexed, and an int8 vec0 table of the
+turns embedded so far (embedding is deferred: a search embeds the rows it needs, `memory index` the rest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import StoreError
+from openclaw_cli.fsutil import create_private_file, ensure_private_dir
+from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.sqlite.connection import vec_extension_path
+from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS, get_meta, set_meta, write_txn
+from openclaw_cli.memory.store.sqlite.records import chunks, marks
+from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
+from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, FTS_TOKENIZE, fts_match, index_terms
+
+if TYPE_CHECKING:
+    import apsw
+    import numpy as np
+
+    from openclaw_cli.memory.store.embedder import EmbedderIdentity
+
+SCHEMA_VERSION = "1"
+MAX_FETCH = 50_000
+VEC_TABLE = "turn_vec"
+IDENTITY_KEY = "embedder"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS turns (
+    rowid INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('message', 'summary')),
+    idx INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    sender TEXT,
+    ts TEXT,
+    text TEXT NOT NULL,
+    language TEXT NOT NULL,
+    embedded INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (session_id, kind, idx)
+);
+CREATE INDEX IF NOT EXISTS turns_pending ON turns(rowid) WHERE embedded = 0;
+CREATE TABLE IF NOT EXISTS session_people (
+    session_id TEXT NOT NULL, person TEXT NOT NULL, PRIMARY KEY (session_id, person)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS people_by_person ON session_people(person, session_id);
+CREATE TABLE IF NOT EXISTS progress (
+    session_id TEXT PRIMARY KEY, messages_bytes INTEGER NOT NULL, summary_checkpoint INTEGER,
+    file_id TEXT NOT NULL DEFAULT '', context_mtime_ns INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(terms, tokenize = '{FTS_TOKENIZE.replace("'", "''")}');
+"""
+
+
+def open_transcripts(path: Path) -> apsw.Connection:
+    """Open (creating when missing) the transcript index at `path`. A file that is not a current index
+    (damaged, another schema, another text analysis) is not repaired here: `stale()` says so."""
+    import apsw
+
+    if not path.exists():
+        ensure_private_dir(path.parent)
+        create_private_file(path)
+    try:
+        conn = apsw.Connection(str(path))
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        conn.enable_load_extension(True)
+        conn.load_extension(vec_extension_path())
+        conn.enable_load_extension(False)
+        for pragma in (
+            "journal_mode = WAL",
+            "synchronous = NORMAL",
+            "secure_delete = ON",
+            "temp_store = MEMORY",
+        ):
+            conn.execute(f"PRAGMA {pragma}")
+        with write_txn(conn):
+            fresh = conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'turns'").fetchone() is None
+            conn.execute(_SCHEMA)
+            if fresh:
+                conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('secure-delete', 1)")
+                set_meta(conn, "schema", SCHEMA_VERSION)
+                set_meta(conn, "analysis", ANALYSIS_VERSION)
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.turns_vocab USING fts5vocab(main, turns_fts, 'row')"
+        )
+    except (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.ReadOnlyError) as exc:
+        raise StoreError(
+            f"{path}: the transcript index cannot be opened ({exc})",
+            hint="it is derived from the session files: move it aside and run `openclaw memory index`",
+        ) from exc
+    return conn
+
+
+def _filter_sql(where: TurnFilter) -> tuple[str, list[Any]]:
+    """`where` as SQL clauses on `turns`, each starting with AND, and their parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if where.person is not None:
+        clauses.append("session_id IN (SELECT session_id FROM session_people WHERE person = ?)")
+        params.append(where.person)
+    if where.sessions or where.keys:
+        clauses.append(f"(session_id IN ({marks(where.sessions)}) OR session_key IN ({marks(where.keys)}))")
+        params.extend(where.sessions)
+        params.extend(where.keys)
+    if where.role is not None:
+        clauses.append("role = ?")
+        params.append(where.role)
+    if where.since is not None:
+        clauses.append("ts >= ?")
+        params.append(where.since)
+    if where.until is not None:
+        clauses.append("ts < ?")
+        params.append(where.until)
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _turn(row: Sequence[Any]) -> Turn:
+    session_id, key, kind, idx, role, sender, ts, text = row[:8]
+    return Turn(str(session_id), str(key), str(kind), int(idx), str(role), sender, ts, str(text))
+
+
+_TURN_COLUMNS = "session_id, session_key, kind, idx, role, sender, ts, text"
+
+
+class SqliteTranscripts:
+    """The transcript index in one SQLite file (implements store/transcripts.TranscriptStorage)."""
+
+    def __init__(self, conn: apsw.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path) -> SqliteTranscripts:
+        return cls(open_transcripts(path), path)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with write_txn(self.conn):
+            yield
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def stale(self) -> str | None:
+        """Why this index must be rebuilt from the transcripts (another schema or analysis), or None."""
+        if get_meta(self.conn, "schema") != SCHEMA_VERSION:
+            return "it was written by another version"
+        if get_meta(self.conn, "analysis") != str(ANALYSIS_VERSION):
+            return "it was analysed by another version of the text analysis"
+        return None
+
+    def clear(self) -> None:
+        """Empty the index (inside a transaction): everything in it is derived."""
+        for table in ("turns", "turns_fts", "session_people", "progress"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.drop_vectors()
+        set_meta(self.conn, "schema", SCHEMA_VERSION)
+        set_meta(self.conn, "analysis", ANALYSIS_VERSION)
+
+    # -- writes -------------------------------------------------------------------------------------
+
+    def add_turns(self, turns: Sequence[Turn], languages: Sequence[str] | None = None) -> int:
+        from openclaw_cli.memory.text.analysis import detect_language
+
+        for number, turn in enumerate(turns):
+            language = languages[number] if languages is not None else detect_language(turn.text)
+            old = self.conn.execute(
+                "SELECT rowid FROM turns WHERE session_id = ? AND kind = ? AND idx = ?",
+                (turn.session_id, turn.kind, turn.index),
+            ).fetchone()
+            if old is not None:
+                self._delete_rows([int(old[0])])
+            self.conn.execute(
+                f"INSERT INTO turns({_TURN_COLUMNS}, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    turn.session_id,
+                    turn.session_key,
+                    turn.kind,
+                    turn.index,
+                    turn.role,
+                    turn.sender,
+                    turn.ts,
+                    turn.text,
+                    language,
+                ),
+            )
+            rowid = self.conn.last_insert_rowid()
+            self.conn.execute(
+                "INSERT INTO turns_fts(rowid, terms) VALUES (?, ?)", (rowid, index_terms(turn.text))
+            )
+        return len(turns)
+
+    def _delete_rows(self, rowids: Sequence[int]) -> None:
+        has_vec = self._has_vec_table()
+        for chunk in chunks(rowids):
+            self.conn.execute(f"DELETE FROM turns_fts WHERE rowid IN ({marks(chunk)})", chunk)
+            if has_vec:
+                self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({marks(chunk)})", chunk)
+            self.conn.execute(f"DELETE FROM turns WHERE rowid IN ({marks(chunk)})", chunk)
+
+    def add_people(self, session_id: str, people: Iterable[str]) -> None:
+        for person in people:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO session_people(session_id, person) VALUES (?, ?)", (session_id, person)
+            )
+
+    def progress(self, session_id: str) -> SessionProgress:
+        return self.all_progress(session_id).get(session_id, SessionProgress())
+
+    def set_progress(self, session_id: str, progress: SessionProgress) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO progress(session_id, messages_bytes, summary_checkpoint, file_id, "
+            "context_mtime_ns) VALUES (?, ?, ?, ?, ?)",
+            (
+                session_id,
+                progress.messages_bytes,
+                progress.summary_checkpoint,
+                progress.file_id,
+                progress.context_mtime_ns,
+            ),
+        )
+
+    def all_progress(self, session_id: str | None = None) -> dict[str, SessionProgress]:
+        sql = "SELECT session_id, messages_bytes, summary_checkpoint, file_id, context_mtime_ns FROM progress"
+        rows = self.conn.execute(
+            sql + (" WHERE session_id = ?" if session_id else ""), (session_id,) if session_id else ()
+        )
+        return {
+            str(sid): SessionProgress(int(size), None if cp is None else int(cp), str(fid), int(mtime))
+            for sid, size, cp, fid, mtime in rows
+        }
+
+    def indexed_sessions(self) -> dict[str, int]:
+        counts = {sid: 0 for sid in self.all_progress()}
+        for sid, count in self.conn.execute(
+            "SELECT session_id, count(*) FROM turns WHERE kind = 'message' GROUP BY session_id"
+        ):
+            counts[str(sid)] = int(count)
+        return counts
+
+    def message_indexes(self, session_id: str) -> list[int]:
+        rows = self.conn.execute(
+            "SELECT idx FROM turns WHERE session_id = ? AND kind = 'message' ORDER BY idx", (session_id,)
+        )
+        return [int(r[0]) for r in rows]
+
+    def forget_session(self, session_id: str) -> int:
+        rowids = [
+            int(r[0])
+            for r in self.conn.execute("SELECT rowid FROM turns WHERE session_id = ?", (session_id,))
+        ]
+        self._delete_rows(rowids)
+        self.conn.execute("DELETE FROM session_people WHERE session_id = ?", (session_id,))
+        self.conn.execute("DELETE FROM progress WHERE session_id = ?", (session_id,))
+        return len(rowids)
+
+    def forget_summary(self, session_id: str) -> None:
+        rowids = [
+            int(r[0])
+            for r in self.conn.execute(
+                "SELECT rowid FROM turns WHERE session_id = ? AND kind = 'summary'", (session_id,)
+            )
+        ]
+        self._delete_rows(rowids)
+
+    def compact(self) -> None:
+        """Rewrite the file so removed text lingers nowhere (after a purge). Outside any transaction."""
+        self.conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
+        self.conn.execute("VACUUM")
+
+    # -- the keyword index --------------------------------------------------------------------------
+
+    def keyword_candidates(
+        self, terms: Sequence[str], where: TurnFilter, pool: int
+    ) -> list[tuple[int, float]]:
+        """Like the memory index's BM25 candidates: FTS5 ranks first, the filter then drops rows, and the
+        fetch deepens until enough pass."""
+        expression = fts_match(terms)
+        if expression is None:
+            return []
+        clause, params = _filter_sql(where)
+        fetch = pool if not clause else pool * 4
+        while True:
+            rows = [
+                (int(rowid), -float(score))
+                for rowid, score in self.conn.execute(
+                    "SELECT rowid, bm25(turns_fts) AS s FROM turns_fts WHERE turns_fts MATCH ? ORDER BY s LIMIT ?",
+                    (expression, fetch),
+                )
+            ]
+            if not clause:
+                return rows
+            allowed = self._passing([r for r, _ in rows], clause, params)
+            kept = [(rowid, score) for rowid, score in rows if rowid in allowed]
+            if len(kept) >= pool or len(rows) < fetch or fetch >= MAX_FETCH:
+                return kept[:pool]
+            fetch *= 4
+
+    def _passing(self, rowids: Sequence[int], clause: str, params: list[Any]) -> set[int]:
+        passing: set[int] = set()
+        for chunk in chunks(rowids):
+            sql = f"SELECT rowid FROM turns WHERE rowid IN ({marks(chunk)}){clause}"
+            passing.update(int(r[0]) for r in self.conn.execute(sql, (*chunk, *params)))
+        return passing
+
+    def allowed(self, rowids: Sequence[int], where: TurnFilter) -> set[int]:
+        clause, params = _filter_sql(where)
+        return self._passing(rowids, clause, params) if clause else set(rowids)
+
+    def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT term, doc FROM temp.turns_vocab WHERE term IN ({marks(terms)})", list(terms)
+        )
+        return {str(term): int(doc) for term, doc in rows}
+
+    def store_size(self) -> int:
+        return self._scalar("SELECT max(rowid) FROM turns")
+
+    def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        found: dict[int, tuple[str, str]] = {}
+        for chunk in chunks(rowids):
+            for rowid, terms in self.conn.execute(
+                f"SELECT rowid, terms FROM turns_fts WHERE rowid IN ({marks(chunk)})", chunk
+            ):
+                found[int(rowid)] = (str(terms), "")
+        return found
+
+    # -- rows ---------------------------------------------------------------------------------------
+
+    def turns(self, rowids: Sequence[int]) -> dict[int, tuple[Turn, str]]:
+        found: dict[int, tuple[Turn, str]] = {}
+        for chunk in chunks(rowids):
+            for row in self.conn.execute(
+                f"SELECT {_TURN_COLUMNS}, language, rowid FROM turns WHERE rowid IN ({marks(chunk)})", chunk
+            ):
+                found[int(row[9])] = (_turn(row), str(row[8]))
+        return found
+
+    def neighbour(self, turn: Turn, step: int) -> Turn | None:
+        if turn.kind != "message":
+            return None
+        order, compare = ("DESC", "<") if step < 0 else ("ASC", ">")
+        row = self.conn.execute(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND kind = 'message' AND idx {compare} ? "
+            f"ORDER BY idx {order} LIMIT 1",
+            (turn.session_id, turn.index),
+        ).fetchone()
+        return None if row is None else _turn(row)
+
+    def sessions_of(self, person: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT session_id FROM session_people WHERE person = ? ORDER BY 1", (person,)
+        )
+        return [str(r[0]) for r in rows]
+
+    def known_keys(self) -> set[str]:
+        return {str(r[0]) for r in self.conn.execute("SELECT DISTINCT session_key FROM turns")}
+
+    def people_of(self, session_id: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT person FROM session_people WHERE session_id = ? ORDER BY 1", (session_id,)
+        )
+        return [str(r[0]) for r in rows]
+
+    def _scalar(self, sql: str) -> int:
+        row = self.conn.execute(sql).fetchone()
+        return 0 if row is None or row[0] is None else int(row[0])
+
+    def count(self) -> int:
+        return self._scalar("SELECT count(*) FROM turns")
+
+    def keyword_count(self) -> int:
+        return self._scalar("SELECT count(*) FROM turns_fts")
+
+    # -- vectors ------------------------------------------------------------------------------------
+
+    def _has_vec_table(self) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM sqlite_schema WHERE name = ?", (VEC_TABLE,)).fetchone()
+            is not None
+        )
+
+    def vector_identity(self) -> dict[str, object] | None:
+        import json
+
+        stored = get_meta(self.conn, IDENTITY_KEY)
+        return None if stored is None else dict(json.loads(stored))
+
+    def pending(self, limit: int, where: TurnFilter) -> list[tuple[int, str]]:
+        clause, params = _filter_sql(where)
+        rows = self.conn.execute(
+            f"SELECT rowid, text FROM turns WHERE embedded = 0{clause} ORDER BY rowid DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [(int(rowid), str(text)) for rowid, text in rows]
+
+    def pending_count(self) -> int:
+        return self._scalar("SELECT count(*) FROM turns WHERE embedded = 0")
+
+    def put_vectors(self, identity: EmbedderIdentity, vectors: dict[int, np.ndarray]) -> None:
+        import json
+
+        current = self.vector_identity()
+        if current is not None and current != identity.to_dict():
+            self.drop_vectors()
+        if not self._has_vec_table():
+            fmt = codec.int8_format(identity.dimensions)
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding int8[{int(identity.dimensions)}] "
+                "distance_metric=cosine)"
+            )
+            set_meta(self.conn, "vector_clip", fmt.clip)
+            set_meta(self.conn, IDENTITY_KEY, json.dumps(identity.to_dict()))
+        fmt = self._format()
+        for rowid, vector in vectors.items():
+            self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
+            self.conn.execute(
+                f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, {fmt.placeholder})",
+                (rowid, codec.encode(vector, fmt)),
+            )
+            self.conn.execute("UPDATE turns SET embedded = 1 WHERE rowid = ?", (rowid,))
+
+    def _format(self) -> codec.VectorFormat:
+        return codec.VectorFormat("int8", float(get_meta(self.conn, "vector_clip") or 1.0))
+
+    def drop_vectors(self) -> None:
+        self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        self.conn.execute("DELETE FROM meta WHERE key IN (?, 'vector_clip')", (IDENTITY_KEY,))
+        self.conn.execute("UPDATE turns SET embedded = 0 WHERE embedded = 1")
+
+    def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """vec0 ranks with an int8 copy of the query; the hits are re-scored against the dequantised rows."""
+        import numpy as np
+
+        if not self._has_vec_table():
+            return []
+        fmt = self._format()
+        rows = self.conn.execute(
+            f"SELECT rowid FROM {VEC_TABLE} WHERE embedding MATCH {fmt.placeholder} AND k = ? ORDER BY distance",
+            (codec.query_blob(query, fmt), int(k)),
+        )
+        stored = self.read_vectors([int(r[0]) for r in rows])
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q)) or 1.0
+        scored = [
+            (rowid, float(v @ q) / ((float(np.linalg.norm(v)) or 1.0) * norm)) for rowid, v in stored.items()
+        ]
+        scored.sort(key=lambda hit: (-hit[1], hit[0]))
+        return scored
+
+    def read_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        if not self._has_vec_table():
+            return {}
+        fmt = self._format()
+        found: dict[int, np.ndarray] = {}
+        for chunk in chunks(list(rowids)):
+            for rowid, blob in self.conn.execute(
+                f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({marks(chunk)})", chunk
+            ):
+                found[int(rowid)] = codec.decode(blob, fmt)
+        return found
