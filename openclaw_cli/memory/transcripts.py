@@ -30,6 +30,7 @@ from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
 from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.jsonl import parse_chunk
+from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME, iso, parse_time
 
 if TYPE_CHECKING:
@@ -237,10 +238,10 @@ class TranscriptIndex:
         known_keys = storage.known_keys()
         for session_id in where.sessions:
             if session_id not in known_ids:
-                raise NotFound(f"no session {session_id}", hint="see `openclaw session list --all`")
+                raise NotFound(f"no session {session_id}", hint="see `openclaw session list`")
         for key in where.keys:
             if key not in known_keys:
-                raise NotFound(f"no session with key {key}", hint="see `openclaw session list --all`")
+                raise NotFound(f"no session with key {key}", hint="see `openclaw session list`")
 
     # ------------------------------------------------------------------ upkeep
 
@@ -321,7 +322,10 @@ def viewer_filter(
     ids: list[str] = []
     keys: list[str] = []
     for value in sessions:
-        (ids if is_session_id(value) else keys).append(value)
+        if is_session_id(value):
+            ids.append(value)
+        else:
+            keys.append(build_key(parse_key(value)))  # canonical, as stored; a malformed key is refused
     return TurnFilter(person, tuple(ids), tuple(keys), role, since, until)
 
 

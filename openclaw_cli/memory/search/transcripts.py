@@ -107,6 +107,12 @@ class _Candidate:
 
 
 def validate(request: TranscriptRequest) -> None:
+    from openclaw_cli.errors import InvalidInput
+    from openclaw_cli.textcheck import find_bad_text
+
+    bad = find_bad_text(request.query)
+    if bad is not None:
+        raise InvalidInput(bad.describe("query"), hint="give the query as UTF-8 text")
     validate_request(SearchRequest(request.query, request.k))
 
 
