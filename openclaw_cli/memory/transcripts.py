@@ -219,6 +219,11 @@ class TranscriptIndex:
                 storage.compact()
         return removed
 
+    def compact(self) -> None:
+        """Rewrite the file so removed text lingers nowhere in it."""
+        with self._lock:
+            self.storage().compact()
+
     # ------------------------------------------------------------------ search
 
     def search(self, request: TranscriptRequest, *, vectors: bool = True) -> TranscriptResult:
