@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
@@ -59,6 +59,18 @@ class AgentServices:
                         self.home, self.agent_id, self.settings.memory, lambda: self.memory.embedder()
                     )
         return self._transcripts
+
+    def search_transcripts(self, query: str, k: int, person: str | None) -> dict[str, Any]:
+        """Past sessions' turns matching `query`, as `person` may see them (the `session_search` tool and
+        chat's /search): their own sessions, every session for the owner, none without an identity."""
+        from openclaw_cli.identity import owner_id
+        from openclaw_cli.memory.search.transcripts import TranscriptRequest
+        from openclaw_cli.memory.transcripts import viewer_filter
+
+        if person is None:
+            return {"results": [], "warnings": ["this conversation has no identity: no sessions to search"]}
+        request = TranscriptRequest(query, k, viewer_filter(person, owner=owner_id(self.settings)))
+        return self.transcripts.search(request).to_dict(request)
 
     @property
     def extraction(self) -> ExtractionService:
