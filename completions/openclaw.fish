@@ -180,7 +180,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a extract -d 'Extract
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a get -d 'Show one memory with all its fields (L0, L1, L2, FSRS state)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a history -d 'Every add, update, merge, delete and reassign of one memory, with old and new values'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a import -d 'Import memories from an export: validated first, then written in one transaction'
-complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Sync the workspace Markdown, then verify and repair the keyword and vector indexes'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Sync the workspace Markdown, then verify and repair the keyword and vector indexes, and rebuild the session transcript index (`openclaw session search`) from the session files, embedding every turn'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a inject -d 'Print the Markdown memory block that would be added to the system prompt'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a list -d 'List memories, oldest first, with optional filters'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite an export file of an older format version to the current one, keeping FILE.bak'

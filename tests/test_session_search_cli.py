@@ -139,3 +139,19 @@ def test_cli_refuses_a_query_that_is_not_utf8(quiet: Path) -> None:
 
 def test_cli_refuses_k_out_of_range(quiet: Path) -> None:
     _refused(quiet, "trip", "-k", "0", says="k must be between")
+
+
+def test_memory_index_checks_and_repairs_the_transcript_index(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_dialogues(home)
+    missing = run_cli(home, "memory", "index", "--check")
+    assert missing.returncode == 1 and "transcript index missing (4 sessions not indexed)" in missing.stdout
+    repaired = run_cli(home, "memory", "index", "--json")
+    assert repaired.returncode == 0, repaired.stderr
+    assert repaired.json()["transcripts"] == {"turns": 9, "embedded": 9}
+    checked = run_cli(home, "memory", "index", "--check", "--json")
+    assert checked.returncode == 0, checked.stdout
+    assert (
+        checked.json()["transcripts"]["messages"] == 9
+        and checked.json()["transcripts"]["pendingVectors"] == 0
+    )
