@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.transcripts import TranscriptStorage
 
 LAZY_EMBED = 256
+# A turn lends this share of its relevance to the turns just before and after it: an answer rarely repeats
+# the words of its question ("which piece am I practising?" -> "A Chopin nocturne"), as in memory search's
+# dialogue stage. Only the best LEND_FROM candidates lend, and only what they hold themselves.
+DIALOGUE_SHARE = 0.85
+LEND_FROM = 20
 EMBED_BATCH = 64
 STOPWORD_WEIGHT = 0.1
 
@@ -104,6 +109,7 @@ class _Candidate:
     lexical: float = 0.0
     semantic: float = 0.0
     relevance: float = 0.0
+    lent: bool = False  # its relevance is a neighbour's share (DIALOGUE_SHARE)
 
 
 def validate(request: TranscriptRequest) -> None:
@@ -156,6 +162,7 @@ class TranscriptSearcher:
         result.timings_ms["vector"] = _ms(started) - result.timings_ms["bm25"]
         rows = self.storage.turns(list(found))
         self._fuse(request, found, rows, terms, weights, english)
+        self._lend(request, found, rows)
         kept = self._floor(request, list(found.values()), terms, any(counts.values()), result)
         kept.sort(key=lambda c: (-c.relevance, -(rows[c.rowid][0].index), c.rowid))
         result.hits = [self._hit(c, rows[c.rowid][0], request.explain) for c in kept[: request.k]]
@@ -235,6 +242,24 @@ class TranscriptSearcher:
                 cand.semantic = profile.semantic(similarity) * topic
             cand.relevance = profile.fuse(cand.lexical, cand.semantic)
 
+    def _lend(
+        self, request: TranscriptRequest, found: dict[int, _Candidate], rows: dict[int, tuple[Turn, str]]
+    ) -> None:
+        lenders = sorted(found.values(), key=lambda c: -c.relevance)[:LEND_FROM]
+        offers: dict[int, float] = {}
+        for cand in lenders:
+            for step in (-1, 1):
+                rowid = self.storage.neighbour_rowid(rows[cand.rowid][0], step)
+                if rowid is not None:
+                    offers[rowid] = max(offers.get(rowid, 0.0), DIALOGUE_SHARE * cand.relevance)
+        allowed = self.storage.allowed(list(offers), request.where)
+        new = [rowid for rowid in allowed if rowid not in found]
+        rows.update(self.storage.turns(new))
+        for rowid in allowed:
+            cand = found.setdefault(rowid, _Candidate(rowid))
+            if offers[rowid] > cand.relevance:
+                cand.relevance, cand.lent = offers[rowid], True
+
     def _floor(
         self,
         request: TranscriptRequest,
@@ -246,6 +271,11 @@ class TranscriptSearcher:
         if request.all_results:
             return [c for c in candidates if c.relevance > 0]
         floor = self.profile.floor_for(len(set(terms)), unmatched=not any_stored)
+        if not any_stored:
+            # No turn holds any word of the query: only its meaning speaks for it, and a sentence of
+            # Han characters analyses into several overlapping terms however nonsensical it is, so
+            # the length that earns memory search's lower sentence floor says nothing here.
+            floor = max(floor, self.profile.floor_for(0, unmatched=True))
         result.floor = round(floor, 4)
         best = max((c.relevance for c in candidates), default=0.0)
         if best < floor:
@@ -268,6 +298,7 @@ class TranscriptSearcher:
                 "cosines": None if cand.legs is None else [round(v, 4) for v in cand.legs],
                 "semantic": round(cand.semantic, 4),
                 "relevance": round(cand.relevance, 4),
+                "fromNeighbour": cand.lent,
                 "profile": self.profile.name,
             }
         return hit

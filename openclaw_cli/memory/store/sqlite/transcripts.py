@@ -349,6 +349,18 @@ class SqliteTranscripts:
                 found[int(row[9])] = (_turn(row), str(row[8]))
         return found
 
+    def neighbour_rowid(self, turn: Turn, step: int) -> int | None:
+        """The row of the message `step` places before (-1) or after (+1) `turn` in its session."""
+        if turn.kind != "message":
+            return None
+        order, compare = ("DESC", "<") if step < 0 else ("ASC", ">")
+        row = self.conn.execute(
+            f"SELECT rowid FROM turns WHERE session_id = ? AND kind = 'message' AND idx {compare} ? "
+            f"ORDER BY idx {order} LIMIT 1",
+            (turn.session_id, turn.index),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def neighbour(self, turn: Turn, step: int) -> Turn | None:
         if turn.kind != "message":
             return None
