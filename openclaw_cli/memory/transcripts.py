@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.search.transcripts import TranscriptRequest, TranscriptResult, TranscriptSearcher
 from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
+from openclaw_cli.memory.store.transcript_vectors import TurnVectors
 from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.jsonl import parse_chunk
@@ -92,6 +93,7 @@ class TranscriptIndex:
         self._wake = threading.Event()
         self._worker: threading.Thread | None = None
         self._closing = False
+        self._vectors = TurnVectors()  # kept warm between searches of this process
 
     # ------------------------------------------------------------------ plumbing
 
@@ -146,13 +148,18 @@ class TranscriptIndex:
         return done
 
     def session_ids_on_disk(self) -> list[str]:
-        if not self.sessions_dir.is_dir():
+        try:
+            entries = os.scandir(self.sessions_dir)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p.name for p in self.sessions_dir.iterdir() if p.is_dir() and is_session_id(p.name))
+        with entries:
+            return sorted(e.name for e in entries if is_session_id(e.name) and e.is_dir())
 
     def catch_up(self) -> int:
         """Bring the index up to date with every session on disk (active, dormant and archived); a session
-        gone from disk leaves it. Returns the turns indexed."""
+        gone from disk leaves it. An archived session indexed to its end is not looked at again (it takes
+        no more messages), so a search at a year of sessions stats only the live ones. Returns the turns
+        indexed."""
         on_disk = self.session_ids_on_disk()
         storage = self.storage()
         done = 0
@@ -162,7 +169,9 @@ class TranscriptIndex:
                 with storage.transaction():
                     storage.forget_session(gone)
             for session_id in on_disk:
-                done += self.index_session(session_id, known.get(session_id))
+                progress = known.get(session_id)
+                if progress is None or not progress.final:
+                    done += self.index_session(session_id, progress)
         return done
 
     def index_session(self, session_id: str, progress: SessionProgress | None = None) -> int:
@@ -203,7 +212,10 @@ class TranscriptIndex:
                     storage.forget_summary(session_id)
                     storage.add_turns([summary])
                     checkpoint = summary.index
-                storage.set_progress(session_id, SessionProgress(end, checkpoint, file_id, context_mtime))
+                final = meta.get("status") == "archived" and end == info.st_size
+                storage.set_progress(
+                    session_id, SessionProgress(end, checkpoint, file_id, context_mtime, final)
+                )
             return len(turns) + (summary is not None)
 
     def forget_sessions(self, session_ids: Iterable[str], *, compact: bool = True) -> int:
@@ -236,16 +248,15 @@ class TranscriptIndex:
         self._check_sessions(storage, request.where)
         with self._lock:
             embedder = self.embedder() if (vectors and self.embedder is not None) else None
-            return TranscriptSearcher(storage, self.settings.search, embedder).search(request)
+            return TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
 
     def _check_sessions(self, storage: SqliteTranscripts, where: TurnFilter) -> None:
-        known_ids = set(storage.all_progress())
-        known_keys = storage.known_keys()
+        known_ids = set(storage.all_progress()) if where.sessions else set()
         for session_id in where.sessions:
             if session_id not in known_ids:
                 raise NotFound(f"no session {session_id}", hint="see `openclaw session list`")
         for key in where.keys:
-            if key not in known_keys:
+            if not storage.has_key(key):
                 raise NotFound(f"no session with key {key}", hint="see `openclaw session list`")
 
     # ------------------------------------------------------------------ upkeep

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.search import lexical, semantic
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import SearchRequest, validate_request
+from openclaw_cli.memory.store.transcript_vectors import TurnVectors
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 
@@ -126,9 +127,14 @@ class TranscriptSearcher:
     """Runs requests against one transcript index; `embedder` None searches by keywords alone."""
 
     def __init__(
-        self, storage: TranscriptStorage, settings: SearchSettings, embedder: Embedder | None
+        self,
+        storage: TranscriptStorage,
+        settings: SearchSettings,
+        embedder: Embedder | None,
+        vectors: TurnVectors | None = None,
     ) -> None:
         self.storage = storage
+        self.vectors = vectors or TurnVectors()  # a long-lived process passes the one it keeps warm
         self.settings = settings
         self.embedder = embedder
         identity = storage.vector_identity() or (
@@ -186,7 +192,10 @@ class TranscriptSearcher:
             return 0.0
         if self.storage.pending(1, request.where):
             result.warnings.append("some turns have no vector yet: `openclaw memory index` embeds them all")
-        nearest = self.storage.knn(query.vector, pool * 4)
+        self.vectors.refresh(self.storage)
+        # The scan cannot filter by session or person: a filtered search takes deeper from it.
+        narrowed = request.where != TurnFilter()
+        nearest = self.vectors.knn(query.vector, pool * (8 if narrowed else 4), self.storage.vector_format())
         allowed = self.storage.allowed([rowid for rowid, _ in nearest], request.where)
         for rowid, _ in nearest:
             if rowid in allowed and (len(found) < 2 * pool or rowid in found):

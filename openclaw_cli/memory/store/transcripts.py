@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
+    from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 KINDS = ("message", "summary")
 
@@ -60,6 +61,9 @@ class SessionProgress:
     # Which file was read ("dev:inode"): a purge rewrites messages.jsonl, and its rows must go with it.
     file_id: str = ""
     context_mtime_ns: int = 0
+    # Archived and indexed to its end: an archived session takes no more messages, so a catch-up skips it
+    # (a purge that rewrites one re-indexes it explicitly).
+    final: bool = False
 
 
 class TranscriptStorage(Protocol):
@@ -125,15 +129,23 @@ class TranscriptStorage(Protocol):
 
     def put_vectors(self, identity: EmbedderIdentity, vectors: dict[int, np.ndarray]) -> None: ...
 
-    def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The `k` nearest rows with a vector by cosine, best first."""
+    def vector_generation(self) -> int:
+        """A number that changes whenever stored vectors are removed (a warm copy must then reload)."""
         ...
+
+    def vectors_after(self, vid: int) -> tuple[list[int], list[int], bytes]:
+        """(vector ids, turn rows, their int8 blobs joined) of the vectors stored after `vid`, in order."""
+        ...
+
+    def vector_format(self) -> VectorFormat: ...
 
     def read_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]: ...
 
     def sessions_of(self, person: str) -> list[str]: ...
 
     def people_of(self, session_id: str) -> list[str]: ...
+
+    def has_key(self, key: str) -> bool: ...
 
     def drop_vectors(self) -> None:
         """Forget every vector (the embedder changed): rows are embedded again as searches need them."""
