@@ -291,6 +291,8 @@ class SqliteTranscripts:
         """Rewrite the file so removed text lingers nowhere (after a purge). Outside any transaction."""
         self.conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
         self.conn.execute("VACUUM")
+        # The old pages' text lives on in the -wal until a checkpoint copies the new ones over and truncates it.
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- the keyword index --------------------------------------------------------------------------
 
