@@ -156,6 +156,10 @@ class SqliteTranscripts:
     def close(self) -> None:
         self.conn.close()
 
+    def data_version(self) -> int:
+        """Changes when another connection commits to the file (SQLite's PRAGMA data_version)."""
+        return self._scalar("PRAGMA data_version")
+
     def stale(self) -> str | None:
         """Why this index must be rebuilt from the transcripts (another schema or analysis), or None."""
         if get_meta(self.conn, "schema") != SCHEMA_VERSION:
