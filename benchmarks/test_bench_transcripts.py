@@ -264,3 +264,22 @@ def test_bench_append_cost_with_and_without_the_index(benchmark, large: Any) -> 
     }
     benchmark.extra_info.update(info)
     print(json.dumps(info, indent=1))
+
+
+def test_bench_transcript_search_cold_index(benchmark, large: Any) -> None:  # type: ignore[no-untyped-def]
+    """One search on a freshly opened index (what a one-shot `session search` pays besides start-up and
+    the model load): the catch-up reads every session's progress, and the vectors are read into memory."""
+    from openclaw_cli.memory.transcripts import TranscriptIndex
+
+    index, _ = large
+    times = []
+    for query in QUERIES[:4]:
+        fresh = TranscriptIndex(index.home, "main", index.settings, index.embedder)
+        started = time.perf_counter()
+        fresh.search(TranscriptRequest(query, 10, TurnFilter()))
+        times.append((time.perf_counter() - started) * 1000)
+        fresh.close()
+    benchmark.pedantic(lambda: None, rounds=1)
+    info = {"cold_search_ms": [round(t) for t in times], "load": _load()}
+    benchmark.extra_info.update(info)
+    print(json.dumps(info, indent=1))

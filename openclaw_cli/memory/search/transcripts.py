@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.embedder import Embedder
     from openclaw_cli.memory.store.transcripts import TranscriptStorage
 
-LAZY_EMBED = 256
+LAZY_EMBED = 64
 # A turn lends this share of its relevance to the turns just before and after it: an answer rarely repeats
 # the words of its question ("which piece am I practising?" -> "A Chopin nocturne"), as in memory search's
 # dialogue stage. Only the best LEND_FROM candidates lend, and only what they hold themselves.

@@ -39,18 +39,19 @@ class TurnVectors:
         vids, rows, blob = storage.vectors_after(self.last_vid)
         if not vids:
             return
+        if self.matrix is None:  # the first read is the whole matrix
+            self.matrix = VectorMatrix.of_int8(rows, blob, storage.vector_format())
+            self.last_vid = vids[-1]
+            return
         self.last_vid = vids[-1]
         width = len(blob) // len(vids)
         self._tail_rows += rows
         self._tail += [blob[i * width : (i + 1) * width] for i in range(len(vids))]
-        if self.matrix is None or len(self._tail_rows) > TAIL_LIMIT:
-            self._rebuild(storage)
-
-    def _rebuild(self, storage: TranscriptStorage) -> None:
-        vids, rows, blob = storage.vectors_after(0)
-        self.matrix = VectorMatrix.of_int8(rows, blob, storage.vector_format())
-        self.last_vid = vids[-1] if vids else 0
-        self._tail_rows, self._tail = [], []
+        if len(self._tail_rows) > TAIL_LIMIT:
+            vids, rows, blob = storage.vectors_after(0)
+            self.matrix = VectorMatrix.of_int8(rows, blob, storage.vector_format())
+            self.last_vid = vids[-1]
+            self._tail_rows, self._tail = [], []
 
     def knn(self, query: np.ndarray, k: int, fmt: codec.VectorFormat) -> list[tuple[int, float]]:
         """The `k` rows whose stored vectors score highest against `query` (matrix and recent rows)."""

@@ -463,16 +463,13 @@ class SqliteTranscripts:
 
     def vectors_after(self, vid: int) -> tuple[list[int], list[int], bytes]:
         """(vids, turn rows, their int8 blobs joined) of the vectors stored after `vid`, in storing order."""
-        vids: list[int] = []
-        turns: list[int] = []
-        blobs: list[bytes] = []
-        for v, turn, blob in self.conn.execute(
+        rows = self.conn.execute(
             "SELECT vid, turn, embedding FROM turn_vectors WHERE vid > ? ORDER BY vid", (vid,)
-        ):
-            vids.append(int(v))
-            turns.append(int(turn))
-            blobs.append(bytes(blob))
-        return vids, turns, b"".join(blobs)
+        ).fetchall()
+        if not rows:
+            return [], [], b""
+        vids, turns, blobs = zip(*rows, strict=True)
+        return list(vids), list(turns), b"".join(blobs)
 
     def read_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         fmt = self.vector_format()
