@@ -155,3 +155,13 @@ def test_memory_index_checks_and_repairs_the_transcript_index(tmp_path: Path) ->
         checked.json()["transcripts"]["messages"] == 9
         and checked.json()["transcripts"]["pendingVectors"] == 0
     )
+
+
+def test_search_through_the_gateway_loads_no_model_in_the_cli(served: Gateway) -> None:
+    from tests.import_trace import imported_modules
+
+    status, modules = imported_modules(served.home, "session", "search", "Lisbon trip")
+    assert status == 0
+    heavy = {m.split(".")[0] for m in modules} & {"numpy", "onnxruntime", "jieba", "litellm", "apsw"}
+    assert heavy == set()
+    assert "openclaw_cli.memory.service" not in modules
