@@ -14,7 +14,6 @@ person who wrote in it); the owner, and the operator at the CLI, find everything
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -28,9 +27,16 @@ from openclaw_cli.errors import InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.search.transcripts import TranscriptRequest, TranscriptResult, TranscriptSearcher
 from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
 from openclaw_cli.memory.store.transcript_vectors import TurnVectors
-from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
+from openclaw_cli.memory.store.transcripts import SessionProgress, TurnFilter
+from openclaw_cli.memory.transcript_files import (
+    ROLES,
+    message_indexes,
+    mtime_ns,
+    new_turns,
+    read_json,
+    summary_turn,
+)
 from openclaw_cli.sessions.ids import is_session_id
-from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME, iso, parse_time
 
@@ -40,8 +46,6 @@ if TYPE_CHECKING:
     from openclaw_cli.paths import Home
 
 TRANSCRIPTS_FILENAME = "transcripts.sqlite"
-ROLES = ("user", "assistant")
-SUMMARY_ROLE = "summary"
 
 
 def transcripts_path(home: Home, agent_id: str) -> Path:
@@ -199,12 +203,12 @@ class TranscriptIndex:
         except FileNotFoundError:
             return 0
         file_id = f"{info.st_dev}:{info.st_ino}"
-        context_mtime = _mtime_ns(directory / CONTEXT_FILENAME)
+        context_mtime = mtime_ns(directory / CONTEXT_FILENAME)
         storage = self.storage()
         with self._lock:
             known = progress if progress is not None else storage.progress(session_id)
             rewritten = known.file_id not in ("", file_id) or info.st_size < known.messages_bytes
-            meta = _read_json(directory / META_FILENAME)
+            meta = read_json(directory / META_FILENAME)
             unchanged = known.messages_bytes == info.st_size and known.context_mtime_ns == context_mtime
             if not rewritten and unchanged:
                 if meta.get("status") == "archived" and not known.final:
@@ -213,9 +217,9 @@ class TranscriptIndex:
                 return 0
             key = str(meta.get("sessionKey") or f"agent:{self.agent_id}:unknown")
             start = 0 if rewritten else known.messages_bytes
-            turns, people, end = _new_turns(messages, start, info.st_size, session_id, key)
+            turns, people, end = new_turns(messages, start, info.st_size, session_id, key)
             fresh_context = rewritten or context_mtime != known.context_mtime_ns
-            summary = _summary(directory, session_id, key, meta) if fresh_context else None
+            summary = summary_turn(directory, session_id, key, meta) if fresh_context else None
             with storage.transaction():
                 if rewritten:
                     storage.forget_session(session_id)
@@ -294,7 +298,7 @@ class TranscriptIndex:
                 return result
             indexed = storage.indexed_sessions()
             for session_id in self.session_ids_on_disk():
-                expected = _message_indexes(self.sessions_dir / session_id / MESSAGES_FILENAME)
+                expected = message_indexes(self.sessions_dir / session_id / MESSAGES_FILENAME)
                 have = storage.message_indexes(session_id)
                 result.sessions += 1
                 result.messages += len(have)
@@ -375,87 +379,3 @@ def parse_bound(text: str, *, end: bool) -> str:
     if end and len(value) == 10:
         moment += timedelta(days=1)
     return iso(moment.astimezone(UTC))
-
-
-# ---------------------------------------------------------------------- reading the session files
-
-
-def _new_turns(
-    path: Path, start: int, size: int, session_id: str, key: str
-) -> tuple[list[Turn], set[str], int]:
-    """The user and assistant messages in bytes [start, size) up to the last whole line, the people who
-    wrote them, and the offset read to."""
-    with path.open("rb") as handle:
-        handle.seek(start)
-        data = handle.read(size - start)
-    end = data.rfind(b"\n") + 1  # a line being written (or torn by a crash) waits for its newline
-    turns: list[Turn] = []
-    people: set[str] = set()
-    for message in parse_chunk(data[:end]).messages:
-        turn = _turn(message, session_id, key)
-        if turn is not None:
-            turns.append(turn)
-        if message.get("role") == "user" and isinstance(message.get("userId"), str):
-            people.add(message["userId"])
-    return turns, people, start + end
-
-
-def _turn(message: dict[str, Any], session_id: str, key: str) -> Turn | None:
-    role, text, idx = message.get("role"), message.get("content"), message.get("idx")
-    if role not in ROLES or not isinstance(text, str) or not text.strip() or not isinstance(idx, int):
-        return None  # tool traffic, system prompts and tool-call-only turns are not conversation
-    moment = parse_time(message.get("ts"))
-    sender = message.get("sender") or message.get("userId")
-    return Turn(
-        session_id,
-        key,
-        "message",
-        idx,
-        str(role),
-        None if sender is None else str(sender),
-        None if moment is None else iso(moment),
-        text,
-    )
-
-
-def _summary(directory: Path, session_id: str, key: str, meta: dict[str, Any]) -> Turn | None:
-    context = _read_json(directory / CONTEXT_FILENAME)
-    summary, checkpoint = context.get("summary"), context.get("summaryCheckpoint")
-    if not isinstance(summary, str) or not summary.strip() or not isinstance(checkpoint, int):
-        return None
-    moment = parse_time(meta.get("lastActiveAt") or meta.get("updatedAt"))
-    return Turn(
-        session_id,
-        key,
-        "summary",
-        checkpoint,
-        SUMMARY_ROLE,
-        None,
-        None if moment is None else iso(moment),
-        summary,
-    )
-
-
-def _message_indexes(path: Path) -> list[int]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    data = data[: data.rfind(b"\n") + 1]
-    found = [m for m in parse_chunk(data).messages if _turn(m, "", "") is not None]
-    return sorted(int(m["idx"]) for m in found)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _mtime_ns(path: Path) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
