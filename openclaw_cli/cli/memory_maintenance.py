@@ -101,7 +101,10 @@ def index_cmd(
             else:
                 for r in reports:
                     common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))
-                common.echo("transcripts: " + ("ok" if turns["ok"] else "; ".join(turns["problems"])))
+                said = (
+                    "ok" if turns["built"] else "not built yet (the first search or `memory index` builds it)"
+                )
+                common.echo("transcripts: " + (said if turns["ok"] else "; ".join(turns["problems"])))
             if not ok:
                 raise typer.Exit(1)
             return

@@ -72,11 +72,13 @@ def summary_turn(directory: Path, session_id: str, key: str, meta: dict[str, Any
     )
 
 
-def message_indexes(path: Path) -> list[int]:
+def message_indexes(path: Path, upto: int | None = None) -> list[int]:
+    """The idx of every user and assistant message in the file's first `upto` bytes (all when None)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    data = data if upto is None else data[:upto]
     data = data[: data.rfind(b"\n") + 1]
     found = [m for m in parse_chunk(data).messages if message_turn(m, "", "") is not None]
     return sorted(int(m["idx"]) for m in found)

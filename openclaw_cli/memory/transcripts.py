@@ -60,6 +60,8 @@ class IndexCheck:
     messages: int = 0
     pending_vectors: int = 0
     problems: list[str] = field(default_factory=list)
+    built: bool = True
+    behind: int = 0  # sessions changed since they were indexed (caught up by the next search)
 
     @property
     def ok(self) -> bool:
@@ -67,6 +69,8 @@ class IndexCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "built": self.built,
+            "behind": self.behind,
             "sessions": self.sessions,
             "messages": self.messages,
             "pendingVectors": self.pending_vectors,
@@ -202,7 +206,7 @@ class TranscriptIndex:
             info = os.stat(messages)
         except FileNotFoundError:
             return 0
-        file_id = f"{info.st_dev}:{info.st_ino}"
+        file_id = _file_id(messages)
         context_mtime = mtime_ns(directory / CONTEXT_FILENAME)
         storage = self.storage()
         with self._lock:
@@ -286,9 +290,9 @@ class TranscriptIndex:
         """Compare the index with the session files, without changing either."""
         result = IndexCheck()
         if not self.path.exists():
-            on_disk = self.session_ids_on_disk()
-            if on_disk:
-                result.problems.append(f"transcript index missing ({len(on_disk)} sessions not indexed)")
+            # Not built yet (a home from before it, or no search since): the first search or `memory index`
+            # builds it from the session files, so nothing is wrong.
+            result.built = False
             return result
         storage = self.storage()
         with self._lock:
@@ -297,18 +301,26 @@ class TranscriptIndex:
                 result.problems.append(f"transcript index must be rebuilt: {stale}")
                 return result
             indexed = storage.indexed_sessions()
+            progress = storage.all_progress()
             for session_id in self.session_ids_on_disk():
-                expected = message_indexes(self.sessions_dir / session_id / MESSAGES_FILENAME)
+                indexed.pop(session_id, None)
+                done = progress.get(session_id)
+                path = self.sessions_dir / session_id / MESSAGES_FILENAME
+                if done is None or done.file_id != _file_id(path):
+                    result.behind += 1  # appended or rewritten since: the next search indexes it
+                    continue
+                # What was indexed must match the transcript up to where it was read; a later append is not
+                # damage, only lag.
+                expected = message_indexes(path, done.messages_bytes)
                 have = storage.message_indexes(session_id)
                 result.sessions += 1
                 result.messages += len(have)
+                result.behind += _size(path) > done.messages_bytes
                 if have != expected:
                     result.problems.append(
                         f"session {session_id}: {len(have)} messages indexed, {len(expected)} in its transcript"
                     )
-                indexed.pop(session_id, None)
-            for gone in sorted(indexed):
-                result.problems.append(f"session {gone}: indexed, but no longer on disk")
+            result.behind += len(indexed)  # deleted since: the next search drops them
             if storage.count() != storage.keyword_count():
                 result.problems.append(
                     f"transcript keyword index holds {storage.keyword_count()} rows for {storage.count()} turns"
@@ -379,3 +391,18 @@ def parse_bound(text: str, *, end: bool) -> str:
     if end and len(value) == 10:
         moment += timedelta(days=1)
     return iso(moment.astimezone(UTC))
+
+
+def _file_id(path: Path) -> str:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return ""
+    return f"{info.st_dev}:{info.st_ino}"
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
