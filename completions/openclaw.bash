@@ -65,7 +65,7 @@ _openclaw_words() {
         "options:openclaw memory status") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
-        "commands:openclaw session") echo "append archive compact context delete export import key list new reset show sweep" ;;
+        "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;
         "options:openclaw session") echo "-h --help" ;;
         "options:openclaw session append") echo "--role --sender --json -h --help" ;;
         "valued:openclaw session append") echo "--role --sender" ;;
@@ -83,6 +83,8 @@ _openclaw_words() {
         "valued:openclaw session list") echo "--status" ;;
         "options:openclaw session new") echo "--json -h --help" ;;
         "options:openclaw session reset") echo "--json -h --help" ;;
+        "options:openclaw session search") echo "-k --top -s --session -u --user --since --until --role --explain --all --json --local -h --help" ;;
+        "valued:openclaw session search") echo "-k --top -s --session -u --user --since --until --role" ;;
         "options:openclaw session show") echo "--tail --json -h --help" ;;
         "valued:openclaw session show") echo "--tail" ;;
         "options:openclaw session sweep") echo "--json -h --help" ;;

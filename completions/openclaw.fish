@@ -12,7 +12,7 @@ function __openclaw_commands --argument-names cmdpath
         case 'openclaw memory'
             printf '%s\n' add backup delete export extract get history import index inject list migrate note purge reassign recover restore search status
         case 'openclaw session'
-            printf '%s\n' append archive compact context delete export import key list new reset show sweep
+            printf '%s\n' append archive compact context delete export import key list new reset search show sweep
     end
 end
 
@@ -66,6 +66,8 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '--channel' '--account' '--peer' '--group'
         case 'openclaw session list'
             printf '%s\n' '--status'
+        case 'openclaw session search'
+            printf '%s\n' '-k' '--top' '-s' '--session' '-u' '--user' '--since' '--until' '--role'
         case 'openclaw session show'
             printf '%s\n' '--tail'
     end
@@ -178,7 +180,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a extract -d 'Extract
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a get -d 'Show one memory with all its fields (L0, L1, L2, FSRS state)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a history -d 'Every add, update, merge, delete and reassign of one memory, with old and new values'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a import -d 'Import memories from an export: validated first, then written in one transaction'
-complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Sync the workspace Markdown, then verify and repair the keyword and vector indexes'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Sync the workspace Markdown, then verify and repair the keyword and vector indexes, and rebuild the session transcript index (`openclaw session search`) from the session files, embedding every turn'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a inject -d 'Print the Markdown memory block that would be added to the system prompt'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a list -d 'List memories, oldest first, with optional filters'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite an export file of an older format version to the current one, keeping FILE.bak'
@@ -307,6 +309,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw session'" -a key -d 'Print the 
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a list -d 'List the sessions of the agent, most recently updated first (reads sessions.json only)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a new -d 'Start a new session for a key; its current session (if any) is archived'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a reset -d 'Archive the key\'s current session and start a new one (the key must have a session)'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a search -d 'Search what was said in this agent\'s sessions, archived ones included, and their summaries'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a show -d 'Show a session\'s metadata and messages'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a sweep -d 'Apply daily/idle resets and dormancy to every session now (for cron); reports what changed'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -s h -l help -d 'Show this message and exit.'
@@ -349,6 +352,18 @@ complete -c openclaw -n "__openclaw_at 'openclaw session new'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw session reset'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw session reset'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session reset'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -s k -l top -x -d 'Number of results.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -s s -l session -x -d 'Only this session (key or id; repeat for several).'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -s u -l user -x -d 'Only sessions this person took part in.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l since -x -d 'Said on or after this UTC date (YYYY-MM-DD) or time.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l until -x -d 'Said up to this UTC date (inclusive) or before this time.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l role -x -d 'Only user or assistant messages.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l explain -d 'Show each result\'s keyword and vector evidence.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l all -d 'Also show results below the relevance floor.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l json -d 'Print JSON.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -l local -d 'Run in this process even when a gateway runs for this home.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw session search'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw session show'" -l tail -x -d 'Only the last N messages.'
 complete -c openclaw -n "__openclaw_at 'openclaw session show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw session show'" -s h -l help -d 'Show this message and exit.'

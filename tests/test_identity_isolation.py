@@ -76,6 +76,7 @@ def fake_model(body: dict[str, Any]) -> Any:
     for word, tool, arguments in (
         ("TOOLADD ", "memory_add", lambda rest: {"text": rest, "category": "profile"}),
         ("TOOLSEARCH", "memory_search", lambda rest: {"query": QUERY, "limit": 10}),
+        ("TOOLSESSIONS", "session_search", lambda rest: {"query": QUERY, "limit": 10}),
     ):
         if said.startswith(word):
             call = {"name": tool, "arguments": json.dumps(arguments(said[len(word) :]))}
@@ -281,3 +282,61 @@ def test_an_anonymous_v1_call_is_the_owners_where_the_config_says_so(
         assert reply["openclaw"] == {"person": "alice", "owner": True, "memory": "per person"}
         results = _search_results(gateway, "alice")
     assert any("zq-alice-owner" in r["l0"] for r in results)
+
+
+# -- session transcripts (issue 24): a person finds only the sessions they took part in --------------
+
+
+PRIVATE = ("dm", "v1", "tool")  # facts said only in the person's own direct sessions
+
+
+def private_owners(text: str) -> set[str]:
+    """The persons whose direct-session-only tokens `text` holds."""
+    return {m.group(1) for m in TOKEN.finditer(text) if m.group(2) in PRIVATE}
+
+
+def _only_theirs(person: str, hits: list[dict[str, Any]]) -> None:
+    """Hits (and their context) come from sessions `person` took part in: their own direct sessions, and
+    the groups and the main session all three wrote in (where others' words are theirs to see); no
+    token said only in another person's direct session; and their own DM fact is found."""
+    for hit in hits:
+        for turn in [hit, *(side for side in (hit.get("context") or {}).values() if side)]:
+            if ":direct:" in turn["sessionKey"]:
+                assert turn["sessionKey"].endswith(f":{person}"), turn
+            assert private_owners(turn["text"]) <= {person}, turn
+    assert token(person, "dm") in " ".join(hit["text"] for hit in hits)
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_session_search_user_shows_only_sessions_the_person_took_part_in(
+    gateway: Gateway, person: str
+) -> None:
+    done = _cli(gateway, "-v", "session", "search", QUERY, "--user", person, "--all", "-k", "100", "--json")
+    assert "through the gateway" in done.stderr
+    _only_theirs(person, json.loads(done.stdout)["results"])
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_gateway_session_search_for_a_person(gateway: Gateway, person: str) -> None:
+    with gateway.ws() as conn:
+        reply = request(conn, "session.search", {"query": QUERY, "k": 100, "all": True, "userId": person})
+    assert reply["ok"], reply
+    _only_theirs(person, reply["payload"]["results"])
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_the_session_search_tool_searches_as_the_person_of_the_turn(gateway: Gateway, person: str) -> None:
+    reply = _v1(gateway, person, "TOOLSESSIONS what did I tell you?")
+    answer = reply["choices"][0]["message"]["content"]
+    assert answer.startswith("found: "), answer
+    hits = json.loads(answer.removeprefix("found: "))["results"]
+    for hit in hits:
+        assert private_owners(hit["text"]) <= {person}, hit
+        assert ":direct:" not in hit["sessionKey"] or hit["sessionKey"].endswith(f":{person}"), hit
+    assert any(owners(hit["text"]) == {person} for hit in hits), hits
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_slash_search_in_chat_shows_only_the_persons_direct_sessions(gateway: Gateway, person: str) -> None:
+    done = _cli(gateway, "chat", "--user", person, stdin="/search my locker code\n")
+    assert private_owners(done.stdout) == {person}, done.stdout

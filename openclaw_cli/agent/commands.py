@@ -6,7 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TURN_COMMANDS = ("new", "reset", "compact")
-CHAT_COMMANDS = ("new", "reset", "compact", "memory", "remember", "forget", "status", "exit", "help")
+CHAT_COMMANDS = (
+    "new",
+    "reset",
+    "compact",
+    "memory",
+    "search",
+    "remember",
+    "forget",
+    "status",
+    "exit",
+    "help",
+)
 
 
 @dataclass(frozen=True)

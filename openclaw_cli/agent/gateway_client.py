@@ -157,6 +157,13 @@ class GatewayChat:
         results = payload.get("results", payload) if isinstance(payload, dict) else payload
         return list(results or [])
 
+    def session_search(self, query: str) -> list[dict[str, Any]]:
+        if self.user_id is None:  # without a person the gateway answers the operator's view: not ours
+            return []
+        params = self._as_person({"query": query, "agentId": self.agent_id, "k": 5})
+        payload = self.request("session.search", params)
+        return list(payload.get("results", []) if isinstance(payload, dict) else [])
+
     def remember(self, text: str) -> dict[str, Any]:
         if self.user_id is None:
             from openclaw_cli.errors import InvalidInput

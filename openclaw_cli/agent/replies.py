@@ -59,7 +59,13 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
     turn.appended += 1
     for call in calls:
         with turn.services.memory_lock:
-            result = run_tool(call.name, call.arguments, turn.services.memory, turn.request.user_id)
+            result = run_tool(
+                call.name,
+                call.arguments,
+                turn.services.memory,
+                turn.request.user_id,
+                lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
+            )
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
         turn.appended += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.after_turn import AfterTurn
 from openclaw_cli.agent.token_memo import TokenMemo
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.memory.extraction.run import ExtractionService
     from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.paths import Home
 
 
@@ -38,6 +39,9 @@ class AgentServices:
         self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
+        self._transcripts: TranscriptIndex | None = None
+        # Each append is indexed for `session search` on a background thread (memory/transcripts.py).
+        self.sessions.listeners.append(lambda session_id: self.transcripts.session_changed(session_id))
 
     @property
     def memory(self) -> MemoryService:
@@ -47,6 +51,30 @@ class AgentServices:
 
                 self._memory = MemoryService(self.home, self.agent_id, self.settings.memory, warm=True)
             return self._memory
+
+    @property
+    def transcripts(self) -> TranscriptIndex:
+        if self._transcripts is None:
+            with self.memory_lock:
+                if self._transcripts is None:
+                    from openclaw_cli.memory.transcripts import TranscriptIndex
+
+                    self._transcripts = TranscriptIndex(
+                        self.home, self.agent_id, self.settings.memory, lambda: self.memory.embedder()
+                    )
+        return self._transcripts
+
+    def search_transcripts(self, query: str, k: int, person: str | None) -> dict[str, Any]:
+        """Past sessions' turns matching `query`, as `person` may see them (the `session_search` tool and
+        chat's /search): their own sessions, every session for the owner, none without an identity."""
+        from openclaw_cli.identity import owner_id
+        from openclaw_cli.memory.search.transcripts import TranscriptRequest
+        from openclaw_cli.memory.transcripts import viewer_filter
+
+        if person is None:
+            return {"results": [], "warnings": ["this conversation has no identity: no sessions to search"]}
+        request = TranscriptRequest(query, k, viewer_filter(person, owner=owner_id(self.settings)))
+        return self.transcripts.search(request).to_dict(request)
 
     @property
     def extraction(self) -> ExtractionService:
@@ -78,4 +106,7 @@ class AgentServices:
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None
+            if self._transcripts is not None:
+                self._transcripts.close()
+                self._transcripts = None
         self.sessions.close()

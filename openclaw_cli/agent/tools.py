@@ -1,4 +1,4 @@
-"""The built-in tools the model may call: memory_search, memory_add, memory_forget.
+"""The built-in tools the model may call: memory_search, memory_add, memory_forget, session_search.
 
 Arguments come from the model, so they are validated like user input (pydantic); a bad call is answered
 with an error the model can read and correct, never raised into the turn.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,6 +27,11 @@ class _Args(BaseModel):
 
 
 class SearchArgs(_Args):
+    query: str = Field(min_length=1, max_length=2000)
+    limit: int = Field(5, ge=1, le=MAX_RESULTS)
+
+
+class SessionSearchArgs(_Args):
     query: str = Field(min_length=1, max_length=2000)
     limit: int = Field(5, ge=1, le=MAX_RESULTS)
 
@@ -61,13 +67,27 @@ def tool_specs() -> list[dict[str, Any]]:
         ),
         _spec("memory_add", "Store one durable fact or preference in long-term memory.", AddArgs),
         _spec("memory_forget", "Delete one memory by its id (as shown by memory_search).", ForgetArgs),
+        _spec(
+            "session_search",
+            "Search what was said in past conversations with this person (exact wording, who said it, "
+            "when), when long-term memory does not hold it.",
+            SessionSearchArgs,
+        ),
     ]
 
 
-TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget"})
+TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget", "session_search"})
+# (query, limit) -> the transcript search's answer, as the person of the turn may see it.
+SessionSearch = Callable[[str, int], dict[str, Any]]
 
 
-def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+def run_tool(
+    name: str,
+    arguments: str,
+    memory: MemoryService,
+    user_id: str | None,
+    session_search: SessionSearch | None = None,
+) -> dict[str, Any]:
     """Run one tool call; the result (or the error) as a JSON-able dict for the tool message."""
     try:
         raw = json.loads(arguments or "{}")
@@ -85,6 +105,8 @@ def run_tool(name: str, arguments: str, memory: MemoryService, user_id: str | No
             return _add(AddArgs.model_validate(raw), memory, user_id)
         if name == "memory_forget":
             return _forget(ForgetArgs.model_validate(raw), memory, user_id)
+        if name == "session_search" and session_search is not None:
+            return _session_search(SessionSearchArgs.model_validate(raw), session_search)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
@@ -101,6 +123,12 @@ def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dic
     hits = [{"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in found]
     memory.record_hits([hit["id"] for hit in hits])  # recalled by the model: an FSRS review
     return {"results": hits}
+
+
+def _session_search(args: SessionSearchArgs, search: SessionSearch) -> dict[str, Any]:
+    found = search(args.query, args.limit)
+    keep = ("sessionKey", "index", "role", "sender", "ts", "text", "score", "kind")
+    return {"results": [{k: hit[k] for k in keep} for hit in found["results"]], "warnings": found["warnings"]}
 
 
 def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:

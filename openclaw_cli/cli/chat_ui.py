@@ -27,11 +27,12 @@ HELP = """Commands:
   /new, /reset      start a new session (this one is archived; its facts go to memory first)
   /compact          summarise the older messages now
   /memory QUERY     search long-term memory
+  /search QUERY     search what was said in your past sessions
   /remember TEXT    store TEXT in long-term memory now
   /forget ID        delete the memory with that id
   /status           the session, model and mode
   /exit             leave (Ctrl-D works too)"""
-NEEDS_ARGUMENT = {"memory": "QUERY", "remember": "TEXT", "forget": "ID"}
+NEEDS_ARGUMENT = {"memory": "QUERY", "search": "QUERY", "remember": "TEXT", "forget": "ID"}
 
 
 def read_lines(
@@ -127,6 +128,8 @@ class ChatScreen:
             self.notice(describe_compaction(CompactionResult(**_snake(outcome))))
         elif command.name == "memory":
             self.show_memories(self.backend.memory_search(command.rest))
+        elif command.name == "search":
+            self.show_turns(self.backend.session_search(command.rest))
         elif command.name == "remember":
             stored = self.backend.remember(command.rest)
             self.notice(f"remembered {stored.get('id')}: {stored.get('l0', command.rest)}")
@@ -146,6 +149,17 @@ class ChatScreen:
             self.console.print(
                 f"[dim]{_escape(str(hit.get('id')))}[/dim]  {_escape(str(hit.get('category', '')))}  "
                 f"{_escape(str(hit.get('l0', hit.get('text', ''))))}"
+            )
+
+    def show_turns(self, hits: list[dict[str, Any]]) -> None:
+        if not hits:
+            self.notice("nothing found in past sessions")
+            return
+        for hit in hits:
+            when = str(hit.get("ts") or "")[:16]
+            who = hit.get("sender") or hit.get("role")
+            self.console.print(
+                f"[dim]{_escape(when)}  {_escape(str(who))}[/dim]  {_escape(str(hit.get('text', '')))}"
             )
 
     def reply(self, text: str) -> None:

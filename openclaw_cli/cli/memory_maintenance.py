@@ -9,7 +9,7 @@ import typer
 
 from openclaw_cli.cli import common, memory_common
 from openclaw_cli.cli.memory_common import JsonOpt
-from openclaw_cli.cli.progress import progress_bar
+from openclaw_cli.cli.progress import progress_bar, spinner
 
 
 def status_cmd(as_json: JsonOpt = False) -> None:
@@ -79,23 +79,32 @@ def index_cmd(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Sync the workspace Markdown, then verify and repair the keyword and vector indexes.
+    """Sync the workspace Markdown, then verify and repair the keyword and vector indexes, and rebuild the
+    session transcript index (`openclaw session search`) from the session files, embedding every turn.
 
-    For cron, `openclaw memory index --check` only verifies, and exits 1 when something is wrong; it
-    also writes today's backup of every memory database when there is none yet (memory.backup.keepDays).
+    For cron, `openclaw memory index --check` only verifies (the transcript index too), and exits 1 when
+    something is wrong; it also writes today's backup of every memory database when there is none yet
+    (memory.backup.keepDays).
     """
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
     with memory_common.service() as service:
+        transcripts = service.transcripts()
         if check_only:
             reports = [r.to_dict() for r in service.check_indexes()]
-            ok = all(r["ok"] for r in reports)
+            turns = transcripts.check().to_dict()
+            transcripts.close()
+            ok = all(r["ok"] for r in reports) and turns["ok"]
             backups = _daily_backups()
             if as_json:
-                common.emit_json({"ok": ok, "databases": reports, "backups": backups})
+                common.emit_json({"ok": ok, "databases": reports, "transcripts": turns, "backups": backups})
             else:
                 for r in reports:
                     common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))
+                said = (
+                    "ok" if turns["built"] else "not built yet (the first search or `memory index` builds it)"
+                )
+                common.echo("transcripts: " + (said if turns["ok"] else "; ".join(turns["problems"])))
             if not ok:
                 raise typer.Exit(1)
             return
@@ -104,10 +113,15 @@ def index_cmd(
         ) + service.workspace_file_count()
         with progress_bar("re-embedding" if rebuild else "filling vectors", total) as advance:
             synced, done = service.index(rebuild=rebuild, progress=advance)
+        with spinner("indexing session transcripts"):
+            turns = transcripts.repair()
+        transcripts.close()
     outcome = [r.to_dict() for r in done]
     workspace = None if synced is None else synced.to_dict()
     if as_json:
-        common.emit_json({"rebuilt" if rebuild else "repaired": outcome, "workspace": workspace})
+        common.emit_json(
+            {"rebuilt" if rebuild else "repaired": outcome, "workspace": workspace, "transcripts": turns}
+        )
         return
     if workspace is not None and (workspace["files"] or workspace["removed"] or workspace["problems"]):
         for problem in workspace["problems"]:
@@ -119,6 +133,8 @@ def index_cmd(
         common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
     if not outcome:
         common.echo("no memory database yet")
+    if turns["turns"]:
+        common.echo(f"transcripts: {turns['turns']} turns indexed, {turns['embedded']} embedded")
 
 
 def register(app: typer.Typer) -> None:

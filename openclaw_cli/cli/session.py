@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common, session_common, session_portability, session_upkeep
+from openclaw_cli.cli import common, session_common, session_portability, session_search, session_upkeep
 from openclaw_cli.cli.session_common import JsonOpt, KeyArg, Target
 
 app = typer.Typer(
@@ -194,3 +194,4 @@ def delete_cmd(
 # The commands of the modules beside this one, registered in the order of `openclaw session --help`.
 session_portability.register(app)  # export, import, key
 session_upkeep.register(app)  # sweep, context, compact
+session_search.register(app)  # search

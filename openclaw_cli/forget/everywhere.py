@@ -361,5 +361,22 @@ def _forget_sessions(
                 report.summaries += outcome.summaries
         finally:
             store.close()
+        _forget_transcripts(home, settings, agent, [f.session_id for f in findings])
         if on_changed is not None:
             on_changed(agent, [f.session_id for f in findings])
+
+
+def _forget_transcripts(home: Home, settings: Settings, agent: str, session_ids: list[str]) -> None:
+    """The transcript index loses these sessions' rows with their messages, and its file is rewritten so no
+    byte of them is left; what a redaction kept is indexed again from the rewritten files."""
+    from openclaw_cli.memory.transcripts import TranscriptIndex, transcripts_path
+
+    if not transcripts_path(home, agent).exists():
+        return
+    index = TranscriptIndex(home, agent, settings.memory)
+    try:
+        index.forget_sessions(session_ids, compact=False)
+        index.catch_up()
+        index.compact()
+    finally:
+        index.close()

@@ -60,6 +60,7 @@ class Methods:
             "chat.abort": Methods.chat_abort,
             "memory.search": Methods.memory_search,
             "memory.inject": Methods.memory_inject,
+            "session.search": Methods.session_search,
             "memory.add": Methods.memory_add,
             "memory.delete": Methods.memory_delete,
             "memory.purge": Methods.memory_purge,
@@ -258,6 +259,18 @@ class Methods:
             }
 
         return await self._with_memory(self._agent(params), for_person)
+
+    async def session_search(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        """Search the agent's transcripts (`openclaw session search` sends these when a gateway runs). With
+        `userId` the call acts for that person, who finds only the sessions they took part in (the owner
+        finds every one); without it, the operator's view, narrowed by `filterUserId`."""
+        from openclaw_cli.gateway.session_search import transcript_request
+
+        agent_id = self._agent(params)
+        request = transcript_request(params, self._reader(params), identity.owner_id(self.core.settings))
+        services = self.core.runtime.services(agent_id)
+        result = await asyncio.to_thread(services.transcripts.search, request)
+        return result.to_dict(request)
 
     async def memory_inject(self, params: dict[str, Any], listener: Listener | None) -> Any:
         """The memory block `openclaw memory inject` shows, for a `query` or a session's recent messages."""

@@ -37,6 +37,7 @@ from openclaw_cli.paths import SHARED_AGENT, Home
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
 
@@ -374,6 +375,12 @@ class MemoryService:
         """`memory index`: sync the workspace Markdown, then repair (or rebuild) every database's indexes."""
         synced = self.sync_workspace(progress)
         return synced, self.rebuild_indexes(progress) if rebuild else self.repair_indexes(progress)
+
+    def transcripts(self) -> TranscriptIndex:
+        """This agent's session transcript index (memory/transcripts.py), embedding with this service's model."""
+        from openclaw_cli.memory.transcripts import TranscriptIndex
+
+        return TranscriptIndex(self.home, self.agent_id, self.settings, self.embedder)
 
     def live_count(self) -> int:
         from openclaw_cli.memory.upkeep.index import total_live

@@ -20,6 +20,7 @@ import os
 import shutil
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -74,6 +75,9 @@ class SessionStore:
         self._writers_guard = threading.Lock()
         self._ensured = False
         self._index_cache: tuple[Any, dict[str, Any]] | None = None
+        # Told the session id after each append and summary (the transcript index, memory/transcripts.py):
+        # a listener must return at once; sessions/ knows nothing of what it does.
+        self.listeners: list[Callable[[str], None]] = []
         _open_stores.add(self)
 
     # -- layout and locks -------------------------------------------------------------------------
@@ -308,7 +312,10 @@ class SessionStore:
             extra["userId"] = user_id
         elif anonymous:
             extra["anonymous"] = True
-        return self.writer(session_id).append(role, content, iso(now), extra)
+        stored = self.writer(session_id).append(role, content, iso(now), extra)
+        for listener in self.listeners:
+            listener(session_id)
+        return stored
 
     def read_session(self, session_id: str, *, count_tokens: bool = False) -> SessionView:
         """meta (brought up to date with the messages), all readable messages and the damaged lines.
@@ -354,6 +361,8 @@ class SessionStore:
         directory = self.session_dir(session_id)
         atomic_write_json(directory / CONTEXT_FILENAME, {"summary": summary, "summaryCheckpoint": checkpoint})
         self.writer(session_id).update_meta({"summaryCheckpoint": checkpoint})
+        for listener in self.listeners:
+            listener(session_id)
 
     def session_ids_on_disk(self) -> list[str]:
         if not self.root.is_dir():

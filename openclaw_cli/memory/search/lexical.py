@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from openclaw_cli.memory.store.protocol import MemoryStorage
+
+class IndexedTerms(Protocol):
+    """What the relevance reads of an index: each row's analysed terms (the memory store, the transcript index)."""
+
+    def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]: ...
+
 
 COMMON_TERM_SHARE = 0.05
 COMMON_TERM_MIN_DOCS = 1000
@@ -46,7 +50,7 @@ def without_common_terms(terms: Sequence[str], counts: dict[str, int], size: int
 
 
 def relevance(
-    storage: MemoryStorage, rowids: Iterable[int], terms: Sequence[str], weights: dict[str, float]
+    storage: IndexedTerms, rowids: Iterable[int], terms: Sequence[str], weights: dict[str, float]
 ) -> dict[int, float]:
     """For each memory, the specificity-weighted share of the query's terms it contains, in [0, 1].
 

@@ -4,7 +4,8 @@ from them, `meta`, the people memories name, and the one storage interface the r
 transactions, and all SQL on records, history, the keyword index, vec0 tables, people and workspace
 files). It also holds what the stored data is made of and shared by the layers above: the record
 dataclasses (`records`, `record_rows`), the embedder types (`embedder`), the stored vector's layout
-(`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache.
+(`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache; and the session transcript index's interface (`transcripts`), with
+its in-memory vectors (`transcript_vectors`).
 It may import only `openclaw_cli.errors`, `fsutil`, `paths`, `findings`, `memory.text` and itself, never search/,
 writing/, embedding/, upkeep/, reflect/, portability/ or workspace/. It exports `MemoryStore` (what the
 use cases hold: embedding on write, FSRS reviews, `storage`), `MemoryStorage` and `SqliteStorage`.

@@ -75,6 +75,19 @@ class VectorMatrix:
         self._positions = None
         self.table, self.generation = table, gen
 
+    @classmethod
+    def of_int8(cls, rowids: Sequence[int], blob: bytes, fmt: VectorFormat) -> VectorMatrix:
+        """A matrix of int8 rows given directly (the transcript index's vectors), with no filter columns."""
+        import numpy as np
+
+        matrix = cls()
+        matrix._rowids = np.asarray(rowids, dtype=np.int64)
+        matrix._codes = {
+            name: ({}, np.zeros(len(rowids), dtype=np.int32)) for name in ("scope", "user_id", "category")
+        }
+        matrix._load_int8(blob, len(rowids), fmt)
+        return matrix
+
     def _load_int8(self, blob: bytes, count: int, fmt: VectorFormat) -> None:
         import numpy as np
 

@@ -1,0 +1,285 @@
+"""Session transcript search (issue 24): the conversational eval's figures per kind, and scale at 200k
+messages (a year of daily chatting): indexing rate, warm search latency (operator and a person's view), and
+what indexing on append costs a turn (appends with and without the index listener, interleaved rounds).
+
+At scale the texts are generated and the vectors random unit vectors of the real embedder's identity: the
+latency of the scans is that of real ones; relevance at this scale is the eval's business, not this file's.
+OPENCLAW_BENCH_TURNS sets the size (default 200,000).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openclaw_cli.memory.search.transcripts import TranscriptRequest
+from openclaw_cli.memory.store.transcripts import TurnFilter
+from openclaw_cli.paths import Home
+from openclaw_cli.sessions.keys import parse_key
+from openclaw_cli.sessions.store import SessionStore
+from openclaw_cli.sessions.writer import Durability
+from tests.transcript_eval import evaluate, load, write_home
+from tests.transcript_helpers import open_index
+
+TURNS = int(os.environ.get("OPENCLAW_BENCH_TURNS", "200000"))
+PER_SESSION = 100
+PEOPLE = 20
+WORDS = [
+    "trip",
+    "flight",
+    "hotel",
+    "dinner",
+    "meeting",
+    "report",
+    "budget",
+    "garden",
+    "bike",
+    "train",
+    "doctor",
+    "dentist",
+    "piano",
+    "lesson",
+    "book",
+    "film",
+    "music",
+    "coffee",
+    "tea",
+    "weekend",
+    "holiday",
+    "birthday",
+    "present",
+    "recipe",
+    "bread",
+    "cake",
+    "project",
+    "deadline",
+    "review",
+    "code",
+    "deploy",
+    "server",
+    "database",
+    "migration",
+    "backup",
+    "laptop",
+    "phone",
+    "camera",
+    "beach",
+    "mountain",
+    "museum",
+    "concert",
+    "ticket",
+    "invoice",
+]
+HAN = "我们明天下午去公园散步然后吃晚饭看电影讨论项目计划旅行酒店机票生日礼物医生牙医钢琴课"
+QUERIES = [
+    "when is the dentist appointment",
+    "what did we decide about the hotel for the trip",
+    "database migration deadline",
+    "birthday present ideas",
+    "明天下午去公园",
+    "piano lesson on the weekend",
+    "the budget review meeting report",
+    "which museum and concert tickets did I buy",
+]
+
+
+def _text(rng: random.Random, number: int) -> str:
+    if number % 10 == 9:
+        return "".join(rng.choice(HAN) for _ in range(rng.randint(8, 20)))
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16))).capitalize() + "."
+
+
+def _build(home: Path, turns: int) -> list[str]:
+    """Sessions of PER_SESSION messages each, their messages.jsonl written whole (the index reads files)."""
+    rng = random.Random(200)
+    store = SessionStore(Home(home), "main", Durability("never"))
+    start = datetime(2025, 3, 1, tzinfo=UTC)
+    ids = []
+    try:
+        for number in range(max(1, turns // PER_SESSION)):
+            person = f"p{number % PEOPLE}"
+            when = start + timedelta(hours=4 * number)
+            meta = store.create_session(
+                parse_key(f"agent:main:telegram:default:direct:{person}"), when, person
+            )
+            store.set_status(meta["sessionId"], "archived", when)
+            lines = []
+            for idx in range(PER_SESSION):
+                role = "user" if idx % 2 == 0 else "assistant"
+                record: dict[str, Any] = {
+                    "idx": idx,
+                    "role": role,
+                    "content": _text(rng, idx),
+                    "ts": (when + timedelta(minutes=idx)).isoformat(),
+                }
+                if role == "user":
+                    record["userId"] = person
+                lines.append(json.dumps(record, ensure_ascii=False))
+            (store.session_dir(meta["sessionId"]) / "messages.jsonl").write_text("\n".join(lines) + "\n")
+            ids.append(meta["sessionId"])
+    finally:
+        store.close()
+    return ids
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, float]]]:
+    import numpy as np
+
+    home = tmp_path_factory.mktemp("transcripts-large") / "home"
+    built: dict[str, float] = {}
+    started = time.perf_counter()
+    _build(home, TURNS)
+    built["write_files_s"] = time.perf_counter() - started
+    index, service = open_index(home)
+    started = time.perf_counter()
+    built["indexed"] = index.catch_up()
+    built["index_s"] = time.perf_counter() - started
+    storage = index.storage()
+    identity = service.embedder().identity
+    rng = np.random.default_rng(1)
+    started = time.perf_counter()
+    for first in range(1, storage.store_size() + 1, 5000):
+        block = rng.normal(size=(5000, identity.dimensions)).astype(np.float32)
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        rows = range(first, min(first + 5000, storage.store_size() + 1))
+        with storage.transaction():
+            storage.put_vectors(identity, {rowid: block[n] for n, rowid in enumerate(rows)})
+    built["vectors_s"] = time.perf_counter() - started
+    try:
+        yield index, built
+    finally:
+        index.close()
+        service.close()
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def test_bench_transcript_eval_by_kind(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = load()
+    ids = write_home(tmp_path / "home", data)
+    index, service = open_index(tmp_path / "home")
+    try:
+        index.repair()
+        figures = benchmark.pedantic(lambda: evaluate(index, data, ids), rounds=1, iterations=1)
+    finally:
+        index.close()
+        service.close()
+    benchmark.extra_info.update({"figures": figures, "load": _load(), "goal_recall@10": 0.75})
+    print(json.dumps(figures, indent=1))
+    assert figures["overall"]["recall@10"] >= 0.75
+
+
+def _latencies(index: Any, where: TurnFilter, rounds: int = 3) -> list[float]:
+    out = []
+    for _ in range(rounds):
+        for query in QUERIES:
+            started = time.perf_counter()
+            index.search(TranscriptRequest(query, 10, where))
+            out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def test_bench_transcript_search_at_scale(benchmark, large: Any) -> None:  # type: ignore[no-untyped-def]
+    index, built = large
+    _latencies(index, TurnFilter(), rounds=1)  # warm: model loaded, pages cached
+    operator = _latencies(index, TurnFilter())
+    person = _latencies(index, TurnFilter(person="p3"))
+    benchmark.pedantic(lambda: index.search(TranscriptRequest(QUERIES[0], 10, TurnFilter())), rounds=5)
+
+    def pct(values: list[float], share: float) -> float:
+        return round(sorted(values)[int(share * (len(values) - 1))], 1)
+
+    info = {
+        "turns": built["indexed"],
+        "index_rate_per_s": round(built["indexed"] / built["index_s"]),
+        "operator_p50_ms": pct(operator, 0.5),
+        "operator_p95_ms": pct(operator, 0.95),
+        "person_p50_ms": pct(person, 0.5),
+        "person_p95_ms": pct(person, 0.95),
+        "load": _load(),
+        **{k: round(v, 1) for k, v in built.items()},
+    }
+    benchmark.extra_info.update(info)
+    print(json.dumps(info, indent=1))
+
+
+def test_bench_append_cost_with_and_without_the_index(benchmark, large: Any) -> None:  # type: ignore[no-untyped-def]
+    """Per-append latency of SessionStore.append (default durability) with the transcript listener installed
+    and without it, in interleaved rounds on the 200k index; and how long the background thread takes to
+    index each appended message."""
+    index, _ = large
+    home = index.home
+    plain = SessionStore(home, "main")
+    listened = SessionStore(home, "main")
+    listened.listeners.append(index.session_changed)
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    sessions = {}
+    for name, store in (("plain", plain), ("listened", listened)):
+        key = f"agent:main:telegram:default:direct:bench-{name}"
+        sessions[name] = store.create_session(parse_key(key), now, f"bench-{name}")["sessionId"]
+    timings: dict[str, list[float]] = {"plain": [], "listened": []}
+    for _round in range(10):
+        for name, store in (("plain", plain), ("listened", listened)):
+            for n in range(50):
+                started = time.perf_counter()
+                store.append(
+                    sessions[name], "user", f"Round {_round} message {n} about the Lisbon trip.", now
+                )
+                timings[name].append((time.perf_counter() - started) * 1e6)
+    started = time.perf_counter()
+    flushed = index.flush() + 0  # whatever the background thread has not indexed yet
+    drained_ms = (time.perf_counter() - started) * 1000
+    one = []
+    for n in range(50):
+        listened.append(sessions["listened"], "assistant", f"Reply {n}: the flat in Alfama is booked.", now)
+        started = time.perf_counter()
+        index.index_session(sessions["listened"])
+        one.append((time.perf_counter() - started) * 1000)
+    benchmark.pedantic(
+        lambda: listened.append(sessions["listened"], "user", "one more message about Lisbon", now), rounds=50
+    )
+    plain.close()
+    listened.close()
+    info = {
+        "append_p50_us_without_index": round(statistics.median(timings["plain"]), 1),
+        "append_p50_us_with_index": round(statistics.median(timings["listened"]), 1),
+        "append_mean_us_without_index": round(statistics.fmean(timings["plain"]), 1),
+        "append_mean_us_with_index": round(statistics.fmean(timings["listened"]), 1),
+        "background_index_one_message_p50_ms": round(statistics.median(one), 2),
+        "left_to_flush": flushed,
+        "flush_ms": round(drained_ms, 1),
+        "load": _load(),
+    }
+    benchmark.extra_info.update(info)
+    print(json.dumps(info, indent=1))
+
+
+def test_bench_transcript_search_cold_index(benchmark, large: Any) -> None:  # type: ignore[no-untyped-def]
+    """One search on a freshly opened index (what a one-shot `session search` pays besides start-up and
+    the model load): the catch-up reads every session's progress, and the vectors are read into memory."""
+    from openclaw_cli.memory.transcripts import TranscriptIndex
+
+    index, _ = large
+    times = []
+    for query in QUERIES[:4]:
+        fresh = TranscriptIndex(index.home, "main", index.settings, index.embedder)
+        started = time.perf_counter()
+        fresh.search(TranscriptRequest(query, 10, TurnFilter()))
+        times.append((time.perf_counter() - started) * 1000)
+        fresh.close()
+    benchmark.pedantic(lambda: None, rounds=1)
+    info = {"cold_search_ms": [round(t) for t in times], "load": _load()}
+    benchmark.extra_info.update(info)
+    print(json.dumps(info, indent=1))

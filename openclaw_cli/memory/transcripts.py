@@ -1,0 +1,408 @@
+"""Session transcript search for one agent (issue 24): keep the transcript index in step with the
+session files, and search it as a given person.
+
+The JSON Lines stay the source of truth. Each session's progress (bytes of messages.jsonl read, the file's
+identity, the summary indexed) lets `catch_up` read only what was appended since, whoever appended it (a
+turn, `session append`, an import); a rewritten file (a purge redacts by rewriting) is indexed again from
+the start, and a session gone from disk leaves the index. A running process (the gateway, `chat`) is told of
+each append through the session store's listener and indexes it on a background thread, so a turn never
+waits for the index; a search catches up first anyway.
+
+Who may see what: a person finds only the sessions they took part in (the session's person and every
+person who wrote in it); the owner, and the operator at the CLI, find everything.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from datetime import UTC, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_cli.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.memory.search.transcripts import TranscriptRequest, TranscriptResult, TranscriptSearcher
+from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
+from openclaw_cli.memory.store.transcript_vectors import TurnVectors
+from openclaw_cli.memory.store.transcripts import SessionProgress, TurnFilter
+from openclaw_cli.memory.transcript_files import (
+    ROLES,
+    message_indexes,
+    mtime_ns,
+    new_turns,
+    read_json,
+    summary_turn,
+)
+from openclaw_cli.sessions.ids import is_session_id
+from openclaw_cli.sessions.keys import build_key, parse_key
+from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME, iso, parse_time
+
+if TYPE_CHECKING:
+    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.memory.store.embedder import Embedder
+    from openclaw_cli.paths import Home
+
+TRANSCRIPTS_FILENAME = "transcripts.sqlite"
+
+
+def transcripts_path(home: Home, agent_id: str) -> Path:
+    return home.memory_dir(agent_id) / TRANSCRIPTS_FILENAME
+
+
+@dataclass
+class IndexCheck:
+    """What `memory index --check` says of the transcript index: sessions whose rows differ from their file."""
+
+    sessions: int = 0
+    messages: int = 0
+    pending_vectors: int = 0
+    problems: list[str] = field(default_factory=list)
+    built: bool = True
+    behind: int = 0  # sessions changed since they were indexed (caught up by the next search)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "built": self.built,
+            "behind": self.behind,
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "pendingVectors": self.pending_vectors,
+            "ok": self.ok,
+            "problems": self.problems,
+        }
+
+
+class TranscriptIndex:
+    """The transcript index of one agent. Thread-safe: one lock around the database."""
+
+    def __init__(
+        self,
+        home: Home,
+        agent_id: str,
+        settings: MemorySettings,
+        embedder: Callable[[], Embedder] | None = None,
+    ) -> None:
+        self.home = home
+        self.agent_id = agent_id
+        self.settings = settings
+        self.embedder = embedder
+        self.path = transcripts_path(home, agent_id)
+        self.sessions_dir = home.sessions_dir(agent_id)
+        self._storage: SqliteTranscripts | None = None
+        self._lock = threading.RLock()
+        self._dirty: set[str] = set()
+        self._wake = threading.Event()
+        self._worker: threading.Thread | None = None
+        self._closing = False
+        self._vectors = TurnVectors()  # kept warm between searches of this process
+        # Each session's progress as of the database's data_version (read again after another connection
+        # commits): reading 2,000 sessions' rows took ~40 ms of every search at 200k turns.
+        self._known: dict[str, SessionProgress] | None = None
+        self._version: int | None = None
+
+    # ------------------------------------------------------------------ plumbing
+
+    def storage(self) -> SqliteTranscripts:
+        with self._lock:
+            if self._storage is None:
+                storage = SqliteTranscripts.open(self.path)
+                if storage.stale() is not None:
+                    with storage.transaction():
+                        storage.clear()
+                self._storage = storage
+            return self._storage
+
+    def close(self) -> None:
+        self._closing = True
+        self._wake.set()
+        if self._worker is not None:
+            self._worker.join()
+            self._worker = None
+        with self._lock:
+            if self._storage is not None:
+                with suppress(Exception):
+                    self._storage.close()
+                self._storage = None
+
+    # ------------------------------------------------------------------ indexing
+
+    def session_changed(self, session_id: str) -> None:
+        """The session store's listener: a message or summary was written. Costs the turn a set insert;
+        the background thread indexes it."""
+        self._dirty.add(session_id)
+        if self._worker is None:
+            with self._lock:
+                if self._worker is None and not self._closing:
+                    self._worker = threading.Thread(target=self._work, name="transcript-index", daemon=True)
+                    self._worker.start()
+        self._wake.set()
+
+    def _work(self) -> None:
+        while not self._closing:
+            self._wake.wait()
+            self._wake.clear()
+            self.flush()
+
+    def flush(self) -> int:
+        """Index the sessions the listener named since the last flush."""
+        done = 0
+        while self._dirty:
+            session_id = self._dirty.pop()
+            with suppress(NotFound, StoreError, OSError):  # gone or damaged: a search's catch-up says so
+                done += self.index_session(session_id)
+        return done
+
+    def session_ids_on_disk(self) -> list[str]:
+        try:
+            entries = os.scandir(self.sessions_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        with entries:
+            return sorted(e.name for e in entries if is_session_id(e.name) and e.is_dir())
+
+    def catch_up(self) -> int:
+        """Bring the index up to date with every session on disk (active, dormant and archived); a session
+        gone from disk leaves it. An archived session indexed to its end is not looked at again (it takes
+        no more messages), so a search at a year of sessions stats only the live ones. Returns the turns
+        indexed."""
+        on_disk = self.session_ids_on_disk()
+        storage = self.storage()
+        done = 0
+        with self._lock:
+            known = self._progress(storage)
+            for gone in set(known) - set(on_disk):
+                with storage.transaction():
+                    storage.forget_session(gone)
+                known.pop(gone, None)
+            for session_id in on_disk:
+                progress = known.get(session_id)
+                if progress is None or not progress.final:
+                    done += self.index_session(session_id, progress)
+        return done
+
+    def _progress(self, storage: SqliteTranscripts) -> dict[str, SessionProgress]:
+        version = storage.data_version()
+        if self._known is None or version != self._version:
+            self._known, self._version = storage.all_progress(), version
+        return self._known
+
+    def _record(self, storage: SqliteTranscripts, session_id: str, progress: SessionProgress) -> None:
+        storage.set_progress(session_id, progress)
+        if self._known is not None:
+            self._known[session_id] = progress
+
+    def index_session(self, session_id: str, progress: SessionProgress | None = None) -> int:
+        """Index what was appended to one session since it was last indexed (all of it after a rewrite)."""
+        directory = self.sessions_dir / session_id
+        messages = directory / MESSAGES_FILENAME
+        try:
+            info = os.stat(messages)
+        except FileNotFoundError:
+            return 0
+        file_id = _file_id(messages)
+        context_mtime = mtime_ns(directory / CONTEXT_FILENAME)
+        storage = self.storage()
+        with self._lock:
+            known = progress if progress is not None else storage.progress(session_id)
+            rewritten = known.file_id not in ("", file_id) or info.st_size < known.messages_bytes
+            meta = read_json(directory / META_FILENAME)
+            unchanged = known.messages_bytes == info.st_size and known.context_mtime_ns == context_mtime
+            if not rewritten and unchanged:
+                if meta.get("status") == "archived" and not known.final:
+                    with storage.transaction():  # archived since it was indexed to its end: done with
+                        self._record(storage, session_id, replace(known, final=True))
+                return 0
+            key = str(meta.get("sessionKey") or f"agent:{self.agent_id}:unknown")
+            start = 0 if rewritten else known.messages_bytes
+            turns, people, end = new_turns(messages, start, info.st_size, session_id, key)
+            fresh_context = rewritten or context_mtime != known.context_mtime_ns
+            summary = summary_turn(directory, session_id, key, meta) if fresh_context else None
+            with storage.transaction():
+                if rewritten:
+                    storage.forget_session(session_id)
+                storage.add_turns(turns)
+                if meta.get("userId"):
+                    people.add(str(meta["userId"]))
+                storage.add_people(session_id, people)
+                checkpoint = known.summary_checkpoint if not rewritten else None
+                if summary is not None and summary.index != checkpoint:
+                    storage.forget_summary(session_id)
+                    storage.add_turns([summary])
+                    checkpoint = summary.index
+                final = meta.get("status") == "archived" and end == info.st_size
+                self._record(
+                    storage, session_id, SessionProgress(end, checkpoint, file_id, context_mtime, final)
+                )
+            return len(turns) + (summary is not None)
+
+    def forget_sessions(self, session_ids: Iterable[str], *, compact: bool = True) -> int:
+        """Remove these sessions' rows now (a purge redacted them; the next catch-up indexes what is left),
+        and rewrite the file so the removed text lingers nowhere in it."""
+        storage = self.storage()
+        removed = 0
+        with self._lock:
+            self._known = None
+            with storage.transaction():
+                for session_id in session_ids:
+                    removed += storage.forget_session(session_id)
+            if compact:
+                storage.compact()
+        return removed
+
+    def compact(self) -> None:
+        """Rewrite the file so removed text lingers nowhere in it."""
+        with self._lock:
+            self.storage().compact()
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, request: TranscriptRequest, *, vectors: bool = True) -> TranscriptResult:
+        """Search as `request.where` says (the caller decides whose view, see `viewer_filter`)."""
+        from openclaw_cli.memory.search.transcripts import validate
+
+        validate(request)
+        self.catch_up()
+        storage = self.storage()
+        self._check_sessions(storage, request.where)
+        with self._lock:
+            embedder = self.embedder() if (vectors and self.embedder is not None) else None
+            return TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
+
+    def _check_sessions(self, storage: SqliteTranscripts, where: TurnFilter) -> None:
+        known_ids = set(storage.all_progress()) if where.sessions else set()
+        for session_id in where.sessions:
+            if session_id not in known_ids:
+                raise NotFound(f"no session {session_id}", hint="see `openclaw session list`")
+        for key in where.keys:
+            if not storage.has_key(key):
+                raise NotFound(f"no session with key {key}", hint="see `openclaw session list`")
+
+    # ------------------------------------------------------------------ upkeep
+
+    def check(self) -> IndexCheck:
+        """Compare the index with the session files, without changing either."""
+        result = IndexCheck()
+        if not self.path.exists():
+            # Not built yet (a home from before it, or no search since): the first search or `memory index`
+            # builds it from the session files, so nothing is wrong.
+            result.built = False
+            return result
+        storage = self.storage()
+        with self._lock:
+            stale = storage.stale()
+            if stale:
+                result.problems.append(f"transcript index must be rebuilt: {stale}")
+                return result
+            indexed = storage.indexed_sessions()
+            progress = storage.all_progress()
+            for session_id in self.session_ids_on_disk():
+                indexed.pop(session_id, None)
+                done = progress.get(session_id)
+                path = self.sessions_dir / session_id / MESSAGES_FILENAME
+                if done is None or done.file_id != _file_id(path):
+                    result.behind += 1  # appended or rewritten since: the next search indexes it
+                    continue
+                # What was indexed must match the transcript up to where it was read; a later append is not
+                # damage, only lag.
+                expected = message_indexes(path, done.messages_bytes)
+                have = storage.message_indexes(session_id)
+                result.sessions += 1
+                result.messages += len(have)
+                result.behind += _size(path) > done.messages_bytes
+                if have != expected:
+                    result.problems.append(
+                        f"session {session_id}: {len(have)} messages indexed, {len(expected)} in its transcript"
+                    )
+            result.behind += len(indexed)  # deleted since: the next search drops them
+            if storage.count() != storage.keyword_count():
+                result.problems.append(
+                    f"transcript keyword index holds {storage.keyword_count()} rows for {storage.count()} turns"
+                )
+            result.pending_vectors = storage.pending_count()
+        return result
+
+    def repair(self, *, embed: bool = True, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        """Rebuild the index from the session files (everything in it is derived), then embed every turn."""
+        storage = self.storage()
+        with self._lock:
+            self._known = None
+            with storage.transaction():
+                storage.clear()
+            indexed = self.catch_up()
+            embedded = 0
+            if embed and self.embedder is not None:
+                searcher = TranscriptSearcher(storage, self.settings.search, self.embedder())
+                while True:
+                    step = searcher.embed_pending(TurnFilter(), 512)
+                    if not step:
+                        break
+                    embedded += step
+                    if progress is not None:
+                        progress(step)
+        return {"turns": indexed, "embedded": embedded}
+
+
+def viewer_filter(
+    viewer: str | None,
+    *,
+    owner: str,
+    filter_user: str | None = None,
+    sessions: Iterable[str] = (),
+    role: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> TurnFilter:
+    """Whose transcripts a search may read. `viewer` None is the operator (the CLI, a gateway call without
+    `userId`): every session, or `filter_user`'s. A person other than the owner sees their own sessions
+    only, whatever `filter_user` asks."""
+    if role is not None and role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r}", hint="use user or assistant")
+    if since is not None and until is not None and since >= until:
+        raise InvalidInput("--since is not before --until", hint="give a start date before the end date")
+    person = filter_user if viewer is None or viewer == owner else viewer
+    if viewer is not None and viewer != owner and filter_user not in (None, viewer):
+        raise InvalidInput("a person may search only their own sessions", hint="leave out the user filter")
+    ids: list[str] = []
+    keys: list[str] = []
+    for value in sessions:
+        if is_session_id(value):
+            ids.append(value)
+        else:
+            keys.append(build_key(parse_key(value)))  # canonical, as stored; a malformed key is refused
+    return TurnFilter(person, tuple(ids), tuple(keys), role, since, until)
+
+
+def parse_bound(text: str, *, end: bool) -> str:
+    """A --since/--until value as the index's timestamp: YYYY-MM-DD (a whole UTC day: `end` makes it the
+    start of the next day, so --until includes the day) or an ISO date-time."""
+    value = text.strip()
+    if not value or "\x00" in value:
+        raise InvalidInput(f"bad date {text!r}", hint="use YYYY-MM-DD or an ISO date-time")
+    moment = parse_time(value)
+    if moment is None:
+        raise InvalidInput(f"bad date {text!r}", hint="use YYYY-MM-DD or an ISO date-time")
+    if end and len(value) == 10:
+        moment += timedelta(days=1)
+    return iso(moment.astimezone(UTC))
+
+
+def _file_id(path: Path) -> str:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return ""
+    return f"{info.st_dev}:{info.st_ino}"
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
