@@ -33,6 +33,7 @@ from openclaw_cli.memory.store.records import (
 )
 from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
+from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
@@ -93,6 +94,7 @@ class MemoryService:
         keyword leg runs, and the search waits for them only when it embeds the query. A failure here is
         not reported: the search meets it again, where it is used."""
         if self._preload is None:
+            settle_numpy()
             self._preload = threading.Thread(target=self._load_quietly, name="embedder-preload", daemon=True)
             self._preload.start()
 

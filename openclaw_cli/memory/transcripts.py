@@ -39,6 +39,7 @@ from openclaw_cli.memory.transcript_files import (
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME, iso, parse_time
+from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
@@ -140,6 +141,7 @@ class TranscriptIndex:
         if self._worker is None:
             with self._lock:
                 if self._worker is None and not self._closing:
+                    settle_numpy()
                     self._worker = threading.Thread(target=self._work, name="transcript-index", daemon=True)
                     self._worker.start()
         self._wake.set()

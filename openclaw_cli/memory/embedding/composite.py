@@ -19,6 +19,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryE
 from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST
 from openclaw_cli.memory.store.layout import unread_half as unread_half
 from openclaw_cli.memory.text.analysis import detect_language
+from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,5 +65,6 @@ class CompositeEmbedder:
     def _query_helper(self) -> ThreadPoolExecutor:
         with self._helper_lock:
             if self._helper is None:
+                settle_numpy()
                 self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embed")
             return self._helper

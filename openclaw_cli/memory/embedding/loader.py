@@ -22,6 +22,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     local_model_files,
     model_dir_files,
 )
+from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     from openclaw_cli.config import EmbeddingSettings
@@ -123,6 +124,7 @@ def _local_embedder(
     from openclaw_cli.memory.embedding.composite import CompositeEmbedder
 
     # The two models load side by side: onnxruntime builds a session without holding the GIL.
+    settle_numpy()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-load") as helper:
         multilingual = helper.submit(_multilingual, settings, cache_dir, fast_start)
         english = _minilm(settings, optimise=optimise, cache_dir=cache_dir)

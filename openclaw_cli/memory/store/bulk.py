@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from openclaw_cli.memory.store.records import utc_now
 from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
+from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -162,6 +163,7 @@ class BulkWriter:
         for chunk in self._chunks[first : first + AHEAD + 1]:
             if chunk.future is None:
                 if self._pool is None:
+                    settle_numpy()
                     self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-embed")
                 chunk.future = self._pool.submit(self._embed, chunk)
 
