@@ -2,7 +2,7 @@
 
 Embedding 100k memories with the two default models takes ~10 minutes on 2 cores, so the vectors, the
 openclaw home and the naive design's database are kept under the system temp dir, keyed by a hash of the
-corpus generator, BUILD and the model names: a rerun finds them and starts at once.
+corpus, BUILD and the model names: a rerun finds them and starts at once.
 Both stores hold the same texts with the same vectors (embedded once by the real default embedder).
 
 Run `python -m benchmarks.store100k` to build the cache ahead of `pytest benchmarks`.
@@ -10,10 +10,12 @@ Run `python -m benchmarks.store100k` to build the cache ahead of `pytest benchma
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,10 +44,12 @@ def settings() -> Any:
     return base.model_copy(update={"memory": memory})
 
 
+@functools.lru_cache
 def cache_dir(count: int = COUNT) -> Path:
-    digest = hashlib.sha256()
-    digest.update((HERE / "corpus100k.py").read_bytes())
-    digest.update(f"{BUILD}:{settings().memory.embedding.model}:{count}".encode())
+    """Keyed by what is built (the texts themselves, not the generator's source), so reformatting the
+    generator keeps the cache."""
+    digest = hashlib.sha256("\n".join(corpus100k.memories(count)).encode())
+    digest.update(f"{BUILD}:{settings().memory.embedding.model}".encode())
     return Path(tempfile.gettempdir()) / f"openclaw-bench-100k-{digest.hexdigest()[:12]}"
 
 
@@ -65,26 +69,70 @@ class Precomputed:
         return self._real.embed_query(text)
 
 
-def _vectors(root: Path, texts: list[str]) -> Any:
+PART = 10_000  # vectors are embedded and saved in parts: a build can resume, and run on several processes
+
+
+@functools.lru_cache
+def vector_dir() -> Path:
+    """The full corpus's vectors, in parts; a smaller store takes the first ones (the same texts)."""
+    digest = hashlib.sha256("\n".join(corpus100k.memories(COUNT)).encode())
+    digest.update(f"{settings().memory.embedding.model}".encode())
+    where = Path(tempfile.gettempdir()) / f"openclaw-bench-vectors-{digest.hexdigest()[:12]}"
+    where.mkdir(mode=0o700, exist_ok=True)
+    return where
+
+
+def part(number: int) -> Any:
+    """The vectors of the full corpus's texts number*PART to (number+1)*PART, embedded by the default
+    models unless saved; another process embedding the same part is waited for (a lock file with its pid)."""
+    import numpy as np
+
+    path = vector_dir() / f"part-{number:02d}.npy"
+    lock = path.with_suffix(".lock")
+    while not path.exists():
+        try:
+            handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            if not _alive(lock):
+                lock.unlink(missing_ok=True)
+            time.sleep(2)
+            continue
+        os.write(handle, str(os.getpid()).encode())
+        os.close(handle)
+        try:
+            _embed_part(number, path)
+        finally:
+            lock.unlink(missing_ok=True)
+    return np.load(path)
+
+
+def _alive(lock: Path) -> bool:
+    try:
+        os.kill(int(lock.read_text() or "0"), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _embed_part(number: int, path: Path) -> None:
     import numpy as np
 
     from openclaw_cli.memory.embedding.loader import create_embedder
 
-    path = root / "vectors.npy"
-    if path.exists():
-        return np.load(path)
-    full = cache_dir(COUNT) / "vectors.npy"
-    if len(texts) < COUNT and full.exists():  # a smaller corpus is the full one's first texts
-        return np.load(full, mmap_mode="r")[: len(texts)].copy()
+    texts = corpus100k.memories(COUNT)[number * PART : (number + 1) * PART]
     embedder = create_embedder(settings().memory.embedding, cache_dir=model_cache())
-    parts = [embedder.embed_passages(texts[i : i + 512]) for i in range(0, len(texts), 512)]
-    vectors = np.vstack(parts).astype(np.float32)
-    np.save(root / "vectors.tmp.npy", vectors)
-    os.replace(root / "vectors.tmp.npy", path)
-    return vectors
+    batches = [embedder.embed_passages(texts[i : i + 256]) for i in range(0, len(texts), 256)]
+    temporary = path.with_suffix(".tmp.npy")
+    np.save(temporary, np.vstack(batches).astype(np.float32))
+    os.replace(temporary, path)
 
 
-def _openclaw_home(root: Path, texts: list[str], vectors: Any) -> Path:
+def _parts(count: int) -> list[int]:
+    return list(range((count + PART - 1) // PART))
+
+
+def _openclaw_home(root: Path, texts: list[str]) -> Path:
+    """An openclaw home holding `texts`, written part by part as the vectors become available."""
     from openclaw_cli.memory.agent_memory import NewMemory
     from openclaw_cli.memory.embedding.loader import create_embedder
     from openclaw_cli.memory.service import MemoryService
@@ -97,27 +145,32 @@ def _openclaw_home(root: Path, texts: list[str], vectors: Any) -> Path:
     home.mkdir(mode=0o700)
     service = MemoryService(Home(home), "main", settings().memory)
     real = create_embedder(settings().memory.embedding, cache_dir=model_cache())
-    fast = Precomputed(real, texts, vectors)
-    service.embedder = lambda: fast  # type: ignore[method-assign]
     categories = corpus100k.CATEGORIES
-    records = [
-        service.build_record(NewMemory(l0=t, category=categories[i % len(categories)]))
-        for i, t in enumerate(texts)
-    ]
-    service.add_many(records)
+    for number in _parts(len(texts)):
+        chunk = texts[number * PART : (number + 1) * PART]
+        fast = Precomputed(real, chunk, part(number)[: len(chunk)])
+        service.embedder = lambda fast=fast: fast  # type: ignore[method-assign,misc]
+        start = number * PART
+        records = [
+            service.build_record(NewMemory(l0=t, category=categories[(start + i) % len(categories)]))
+            for i, t in enumerate(chunk)
+        ]
+        service.add_many(records)
     service.close()
     (root / "home.done").touch()
     return home
 
 
 def build(count: int = COUNT) -> Path:
-    """The cache directory, with vectors.npy, home/ (an openclaw home) and naive.db, built if missing."""
+    """The cache directory, with home/ (an openclaw home) and naive.db, built if missing."""
     root = cache_dir(count)
     root.mkdir(mode=0o700, exist_ok=True)
     texts = corpus100k.memories(count)
-    vectors = _vectors(root, texts)
-    _openclaw_home(root, texts, vectors)
+    _openclaw_home(root, texts)
     if not (root / "naive.db").exists():
+        import numpy as np
+
+        vectors = np.vstack([part(n) for n in _parts(count)])[:count]
         naive.build(root / "naive.tmp.db", texts, vectors)
         os.replace(root / "naive.tmp.db", root / "naive.db")
     return root
@@ -125,8 +178,14 @@ def build(count: int = COUNT) -> Path:
 
 if __name__ == "__main__":
     import sys
-    import time
 
+    # `python -m benchmarks.store100k [COUNT]` builds; `... embed FIRST STEP` only embeds parts FIRST,
+    # FIRST+STEP, ... (a second process speeds a build up where there are cores to spare).
     started = time.perf_counter()
-    where = build(int(sys.argv[1]) if len(sys.argv) > 1 else COUNT)
-    print(f"{where} in {time.perf_counter() - started:.0f} s")
+    if sys.argv[1:2] == ["embed"]:
+        for number in _parts(COUNT)[int(sys.argv[2]) :: int(sys.argv[3])]:
+            part(number)
+        print(f"embedded in {time.perf_counter() - started:.0f} s")
+    else:
+        where = build(int(sys.argv[1]) if len(sys.argv) > 1 else COUNT)
+        print(f"{where} in {time.perf_counter() - started:.0f} s")
