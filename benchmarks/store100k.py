@@ -54,16 +54,21 @@ def cache_dir(count: int = COUNT) -> Path:
 
 
 class Precomputed:
-    """The real embedder, but passages come from the vectors embedded once for the corpus."""
+    """The real embedder, but passages come from the vectors embedded once for the corpus (`add` them
+    part by part: the store keeps the embedder it was first given)."""
 
-    def __init__(self, real: Any, texts: Sequence[str], vectors: Any) -> None:
+    def __init__(self, real: Any) -> None:
         self._real = real
-        self._rows = {text: n for n, text in enumerate(texts)}
-        self._vectors = vectors
+        self._vectors: dict[str, Any] = {}
         self.identity = real.identity
 
+    def add(self, texts: Sequence[str], vectors: Any) -> None:
+        self._vectors.update(zip(texts, vectors, strict=True))
+
     def embed_passages(self, texts: Sequence[str]) -> Any:
-        return self._vectors[[self._rows[t] for t in texts]]
+        import numpy as np
+
+        return np.stack([self._vectors[t] for t in texts])
 
     def embed_query(self, text: str) -> Any:
         return self._real.embed_query(text)
@@ -144,12 +149,12 @@ def _openclaw_home(root: Path, texts: list[str]) -> Path:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(mode=0o700)
     service = MemoryService(Home(home), "main", settings().memory)
-    real = create_embedder(settings().memory.embedding, cache_dir=model_cache())
+    fast = Precomputed(create_embedder(settings().memory.embedding, cache_dir=model_cache()))
+    service.embedder = lambda: fast  # type: ignore[method-assign]
     categories = corpus100k.CATEGORIES
     for number in _parts(len(texts)):
         chunk = texts[number * PART : (number + 1) * PART]
-        fast = Precomputed(real, chunk, part(number)[: len(chunk)])
-        service.embedder = lambda fast=fast: fast  # type: ignore[method-assign,misc]
+        fast.add(chunk, part(number)[: len(chunk)])
         start = number * PART
         records = [
             service.build_record(NewMemory(l0=t, category=categories[(start + i) % len(categories)]))

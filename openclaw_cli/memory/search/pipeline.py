@@ -37,7 +37,6 @@ from openclaw_cli.memory.search.result import (
 )
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT, Pass
 from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.forgetting import retrievability
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 
 __all__ = [
@@ -108,6 +107,8 @@ class HybridSearcher:
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         result = SearchResult(hits=[], profile=self.profile, query=request.query)
         p = Pass(request, now, result, where, request.query)
+        if self.embedder is not None and request.mode != "bm25" and "embed" not in self.disabled:
+            p.prefetch = semantic.QueryPrefetch(self.embedder, p.text)
         for step in PIPELINE:
             if step.name in self.disabled:
                 continue
@@ -177,7 +178,12 @@ class HybridSearcher:
                     "is off until `openclaw memory index --rebuild` re-embeds it"
                 )
                 return
-            query: QueryEmbedding = self.embedder.embed_query(p.text)
+            ahead = p.prefetch
+            query: QueryEmbedding = (
+                ahead.result()
+                if ahead is not None and ahead.text == p.text
+                else self.embedder.embed_query(p.text)
+            )
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
             return
@@ -219,7 +225,7 @@ class HybridSearcher:
         return None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
 
     def _source(self) -> semantic.VectorSource:
-        if self.warm:
+        if self.warm or self.store.vectors_in_memory:
             return self.store.vector_matrix()
         return self.store.storage.vector_source()
 
@@ -320,7 +326,7 @@ class HybridSearcher:
         """Score = relevance x retrievability (how well the memory is remembered); the top k."""
         facts = p.facts
         for candidate in p.candidates:
-            candidate.retrievability = retrievability(facts[candidate.rowid].fsrs(), p.now)
+            candidate.retrievability = facts[candidate.rowid].retrievability(p.now)
             candidate.score = candidate.relevance * candidate.retrievability
         p.candidates.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
         top = p.candidates[: p.request.k]
