@@ -107,15 +107,17 @@ class HybridSearcher:
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         result = SearchResult(hits=[], profile=self.profile, query=request.query)
         p = Pass(request, now, result, where, request.query)
-        if self.embedder is not None and request.mode != "bm25" and "embed" not in self.disabled:
-            p.prefetch = semantic.QueryPrefetch(self.embedder, p.text)
-        for step in PIPELINE:
-            if step.name in self.disabled:
-                continue
-            step.run(self, p)
-            clock.lap(step.timing)
-            if p.finished:
-                break
+        try:
+            for step in PIPELINE:
+                if step.name in self.disabled:
+                    continue
+                step.run(self, p)
+                clock.lap(step.timing)
+                if p.finished:
+                    break
+        finally:
+            if p.prefetch is not None:  # never leave a model running at interpreter exit (it aborts)
+                p.prefetch.settle()
         clock.total()
         p.result.timings_ms = clock.timings
         return p.result
@@ -129,6 +131,9 @@ class HybridSearcher:
             p.result.warnings.append("the query has no words or numbers to search for")
             p.finished = True
             return
+        if self.embedder is not None and p.request.mode != "bm25":
+            # Only a query with terms is embedded: the keyword leg runs meanwhile.
+            p.prefetch = semantic.QueryPrefetch(self.embedder, p.text)
         self._term_weights(p.result.terms)
 
     def _term_weights(self, terms: Sequence[str]) -> None:

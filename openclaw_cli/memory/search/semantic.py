@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -52,12 +52,11 @@ class Similarity:
 
 
 class QueryPrefetch:
-    """The query's vector, computed on a thread of its own from the start of a search.
+    """The query's vector, computed on a thread of its own once the query is analysed.
 
-    The models release the GIL while they run, and so does SQLite: the query's analysis and the keyword
-    leg run meanwhile instead of before (the embedding was ~5 ms of a warm search at 100k, the keyword
-    leg ~5 ms). A daemon thread, not a pool: a one-shot process whose query turns out to have no terms
-    exits without waiting for the model it no longer needs.
+    The models release the GIL while they run, and so does SQLite: the keyword leg runs meanwhile
+    instead of before (the embedding was ~5 ms of a warm search at 100k, the keyword leg ~5 ms). Started
+    once the query is known to have terms; the search waits for it to settle before it returns.
     """
 
     def __init__(self, embedder: Embedder, text: str) -> None:
@@ -73,6 +72,11 @@ class QueryPrefetch:
 
     def result(self) -> QueryEmbedding:
         return self._future.result()
+
+    def settle(self) -> None:
+        """Wait until the embedding is done, whatever its outcome: a search that ends before it uses
+        the vector (an error) must not leave onnxruntime running as the process exits."""
+        wait([self._future])
 
 
 def english_weight(profile: SearchProfile, unknown_share: float) -> float:
