@@ -302,7 +302,9 @@ def test_a_single_search_answers_as_a_warm_batch_does(cli) -> None:  # type: ign
     ]
     assert cli("memory", "add", "--batch", "-", input="\n".join(lines) + "\n").returncode == 0
     queries = ["what does he drink in the morning", "editor theme", "早上喝什么", "peanuts"]
-    batch = cli("memory", "search", "--batch", "-", input="\n".join(json.dumps({"query": q}) for q in queries))
+    batch = cli(
+        "memory", "search", "--batch", "-", input="\n".join(json.dumps({"query": q}) for q in queries)
+    )
     assert batch.returncode == 0, batch.stderr
     warm = [json.loads(line)["results"] for line in batch.stdout.splitlines()]
     for query, expected in zip(queries, warm, strict=True):
