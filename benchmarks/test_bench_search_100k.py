@@ -125,7 +125,9 @@ def test_warm_search_100k_against_naive(
     stages = {stage: spread(values) for stage, values in groups.items()}
     steps = {name: spread(values) for name, values in step_times.items()}
     benchmark.extra_info.update({"table": table, "ratio": ratio, "stages": stages, "load": load})
-    print(f"\nwarm search at 100k, load {load:.2f} (ms; openclaw 3 x 300 queries, naive 1 x 300):")
+    print(
+        f"\nwarm search at {store100k.COUNT}, load {load:.2f} (ms; openclaw 3 x 300 queries, naive 1 x 300):"
+    )
     for kind, row in table.items():
         print(f"  {kind:10} openclaw {row['openclaw']}  naive {row['naive']}")
     print(f"  naive / openclaw: {ratio}")
@@ -194,7 +196,9 @@ def test_cold_search_100k_against_naive(benchmark: Any, cache: Path) -> None:
     benchmark.pedantic(lambda: found.update(_cold_rounds(cache / "home", cache / "naive.db", 5)), rounds=1)
     found["load"] = os.getloadavg()[0]
     benchmark.extra_info.update(found)
-    print(f"\ncold search at 100k, load {found['load']:.2f}: {json.dumps(found, ensure_ascii=False)}")
+    print(
+        f"\ncold search at {store100k.COUNT}, load {found['load']:.2f}: {json.dumps(found, ensure_ascii=False)}"
+    )
     assert found["wall_median_ms"]
 
 
