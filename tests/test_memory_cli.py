@@ -284,3 +284,32 @@ def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Pa
         capture_output=True,
     )
     assert piped.returncode == 0 and piped.stderr == b""
+
+
+def test_a_single_search_answers_as_a_warm_batch_does(cli) -> None:  # type: ignore[no-untyped-def]
+    """A one-shot search reads the vectors while the model loads and scans them in memory: its results
+    and scores are those of the warm path `--batch` (and a gateway) uses, in English and Chinese."""
+    lines = [
+        json.dumps({"text": text}, ensure_ascii=False)
+        for text in (
+            "prefers dark mode in every editor",
+            "drinks an oat milk latte every morning",
+            "the payments ledger deploy broke on Friday",
+            "女儿九月上小学一年级",
+            "每天早上喝一杯龙井茶",
+            "Lin is allergic to peanuts",
+        )
+    ]
+    assert cli("memory", "add", "--batch", "-", input="\n".join(lines) + "\n").returncode == 0
+    queries = ["what does he drink in the morning", "editor theme", "早上喝什么", "peanuts"]
+    batch = cli(
+        "memory", "search", "--batch", "-", input="\n".join(json.dumps({"query": q}) for q in queries)
+    )
+    assert batch.returncode == 0, batch.stderr
+    warm = [json.loads(line)["results"] for line in batch.stdout.splitlines()]
+    for query, expected in zip(queries, warm, strict=True):
+        single = cli("memory", "search", query, "--json", "--local")
+        assert single.returncode == 0, single.stderr
+        found = single.json()["results"]
+        assert found, query
+        assert [(r["id"], r["score"]) for r in found] == [(r["id"], r["score"]) for r in expected]

@@ -310,6 +310,10 @@ class MemoryService:
         moment = now or utc_now()
         self.sync_workspace(only_if_dirty=True)
         with self.damage_guard():
+            if self._preload is not None and request.mode != "bm25":
+                # One search in this process (preload_embedder): its vectors are read while the model loads.
+                for store in self.existing_stores():
+                    store.load_vectors_ahead()
             results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
         if not results:
             return SearchResult(hits=[], warnings=["no memories stored yet"])

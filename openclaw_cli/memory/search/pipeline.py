@@ -37,7 +37,6 @@ from openclaw_cli.memory.search.result import (
 )
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT, Pass
 from openclaw_cli.memory.store import vectors
-from openclaw_cli.memory.store.forgetting import retrievability
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 
 __all__ = [
@@ -108,13 +107,17 @@ class HybridSearcher:
         where = vectors.VectorFilter(request.user_id, request.scopes, request.categories)
         result = SearchResult(hits=[], profile=self.profile, query=request.query)
         p = Pass(request, now, result, where, request.query)
-        for step in PIPELINE:
-            if step.name in self.disabled:
-                continue
-            step.run(self, p)
-            clock.lap(step.timing)
-            if p.finished:
-                break
+        try:
+            for step in PIPELINE:
+                if step.name in self.disabled:
+                    continue
+                step.run(self, p)
+                clock.lap(step.timing)
+                if p.finished:
+                    break
+        finally:
+            if p.prefetch is not None:  # never leave a model running at interpreter exit (it aborts)
+                p.prefetch.settle()
         clock.total()
         p.result.timings_ms = clock.timings
         return p.result
@@ -128,6 +131,9 @@ class HybridSearcher:
             p.result.warnings.append("the query has no words or numbers to search for")
             p.finished = True
             return
+        if self.embedder is not None and p.request.mode != "bm25":
+            # Only a query with terms is embedded: the keyword leg runs meanwhile.
+            p.prefetch = semantic.QueryPrefetch(self.embedder, p.text)
         self._term_weights(p.result.terms)
 
     def _term_weights(self, terms: Sequence[str]) -> None:
@@ -177,7 +183,12 @@ class HybridSearcher:
                     "is off until `openclaw memory index --rebuild` re-embeds it"
                 )
                 return
-            query: QueryEmbedding = self.embedder.embed_query(p.text)
+            ahead = p.prefetch
+            query: QueryEmbedding = (
+                ahead.result()
+                if ahead is not None and ahead.text == p.text
+                else self.embedder.embed_query(p.text)
+            )
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
             return
@@ -219,7 +230,7 @@ class HybridSearcher:
         return None if found is None else semantic.HubCorrection(found, self.profile.hub_weight)
 
     def _source(self) -> semantic.VectorSource:
-        if self.warm:
+        if self.warm or self.store.vectors_in_memory:
             return self.store.vector_matrix()
         return self.store.storage.vector_source()
 
@@ -320,7 +331,7 @@ class HybridSearcher:
         """Score = relevance x retrievability (how well the memory is remembered); the top k."""
         facts = p.facts
         for candidate in p.candidates:
-            candidate.retrievability = retrievability(facts[candidate.rowid].fsrs(), p.now)
+            candidate.retrievability = facts[candidate.rowid].retrievability(p.now)
             candidate.score = candidate.relevance * candidate.retrievability
         p.candidates.sort(key=lambda c: (-c.score, _category_order(facts[c.rowid].category), c.rowid))
         top = p.candidates[: p.request.k]

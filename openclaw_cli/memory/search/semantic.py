@@ -10,7 +10,9 @@ alone (exactly right for the others). Their union is then scored exactly.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,7 +21,7 @@ from openclaw_cli.memory.store.layout import LANGUAGE_TRUST
 if TYPE_CHECKING:
     import numpy as np
 
-    from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.store.centroid import Centroid
     from openclaw_cli.memory.store.protocol import VectorFilter
@@ -47,6 +49,34 @@ class HubCorrection:
 class Similarity:
     score: float  # the combined cosine
     legs: tuple[float, ...]  # each leg's cosine
+
+
+class QueryPrefetch:
+    """The query's vector, computed on a thread of its own once the query is analysed.
+
+    The models release the GIL while they run, and so does SQLite: the keyword leg runs meanwhile
+    instead of before (the embedding was ~5 ms of a warm search at 100k, the keyword leg ~5 ms). Started
+    once the query is known to have terms; the search waits for it to settle before it returns.
+    """
+
+    def __init__(self, embedder: Embedder, text: str) -> None:
+        self.text = text
+        self._future: Future[QueryEmbedding] = Future()
+        threading.Thread(target=self._run, args=(embedder,), name="query-embed", daemon=True).start()
+
+    def _run(self, embedder: Embedder) -> None:
+        try:
+            self._future.set_result(embedder.embed_query(self.text))
+        except BaseException as exc:  # raised again where the vector is used, as if embedded there
+            self._future.set_exception(exc)
+
+    def result(self) -> QueryEmbedding:
+        return self._future.result()
+
+    def settle(self) -> None:
+        """Wait until the embedding is done, whatever its outcome: a search that ends before it uses
+        the vector (an error) must not leave onnxruntime running as the process exits."""
+        wait([self._future])
 
 
 def english_weight(profile: SearchProfile, unknown_share: float) -> float:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.search.result import SearchRequest, SearchResult
-    from openclaw_cli.memory.search.semantic import HubCorrection
+    from openclaw_cli.memory.search.semantic import HubCorrection, QueryPrefetch
     from openclaw_cli.memory.store.protocol import VectorFilter
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
@@ -67,6 +67,7 @@ class Pass:
     by_row: dict[int, Candidate] = field(default_factory=dict)
     facts: dict[int, RankingFacts] = field(default_factory=dict)
     query: QueryEmbedding | None = None
+    prefetch: QueryPrefetch | None = None  # the query's vector on its way (semantic.QueryPrefetch)
     hubs: HubCorrection | None = None
     topic: float = 1.0  # how much the query's meaning counts (stopword_query)
     every_match_listed: bool = False  # the keyword leg listed every memory holding a query term

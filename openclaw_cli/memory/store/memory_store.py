@@ -11,6 +11,7 @@ store/protocol.py, here the SQLite backend). `conn` is the SQLite file itself, f
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +25,7 @@ from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, utc_now
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.store.vector_cache import cached_vectors, embed_cached
-from openclaw_cli.memory.store.vector_matrix import VectorMatrix
+from openclaw_cli.memory.store.vector_matrix import StoredRows, VectorMatrix, read_rows
 
 if TYPE_CHECKING:
     import apsw
@@ -51,6 +52,8 @@ class MemoryStore:
         self._centroid_due: int | None = None
         self._centroid: tuple[int, tuple[int, ...], centroid.Centroid | None] = (-1, (), None)
         self.matrix: VectorMatrix | None = None
+        self._matrix_loader: threading.Thread | None = None
+        self._rows_ahead: StoredRows | None = None
         self.dedup_index: Any = None  # dedup.NeighbourIndex, made by the first write that dedups
 
     @classmethod
@@ -60,6 +63,7 @@ class MemoryStore:
         return cls(open_db(path, create=create), path, embedder_factory)
 
     def close(self) -> None:
+        self._join_matrix_loader()
         self.storage.close()
 
     def embedder(self) -> Embedder:
@@ -318,9 +322,48 @@ class MemoryStore:
         self.storage.set_fsrs(record_id, state)
         return True
 
+    def load_vectors_ahead(self) -> None:
+        """Start reading the vectors into memory on a thread of their own, for a process that runs one
+        search: the read overlaps the model's load and the query's analysis, and the scan is then the
+        warm one (numpy, both weightings of the query in one pass, the same results as a gateway's)
+        instead of two brute-force vec0 passes and a lookup per re-scored row after the query is embedded
+        (232 ms at 20k memories, ~1 s at 100k)."""
+        if self.matrix is None and self._matrix_loader is None:
+            self._matrix_loader = threading.Thread(
+                target=self._load_matrix, name="vectors-ahead", daemon=True
+            )
+            self._matrix_loader.start()
+
+    def _load_matrix(self) -> None:
+        # A connection of its own: apsw refuses one connection used by two threads at once, and the
+        # search reads through `conn` meanwhile. Only the read happens here, without numpy (see
+        # vector_matrix.read_rows); vector_matrix() turns the rows into arrays.
+        try:
+            reader = open_db(self.path, create=False, readonly=True)
+            try:
+                self._rows_ahead = read_rows(reader)
+            finally:
+                reader.close()
+        except Exception:  # noqa: BLE001  # read again where it is used, which reports the failure
+            return
+
+    def _join_matrix_loader(self) -> None:
+        if self._matrix_loader is not None:
+            self._matrix_loader.join()
+            self._matrix_loader = None
+
+    @property
+    def vectors_in_memory(self) -> bool:
+        """Whether search should scan the in-memory matrix: it is held, or being read (load_vectors_ahead)."""
+        return self.matrix is not None or self._matrix_loader is not None or self._rows_ahead is not None
+
     def vector_matrix(self) -> VectorMatrix:
         """The in-memory copy of the vectors, loaded on first use and refreshed after writes."""
+        self._join_matrix_loader()
         if self.matrix is None:
             self.matrix = VectorMatrix()
+        if self._rows_ahead is not None:
+            self.matrix.load(self._rows_ahead)
+            self._rows_ahead = None
         self.matrix.refresh(self.conn)
         return self.matrix

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from openclaw_cli.memory.store.forgetting import initial_state
+from openclaw_cli.memory.store.forgetting import initial_state, recall_probability
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, parse_iso, utc_now
 
 RECORD_COLUMNS = (
@@ -27,16 +27,11 @@ class RankingFacts:
     l0: str = ""
     source: str | None = None
 
-    def fsrs(self) -> FsrsState:
-        """The FSRS state retrievability reads; built only for the candidates that get that far, and
-        not validated (the values come from our own columns)."""
-        stability, difficulty, last, due = self.fsrs_columns
-        return FsrsState.model_construct(
-            stability=stability,
-            difficulty=difficulty,
-            last_review=parse_iso(last),
-            next_review=parse_iso(due),
-        )
+    def retrievability(self, now: datetime) -> float:
+        """forgetting.retrievability of this memory's FSRS state, without building the state (only the
+        stability and the last review matter) for each of ~70 candidates a search."""
+        stability, _, last, _ = self.fsrs_columns
+        return recall_probability(stability, parse_iso(last), now)
 
 
 def row_to_record(row: Sequence[Any]) -> MemoryRecord:

@@ -7,6 +7,7 @@ here and scores them in numpy, several times faster than vec0's brute-force scan
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
@@ -27,6 +28,24 @@ SIGN_PREFILTER_MIN_ROWS = 20_000  # int8 tables: below this every row is scored,
 SIGN_POOL = 2048
 SAMPLE_STRIDE = 16  # _best's bound comes from every 16th score of a large array
 _CHUNK = 8192  # rows converted to float32 at a time when an int8 matrix is scored in full
+
+
+@dataclass(frozen=True)
+class StoredRows:
+    """One vector table as read from SQLite, before numpy sees it."""
+
+    table: str | None
+    generation: int
+    fmt: VectorFormat
+    rows: list[tuple[int, bytes, str, str, str]]
+
+
+def read_rows(conn: apsw.Connection) -> StoredRows:
+    """The current vector table's rows. Plain SQLite reads, no numpy: safe on a thread of its own while
+    another imports numpy (two threads importing numpy at once can break the import)."""
+    table = current_table(conn)
+    fmt = codec.FLOAT32 if table is None else table_format(conn, table)
+    return StoredRows(table, generation(conn), fmt, [] if table is None else all_rows(conn, table))
 
 
 class VectorMatrix:
@@ -52,13 +71,18 @@ class VectorMatrix:
         self._positions: dict[int, int] | None = None
 
     def refresh(self, conn: apsw.Connection) -> None:
+        if not self.stale(conn):
+            return
+        self.load(read_rows(conn))
+
+    def stale(self, conn: apsw.Connection) -> bool:
+        return (current_table(conn), generation(conn)) != (self.table, self.generation)
+
+    def load(self, stored: StoredRows) -> None:
+        """Hold `stored` (read_rows): the vectors as numpy arrays, and the filter columns as codes."""
         import numpy as np
 
-        table, gen = current_table(conn), generation(conn)
-        if table == self.table and gen == self.generation:
-            return
-        rows = [] if table is None else all_rows(conn, table)
-        fmt = codec.FLOAT32 if table is None else table_format(conn, table)
+        rows, fmt = stored.rows, stored.fmt
         self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
         self._codes = {
             name: _encode([str(r[i]) for r in rows])
@@ -73,7 +97,7 @@ class VectorMatrix:
             )
             self._int8 = _Int8Scan.build(self._matrix) if len(rows) >= INT8_SCAN_MIN_ROWS else None
         self._positions = None
-        self.table, self.generation = table, gen
+        self.table, self.generation = stored.table, stored.generation
 
     @classmethod
     def of_int8(cls, rowids: Sequence[int], blob: bytes, fmt: VectorFormat) -> VectorMatrix:
