@@ -149,6 +149,19 @@ def echo(message: str = "") -> None:
     typer.echo(message)
 
 
+def render_search_head(result: dict[str, Any], as_json: bool) -> bool:
+    """The part every search prints alike (memory search, session search, from this process or a
+    gateway): the whole result as JSON, or its warnings and "no matches". True when that was all."""
+    if as_json:
+        emit_json(result)
+        return True
+    for message in result["warnings"]:
+        warn(message)
+    if not result["results"] and not result["warnings"]:
+        echo("no matches")
+    return False
+
+
 def warn(message: str) -> None:
     typer.echo(f"openclaw: warning: {message}", err=True)
 

@@ -30,15 +30,10 @@ def _complete_modes() -> list[str]:
 
 def _render_search(result: dict[str, Any], explain: bool, as_json: bool) -> None:
     """Print a result as SearchResult.to_dict gives it: the same from this process and from a gateway."""
-    if as_json:
-        common.emit_json(result)
+    if common.render_search_head(result, as_json):
         return
     from openclaw_cli.cli import search_explain
 
-    for warning in result["warnings"]:
-        common.warn(warning)
-    if not result["results"] and not result["warnings"]:
-        common.echo("no matches")
     for d in result["results"]:
         text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
         common.echo(f"{d['score']:.2f}  {d['id']}  [{d['category']}, {d['createdAt'][:10]}]  {text}")

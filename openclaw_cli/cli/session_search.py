@@ -116,13 +116,8 @@ def transcript_index() -> Iterator[TranscriptIndex]:
 
 def render(result: dict[str, Any], explain: bool, as_json: bool) -> None:
     """Print a result as TranscriptResult.to_dict gives it: the same from this process and from a gateway."""
-    if as_json:
-        common.emit_json(result)
+    if common.render_search_head(result, as_json):
         return
-    for warning in result["warnings"]:
-        common.warn(warning)
-    if not result["results"] and not result["warnings"]:
-        common.echo("no matches")
     for hit in result["results"]:
         common.echo(f"{hit['score']:.2f}  {hit['sessionKey']}  {hit['sessionId']}")
         context = hit["context"]
