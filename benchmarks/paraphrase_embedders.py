@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.config import SearchSettings, Settings
-from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.composite import CompositeEmbedder
 from openclaw_cli.memory.embedding.loader import create_embedder
 from openclaw_cli.memory.embedding.onnx_embedder import (
@@ -234,21 +233,6 @@ def _service(home: Path, embedder: Embedder) -> MemoryService:
     return service
 
 
-def _record(service: MemoryService, m: dict[str, Any], source: dict[str, Any] | None = None) -> Any:
-    return service.build_record(
-        NewMemory(
-            l0=m["l0"],
-            category=m["category"],
-            scope=m["scope"],
-            user_id=m["userId"],
-            l1=m.get("l1") or None,
-            record_id=m["id"],
-            created_at=evalset.CREATED,
-            source=source,
-        )
-    )
-
-
 def _composite() -> CompositeEmbedder:
     """The default pair, as search loads it."""
     settings = with_shared_models(Settings()).memory.embedding
@@ -318,7 +302,7 @@ def _quality(embedder: Embedder) -> dict[str, Any]:
     search = SearchSettings()
     with tempfile.TemporaryDirectory() as tmp:
         service = _service(Path(tmp) / "para", embedder)
-        service.add_many([_record(service, m) for m in paraphrase_set.records()])
+        service.add_many([evalset.eval_record(service, m) for m in paraphrase_set.records()])
         out["paraphrase"] = {
             "hit@3": round(paraphrase_set.hit_at(service, search, k=3), 4),
             "hit@3 --all": round(paraphrase_set.hit_at(service, search, k=3, all_results=True), 4),
@@ -328,7 +312,7 @@ def _quality(embedder: Embedder) -> dict[str, Any]:
         service = _service(Path(tmp) / "eval", embedder)
         service.add_many(
             [
-                _record(service, m, evalset._turn_source(m))
+                evalset.eval_record(service, m)
                 for file in evalset.MEMORY_FILES
                 for m in evalset.load_jsonl(file)
             ]

@@ -20,6 +20,7 @@ from openclaw_cli.config import SearchSettings, Settings
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.text.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS
 from openclaw_cli.paths import Home
 from tests.memory_helpers import with_shared_models
@@ -138,24 +139,24 @@ def build_service(home_dir: Path, embedding_model: str | None = None) -> MemoryS
             update={"memory": settings.memory.model_copy(update={"embedding": embedding})}
         )
     service = MemoryService(Home(home_dir), "main", settings.memory)
-    records = [
-        service.build_record(
-            NewMemory(
-                l0=m["l0"],
-                category=m["category"],
-                scope=m["scope"],
-                user_id=m["userId"],
-                l1=m.get("l1") or None,
-                record_id=m["id"],
-                created_at=CREATED,
-                source=_turn_source(m),
-            )
-        )
-        for name in MEMORY_FILES
-        for m in load_jsonl(name)
-    ]
-    service.add_many(records)
+    service.add_many([eval_record(service, m) for name in MEMORY_FILES for m in load_jsonl(name)])
     return service
+
+
+def eval_record(service: MemoryService, memory: dict[str, Any]) -> MemoryRecord:
+    """One eval fixture line (l0, category, scope, userId, l1, id) as the record the service stores."""
+    return service.build_record(
+        NewMemory(
+            l0=memory["l0"],
+            category=memory["category"],
+            scope=memory["scope"],
+            user_id=memory["userId"],
+            l1=memory.get("l1") or None,
+            record_id=memory["id"],
+            created_at=CREATED,
+            source=_turn_source(memory),
+        )
+    )
 
 
 def _turn_source(memory: dict[str, Any]) -> dict[str, Any] | None:

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.config import SearchSettings, Settings
-from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
-from tests.evalset import CREATED, NOW, load_jsonl
+from tests import evalset
+from tests.evalset import NOW, load_jsonl
 from tests.memory_helpers import with_shared_models
 
 PARAPHRASE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "paraphrase"
@@ -40,22 +40,7 @@ def records() -> list[dict[str, Any]]:
 
 def build_service(home: Path) -> MemoryService:
     service = MemoryService(Home(home), "main", with_shared_models(Settings()).memory)
-    service.add_many(
-        [
-            service.build_record(
-                NewMemory(
-                    l0=m["l0"],
-                    category=m["category"],
-                    scope=m["scope"],
-                    user_id=m["userId"],
-                    l1=m.get("l1") or None,
-                    record_id=m["id"],
-                    created_at=CREATED,
-                )
-            )
-            for m in records()
-        ]
-    )
+    service.add_many([evalset.eval_record(service, m) for m in records()])
     return service
 
 
