@@ -150,6 +150,14 @@ def running_gateway(home: Path, *args: str, env: dict[str, str] | None = None) -
         gateway.stop()
 
 
+@contextmanager
+def gateway_without_extraction(home: Path, fake: FakeOpenAI) -> Iterator[Gateway]:
+    """A gateway on `fake` with background extraction off, so the only model calls are the turns' own."""
+    write_config(home, fake, memory={"extraction": {"enabled": False}})
+    with running_gateway(home) as gw:
+        yield gw
+
+
 _ids = iter(range(1, 10**9))
 
 

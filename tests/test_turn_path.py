@@ -26,9 +26,8 @@ from tests.gateway_helpers import (
     Gateway,
     chat_until_final,
     echo_server,
+    gateway_without_extraction,
     request,
-    running_gateway,
-    write_config,
 )
 
 fake, model = agent_helpers.fake, agent_helpers.model
@@ -161,9 +160,7 @@ def gw_fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory, gw_fake: FakeOpenAI) -> Iterator[Gateway]:
-    home = tmp_path_factory.mktemp("turn-path") / "home"
-    write_config(home, gw_fake, memory={"extraction": {"enabled": False}})
-    with running_gateway(home) as gw:
+    with gateway_without_extraction(tmp_path_factory.mktemp("turn-path") / "home", gw_fake) as gw:
         yield gw
 
 

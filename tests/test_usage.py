@@ -18,7 +18,12 @@ from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, tool_call, turn
 from tests.fake_openai import FakeOpenAI
-from tests.gateway_helpers import Gateway, echo_server, request, running_gateway, write_config
+from tests.gateway_helpers import (
+    Gateway,
+    echo_server,
+    gateway_without_extraction,
+    request,
+)
 
 fake, model = agent_helpers.fake, agent_helpers.model
 
@@ -31,10 +36,7 @@ def gw_fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory, gw_fake: FakeOpenAI) -> Iterator[Gateway]:
-    home = tmp_path_factory.mktemp("usage") / "home"
-    # no background extraction: the only model calls are the turns' own
-    write_config(home, gw_fake, memory={"extraction": {"enabled": False}})
-    with running_gateway(home) as gw:
+    with gateway_without_extraction(tmp_path_factory.mktemp("usage") / "home", gw_fake) as gw:
         yield gw
 
 
