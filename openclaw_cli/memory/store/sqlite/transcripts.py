@@ -292,26 +292,23 @@ class SqliteTranscripts:
 
     def neighbour_rowid(self, turn: Turn, step: int) -> int | None:
         """The row of the message `step` places before (-1) or after (+1) `turn` in its session."""
-        if turn.kind != "message":
-            return None
-        order, compare = ("DESC", "<") if step < 0 else ("ASC", ">")
-        row = self.conn.execute(
-            f"SELECT rowid FROM turns WHERE session_id = ? AND kind = 'message' AND idx {compare} ? "
-            f"ORDER BY idx {order} LIMIT 1",
-            (turn.session_id, turn.index),
-        ).fetchone()
+        row = self._neighbour_row(turn, step, "rowid")
         return None if row is None else int(row[0])
 
     def neighbour(self, turn: Turn, step: int) -> Turn | None:
+        row = self._neighbour_row(turn, step, _TURN_COLUMNS)
+        return None if row is None else _turn(row)
+
+    def _neighbour_row(self, turn: Turn, step: int, columns: str) -> Any:
+        """`columns` of the message next to `turn` in the direction of `step` (None for a summary)."""
         if turn.kind != "message":
             return None
         order, compare = ("DESC", "<") if step < 0 else ("ASC", ">")
-        row = self.conn.execute(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND kind = 'message' AND idx {compare} ? "
+        return self.conn.execute(
+            f"SELECT {columns} FROM turns WHERE session_id = ? AND kind = 'message' AND idx {compare} ? "
             f"ORDER BY idx {order} LIMIT 1",
             (turn.session_id, turn.index),
         ).fetchone()
-        return None if row is None else _turn(row)
 
     def sessions_of(self, person: str) -> list[str]:
         rows = self.conn.execute(
