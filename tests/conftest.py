@@ -94,3 +94,25 @@ def cli(home: Path):  # type: ignore[no-untyped-def]
         return run_cli(home, *args, **kwargs)
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Any:
+    """One real PostgreSQL + pgvector server for this test process (tests/pg_server.py); never skipped."""
+    from tests.pg_server import remove, start_server
+
+    server = start_server()
+    yield server
+    remove(server)
+
+
+@pytest.fixture
+def pg_dsn(pg_server: Any) -> str:
+    """The DSN of a fresh, empty database on the test server (pgvector installed)."""
+    return str(pg_server.fresh_database())
+
+
+@pytest.fixture(scope="session")
+def pg_shared_dsn(pg_server: Any) -> str:
+    """One database for this test process, for tests that each open a store of a fresh name in it."""
+    return str(pg_server.fresh_database())

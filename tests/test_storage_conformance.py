@@ -1,12 +1,13 @@
 """The memory storage contract (store/protocol.py), run against every backend through the Protocol only.
 
-Each backend is a fixture param that yields an opened, empty storage on a real file (a real server for
-PostgreSQL, when it joins). Nothing here reaches past the Protocol, so a second backend passes these
+Each backend is a fixture param that yields an opened, empty storage: a real SQLite file, or a store in
+its own schema on a real PostgreSQL server with pgvector (tests/pg_server.py). Nothing here reaches past the Protocol, so a second backend passes these
 tests or does not implement the contract.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from openclaw_cli.memory.store.records import FsrsState, MemoryRecord
 from openclaw_cli.memory.text.analysis import index_terms, query_terms
 
 DIMS = 8
+_STORE_NUMBERS = itertools.count(1)
 IDENTITY = EmbedderIdentity("test", "axes", DIMS)
 
 
@@ -31,12 +33,22 @@ def _open_sqlite(path: Path) -> MemoryStorage:
     return SqliteStorage(open_db(path))
 
 
-OPENERS = {"sqlite": _open_sqlite}
+def _open_postgres(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStorage:
+    from openclaw_cli.memory.store.postgres.connection import open_storage
+
+    dsn = request.getfixturevalue("pg_shared_dsn")  # the real test server
+    return open_storage(dsn, f"conformance_{next(_STORE_NUMBERS)}")  # a fresh, empty store
+
+
+OPENERS = {
+    "sqlite": lambda request, tmp_path: _open_sqlite(tmp_path / "memory.sqlite"),
+    "postgres": _open_postgres,
+}
 
 
 @pytest.fixture(params=sorted(OPENERS))
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStorage]:
-    opened = OPENERS[request.param](tmp_path / "memory.sqlite")
+    opened = OPENERS[request.param](request, tmp_path)
     yield opened
     opened.close()
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
     from openclaw_cli.memory.store.record_rows import RankingFacts
     from openclaw_cli.memory.store.records import FsrsState, MemoryRecord
+    from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,17 @@ class WorkspaceFile:
     mtime_ns: int
     chunks: int = 0
     problem: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredRows:
+    """Every row of the current vector table as stored (bytes in `fmt`), for the warm in-memory matrix
+    (store/vector_matrix.py): plain values, so a thread of its own can read them without numpy."""
+
+    table: str | None
+    generation: int
+    fmt: VectorFormat
+    rows: list[tuple[int, bytes, str, str, str]]  # rowid, vector bytes, scope, user id, category
 
 
 @dataclass(frozen=True)
@@ -313,6 +325,19 @@ class VectorIndex(Protocol):
 
     def vector_generation(self) -> int: ...
 
+    def vector_table(self) -> str | None:
+        """The name of the current vector index (None when there is none): a rebuild swaps in a new one."""
+        ...
+
+    def stored_vectors(self) -> StoredRows:
+        """Every row of the current vector index, for the warm in-memory matrix."""
+        ...
+
+    def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
+        """How the current index stores vectors, and each stored vector's bytes, streamed (the mean of
+        the vectors reads them all). Call only when `vector_table()` is not None."""
+        ...
+
 
 class Meta(Protocol):
     """A few named values of the store (schema facts, the index's analysis version, the vectors' mean)."""
@@ -320,6 +345,8 @@ class Meta(Protocol):
     def get_meta(self, key: str) -> str | None: ...
 
     def set_meta(self, key: str, value: Any) -> None: ...
+
+    def delete_meta(self, key: str) -> None: ...
 
 
 class People(Protocol):

@@ -25,7 +25,8 @@ INT8_MAX = 127
 
 @dataclass(frozen=True)
 class VectorFormat:
-    """How one vec0 table holds its vectors: 'float32' (no clip) or 'int8' with a symmetric clip."""
+    """How one vector table holds its vectors: 'float32' (no clip), 'int8' with a symmetric clip, or
+    'float16be' (the postgres backend's halfvec, read as big-endian 16-bit floats)."""
 
     dtype: str = "float32"
     clip: float = 1.0
@@ -33,6 +34,11 @@ class VectorFormat:
     @property
     def is_int8(self) -> bool:
         return self.dtype == "int8"
+
+    @property
+    def numpy_dtype(self) -> str:
+        """The numpy dtype of one stored component."""
+        return {"int8": "i1", "float16be": ">f2"}.get(self.dtype, "<f4")
 
     @property
     def step(self) -> float:
@@ -50,6 +56,7 @@ class VectorFormat:
 
 
 FLOAT32 = VectorFormat()
+FLOAT16_BE = VectorFormat("float16be")
 
 
 def int8_format(dimensions: int) -> VectorFormat:
@@ -76,7 +83,7 @@ def decode(blob: bytes, fmt: VectorFormat) -> np.ndarray:
     import numpy as np
 
     if not fmt.is_int8:
-        return np.frombuffer(blob, dtype=np.float32)
+        return np.frombuffer(blob, dtype=fmt.numpy_dtype).astype(np.float32, copy=False)
     return np.frombuffer(blob, dtype=np.int8).astype(np.float32) * np.float32(fmt.step)
 
 

@@ -170,10 +170,16 @@ def fts_match(terms: Sequence[str]) -> str | None:
     the quote itself needs escaping (doubled). NUL would end the SQL string early, and other control
     characters and lone surrogates are never useful, so they are removed; terms left empty are skipped.
     """
-    cleaned = _dedupe(term for term in (_strip_unsafe(t) for t in terms) if term)
+    cleaned = match_terms(terms)
     if not cleaned:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in cleaned[:MAX_QUERY_TERMS])
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in cleaned)
+
+
+def match_terms(terms: Sequence[str]) -> list[str]:
+    """The terms a keyword match looks for: control characters and lone surrogates removed, empty terms
+    skipped, each once, at most MAX_QUERY_TERMS (every backend's keyword index matches these)."""
+    return _dedupe(term for term in (_strip_unsafe(t) for t in terms) if term)[:MAX_QUERY_TERMS]
 
 
 def _strip_unsafe(term: str) -> str:

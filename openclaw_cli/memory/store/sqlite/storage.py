@@ -12,15 +12,18 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.protocol import (
     HistoryRow,
     RecordMatch,
+    StoredRows,
     VectorFilter,
     VectorSource,
     WorkspaceFile,
 )
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec
+from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
     import apsw
@@ -301,6 +304,20 @@ class SqliteStorage:
         assert table is not None, "no vector index"
         return vec.TableSource(self.conn, table)
 
+    def vector_table(self) -> str | None:
+        return vec.current_table(self.conn)
+
+    def stored_vectors(self) -> StoredRows:
+        table = vec.current_table(self.conn)
+        fmt = codec.FLOAT32 if table is None else vec.table_format(self.conn, table)
+        rows = [] if table is None else vec.all_rows(self.conn, table)
+        return StoredRows(table, vec.generation(self.conn), fmt, rows)
+
+    def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
+        table = vec.current_table(self.conn)
+        assert table is not None, "no vector index"
+        return vec.table_format(self.conn, table), vec.embeddings(self.conn, table)
+
     def vectors_changed(self) -> None:
         vec.bump_generation(self.conn)
 
@@ -313,6 +330,9 @@ class SqliteStorage:
 
     def set_meta(self, key: str, value: Any) -> None:
         meta.set_meta(self.conn, key, value)
+
+    def delete_meta(self, key: str) -> None:
+        meta.delete_meta(self.conn, key)
 
     # ------------------------------------------------------------ people
     def count_person(self, user_id: str, kind: str, name: str) -> None:
