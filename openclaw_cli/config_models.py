@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -171,7 +171,26 @@ class BackupSettings(_Section):
     )
 
 
+class PostgresSettings(_Section):
+    dsn: str | None = Field(
+        None,
+        description="the server of memory.backend postgres, e.g. postgresql://user@host/db; a password "
+        "comes from here or PGPASSWORD and is never printed",
+    )
+
+    @field_serializer("dsn")
+    def _masked(self, dsn: str | None) -> str | None:
+        """Every dump of the settings (`config show`, `config get`) shows the DSN without its password."""
+        from openclaw_cli.dsn import mask_dsn
+
+        return None if dsn is None else mask_dsn(dsn)
+
+
 class MemorySettings(_Section):
+    backend: Literal["sqlite", "postgres"] = Field(
+        "sqlite", description="where memory lives: one SQLite file per agent, or PostgreSQL with pgvector"
+    )
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     share_user_memory: bool = False
     max_text_chars: int = Field(16000, ge=100)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

@@ -83,6 +83,13 @@ class Home:
     def memory_db(self, agent_id: str) -> Path:
         return self.memory_dir(agent_id) / "memory.sqlite"
 
+    def memory_db_agent(self, path: Path) -> str:
+        """The agent (or SHARED_AGENT) whose memory database `path` is: a server store's name."""
+        agent = path.parent.parent.name
+        if self.memory_db(agent) != path:
+            raise ValueError(f"{path} is not a memory database of this home")
+        return agent
+
     def workspace_dir(self, agent_id: str) -> Path:
         return self.agent_dir(agent_id) / "workspace"
 

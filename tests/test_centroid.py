@@ -72,7 +72,7 @@ def _all_vectors(store: MemoryStore) -> np.ndarray:
 
 def test_writers_keep_the_mean_direction_of_each_model(service: MemoryService) -> None:
     store = _store(service)
-    stored = centroid.load(store.conn)
+    stored = centroid.load(store.storage)
     assert stored is not None and stored.table == vec.current_table(store.conn)
     assert stored.rows >= centroid.MIN_ROWS
     everything = _all_vectors(store)
@@ -85,7 +85,7 @@ def test_writers_keep_the_mean_direction_of_each_model(service: MemoryService) -
 
 def test_hubness_is_relative_to_the_average_memory(service: MemoryService) -> None:
     store = _store(service)
-    found = centroid.compute(store.conn, str(vec.current_table(store.conn)), (384, 512))
+    found = centroid.compute(store.storage, str(store.storage.vector_table()), (384, 512))
     assert found is not None
     everything = _all_vectors(store)
     for leg, (start, width) in enumerate(((0, 384), (384, 512))):
@@ -96,38 +96,38 @@ def test_hubness_is_relative_to_the_average_memory(service: MemoryService) -> No
 
 def test_a_damaged_or_missing_centroid_is_computed_again(tmp_path: Path) -> None:
     _, store = _filled(tmp_path)
-    good = centroid.load(store.conn)
+    good = centroid.load(store.storage)
     assert good is not None
     with write_txn(store.conn):
         set_meta(store.conn, centroid.META_KEY, "{not json")
-    assert centroid.load(store.conn) is None
-    again = centroid.current(store.conn, (384, 512))
+    assert centroid.load(store.storage) is None
+    again = centroid.current(store.storage, (384, 512))
     assert again is not None and again.rows == len(FACTS)
     assert get_meta(store.conn, centroid.META_KEY) == "{not json"  # a reader does not write
     with write_txn(store.conn):
         store.conn.execute("DELETE FROM meta WHERE key = ?", (centroid.META_KEY,))
-        assert centroid.refresh(store.conn) is not None
-    assert centroid.load(store.conn) is not None
+        assert centroid.refresh(store.storage) is not None
+    assert centroid.load(store.storage) is not None
 
 
 def test_too_few_vectors_give_no_centroid_and_no_correction(tmp_path: Path) -> None:
     service, store = _filled(tmp_path, FACTS[:5])
-    assert centroid.load(store.conn) is None
-    assert centroid.current(store.conn, (384, 512)) is None
+    assert centroid.load(store.storage) is None
+    assert centroid.current(store.storage, (384, 512)) is None
     assert service.search(SearchRequest("dark themes editor")).hits  # search works without one
 
 
 def test_it_goes_stale_after_a_tenth_more_memories(tmp_path: Path) -> None:
     service, store = _filled(tmp_path)
-    first = centroid.load(store.conn)
+    first = centroid.load(store.storage)
     assert first is not None
     table = str(vec.current_table(store.conn))
-    assert centroid.is_fresh(store.conn, first, table)
+    assert centroid.is_fresh(store.storage, first, table)
     for n in range(centroid.next_refresh(first) - first.mark + 1):
         add(service, f"Filler memory number {n} about gardening tools.")
-    later = centroid.load(store.conn)
+    later = centroid.load(store.storage)
     assert later is not None and later.mark > first.mark  # the writer refreshed it on its own
-    assert not centroid.is_fresh(store.conn, first, table)
+    assert not centroid.is_fresh(store.storage, first, table)
 
 
 def test_a_rebuilt_index_gets_its_own_centroid(tmp_path: Path) -> None:
@@ -138,14 +138,14 @@ def test_a_rebuilt_index_gets_its_own_centroid(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     reopened = service_for(tmp_path)
     store = _store(reopened)
-    stored = centroid.load(store.conn)
+    stored = centroid.load(store.storage)
     assert stored is not None
     assert stored.table == vec.current_table(store.conn) != old_table
 
 
 def test_search_takes_weight_times_hubness_off_each_legs_cosine(service: MemoryService) -> None:
     store = _store(service)
-    found = centroid.current(store.conn, (384, 512))
+    found = centroid.current(store.storage, (384, 512))
     assert found is not None
     rows = store.vector_matrix().rows([r[0] for r in store.conn.execute("SELECT rowid FROM records")])
     query = service.embedder().embed_query("what cat does he have").vector
@@ -173,10 +173,10 @@ def test_a_purge_computes_the_mean_again_without_the_users_vectors(tmp_path: Pat
         add(service, text, user_id="keep")
     for n in range(10):
         add(service, f"Gone memory {n}: the purged user's garden has {n} apple trees.", user_id="gone")
-    before = centroid.load(_store(service).conn)
+    before = centroid.load(_store(service).storage)
     assert before is not None and before.rows > len(FACTS)
     service.close()
     result = run_cli(tmp_path, "memory", "purge", "--user", "gone", "--yes")
     assert result.returncode == 0, result.stderr
-    after = centroid.load(_store(service_for(tmp_path)).conn)
+    after = centroid.load(_store(service_for(tmp_path)).storage)
     assert after is not None and after.rows == len(FACTS)

@@ -16,6 +16,7 @@ from openclaw_cli.memory.store.sqlite import migrations, vec
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.meta import write_txn
 from openclaw_cli.memory.store.sqlite.records import text_hash
+from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.store.vector_cache import passage_hash
 from openclaw_cli.memory.upkeep import index
 from openclaw_cli.memory.writing.purge import purge_store
@@ -156,7 +157,7 @@ def _composite_matrix(tmp_path: Path, data: np.ndarray) -> tuple[Any, vector_mat
         for n, vector in enumerate(data, start=1):
             vec.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
     matrix = vector_matrix.VectorMatrix()
-    matrix.refresh(conn)
+    matrix.refresh(SqliteStorage(conn))
     return conn, matrix
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from openclaw_cli.dsn import mask_dsn
 from openclaw_cli.errors import StoreError
-from openclaw_cli.memory.store.postgres.connection import mask_dsn, open_storage
+from openclaw_cli.memory.store.postgres.connection import open_storage
 from openclaw_cli.memory.store.postgres.storage import PostgresStorage
 from openclaw_cli.memory.store.protocol import MemoryStorage, VectorFilter
 from openclaw_cli.memory.store.record_rows import new_record

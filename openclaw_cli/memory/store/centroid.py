@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store.layout import legs_of
-from openclaw_cli.memory.store.sqlite import vec
-from openclaw_cli.memory.store.sqlite.meta import delete_meta, get_meta, set_meta
-from openclaw_cli.memory.store.sqlite.records import max_rowid
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
-    import apsw
     import numpy as np
+
+    from openclaw_cli.memory.store.protocol import MemoryStorage
 
 META_KEY = "vector_centroid"
 STALE_SHARE = 0.1
@@ -84,16 +82,16 @@ class Centroid:
             return None  # damaged: computed again, as if missing
 
 
-def compute(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid | None:
-    """The centroid of every vector in `table`, read in chunks; None when there are too few."""
+def compute(storage: MemoryStorage, table: str, legs: Sequence[int]) -> Centroid | None:
+    """The centroid of every vector in the current index `table`, read in chunks; None when there are too few."""
     import numpy as np
 
-    fmt = vec.table_format(conn, table)
-    mark = _mark(conn)
+    mark = _mark(storage)
     total = np.zeros(sum(legs), dtype=np.float64)
     count = 0
     blobs: list[bytes] = []
-    for blob in vec.embeddings(conn, table):
+    fmt, stored = storage.vector_blobs()
+    for blob in stored:
         blobs.append(blob)
         if len(blobs) >= _READ_CHUNK:
             total += _summed(blobs, fmt)
@@ -115,15 +113,15 @@ def compute(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid 
     return Centroid(table, count, mark, tuple(directions), tuple(alignment))
 
 
-def load(conn: apsw.Connection) -> Centroid | None:
-    text = get_meta(conn, META_KEY)
+def load(storage: MemoryStorage) -> Centroid | None:
+    text = storage.get_meta(META_KEY)
     return None if text is None else Centroid.from_json(text)
 
 
-def is_fresh(conn: apsw.Connection, centroid: Centroid | None, table: str) -> bool:
+def is_fresh(storage: MemoryStorage, centroid: Centroid | None, table: str) -> bool:
     if centroid is None or centroid.table != table:
         return False
-    return abs(_mark(conn) - centroid.mark) <= _allowance(centroid)
+    return abs(_mark(storage) - centroid.mark) <= _allowance(centroid)
 
 
 def next_refresh(centroid: Centroid | None) -> int:
@@ -131,42 +129,42 @@ def next_refresh(centroid: Centroid | None) -> int:
     return 0 if centroid is None else centroid.mark + _allowance(centroid)
 
 
-def current(conn: apsw.Connection, legs: Sequence[int]) -> Centroid | None:
+def current(storage: MemoryStorage, legs: Sequence[int]) -> Centroid | None:
     """The stored centroid when it is fresh; otherwise computed now (and not written: readers don't)."""
-    table = vec.current_table(conn)
+    table = storage.vector_table()
     if table is None:
         return None
-    return _usable(conn, table, legs) or compute(conn, table, legs)
+    return _usable(storage, table, legs) or compute(storage, table, legs)
 
 
-def refresh(conn: apsw.Connection, legs: Sequence[int] | None = None) -> Centroid | None:
+def refresh(storage: MemoryStorage, legs: Sequence[int] | None = None) -> Centroid | None:
     """Recompute and store the centroid if it is missing or stale (`legs`: the profile's for the stored
     embedder when not given); returns it. Call inside a write transaction."""
-    table = vec.current_table(conn)
+    table = storage.vector_table()
     if table is None:
         return None
     if legs is None:
-        legs = legs_of(vec.stored_identity(conn))
-    stored = _usable(conn, table, legs)
+        legs = legs_of(storage.vector_identity())
+    stored = _usable(storage, table, legs)
     if stored is not None:
         return stored
-    fresh = compute(conn, table, legs)
+    fresh = compute(storage, table, legs)
     if fresh is not None:
-        set_meta(conn, META_KEY, fresh.to_json())
+        storage.set_meta(META_KEY, fresh.to_json())
     return fresh
 
 
-def forget(conn: apsw.Connection) -> None:
+def forget(storage: MemoryStorage) -> None:
     """Drop the stored centroid and store a new one from what is left (after a purge). Call inside a write
     transaction."""
-    delete_meta(conn, META_KEY)
-    refresh(conn)
+    storage.delete_meta(META_KEY)
+    refresh(storage)
 
 
-def _usable(conn: apsw.Connection, table: str, legs: Sequence[int]) -> Centroid | None:
+def _usable(storage: MemoryStorage, table: str, legs: Sequence[int]) -> Centroid | None:
     """The stored centroid, when it is fresh and has one direction per leg."""
-    stored = load(conn)
-    if stored is None or len(stored.directions) != len(legs) or not is_fresh(conn, stored, table):
+    stored = load(storage)
+    if stored is None or len(stored.directions) != len(legs) or not is_fresh(storage, stored, table):
         return None
     return stored
 
@@ -178,10 +176,10 @@ def _allowance(centroid: Centroid) -> int:
 def _summed(blobs: list[bytes], fmt: VectorFormat) -> np.ndarray:
     import numpy as np
 
-    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8 if fmt.is_int8 else np.float32)
+    matrix = np.frombuffer(b"".join(blobs), dtype=fmt.numpy_dtype)
     summed = matrix.reshape(len(blobs), -1).sum(axis=0, dtype=np.float64)
     return summed * fmt.step if fmt.is_int8 else summed
 
 
-def _mark(conn: apsw.Connection) -> int:
-    return max_rowid(conn)
+def _mark(storage: MemoryStorage) -> int:
+    return storage.store_size()

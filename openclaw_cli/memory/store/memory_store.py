@@ -6,7 +6,8 @@ and matches the one the database was built with) their vector; otherwise the vec
 
 `MemoryStore` is what the use cases hold: it embeds new records, keeps the vectors' mean (store/centroid.py)
 and the warm vector matrix current, and reads and writes through `storage` (the Protocol of
-store/protocol.py, here the SQLite backend). `conn` is the SQLite file itself, for upkeep/'s file-level care.
+store/protocol.py: the SQLite file, or a schema on PostgreSQL). `conn` is the SQLite file itself, for
+upkeep/'s file-level care; on postgres it says that such care is the server's.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound
+from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.store import centroid, people
 from openclaw_cli.memory.store.bulk import CHUNK, BulkWriter, WriteReport
 from openclaw_cli.memory.store.history import VALUE_IN_RECORDS
@@ -25,28 +26,39 @@ from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, utc_now
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.store.vector_cache import cached_vectors, embed_cached
-from openclaw_cli.memory.store.vector_matrix import StoredRows, VectorMatrix, read_rows
+from openclaw_cli.memory.store.vector_matrix import VectorMatrix, read_rows
 
 if TYPE_CHECKING:
     import apsw
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import Embedder
-    from openclaw_cli.memory.store.protocol import MemoryStorage
+    from openclaw_cli.memory.store.protocol import MemoryStorage, StoredRows
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
 EmbedderFactory = Callable[[], "Embedder"]
+StorageOpener = Callable[[], "MemoryStorage"]
 
 Progress = Callable[[int], None]
 
 
 class MemoryStore:
-    """A memory database file. Open with `MemoryStore.open(path, embedder_factory)`."""
+    """A memory database. Open with `MemoryStore.open(path, embedder_factory)` (a SQLite file) or
+    `MemoryStore.open_postgres(dsn, name, embedder_factory)`."""
 
-    def __init__(self, conn: apsw.Connection, path: Path, embedder_factory: EmbedderFactory | None) -> None:
-        self.conn = conn  # the SQLite file itself, for upkeep/ (backup, integrity, index repair)
-        self.storage: MemoryStorage = SqliteStorage(conn)  # the use cases see the Protocol only
-        self.path = path
+    def __init__(
+        self,
+        storage: MemoryStorage,
+        path: Path,
+        embedder_factory: EmbedderFactory | None,
+        *,
+        reader: StorageOpener,
+        conn: apsw.Connection | None = None,
+    ) -> None:
+        self._conn = conn  # the SQLite file itself, for upkeep/ (backup, integrity, index repair)
+        self.storage = storage  # the use cases see the Protocol only
+        self.path = path  # the SQLite file, or where it would be (names the store in messages)
+        self._open_reader = reader  # a second connection, for reading the vectors on a thread
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._centroid_due: int | None = None
@@ -60,7 +72,36 @@ class MemoryStore:
     def open(
         cls, path: Path, embedder_factory: EmbedderFactory | None = None, *, create: bool = True
     ) -> MemoryStore:
-        return cls(open_db(path, create=create), path, embedder_factory)
+        conn = open_db(path, create=create)
+
+        def reader() -> MemoryStorage:
+            return SqliteStorage(open_db(path, create=False, readonly=True))
+
+        return cls(SqliteStorage(conn), path, embedder_factory, reader=reader, conn=conn)
+
+    @classmethod
+    def open_postgres(
+        cls, dsn: str, name: str, path: Path, embedder_factory: EmbedderFactory | None = None
+    ) -> MemoryStore:
+        """The memory database `name` (an agent id, or the shared user store's) on the server at `dsn`;
+        `path` is where its SQLite file would be, which names the store in messages."""
+        from openclaw_cli.memory.store.postgres.connection import open_storage
+
+        return cls(open_storage(dsn, name), path, embedder_factory, reader=lambda: open_storage(dsn, name))
+
+    @property
+    def conn(self) -> apsw.Connection:
+        """The SQLite file, for upkeep/'s file-level care (backup, integrity, salvage, vacuum)."""
+        if self._conn is None:
+            raise StoreError(
+                "this works on the SQLite memory file; memory.backend is postgres",
+                hint="the server's own tools (pg_dump, amcheck, VACUUM) do this for PostgreSQL",
+            )
+        return self._conn
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self._conn is not None
 
     def close(self) -> None:
         self._join_matrix_loader()
@@ -266,7 +307,7 @@ class MemoryStore:
         generation = self.storage.vector_generation()
         cached_generation, cached_legs, found = self._centroid
         if cached_generation != generation or cached_legs != tuple(legs):
-            found = centroid.current(self.conn, legs)
+            found = centroid.current(self.storage, legs)
             self._centroid = (generation, tuple(legs), found)
         return found
 
@@ -274,9 +315,9 @@ class MemoryStore:
         """Recompute the vectors' mean direction (store/centroid.py) once the store has grown by a tenth since:
         one comparison per insert otherwise, and about 11 reads of each row over a bulk load from empty."""
         if self._centroid_due is None:
-            self._centroid_due = centroid.next_refresh(centroid.load(self.conn))
+            self._centroid_due = centroid.next_refresh(centroid.load(self.storage))
         if rowid > self._centroid_due:
-            self._centroid_due = centroid.next_refresh(centroid.refresh(self.conn))
+            self._centroid_due = centroid.next_refresh(centroid.refresh(self.storage))
 
     def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None
@@ -328,6 +369,8 @@ class MemoryStore:
         warm one (numpy, both weightings of the query in one pass, the same results as a gateway's)
         instead of two brute-force vec0 passes and a lookup per re-scored row after the query is embedded
         (232 ms at 20k memories, ~1 s at 100k)."""
+        if not self.is_sqlite:  # the server's HNSW index answers one query without reading every vector
+            return
         if self.matrix is None and self._matrix_loader is None:
             self._matrix_loader = threading.Thread(
                 target=self._load_matrix, name="vectors-ahead", daemon=True
@@ -339,7 +382,7 @@ class MemoryStore:
         # search reads through `conn` meanwhile. Only the read happens here, without numpy (see
         # vector_matrix.read_rows); vector_matrix() turns the rows into arrays.
         try:
-            reader = open_db(self.path, create=False, readonly=True)
+            reader = self._open_reader()
             try:
                 self._rows_ahead = read_rows(reader)
             finally:
@@ -365,5 +408,5 @@ class MemoryStore:
         if self._rows_ahead is not None:
             self.matrix.load(self._rows_ahead)
             self._rows_ahead = None
-        self.matrix.refresh(self.conn)
+        self.matrix.refresh(self.storage)
         return self.matrix

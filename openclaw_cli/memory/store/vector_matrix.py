@@ -1,23 +1,24 @@
 """The in-memory copy of one vector table, for warm processes (batch search, gateway, benchmarks).
 
-A one-shot command asks vec0 for the nearest rows (store/sqlite/vec.py); a long-lived process keeps the vectors
-here and scores them in numpy, several times faster than vec0's brute-force scan at 100k rows.
+A one-shot command asks the backend for the nearest rows (store/sqlite/vec.py, store/postgres/vectors.py); a
+long-lived process keeps the vectors here and scores them in numpy, several times faster than vec0's
+brute-force scan at 100k rows. The rows come through the storage Protocol (`stored_vectors`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
-from openclaw_cli.memory.store.sqlite.vec import all_rows, current_table, generation, table_format
+from openclaw_cli.memory.store.protocol import StoredRows
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
 
 if TYPE_CHECKING:
-    import apsw
     import numpy as np
+
+    from openclaw_cli.memory.store.protocol import MemoryStorage
 
 INT8_SCAN_MIN_ROWS = 20_000  # below this the float32 scan takes under 2 ms: not worth a second copy
 RESCORE_POOL = 256  # int8 candidates re-scored exactly; recall@10 against exact search measured at 1.0
@@ -30,22 +31,10 @@ SAMPLE_STRIDE = 16  # _best's bound comes from every 16th score of a large array
 _CHUNK = 8192  # rows converted to float32 at a time when an int8 matrix is scored in full
 
 
-@dataclass(frozen=True)
-class StoredRows:
-    """One vector table as read from SQLite, before numpy sees it."""
-
-    table: str | None
-    generation: int
-    fmt: VectorFormat
-    rows: list[tuple[int, bytes, str, str, str]]
-
-
-def read_rows(conn: apsw.Connection) -> StoredRows:
-    """The current vector table's rows. Plain SQLite reads, no numpy: safe on a thread of its own while
+def read_rows(storage: MemoryStorage) -> StoredRows:
+    """The current vector table's rows. Plain reads, no numpy: safe on a thread of its own while
     another imports numpy (two threads importing numpy at once can break the import)."""
-    table = current_table(conn)
-    fmt = codec.FLOAT32 if table is None else table_format(conn, table)
-    return StoredRows(table, generation(conn), fmt, [] if table is None else all_rows(conn, table))
+    return storage.stored_vectors()
 
 
 class VectorMatrix:
@@ -70,13 +59,13 @@ class VectorMatrix:
         self._codes: dict[str, tuple[dict[str, int], np.ndarray]] = {}
         self._positions: dict[int, int] | None = None
 
-    def refresh(self, conn: apsw.Connection) -> None:
-        if not self.stale(conn):
+    def refresh(self, storage: MemoryStorage) -> None:
+        if not self.stale(storage):
             return
-        self.load(read_rows(conn))
+        self.load(read_rows(storage))
 
-    def stale(self, conn: apsw.Connection) -> bool:
-        return (current_table(conn), generation(conn)) != (self.table, self.generation)
+    def stale(self, storage: MemoryStorage) -> bool:
+        return (storage.vector_table(), storage.vector_generation()) != (self.table, self.generation)
 
     def load(self, stored: StoredRows) -> None:
         """Hold `stored` (read_rows): the vectors as numpy arrays, and the filter columns as codes."""
@@ -92,9 +81,9 @@ class VectorMatrix:
         if fmt.is_int8:
             self._load_int8(b"".join(r[1] for r in rows), len(rows), fmt)
         elif rows:
-            self._matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), -1
-            )
+            # float32, or the postgres backend's 16-bit floats widened to float32
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=fmt.numpy_dtype).reshape(len(rows), -1)
+            self._matrix = matrix.astype(np.float32, copy=False)
             self._int8 = _Int8Scan.build(self._matrix) if len(rows) >= INT8_SCAN_MIN_ROWS else None
         self._positions = None
         self.table, self.generation = stored.table, stored.generation

@@ -85,7 +85,7 @@ def repair(
         store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
     )
     with write_txn(conn):
-        centroid.refresh(conn)
+        centroid.refresh(store.storage)
     return report
 
 
@@ -182,7 +182,7 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
                 write_fts_row(conn, rowid, l0, l1)
             set_meta(conn, FTS_ANALYSIS_KEY, ANALYSIS_VERSION)
             people.rebuild(SqliteStorage(conn))  # names of deleted memories go
-            centroid.refresh(conn)  # the new table's vectors
+            centroid.refresh(SqliteStorage(conn))  # the new table's vectors
     except BaseException:
         with write_txn(conn):
             vec.drop_table(conn, new_table)

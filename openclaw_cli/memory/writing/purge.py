@@ -113,7 +113,7 @@ def purge_person(store: MemoryStore, user_ids: list[str], taint: Taint | None = 
             people.forget_user(storage, user_id)
         for _, _, owner, l0 in derived:
             people.forget_if_unused(storage, owner, l0)
-        centroid.forget(store.conn)  # a mean that included the user's vectors is computed again without them
+        centroid.forget(storage)  # a mean that included the user's vectors is computed again without them
         done.memories, done.derived = len(rows), len(derived)
         # The purge itself is kept, with a hash instead of the user id (the id may be a name or a number).
         digest = hashlib.sha256(user_ids[0].encode()).hexdigest()[:16]

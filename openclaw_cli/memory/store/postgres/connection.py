@@ -8,9 +8,9 @@ that names the server without its password.
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import TYPE_CHECKING
 
+from openclaw_cli.dsn import mask_dsn
 from openclaw_cli.errors import StoreError
 
 if TYPE_CHECKING:
@@ -23,16 +23,6 @@ SCHEMA_PREFIX = "openclaw_"
 MAX_IDENTIFIER = 63  # Postgres truncates longer names: longer ones get a hash suffix instead
 VECTOR_SQL = "CREATE EXTENSION vector;"
 INSTALL_HINT = "install the driver with `pip install 'openclaw-cli[postgres]'`"
-_URL_SECRET = re.compile(r"(?P<head>^[a-z][a-z0-9+.-]*://[^:/@?]*):[^@/?]*@", re.IGNORECASE)
-_KEYWORD_SECRET = re.compile(r"(?P<head>\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-
-
-def mask_dsn(dsn: str) -> str:
-    """`dsn` with any password replaced by ***, in URL form (user:secret@, ?password=) and key=value form."""
-    if "://" in dsn:
-        masked = _URL_SECRET.sub(lambda m: f"{m.group('head')}:***@", dsn)
-        return re.sub(r"([?&]password=)[^&]*", r"\1***", masked, flags=re.IGNORECASE)
-    return _KEYWORD_SECRET.sub(lambda m: f"{m.group('head')}***", dsn)
 
 
 def schema_name(database: str) -> str:

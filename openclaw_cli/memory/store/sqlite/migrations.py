@@ -195,8 +195,9 @@ MIGRATIONS.append(("0007_people", _people))
 def _centroid(conn: apsw.Connection) -> None:
     """The mean direction of the stored vectors, which search corrects for (store/centroid.py)."""
     from openclaw_cli.memory.store import centroid
+    from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 
-    centroid.refresh(conn)
+    centroid.refresh(SqliteStorage(conn))
 
 
 MIGRATIONS.append(("0008_vector_centroid", _centroid))
@@ -243,7 +244,9 @@ def _unread_english_halves(conn: apsw.Connection, rowids: list[int]) -> None:
         fixed[:MINILM_DIMS] = half
         vec.upsert(conn, table, rowid, fixed, (str(row[0]), str(row[1] or ""), str(row[2])))
     vec.bump_generation(conn)
-    centroid.forget(conn)
+    from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
+
+    centroid.forget(SqliteStorage(conn))
 
 
 MIGRATIONS.append(("0009_language_of_l0", _language_of_l0))
