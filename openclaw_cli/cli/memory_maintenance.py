@@ -47,7 +47,15 @@ def status_cmd(as_json: JsonOpt = False) -> None:
             + ("" if profile["tuned"] else " (not tuned for this embedder)")
         )
         common.echo("  index: " + ("ok" if db["index"]["ok"] else "; ".join(db["index"]["problems"])))
-        common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
+        if "server" in db:  # memory.backend postgres
+            server = db["server"]
+            common.echo(
+                f"  server: PostgreSQL {server['serverVersion']}, pgvector {server['pgvectorVersion']}, "
+                f"schema v{server['schemaVersion']}; rows: "
+                + ", ".join(f"{t} {n}" for t, n in server["rows"].items())
+            )
+        else:
+            common.echo("  files: " + ", ".join(f"{n} {s} B" for n, s in db["files"].items()))
 
 
 def _persons(listed: list[dict[str, Any]]) -> str:

@@ -33,8 +33,9 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
     damaged: list[tuple[Path, str]] = []  # records damaged: salvaged (--fix) once the stores are closed
     try:
         opened = True
+        on_server = service.settings.backend == "postgres"
         for path in service.db_paths():
-            if not path.exists():
+            if not (on_server or path.exists()):
                 continue
             try:
                 service.store(path)
@@ -47,6 +48,8 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
             except OpenclawError as error:
                 findings.append(Finding("memory.database", "error", error.message, error.hint, str(path)))
                 opened = False
+        if opened and on_server:
+            findings += _server_findings(service)
         if opened:
             for report in service.check_indexes():
                 if report.damaged_records:
@@ -57,6 +60,24 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
         service.close()
     for path, damage in damaged:
         findings += _salvage_findings(home, path, damage, fix, service)
+    return findings
+
+
+def _server_findings(service: MemoryService) -> list[Finding]:
+    """The PostgreSQL server each store lives on: its version, pgvector's, the schema and its rows."""
+    from openclaw_cli.memory.store.postgres import upkeep
+    from openclaw_cli.memory.store.postgres.storage import PostgresStorage
+
+    findings = []
+    for store in service.existing_stores():
+        if not isinstance(store.storage, PostgresStorage):
+            continue
+        facts = upkeep.server_status(store.storage)
+        message = (
+            f"PostgreSQL {facts['serverVersion']}, pgvector {facts['pgvectorVersion']}, schema {facts['schema']} "
+            f"v{facts['schemaVersion']}: " + ", ".join(f"{n} {table}" for table, n in facts["rows"].items())
+        )
+        findings.append(Finding("memory.server", "ok", message, path=facts["server"]))
     return findings
 
 

@@ -50,6 +50,11 @@ def repair(
 ) -> RepairReport:
     """Bring the indexes in line with the records, touching only what is wrong."""
     report = RepairReport()
+    if not store.is_sqlite:
+        from openclaw_cli.memory.upkeep import server_index
+
+        server_index.repair(store, embedder_factory, report, progress)
+        return report
     conn = store.conn
     _clear_damage(store)
     if fts_analysis_version(conn) < ANALYSIS_VERSION:
@@ -159,6 +164,12 @@ def rebuild(store: MemoryStore, embedder: Embedder, progress: Progress | None = 
     The old table keeps serving searches until the swap; if anything fails half-way the new table is
     dropped and nothing else has changed.
     """
+    if not store.is_sqlite:
+        from openclaw_cli.memory.upkeep import server_index
+
+        report = RebuildReport()
+        server_index.rebuild(store, embedder, report, progress)
+        return report
     conn = store.conn
     _clear_damage(store)
     with write_txn(conn):

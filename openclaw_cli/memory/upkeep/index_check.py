@@ -127,6 +127,12 @@ def check(
     """`configured`: the identity the settings name (embedders.configured_identity); a None dimension means
     unknown without calling an API, and is then left out of the comparison."""
     report = IndexCheck(path=str(store.path), embedder_problem=embedder_problem)
+    if not store.is_sqlite:  # no file to check for page damage: the counts come from the server
+        from openclaw_cli.memory.upkeep import server_index
+
+        server_index.check(store, report)
+        _compare_embedders(report, configured)
+        return report
     damage = find_damage(store.conn)
     if not damage.ok:
         # Counting through damaged tables would fail or lie: report where the damage is and stop.
@@ -162,6 +168,10 @@ def _count_rows(store: MemoryStore, report: IndexCheck, configured: dict[str, An
         )
         report.vector_orphans = count(store, f"SELECT count(*) FROM {table} WHERE rowid NOT IN ({live})")
     report.stored_embedder = vec.stored_identity(store.conn)
+    _compare_embedders(report, configured)
+
+
+def _compare_embedders(report: IndexCheck, configured: dict[str, Any] | None) -> None:
     report.configured_embedder = configured
     stored = report.stored_embedder
     report.embedder_mismatch = (

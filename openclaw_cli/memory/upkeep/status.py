@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 def database_status(
     store: MemoryStore, configured: dict[str, Any] | None, embedder_problem: str | None = None
 ) -> dict[str, Any]:
+    if not store.is_sqlite:
+        from openclaw_cli.memory.upkeep import server_index
+
+        found = server_index.database_status(store, check(store, configured, embedder_problem))
+        return {**found, "searchProfile": _profile(found["embedder"])}
     conn = store.conn
     counts: dict[str, dict[str, int]] = {}
     for scope, category, count in conn.execute(

@@ -19,6 +19,7 @@ from openclaw_cli.memory.store.sqlite.records import text_hash
 
 if TYPE_CHECKING:
     import psycopg
+    from psycopg import sql
 
 SESSION = "(source::jsonb ->> 'sessionId')"
 _INSERT_COLUMNS = RECORD_COLUMNS.replace("rowid, ", "")
@@ -109,8 +110,8 @@ def count_live(conn: psycopg.Connection, scope: str | None, user_id: str | None)
     return scalar(conn, f"SELECT count(*) FROM records WHERE {where}", params)
 
 
-def scalar(conn: psycopg.Connection, sql: str, params: Sequence[Any] = ()) -> int:
-    row = conn.execute(sql, params).fetchone()
+def scalar(conn: psycopg.Connection, query: str | sql.Composed, params: Sequence[Any] = ()) -> int:
+    row = conn.execute(query, params).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 

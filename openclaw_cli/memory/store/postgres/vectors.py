@@ -109,13 +109,18 @@ def ensure_table(conn: psycopg.Connection, identity: EmbedderIdentity) -> str:
     table = current_table(conn)
     if table is None:
         table = create_table(conn, identity.dimensions)
-        for key, value in zip(
-            IDENTITY_KEYS, (identity.provider, identity.model, identity.dimensions), strict=True
-        ):
-            set_meta(conn, key, value)
-        set_meta(conn, TABLE_KEY, table)
-        bump_generation(conn)
+        set_current(conn, table, identity)
     return table
+
+
+def set_current(conn: psycopg.Connection, table: str, identity: EmbedderIdentity) -> None:
+    """Make `table` the current vector index, made by `identity`."""
+    for key, value in zip(
+        IDENTITY_KEYS, (identity.provider, identity.model, identity.dimensions), strict=True
+    ):
+        set_meta(conn, key, value)
+    set_meta(conn, TABLE_KEY, table)
+    bump_generation(conn)
 
 
 def upsert(
