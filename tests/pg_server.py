@@ -44,12 +44,16 @@ class TestServer:
             conn.execute(sql, params)  # type: ignore[arg-type]
 
     def fresh_database(self, *, with_vector: bool = True) -> str:
-        """A new, empty database; its DSN. Without `with_vector` it is made from template0 (no extension)."""
+        """A new, empty database; its DSN."""
+        return self.dsn(self.new_database(with_vector=with_vector))
+
+    def new_database(self, *, with_vector: bool = True) -> str:
+        """A new, empty database; its name. Without `with_vector` it is made from template0 (no extension)."""
         name = f"t{os.getpid()}_{next(_counter)}"
         template = "template1" if with_vector else "template0"
         # FILE_COPY: copying the small template's files takes a tenth of the default block-by-block copy.
         self.execute(f'CREATE DATABASE "{name}" TEMPLATE {template} STRATEGY FILE_COPY')
-        return self.dsn(name)
+        return name
 
     def stop(self) -> None:
         self.handle.cleanup()

@@ -131,12 +131,6 @@ def agents_with_sessions(home: Home) -> list[str]:
     return sorted(p.name for p in agents.iterdir() if (p / "sessions").is_dir() and p.name != SHARED_AGENT)
 
 
-def agents_with_memory(home: Home) -> list[str]:
-    from openclaw_cli.memory.writing.purge import agent_ids_on_disk
-
-    return agent_ids_on_disk(home)
-
-
 def journal_path(home: Home) -> Path:
     return home.root / "gateway" / "inbox.jsonl"
 
@@ -195,7 +189,7 @@ def _survey(home: Home, settings: Settings, person: str, service: MemoryService)
         finally:
             store.close()
         survey.findings[agent] = [f for f in found if f is not None]
-    for agent in agents_with_memory(home):
+    for agent in service.stored_agents():
         storage = service.store(home.memory_db(agent), create=False).storage
         survey.stores[agent] = bool(storage.rows_of_users(ids))
     survey.journal = [
@@ -213,7 +207,7 @@ def known_persons(home: Home, settings: Settings, service: MemoryService) -> lis
     from openclaw_cli.sessions.store import SessionStore
 
     found: set[str] = set()
-    for agent in agents_with_memory(home):
+    for agent in service.stored_agents():
         for user in service.store(home.memory_db(agent), create=False).storage.user_ids():
             try:
                 found.add(canonical_person(user, settings.session.identity_links))

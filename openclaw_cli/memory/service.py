@@ -134,6 +134,17 @@ class MemoryService:
             )
         return MemoryStore.open_postgres(dsn, self.home.memory_db_agent(path), path, self.embedder)
 
+    def stored_agents(self) -> list[str]:
+        """Every agent with a memory database (the shared store's name included): files under the home,
+        or the stores on the server with memory.backend postgres."""
+        if self.settings.backend == "postgres" and self.settings.postgres.dsn:
+            from openclaw_cli.memory.store.postgres.connection import store_names
+
+            return store_names(self.settings.postgres.dsn)
+        from openclaw_cli.memory.store.persons import agent_ids_on_disk
+
+        return agent_ids_on_disk(self.home)
+
     def existing_stores(self) -> Iterator[MemoryStore]:
         for path in self.db_paths():
             if self.settings.backend == "postgres" or path.exists():
@@ -272,6 +283,7 @@ class MemoryService:
                 user_id,
                 all_agents=all_agents,
                 sessions=sessions,
+                agents=self.stored_agents(),
                 open_store=lambda path: self.store(path, create=False),
             )
 

@@ -153,17 +153,18 @@ def purge_user(
     *,
     all_agents: bool,
     sessions: bool,
+    agents: list[str],
     open_store: Any,
 ) -> PurgeReport:
     """Purge `user_id` from this agent's and the shared store, or from every agent's with `all_agents`.
 
-    `open_store(path)` gives the MemoryStore of a database file. Without `all_agents`, the other agents'
+    `agents`: every agent with a memory database; `open_store(path)` gives the MemoryStore of one. Without `all_agents`, the other agents'
     stores are only read, to say plainly which of them still hold the user's memories.
     """
     validate_user(user_id)
     report = PurgeReport(user_id)
     covered = {agent_id, SHARED_AGENT}
-    for agent in agent_ids_on_disk(home):
+    for agent in agents:
         store = open_store(home.memory_db(agent))
         if not all_agents and agent not in covered:
             if holds_user(store, user_id):

@@ -96,13 +96,13 @@ def _vector_schema(conn: psycopg.Connection) -> str | None:
 
 def open_storage(dsn: str, database: str) -> PostgresStorage:
     """Open (creating and migrating as needed) the memory database `database` on the server at `dsn`."""
+    conn = connect(dsn)  # first: it says when psycopg is not installed
     import psycopg
     from psycopg import sql
 
     from openclaw_cli.memory.store.postgres import schema
     from openclaw_cli.memory.store.postgres.storage import PostgresStorage
 
-    conn = connect(dsn)
     try:
         name = schema_name(database)
         vector_home = ensure_vector(conn)
@@ -110,7 +110,7 @@ def open_storage(dsn: str, database: str) -> PostgresStorage:
         conn.execute("SELECT set_config('search_path', %s, false)", (path,))
         # A filtered HNSW scan goes on past ef_search until enough rows pass the filter (pgvector 0.8).
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
-        schema.migrate(conn, name, schema.lock_key(name))
+        schema.migrate(conn, name, schema.lock_key(name), database)
     except psycopg.OperationalError as exc:
         conn.close()
         raise connection_error(dsn, exc) from None
@@ -118,6 +118,32 @@ def open_storage(dsn: str, database: str) -> PostgresStorage:
         conn.close()
         raise
     return PostgresStorage(conn, name, dsn)
+
+
+def store_names(dsn: str) -> list[str]:
+    """The memory databases (agent ids, and the shared store's name) the server holds, sorted."""
+    from psycopg import sql
+
+    from openclaw_cli.memory.store.postgres.schema import NAME_KEY
+
+    conn = connect(dsn)
+    try:
+        schemas = conn.execute(
+            "SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+            "WHERE n.nspname LIKE %s AND c.relname = 'meta'",
+            (SCHEMA_PREFIX.replace("_", "\\_") + "%",),
+        ).fetchall()
+        names = []
+        for (schema,) in schemas:
+            row = conn.execute(
+                sql.SQL("SELECT value FROM {} WHERE key = %s").format(sql.Identifier(schema, "meta")),
+                (NAME_KEY,),
+            ).fetchone()
+            if row is not None:
+                names.append(str(row[0]))
+        return sorted(names)
+    finally:
+        conn.close()
 
 
 def server_facts(conn: psycopg.Connection) -> dict[str, str]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 VERSION_KEY = "schema_version"
+NAME_KEY = "store_name"  # the agent (or shared store) a schema holds: its name may be shortened
 FTS_ANALYSIS_KEY = "fts_analysis_version"  # the same meta key as the SQLite backend's
 
 _CATEGORIES = "('profile','preference','event','case','lesson','insight','note')"
@@ -92,7 +93,8 @@ CREATE TABLE keyword_totals (
 );
 INSERT INTO keyword_totals VALUES (true, 0, 0);
 CREATE TABLE keyword_vocab (term text PRIMARY KEY, documents bigint NOT NULL);
-CREATE FUNCTION keyword_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+-- FROM CURRENT: the trigger finds this schema's tables whatever the search_path of the session that writes
+CREATE FUNCTION keyword_counts() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         UPDATE keyword_totals SET documents = documents + 1, tokens = tokens + NEW.length;
@@ -143,7 +145,7 @@ def stored_version(conn: psycopg.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def migrate(conn: psycopg.Connection, schema: str, lock_key: int) -> list[int]:
+def migrate(conn: psycopg.Connection, schema: str, lock_key: int, name: str) -> list[int]:
     """Create or bring the schema up to SCHEMA_VERSION; returns the versions applied. Two processes that
     open a new store at once take turns on the store's advisory lock, so each step runs once."""
     from psycopg import sql
@@ -167,6 +169,7 @@ def migrate(conn: psycopg.Connection, schema: str, lock_key: int) -> list[int]:
             conn.execute(ddl)  # a script without parameters: sent as one simple query
             if number == 1:  # a new, empty keyword index is current by definition
                 _set(conn, FTS_ANALYSIS_KEY, str(ANALYSIS_VERSION))
+                _set(conn, NAME_KEY, name)
             _set(conn, VERSION_KEY, str(number))
             applied.append(number)
     return applied
