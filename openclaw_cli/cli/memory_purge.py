@@ -62,6 +62,8 @@ def purge_cmd(
         common.emit_json(report.to_dict())
     else:
         common.echo(_summary(report, sessions))
+        if report.disk_note:
+            common.echo(f"note: {report.disk_note}")
     if report.warning:
         common.fail(report.warning, hint=f"openclaw memory purge --user {user} --all-agents --yes")
 

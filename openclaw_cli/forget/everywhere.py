@@ -51,6 +51,7 @@ class ForgetReport:
     databases: list[str] = field(default_factory=list)
     not_covered: list[str] = field(default_factory=list)  # agents this purge did not cover
     via: str = "direct"  # or "gateway": the running gateway did the work
+    disk_note: str | None = None  # what the purge guarantees on disk, where that is less than every byte
 
     @property
     def warning(self) -> str | None:
@@ -84,6 +85,7 @@ class ForgetReport:
             "notCovered": self.not_covered,
             "via": self.via,
             "warning": self.warning,
+            "diskNote": self.disk_note,
         }
 
     @classmethod
@@ -104,6 +106,7 @@ class ForgetReport:
             databases=[str(d) for d in value.get("databases") or []],
             not_covered=[str(a) for a in value.get("notCovered") or []],
             via=str(value.get("via") or "gateway"),
+            disk_note=value.get("diskNote"),
         )
 
 
@@ -319,6 +322,7 @@ def _forget_memories(
         report.history_rows += done.history_rows
         report.derived += done.derived
         report.databases.append(str(store.path))
+        report.disk_note = report.disk_note or store.purge_disk_note
         cleaned, left = purge_copies(store.path, ids, taint)  # its backups hold the person too
         report.files += cleaned
         report.left += left

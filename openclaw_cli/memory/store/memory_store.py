@@ -40,6 +40,11 @@ EmbedderFactory = Callable[[], "Embedder"]
 StorageOpener = Callable[[], "MemoryStorage"]
 
 Progress = Callable[[int], None]
+SERVER_PURGE_NOTE = (
+    "on PostgreSQL no row of theirs is left, and VACUUM has marked the space those rows took as free; "
+    "their bytes may stay in the server's data files until reused, and in its WAL, replicas and base "
+    "backups until those age out (VACUUM FULL on the memory tables rewrites them, under an exclusive lock)"
+)
 
 
 class MemoryStore:
@@ -102,6 +107,11 @@ class MemoryStore:
     @property
     def is_sqlite(self) -> bool:
         return self._conn is not None
+
+    @property
+    def purge_disk_note(self) -> str | None:
+        """What a purge's compaction guarantees on disk, where it is less than "no byte left" (postgres)."""
+        return None if self.is_sqlite else SERVER_PURGE_NOTE
 
     def close(self) -> None:
         self._join_matrix_loader()

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
     from openclaw_cli.memory.store.memory_store import MemoryStore
     from openclaw_cli.memory.store.postgres.storage import PostgresStorage
-    from openclaw_cli.memory.upkeep.index import RebuildReport, RepairReport
-    from openclaw_cli.memory.upkeep.index_check import IndexCheck
 
 Progress = Callable[[int], None]
 CHUNK = 256
@@ -27,8 +25,8 @@ def _server(store: MemoryStore) -> PostgresStorage:
     return cast("PostgresStorage", store.storage)
 
 
-def check(store: MemoryStore, report: IndexCheck) -> None:
-    """Fill `report` with the server store's counts."""
+def check(store: MemoryStore, report: Any) -> None:
+    """Fill `report` (an index_check.IndexCheck) with the server store's counts."""
     from openclaw_cli.memory.store.postgres import upkeep
 
     for key, value in upkeep.index_counts(_server(store)).items():
@@ -38,9 +36,11 @@ def check(store: MemoryStore, report: IndexCheck) -> None:
 def repair(
     store: MemoryStore,
     embedder_factory: Callable[[], Embedder] | None,
-    report: RepairReport,
+    report: Any,
     progress: Progress | None,
 ) -> None:
+    """Mend the server store's indexes, then fill its pending vectors; counts go into `report` (an
+    index.RepairReport)."""
     from openclaw_cli.memory.store.postgres import upkeep
 
     for key, value in upkeep.repair(_server(store)).items():
@@ -54,7 +54,7 @@ def repair(
 def _fill_pending(
     store: MemoryStore,
     embedder_factory: Callable[[], Embedder] | None,
-    report: RepairReport,
+    report: Any,
     progress: Progress | None,
 ) -> None:
     from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
@@ -87,8 +87,8 @@ def _fill_pending(
             progress(len(rows))
 
 
-def rebuild(store: MemoryStore, embedder: Embedder, report: RebuildReport, progress: Progress | None) -> None:
-    """Re-embed every live record into a new vector table and swap it in with one commit; the old table
+def rebuild(store: MemoryStore, embedder: Embedder, report: Any, progress: Progress | None) -> None:
+    """Into `report` (an index.RebuildReport): re-embed every live record into a new vector table and swap it in with one commit; the old table
     serves searches until then, and a failure half-way drops the new one."""
     from openclaw_cli.memory.store.postgres import upkeep, vectors
 
@@ -120,9 +120,9 @@ def rebuild(store: MemoryStore, embedder: Embedder, report: RebuildReport, progr
     report.vector_table, report.embedder = new_table, embedder.identity.to_dict()
 
 
-def database_status(store: MemoryStore, health: IndexCheck) -> dict[str, Any]:
-    """`memory status` of a server store: what the SQLite path reports, with the server's facts in place of
-    the file's (sizes, migrations)."""
+def database_status(store: MemoryStore) -> dict[str, Any]:
+    """What `memory status` says of a server store beside its index check: per-scope counts, persons,
+    the embedder and the server's facts (in place of the file's sizes and migrations)."""
     from openclaw_cli.memory.store.persons import persons
     from openclaw_cli.memory.store.postgres import upkeep
 
@@ -130,13 +130,8 @@ def database_status(store: MemoryStore, health: IndexCheck) -> dict[str, Any]:
     facts = upkeep.server_status(server)
     return {
         "path": f"{facts['server']} schema {server.schema}",
-        "records": health.records,
         "byScope": upkeep.scope_counts(server),
         "persons": [person.to_dict() for person in persons(server)],
-        "tombstones": health.tombstones,
-        "pendingVectors": health.vectors_pending,
         "embedder": server.vector_identity(),
-        "vectorTable": health.vector_table,
-        "index": {"ok": health.ok, "problems": health.problems()},
         "server": facts,
     }

@@ -18,8 +18,21 @@ def database_status(
     if not store.is_sqlite:
         from openclaw_cli.memory.upkeep import server_index
 
-        found = server_index.database_status(store, check(store, configured, embedder_problem))
-        return {**found, "searchProfile": _profile(found["embedder"])}
+        found = server_index.database_status(store)
+        health = check(store, configured, embedder_problem)
+        return {
+            "path": found["path"],
+            "records": health.records,
+            "byScope": found["byScope"],
+            "persons": found["persons"],
+            "tombstones": health.tombstones,
+            "pendingVectors": health.vectors_pending,
+            "embedder": found["embedder"],
+            "searchProfile": _profile(found["embedder"]),
+            "vectorTable": health.vector_table,
+            "index": {"ok": health.ok, "problems": health.problems()},
+            "server": found["server"],
+        }
     conn = store.conn
     counts: dict[str, dict[str, int]] = {}
     for scope, category, count in conn.execute(
