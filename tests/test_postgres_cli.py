@@ -182,3 +182,8 @@ def password_role(pg_server: Any) -> str:
     hba.write_text("local all pwtest scram-sha-256\n" + hba.read_text())
     pg_server.execute("SELECT pg_reload_conf()")
     return str(pg_server.dsn(database, user="pwtest"))
+
+
+@pytest.mark.parametrize("command", [("backup",), ("restore", "copy.sqlite", "--yes"), ("recover", "--yes")])
+def test_file_level_care_says_it_is_the_servers_on_postgres(pg_cli, command: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    _one_line_error(pg_cli("memory", *command), "works on the SQLite memory files", "pg_dump")

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +164,72 @@ def test_a_snapshot_reads_one_state_while_another_connection_writes(pg_shared_ds
 )  # fmt: skip
 def test_a_dsns_password_is_masked_in_every_form(dsn: str, masked: str) -> None:
     assert mask_dsn(dsn) == masked
+
+
+def test_the_warm_matrix_read_from_postgres_finds_what_the_hnsw_query_finds(
+    postgres: PostgresStorage,
+) -> None:
+    import numpy as np
+
+    from openclaw_cli.memory.store.embedder import EmbedderIdentity
+    from openclaw_cli.memory.store.vector_matrix import VectorMatrix
+
+    vectors = np.random.default_rng(7).normal(size=(40, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with postgres.transaction():
+        postgres.ensure_vectors(EmbedderIdentity("test", "random", 16))
+        for n, vector in enumerate(vectors):
+            rowid = postgres.insert(_record(f"m{n}", f"memory {n}", user=f"u{n % 2}"), vector_ready=True)
+            postgres.put_vector(rowid, vector, ("user", f"u{n % 2}", "preference"))
+        postgres.vectors_changed()
+    matrix = VectorMatrix()
+    matrix.refresh(postgres)
+    for where in (VectorFilter(), VectorFilter(user_id="u1")):
+        expected = postgres.knn(vectors[3], 5, where)
+        found = matrix.knn(vectors[3], 5, where)
+        assert [r for r, _ in found] == [r for r, _ in expected]
+        # Both score the same float16 components against the float32 query: float32 rounding of 16 terms.
+        assert np.allclose([s for _, s in found], [s for _, s in expected], atol=16 * 2**-23)
+    assert not matrix.stale(postgres)
+    with postgres.transaction():
+        postgres.vectors_changed()
+    assert matrix.stale(postgres)
+
+
+def test_a_connection_lost_mid_write_keeps_every_committed_record_and_none_of_the_rest(
+    pg_shared_dsn: str, pg_server: Any
+) -> None:
+    import psycopg
+
+    name = f"pg_store_{next(_NAMES)}"
+    storage = open_storage(pg_shared_dsn, name)
+    with storage.transaction():
+        storage.insert(_record("kept", "acknowledged before the loss"), vector_ready=False)
+    pid = storage.conn.info.backend_pid
+    with pytest.raises(psycopg.OperationalError), storage.transaction():
+        storage.insert(_record("lost", "never acknowledged"), vector_ready=False)
+        pg_server.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        storage.insert(_record("lost2", "never acknowledged either"), vector_ready=False)
+    again = open_storage(pg_shared_dsn, name)
+    assert again.get("kept") is not None and again.get("lost") is None and again.count_live() == 1
+    again.close()
+
+
+def test_the_service_turns_a_lost_server_into_one_line(
+    tmp_path: Path, pg_shared_dsn: str, pg_server: Any
+) -> None:
+    from tests.memory_helpers import service_for, settings_with
+
+    settings = settings_with(backend="postgres", postgres={"dsn": pg_shared_dsn})
+    service = service_for(tmp_path / "home", settings)
+    try:
+        store = service.store(service.db_path("user"))
+        pg_server.execute("SELECT pg_terminate_backend(%s)", (store.storage.conn.info.backend_pid,))  # type: ignore[attr-defined]
+        with (
+            pytest.raises(StoreError, match="lost the connection to PostgreSQL") as caught,
+            service.damage_guard(),
+        ):
+            store.storage.count_live()
+        assert "\n" not in caught.value.message
+    finally:
+        service.close()

@@ -64,6 +64,7 @@ def backup_cmd(
     memory.backup.keepDays days), and a copy is made before every schema migration. --list shows them,
     with the files a restore or a salvage kept beside the database.
     """
+    memory_common.only_on_files("backup")
     from openclaw_cli.memory.upkeep import recovery
 
     if list_only and output is not None:
@@ -102,6 +103,7 @@ def restore_cmd(
     The copy is checked (integrity_check) before anything changes; a damaged or foreign file is refused.
     Refused while this home's gateway runs: stop it first.
     """
+    memory_common.only_on_files("restore")
     from openclaw_cli.memory.upkeep.recovery import restore_from
 
     if not file:
@@ -134,6 +136,7 @@ def recover_cmd(
     --yes nothing is changed: it only says what a salvage would bring back. `openclaw doctor --fix` runs it
     when a database's records are damaged. Refused while this home's gateway runs.
     """
+    memory_common.only_on_files("recover")
     from openclaw_cli.memory.upkeep.recovery import recover
 
     with memory_common.service() as service:

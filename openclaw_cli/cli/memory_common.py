@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.errors import InvalidInput, StoreError
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
@@ -45,6 +45,16 @@ def service(
         yield opened
     finally:
         opened.close()
+
+
+def only_on_files(command: str) -> None:
+    """Refuse a command that works on the SQLite memory files when memory.backend is postgres."""
+    if common.state().agent_settings.memory.backend == "postgres":
+        raise StoreError(
+            f"`openclaw memory {command}` works on the SQLite memory files; memory.backend is postgres",
+            hint="back up, restore and repair the server's data with its own tools (pg_dump, pg_restore, "
+            "a replica); `memory export` writes a portable copy of the memories",
+        )
 
 
 def through_gateway(method: str, params: dict[str, Any]) -> Any | None:

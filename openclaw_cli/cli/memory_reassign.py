@@ -68,6 +68,7 @@ def reassign_cmd(
             request,
             lambda path: service.store(path, create=False),
             confirm,
+            agents=service.stored_agents(),
         )
     if as_json:
         common.emit_json(report.to_dict())

@@ -299,6 +299,7 @@ def _forget_memories(
     report: ForgetReport,
 ) -> list[str]:
     """Purge the covered stores (with the shared one); the texts of what went (for files.py)."""
+    from openclaw_cli.memory.backends import purge_disk_note
     from openclaw_cli.memory.upkeep.recovery import purge_copies
     from openclaw_cli.memory.writing.purge import Taint, purge_person
 
@@ -322,7 +323,7 @@ def _forget_memories(
         report.history_rows += done.history_rows
         report.derived += done.derived
         report.databases.append(str(store.path))
-        report.disk_note = report.disk_note or store.purge_disk_note
+        report.disk_note = report.disk_note or purge_disk_note(store)
         cleaned, left = purge_copies(store.path, ids, taint)  # its backups hold the person too
         report.files += cleaned
         report.left += left

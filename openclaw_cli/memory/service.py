@@ -13,7 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import ConfigError, NotFound, StoreError
+from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
 from openclaw_cli.memory.search.result import merge_results
@@ -117,33 +118,14 @@ class MemoryService:
             self.home.ensure_root()
             # The first Han text loads jieba's dictionary from here (entry by entry in a short process).
             set_jieba_cache_dir(self.home.cache_dir, point_lookups=self.fast_start or self.one_shot)
-            self._stores[path] = self._open(path, create=create)
+            self._stores[path] = backends.open_store(
+                self.home, self.settings, path, self.embedder, create=create
+            )
         return self._stores[path]
 
-    def _open(self, path: Path, *, create: bool) -> MemoryStore:
-        """The store at `path`: that SQLite file, or with memory.backend postgres the server's store of the
-        same agent (a schema each)."""
-        if self.settings.backend != "postgres":
-            return MemoryStore.open(path, self.embedder, create=create)
-        dsn = self.settings.postgres.dsn
-        if not dsn:
-            raise ConfigError(
-                "memory.backend is postgres but memory.postgres.dsn is not set",
-                hint="set it with `openclaw config set memory.postgres.dsn postgresql://user@host/db` "
-                "or OPENCLAW_MEMORY__POSTGRES__DSN",
-            )
-        return MemoryStore.open_postgres(dsn, self.home.memory_db_agent(path), path, self.embedder)
-
     def stored_agents(self) -> list[str]:
-        """Every agent with a memory database (the shared store's name included): files under the home,
-        or the stores on the server with memory.backend postgres."""
-        if self.settings.backend == "postgres" and self.settings.postgres.dsn:
-            from openclaw_cli.memory.store.postgres.connection import store_names
-
-            return store_names(self.settings.postgres.dsn)
-        from openclaw_cli.memory.store.persons import agent_ids_on_disk
-
-        return agent_ids_on_disk(self.home)
+        """Every agent with a memory database, the shared store included (backends.stored_agents)."""
+        return backends.stored_agents(self.home, self.settings)
 
     def existing_stores(self) -> Iterator[MemoryStore]:
         for path in self.db_paths():
@@ -157,24 +139,14 @@ class MemoryService:
         try:
             yield
         except Exception as exc:
-            if type(exc).__module__.startswith("psycopg") and type(exc).__name__ == "OperationalError":
-                raise self._lost_server(exc) from None
+            if type(exc).__module__.startswith("psycopg"):
+                raise backends.server_error(exc, list(self._stores.values())) from None
             if type(exc).__module__ != "apsw" or type(exc).__name__ in ("BusyError", "ConstraintError"):
                 raise
             found = self._damage_error()
             if found is None:
                 raise
             raise found from exc
-
-    def _lost_server(self, exc: Exception) -> StoreError:
-        """The server went away mid-operation: the open transaction was rolled back, nothing half-written."""
-        from openclaw_cli.dsn import mask_dsn
-
-        detail = mask_dsn(str(exc).strip().splitlines()[-1]) if str(exc).strip() else type(exc).__name__
-        return StoreError(
-            f"lost the connection to PostgreSQL: {detail}",
-            hint="nothing of the unfinished change was kept; run the command again once the server is back",
-        )
 
     def _damage_error(self) -> StoreError | None:
         from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT, find_damage

@@ -40,16 +40,11 @@ EmbedderFactory = Callable[[], "Embedder"]
 StorageOpener = Callable[[], "MemoryStorage"]
 
 Progress = Callable[[int], None]
-SERVER_PURGE_NOTE = (
-    "on PostgreSQL no row of theirs is left, and VACUUM has marked the space those rows took as free; "
-    "their bytes may stay in the server's data files until reused, and in its WAL, replicas and base "
-    "backups until those age out (VACUUM FULL on the memory tables rewrites them, under an exclusive lock)"
-)
 
 
 class MemoryStore:
     """A memory database. Open with `MemoryStore.open(path, embedder_factory)` (a SQLite file) or
-    `MemoryStore.open_postgres(dsn, name, embedder_factory)`."""
+    memory/backends.open_store (the configured backend)."""
 
     def __init__(
         self,
@@ -84,16 +79,6 @@ class MemoryStore:
 
         return cls(SqliteStorage(conn), path, embedder_factory, reader=reader, conn=conn)
 
-    @classmethod
-    def open_postgres(
-        cls, dsn: str, name: str, path: Path, embedder_factory: EmbedderFactory | None = None
-    ) -> MemoryStore:
-        """The memory database `name` (an agent id, or the shared user store's) on the server at `dsn`;
-        `path` is where its SQLite file would be, which names the store in messages."""
-        from openclaw_cli.memory.store.postgres.connection import open_storage
-
-        return cls(open_storage(dsn, name), path, embedder_factory, reader=lambda: open_storage(dsn, name))
-
     @property
     def conn(self) -> apsw.Connection:
         """The SQLite file, for upkeep/'s file-level care (backup, integrity, salvage, vacuum)."""
@@ -107,11 +92,6 @@ class MemoryStore:
     @property
     def is_sqlite(self) -> bool:
         return self._conn is not None
-
-    @property
-    def purge_disk_note(self) -> str | None:
-        """What a purge's compaction guarantees on disk, where it is less than "no byte left" (postgres)."""
-        return None if self.is_sqlite else SERVER_PURGE_NOTE
 
     def close(self) -> None:
         self._join_matrix_loader()

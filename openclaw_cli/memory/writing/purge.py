@@ -158,8 +158,9 @@ def purge_user(
 ) -> PurgeReport:
     """Purge `user_id` from this agent's and the shared store, or from every agent's with `all_agents`.
 
-    `agents`: every agent with a memory database; `open_store(path)` gives the MemoryStore of one. Without `all_agents`, the other agents'
-    stores are only read, to say plainly which of them still hold the user's memories.
+    `agents`: every agent with a memory database; `open_store(path)` gives the MemoryStore of one.
+    Without `all_agents`, the other agents' stores are only read, to say plainly which of them still hold
+    the user's memories.
     """
     validate_user(user_id)
     report = PurgeReport(user_id)

@@ -186,22 +186,26 @@ def reassign(
     request: ReassignRequest,
     open_store: Callable[[Path], MemoryStore],
     confirm: Callable[[ReassignReport], bool] | None = None,
+    *,
+    agents: list[str] | None = None,
 ) -> ReassignReport:
     """Move `from_user`'s live user-scope memories matching every `where` to `to_user`, in this agent's
     store and the shared one (when `share_user_memory`), or every store with `all_agents`.
 
     `confirm(plan)`, when given and not a dry run, is asked once the matching memories are known; when it
     says no, nothing is written (`cancelled`). Each store is then changed in one transaction, which
-    selects the matching memories again, so what moves is what matches when it is written.
+    selects the matching memories again, so what moves is what matches when it is written. `agents`: every
+    agent with a memory database (MemoryService.stored_agents); the files under the home when not given.
     """
     source, target = validate_user(request.from_user), validate_user(request.to_user)
     if source == target:
         raise UsageError(f"--from and --to are both {source!r}", hint="name two different persons")
     conditions = parse_where(request.where, home)
     report = ReassignReport(source, target, list(request.where), request.dry_run)
-    covered = _covered(home, agent_id, share_user_memory, request.all_agents)
+    holding = agent_ids_on_disk(home) if agents is None else agents
+    covered = _covered(holding, agent_id, share_user_memory, request.all_agents)
     stores: list[tuple[StoreReassign, MemoryStore]] = []
-    for agent in agent_ids_on_disk(home):
+    for agent in holding:
         store = open_store(home.memory_db(agent))
         if agent not in covered:
             if _holds(store, source):
@@ -234,9 +238,9 @@ def reassign(
     return report
 
 
-def _covered(home: Home, agent_id: str, share_user_memory: bool, all_agents: bool) -> set[str]:
+def _covered(agents: list[str], agent_id: str, share_user_memory: bool, all_agents: bool) -> set[str]:
     if all_agents:
-        return set(agent_ids_on_disk(home))
+        return set(agents)
     # The shared store holds user memories while sharing is on; the agent's own store may still hold
     # some from before, so both are covered then (as MemoryService.db_paths reads both).
     return {agent_id, SHARED_AGENT} if share_user_memory else {agent_id}
