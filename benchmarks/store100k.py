@@ -27,11 +27,14 @@ COUNT = int(os.environ.get("OPENCLAW_BENCH_COUNT", "100000"))
 # Bump when how the stores are built changes (this file or naive.build): the cache key holds it.
 BUILD = 1
 HERE = Path(__file__).resolve().parent
+# Read once, at import: a model conversion points `tempfile` into its own work directory while it runs
+# (fsutil.temp_files_inside), and a cache path resolved then would land inside it.
+TEMP = Path(tempfile.gettempdir())
 
 
 def model_cache() -> Path:
     """The converted models the test suite shares (tests/memory_helpers.shared_model_cache)."""
-    return Path(tempfile.gettempdir()) / f"openclaw-test-models-{os.getuid()}"
+    return TEMP / f"openclaw-test-models-{os.getuid()}"
 
 
 def settings() -> Any:
@@ -50,7 +53,7 @@ def cache_dir(count: int = COUNT) -> Path:
     generator keeps the cache."""
     digest = hashlib.sha256("\n".join(corpus100k.memories(count)).encode())
     digest.update(f"{BUILD}:{settings().memory.embedding.model}".encode())
-    return Path(tempfile.gettempdir()) / f"openclaw-bench-100k-{digest.hexdigest()[:12]}"
+    return TEMP / f"openclaw-bench-100k-{digest.hexdigest()[:12]}"
 
 
 class Precomputed:
@@ -82,7 +85,7 @@ def vector_dir() -> Path:
     """The full corpus's vectors, in parts; a smaller store takes the first ones (the same texts)."""
     digest = hashlib.sha256("\n".join(corpus100k.memories(COUNT)).encode())
     digest.update(f"{settings().memory.embedding.model}".encode())
-    where = Path(tempfile.gettempdir()) / f"openclaw-bench-vectors-{digest.hexdigest()[:12]}"
+    where = TEMP / f"openclaw-bench-vectors-{digest.hexdigest()[:12]}"
     where.mkdir(mode=0o700, exist_ok=True)
     return where
 
