@@ -360,3 +360,34 @@ def test_history_outlives_the_tombstone(tmp_path: Path) -> None:
     with pytest.raises(NotFound):
         service.history("mem-never-existed")
     service.close()
+
+
+def test_a_one_search_process_finds_what_a_warm_one_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-search process reads its vectors ahead from vec0's chunks and scores every row exactly; a warm
+    one (sign prefilter forced on, its pool larger than the store) finds the same hits with the same
+    scores, with and without a filter."""
+    monkeypatch.setattr(vector_matrix, "SIGN_PREFILTER_MIN_ROWS", 1)
+    warm = service_for(tmp_path, warm=True)
+    for n, text in enumerate(
+        ["dark mode in the editor", "tea with milk", "deploys on friday", "林伟早上喝咖啡", "prefers tabs"]
+        * 3
+    ):
+        add(warm, f"{text} ({n})", user_id="lin" if n % 2 else "sam")
+    cold = service_for(tmp_path, one_shot=True)
+    cold.preload_embedder()
+    for request in (
+        SearchRequest("the editor's dark colour scheme", k=5, all_results=True),
+        SearchRequest("早上喝什么", k=5, user_id="lin", all_results=True),
+    ):
+        cold_hits = [(h.record.id, h.candidate.score) for h in cold.search(request).hits]
+        warm_hits = [(h.record.id, h.candidate.score) for h in warm.search(request).hits]
+        assert len(cold_hits) == 5 and [i for i, _ in cold_hits] == [i for i, _ in warm_hits]
+        # The one-shot model runs its graph unoptimised: the query vector differs in the last float32 bits.
+        assert [s for _, s in cold_hits] == pytest.approx([s for _, s in warm_hits], abs=1e-6)
+    store = cold.store(cold.db_path("user"))
+    assert store.matrix is not None and store.matrix._signs is None and store.matrix._rows8 is not None
+    assert warm.store(warm.db_path("user")).matrix._signs is not None  # type: ignore[union-attr]
+    cold.close()
+    warm.close()

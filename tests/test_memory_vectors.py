@@ -149,13 +149,24 @@ def test_history_keeps_every_change_without_copies(tmp_path: Path) -> None:
 
 
 def _composite_matrix(tmp_path: Path, data: np.ndarray) -> tuple[Any, vector_matrix.VectorMatrix]:
-    """A two-leg store of `data` (rows alternate between users u1 and u0), and its warm matrix."""
+    """A two-leg store of `data` (rows alternate between users u1 and u0; row n is record n, whose
+    columns filters are checked against), and its warm matrix."""
     conn = open_db(tmp_path / "m.sqlite")
     with write_txn(conn):
         table = vec.create_table(conn, 896)
         vec.set_current(conn, table, CompositeFake().identity)
         for n, vector in enumerate(data, start=1):
-            vec.upsert(conn, table, n, vector, ("user", f"u{n % 2}", "note"))
+            user = f"u{n % 2}"
+            record = new_record(
+                record_id=f"m-{n}",
+                l0=f"memory {n}",
+                agent_id="main",
+                scope="user",
+                user_id=user,
+                category="note",
+            )
+            assert SqliteStorage(conn).insert(record, vector_ready=True) == n
+            vec.upsert(conn, table, n, vector, ("user", user, "note"))
     matrix = vector_matrix.VectorMatrix()
     matrix.refresh(SqliteStorage(conn))
     return conn, matrix

@@ -45,8 +45,8 @@ def test_the_float_vector_scan_loads_onnxruntime_with_telemetry_off(tmp_path: Pa
 
     script = (
         "import os, numpy as np\n"
-        "from openclaw_cli.memory.store.vector_matrix import _Int8Scan\n"
-        "scan = _Int8Scan.build(np.eye(4, dtype=np.float32))\n"
+        "from openclaw_cli.memory.store.int8_scan import Int8Scan\n"
+        "scan = Int8Scan.build(np.eye(4, dtype=np.float32))\n"
         "print(scan is not None, os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
     )
     env = {"HOME": str(tmp_path), "TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}

@@ -27,13 +27,14 @@ from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.store.vector_cache import cached_vectors, embed_cached
 from openclaw_cli.memory.store.vector_matrix import VectorMatrix, read_rows
+from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import apsw
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import Embedder
-    from openclaw_cli.memory.store.protocol import MemoryStorage, StoredRows
+    from openclaw_cli.memory.store.protocol import MemoryStorage
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
 EmbedderFactory = Callable[[], "Embedder"]
@@ -65,7 +66,7 @@ class MemoryStore:
         self._centroid: tuple[int, tuple[int, ...], centroid.Centroid | None] = (-1, (), None)
         self.matrix: VectorMatrix | None = None
         self._matrix_loader: threading.Thread | None = None
-        self._rows_ahead: StoredRows | None = None
+        self._matrix_ahead: VectorMatrix | None = None  # built by load_vectors_ahead's thread
         self.dedup_index: Any = None  # dedup.NeighbourIndex, made by the first write that dedups
 
     @classmethod
@@ -355,13 +356,14 @@ class MemoryStore:
 
     def load_vectors_ahead(self) -> None:
         """Start reading the vectors into memory on a thread of their own, for a process that runs one
-        search: the read overlaps the model's load and the query's analysis, and the scan is then the
-        warm one (numpy, both weightings of the query in one pass, the same results as a gateway's)
-        instead of two brute-force vec0 passes and a lookup per re-scored row after the query is embedded
-        (232 ms at 20k memories, ~1 s at 100k)."""
+        search: the read and the arrays overlap the model's load and the query's analysis, and the scan
+        is then the in-memory one (numpy, every row scored exactly, both weightings of the query in one
+        pass) instead of two brute-force vec0 passes and a lookup per re-scored row after the query is
+        embedded (~1 s at 100k memories)."""
         if not self.is_sqlite:  # the server's HNSW index answers one query without reading every vector
             return
         if self.matrix is None and self._matrix_loader is None:
+            settle_numpy()  # the thread builds numpy arrays: numpy must not be imported by two threads at once
             self._matrix_loader = threading.Thread(
                 target=self._load_matrix, name="vectors-ahead", daemon=True
             )
@@ -369,14 +371,18 @@ class MemoryStore:
 
     def _load_matrix(self) -> None:
         # A connection of its own: apsw refuses one connection used by two threads at once, and the
-        # search reads through `conn` meanwhile. Only the read happens here, without numpy (see
-        # vector_matrix.read_rows); vector_matrix() turns the rows into arrays.
+        # search reads through `conn` meanwhile. numpy is settled (load_vectors_ahead): the arrays are
+        # built here too, while the models load.
         try:
             reader = self._open_reader()
             try:
-                self._rows_ahead = read_rows(reader)
+                stored = read_rows(reader)
             finally:
                 reader.close()
+            # One search: every row is scored, so the sign bits would cost more than they save.
+            matrix = VectorMatrix(sign_prefilter=False)
+            matrix.load(stored)
+            self._matrix_ahead = matrix
         except Exception:  # noqa: BLE001  # read again where it is used, which reports the failure
             return
 
@@ -388,15 +394,12 @@ class MemoryStore:
     @property
     def vectors_in_memory(self) -> bool:
         """Whether search should scan the in-memory matrix: it is held, or being read (load_vectors_ahead)."""
-        return self.matrix is not None or self._matrix_loader is not None or self._rows_ahead is not None
+        return self.matrix is not None or self._matrix_loader is not None or self._matrix_ahead is not None
 
     def vector_matrix(self) -> VectorMatrix:
         """The in-memory copy of the vectors, loaded on first use and refreshed after writes."""
         self._join_matrix_loader()
         if self.matrix is None:
-            self.matrix = VectorMatrix()
-        if self._rows_ahead is not None:
-            self.matrix.load(self._rows_ahead)
-            self._rows_ahead = None
+            self.matrix, self._matrix_ahead = self._matrix_ahead or VectorMatrix(), None
         self.matrix.refresh(self.storage)
         return self.matrix

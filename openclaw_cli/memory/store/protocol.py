@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -71,6 +71,10 @@ class StoredRows:
     generation: int
     fmt: VectorFormat
     rows: list[tuple[int, bytes, str, str, str]]  # rowid, vector bytes, scope, user id, category
+    # Or, from SQLite, the vec0 table's chunks read whole (sqlite/vec_chunks.Chunk: many times faster than
+    # row by row) and every record's (rowid, scope, user id, category), which filters are checked against.
+    chunks: list[Any] | None = None
+    columns: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,22 @@
-"""The in-memory copy of one vector table, for warm processes (batch search, gateway, benchmarks).
+"""The in-memory copy of one vector table, for warm processes (batch search, gateway, benchmarks) and
+for a `memory search` process on SQLite, which reads it ahead while its model loads
+(MemoryStore.load_vectors_ahead). The rows come through the storage Protocol (`stored_vectors`).
 
-A one-shot command asks the backend for the nearest rows (store/sqlite/vec.py, store/postgres/vectors.py); a
-long-lived process keeps the vectors here and scores them in numpy, several times faster than vec0's
-brute-force scan at 100k rows. The rows come through the storage Protocol (`stored_vectors`).
+The rows come from vec0's own chunks, a blob per 1024 rows (store/sqlite/vec_chunks.py), and are scored in
+numpy: at 100k rows one vec0 brute-force pass took ~0.5 s and a read row by row through vec0 1.3 s, the
+chunks ~0.04 s and the exact numpy scan of every row ~0.06 s (CPU, 2 busy cores). Processes that read
+nothing ahead still ask vec0 for the nearest rows (store/sqlite/vec.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.int8_scan import Int8Scan
 from openclaw_cli.memory.store.protocol import StoredRows
+from openclaw_cli.memory.store.sqlite.vec_chunks import chunk_arrays
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
 
@@ -23,10 +28,12 @@ if TYPE_CHECKING:
 INT8_SCAN_MIN_ROWS = 20_000  # below this the float32 scan takes under 2 ms: not worth a second copy
 RESCORE_POOL = 256  # int8 candidates re-scored exactly; recall@10 against exact search measured at 1.0
 SIGN_PREFILTER_MIN_ROWS = 20_000  # int8 tables: below this every row is scored, in chunks
-# Rows the sign-bit prefilter passes on to exact scoring. At 100k x 896 synthetic clustered rows the
-# recall@10 against exact search was the same from 1024 to 8192 (what is lost, ~1%, is lost to int8
-# rounding, not to the prefilter), and each row rescored costs a gather of 896 bytes.
-SIGN_POOL = 2048
+# Rows the sign-bit prefilter passes on to exact scoring (per weighting of the query). On the 100k benchmark
+# store (real vectors, its 300 queries, 50 candidates a weighting) the candidates found by the exact scan
+# were found at 0.9969 with 2048, 0.9922 with 1024, 0.9739 with 512; 1024 against 2048 left 295 of 300
+# final top-10 lists identical (mean overlap 0.9987) and cut the vector stage from 5.8-6.5 to 4.6-4.8 ms
+# CPU (p50; p95 8.4-8.9 -> 6.2-6.8): each row rescored is a gather of 896 bytes.
+SIGN_POOL = 1024
 SAMPLE_STRIDE = 16  # _best's bound comes from every 16th score of a large array
 _CHUNK = 8192  # rows converted to float32 at a time when an int8 matrix is scored in full
 
@@ -45,18 +52,24 @@ class VectorMatrix:
     reads an eighth of the int8 bytes, and the best SIGN_POOL rows are then scored exactly against the
     dequantised rows. Float32 tables (made before int8 storage) keep the float matrix and, when large,
     an int8 copy scanned by onnxruntime's MatMulInteger whose best RESCORE_POOL rows are re-scored.
+    `sign_prefilter=False` (one search per process) scores every row exactly instead.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, sign_prefilter: bool = True) -> None:
+        # A process that runs one search scores every row instead: computing the sign bits reads all
+        # the rows once anyway, and the exact scan costs about the same.
+        self.sign_prefilter = sign_prefilter
         self.table: str | None = None
         self.generation = -1
         self._rowids: np.ndarray | None = None
         self._matrix: np.ndarray | None = None
-        self._int8: _Int8Scan | None = None
+        self._int8: Int8Scan | None = None
         self._rows8: np.ndarray | None = None
         self._step = 1.0
         self._signs: np.ndarray | None = None
-        self._codes: dict[str, tuple[dict[str, int], np.ndarray]] = {}
+        # Filter columns as integer codes, made on the first filtered search from `_columns`.
+        self._codes: dict[str, tuple[dict[str, int], np.ndarray]] | None = None
+        self._columns: Sequence[tuple[int, str, str, str]] = ()
         self._positions: dict[int, int] | None = None
 
     def refresh(self, storage: MemoryStorage) -> None:
@@ -68,23 +81,30 @@ class VectorMatrix:
         return (storage.vector_table(), storage.vector_generation()) != (self.table, self.generation)
 
     def load(self, stored: StoredRows) -> None:
-        """Hold `stored` (read_rows): the vectors as numpy arrays, and the filter columns as codes."""
+        """Hold `stored` (read_rows): the vectors as numpy arrays. Rows read one by one bring their filter
+        columns; chunks come with them apart (`stored.columns`), made codes on the first filtered search."""
         import numpy as np
 
         rows, fmt = stored.rows, stored.fmt
-        self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
-        self._codes = {
-            name: _encode([str(r[i]) for r in rows])
-            for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
-        }
+        if stored.chunks is not None:
+            self._rowids, block = chunk_arrays(stored.chunks)
+            self._codes, self._columns = None, stored.columns
+        else:
+            self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
+            block = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8)
+            self._codes = {
+                name: _encode([str(r[i]) for r in rows])
+                for i, name in ((2, "scope"), (3, "user_id"), (4, "category"))
+            }
+        count = len(self._rowids)
         self._matrix = self._rows8 = self._signs = self._int8 = None
         if fmt.is_int8:
-            self._load_int8(b"".join(r[1] for r in rows), len(rows), fmt)
-        elif rows:
+            self._load_int8(block.view(np.int8), count, fmt)
+        elif count:
             # float32, or the postgres backend's 16-bit floats widened to float32
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=fmt.numpy_dtype).reshape(len(rows), -1)
+            matrix = block.view(fmt.numpy_dtype).reshape(count, -1)
             self._matrix = matrix.astype(np.float32, copy=False)
-            self._int8 = _Int8Scan.build(self._matrix) if len(rows) >= INT8_SCAN_MIN_ROWS else None
+            self._int8 = Int8Scan.build(self._matrix) if count >= INT8_SCAN_MIN_ROWS else None
         self._positions = None
         self.table, self.generation = stored.table, stored.generation
 
@@ -98,15 +118,15 @@ class VectorMatrix:
         matrix._codes = {
             name: ({}, np.zeros(len(rowids), dtype=np.int32)) for name in ("scope", "user_id", "category")
         }
-        matrix._load_int8(blob, len(rowids), fmt)
+        matrix._load_int8(np.frombuffer(blob, dtype=np.int8), len(rowids), fmt)
         return matrix
 
-    def _load_int8(self, blob: bytes, count: int, fmt: VectorFormat) -> None:
+    def _load_int8(self, values: np.ndarray, count: int, fmt: VectorFormat) -> None:
         import numpy as np
 
-        self._rows8 = np.frombuffer(blob, dtype=np.int8).reshape(count, -1) if count else None
+        self._rows8 = values.reshape(count, -1) if count else None
         self._step = fmt.step
-        if self._rows8 is not None and count >= SIGN_PREFILTER_MIN_ROWS:
+        if self._rows8 is not None and self.sign_prefilter and count >= SIGN_PREFILTER_MIN_ROWS:
             # Word-major: each 64-dim word of every row is one contiguous uint64 array (see _sign_pool).
             self._signs = np.ascontiguousarray(codec.sign_words(self._rows8).T)
 
@@ -135,67 +155,64 @@ class VectorMatrix:
     ) -> list[list[tuple[int, float]]]:
         """`knn` for several weightings of one query's legs at once (see `knn_scaled` below).
 
-        The sign prefilter counts each word's disagreements once for all weightings (a positive factor
-        keeps the signs), and the candidates are scored exactly once per leg, so two weightings cost
-        little more than one. Each weighting keeps its own candidate pool, as `knn` would.
+        The sign prefilter counts each leg's weighted disagreements once for all weightings (a positive
+        factor keeps the signs and scales the leg's word weights), and the pooled rows are gathered and
+        scored once per leg, so two weightings cost little more than one. Each weighting keeps its own
+        candidate pool, as `knn` would.
         """
         import numpy as np
 
-        queries = [scale_legs(query, legs, factors) for factors in scalings]
         if self._rowids is None or len(self._rowids) == 0:
-            return [[] for _ in queries]
+            return [[] for _ in scalings]
         if self._rows8 is None or sum(legs) != self._rows8.shape[1]:
-            return [self.knn(q, k, where) for q in queries]
+            return [self.knn(scale_legs(query, legs, factors), k, where) for factors in scalings]
+        query = np.asarray(query, dtype=np.float32)
         mask = self._mask(where)
+        used = [any(factors[n] != 0 for factors in scalings) for n in range(len(legs))]
         if self._signs is None:  # every row scored: once per leg, shared by the weightings
-            return self._full_scan_scaled(np.asarray(query, dtype=np.float32), legs, scalings, k, mask)
-        step = np.float32(self._step)
+            dots = self._leg_dots(query, legs, used, None)
+            everything = np.arange(len(self._rowids))
+            return [self._top(everything, self._scores(dots, factors, mask), k) for factors in scalings]
+        pools = self._scaled_sign_pools(query, legs, scalings, max(SIGN_POOL, 8 * k), mask)
+        union = np.unique(np.concatenate(pools))
+        dots = self._leg_dots(query, legs, used, union)
         out = []
-        for query_n, rows in zip(
-            queries, self._sign_pools(queries, max(SIGN_POOL, 8 * k), mask), strict=True
-        ):
-            out.append(self._top(rows, _dot(self._rows8[rows], query_n) * step, k))
+        for factors, rows in zip(scalings, pools, strict=True):
+            at = np.searchsorted(union, rows)
+            out.append(self._top(rows, self._scores([d[at] for d in dots], factors, None), k))
         return out
 
-    def _full_scan_scaled(
-        self,
-        query: np.ndarray,
-        legs: Sequence[int],
-        scalings: Sequence[Sequence[float]],
-        k: int,
-        mask: np.ndarray | None,
-    ) -> list[list[tuple[int, float]]]:
+    def _scores(
+        self, dots: Sequence[np.ndarray], factors: Sequence[float], mask: np.ndarray | None
+    ) -> np.ndarray:
+        """Each row's score under one weighting of the legs, from its per-leg dot products."""
         import numpy as np
 
-        assert self._rowids is not None
-        rows = np.arange(len(self._rowids))
-        used = [any(factors[n] != 0 for factors in scalings) for n in range(len(legs))]
-        dots = self._leg_dots(query, legs, used, rows)
-        step = np.float32(self._step)
-        out = []
-        for factors in scalings:
-            parts = [dot * np.float32(f) for dot, f in zip(dots, factors, strict=True) if f != 0]
-            scores = (np.sum(parts, axis=0) if parts else np.zeros(len(rows), np.float32)) * step
-            out.append(self._top(rows, scores if mask is None else np.where(mask, scores, -np.inf), k))
-        return out
+        parts = [dot * np.float32(f) for dot, f in zip(dots, factors, strict=True) if f != 0]
+        scores = (np.sum(parts, axis=0) if parts else np.zeros(len(dots[0]), np.float32)) * np.float32(
+            self._step
+        )
+        return scores if mask is None else np.where(mask, scores, -np.inf)
 
     def _leg_dots(
-        self, query: np.ndarray, legs: Sequence[int], used: Sequence[bool], rows: np.ndarray
+        self, query: np.ndarray, legs: Sequence[int], used: Sequence[bool], rows: np.ndarray | None
     ) -> list[np.ndarray]:
-        """Each used leg's dot product of every int8 row (`rows` = all positions) with the query's leg,
-        not yet times the step; an unused leg (weighted 0 everywhere) gets zeros."""
+        """Each used leg's dot product of the int8 rows at positions `rows` (None: all of them, read in
+        place) with the query's leg, not yet times the step; an unused leg (weighted 0 everywhere) gets zeros."""
         import numpy as np
 
         assert self._rows8 is not None
+        count = len(self._rows8) if rows is None else len(rows)
+        gathered = None if rows is None else self._rows8[rows]  # one gather for every leg
         out = []
         start = 0
         for width, wanted in zip(legs, used, strict=True):
-            dots = np.zeros(len(rows), dtype=np.float32)
+            dots = np.zeros(count, dtype=np.float32)
             if wanted:
                 part = query[start : start + width]
-                for at in range(0, len(rows), _CHUNK):
-                    block = self._rows8[at : at + _CHUNK, start : start + width]
-                    dots[at : at + len(block)] = _dot(block, part)
+                source = self._rows8 if gathered is None else gathered
+                for at in range(0, count, _CHUNK):
+                    dots[at : at + _CHUNK] = _dot(source[at : at + _CHUNK, start : start + width], part)
             out.append(dots)
             start += width
         return out
@@ -290,6 +307,44 @@ class VectorMatrix:
             out.append(_best(-disagreement, pool, mask))
         return out
 
+    def _scaled_sign_pools(
+        self,
+        query: np.ndarray,
+        legs: Sequence[int],
+        scalings: Sequence[Sequence[float]],
+        pool: int,
+        mask: np.ndarray | None,
+    ) -> list[np.ndarray]:
+        """`_sign_pools` of each weighting of the query's legs. When every leg starts on a 64-dim word,
+        a weighting's disagreement is the sum of each leg's (computed once) times its factor: the same
+        sum, in another order, as weighting every word by the scaled query's norm in it."""
+        import numpy as np
+
+        assert self._signs is not None
+        starts = np.cumsum([0, *legs[:-1]])
+        if any(start % 64 for start in starts):
+            return self._sign_pools([scale_legs(query, legs, factors) for factors in scalings], pool, mask)
+        query_words = codec.sign_words(query[None, :])[0]
+        weights = codec.word_weights(query, self._signs.shape[0])
+        per_leg: list[np.ndarray | None] = []
+        for n, (start, width) in enumerate(zip(starts, legs, strict=True)):
+            if not any(factors[n] != 0 for factors in scalings):
+                per_leg.append(None)
+                continue
+            disagreement = np.zeros(self._signs.shape[1], dtype=np.float32)
+            for word in range(start // 64, (start + width + 63) // 64):
+                if weights[word] > 0:
+                    disagreement += np.bitwise_count(self._signs[word] ^ query_words[word]) * weights[word]
+            per_leg.append(disagreement)
+        out = []
+        for factors in scalings:
+            parts = [
+                d * np.float32(f) for d, f in zip(per_leg, factors, strict=True) if d is not None and f != 0
+            ]
+            total = np.sum(parts, axis=0) if parts else np.zeros(self._signs.shape[1], np.float32)
+            out.append(_best(-total, pool, mask))
+        return out
+
     def _mask(self, where: VectorFilter) -> np.ndarray | None:
         import numpy as np
 
@@ -300,11 +355,26 @@ class VectorMatrix:
         for name, values in checks:
             if not values:
                 continue
-            index, codes = self._codes[name]
+            index, codes = self._filter_codes()[name]
             wanted = [index[v] for v in values if v in index]
             part = np.isin(codes, wanted) if wanted else np.zeros(len(codes), dtype=bool)
             mask = part if mask is None else mask & part
         return mask
+
+    def _filter_codes(self) -> dict[str, tuple[dict[str, int], np.ndarray]]:
+        """Each filter column as codes aligned with the rows; a row without columns matches no filter."""
+        import numpy as np
+
+        if self._codes is None:
+            assert self._rowids is not None
+            found = {int(r[0]): r for r in self._columns}
+            aligned = [found.get(int(rowid)) for rowid in self._rowids]
+            self._codes = {}
+            for i, name in ((1, "scope"), (2, "user_id"), (3, "category")):
+                index, codes = _encode([str(r[i]) if r is not None else "" for r in aligned])
+                missing = np.array([r is None for r in aligned], dtype=bool)
+                self._codes[name] = (index, np.where(missing, -1, codes).astype(np.int32))
+        return self._codes
 
 
 def _dot(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -348,54 +418,3 @@ def _encode(values: list[str]) -> tuple[dict[str, int], np.ndarray]:
     index: dict[str, int] = {}
     codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int32, count=len(values))
     return index, codes
-
-
-class _Int8Scan:
-    """Approximate inner products of a query with every row, in int8 arithmetic (u8 x s8 -> int32)."""
-
-    def __init__(self, session: Any) -> None:
-        self._session = session
-
-    @classmethod
-    def build(cls, matrix: np.ndarray) -> _Int8Scan | None:
-        """None when onnx/onnxruntime cannot build it: the exact float32 scan is then used instead."""
-        import numpy as np
-
-        try:
-            from onnx import TensorProto, helper, numpy_helper
-
-            from openclaw_cli.onnx_runtime import runtime
-
-            ort = runtime()  # telemetry off, as for the models
-
-            scale = float(np.abs(matrix).max()) / 127 or 1.0
-            weights = np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8)
-            rows, dims = matrix.shape
-            graph = helper.make_graph(
-                [helper.make_node("MatMulInteger", ["q", "w", "zero"], ["s"])],
-                "int8_scan",
-                [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, dims])],
-                [helper.make_tensor_value_info("s", TensorProto.INT32, [1, rows])],
-                [
-                    numpy_helper.from_array(np.ascontiguousarray(weights.T), "w"),
-                    numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
-                ],
-            )
-            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-            model.ir_version = 8  # what every onnxruntime since 1.10 reads
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = 1  # measured: a second thread only adds synchronisation
-            options.log_severity_level = 3
-            session = ort.InferenceSession(
-                model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception:  # any failure here only costs speed, never results
-            return None
-        return cls(session)
-
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        import numpy as np
-
-        scale = float(np.abs(query).max()) / 127 or 1.0
-        quantised = (np.clip(np.rint(query / scale), -127, 127) + 128).astype(np.uint8)[None, :]
-        return self._session.run(None, {"q": quantised})[0][0]

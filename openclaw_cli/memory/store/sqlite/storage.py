@@ -22,7 +22,7 @@ from openclaw_cli.memory.store.protocol import (
     WorkspaceFile,
 )
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
-from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec
+from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -308,10 +308,19 @@ class SqliteStorage:
         return vec.current_table(self.conn)
 
     def stored_vectors(self) -> StoredRows:
+        with self.conn:  # one read transaction: no writer slips in between the generation and the rows
+            stored = self._stored_vectors()
+        return stored
+
+    def _stored_vectors(self) -> StoredRows:
         table = vec.current_table(self.conn)
-        fmt = codec.FLOAT32 if table is None else vec.table_format(self.conn, table)
-        rows = [] if table is None else vec.all_rows(self.conn, table)
-        return StoredRows(table, vec.generation(self.conn), fmt, rows)
+        if table is None:
+            return StoredRows(None, vec.generation(self.conn), codec.FLOAT32, [])
+        fmt = vec.table_format(self.conn, table)
+        chunks = vec_chunks.read_chunks(self.conn, table, vec.row_bytes(self.conn, fmt))
+        if chunks is None:
+            return StoredRows(table, vec.generation(self.conn), fmt, vec.all_rows(self.conn, table))
+        return StoredRows(table, vec.generation(self.conn), fmt, [], chunks, vec.filter_columns(self.conn))
 
     def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
         table = vec.current_table(self.conn)

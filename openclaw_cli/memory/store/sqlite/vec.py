@@ -3,9 +3,9 @@ store/vector_matrix.py; the backend-neutral query helpers store/vectors.py).
 
 The vec0 table's name and the embedder that filled it live in `meta`, so a rebuild can fill a new table
 and swap it in with one committed write, and a change of embedder is detected instead of mixing vectors.
-A one-shot command asks vec0 for the nearest rows; a long-lived process (batch search, gateway) keeps the
-vectors in a numpy matrix and scores them with one matrix-vector product, which is several times faster
-than vec0's brute-force scan at 100k rows, and exact.
+A command without a read-ahead asks vec0 for the nearest rows; a `memory search` process and long-lived
+ones (batch search, gateway) read the vectors into a numpy matrix by vec0's chunks (vec_chunks.py) and
+score them there, many times faster than vec0's brute-force scan at 100k rows.
 """
 
 from __future__ import annotations
@@ -226,6 +226,24 @@ def all_rows(conn: apsw.Connection, table: str) -> list[tuple[int, bytes, str, s
         (int(r), bytes(blob), str(scope), str(user), str(category))
         for r, blob, scope, user, category in conn.execute(
             f"SELECT rowid, embedding, scope, user_id, category FROM {table}"
+        )
+    ]
+
+
+def row_bytes(conn: apsw.Connection, fmt: VectorFormat) -> int:
+    """How many bytes one stored vector of the current table takes."""
+    identity = stored_identity(conn)
+    return (identity["dimensions"] if identity else 0) * (1 if fmt.is_int8 else 4)
+
+
+def filter_columns(conn: apsw.Connection) -> list[tuple[int, str, str, str]]:
+    """(rowid, scope, user id, category) of every record: the values its vector row carries (`upsert` is
+    given them from the record and `reassign` changes both), read from the records table in a fraction
+    of the time vec0's text columns take."""
+    return [
+        (int(rowid), str(scope), str(user), str(category))
+        for rowid, scope, user, category in conn.execute(
+            "SELECT rowid, scope, COALESCE(user_id, ''), category FROM records"
         )
     ]
 
