@@ -60,7 +60,9 @@ def test_the_chunks_hold_the_rows_vec0_returns(tmp_path: Path, fmt: codec.Vector
     rows = vec.all_rows(conn, table)
     by_rows.load(StoredRows(table, stored.generation, stored.fmt, rows))
     by_chunks = vector_matrix.VectorMatrix()
-    by_chunks.load(stored)
+    by_chunks.refresh(
+        SqliteStorage(conn)
+    )  # reads the chunks again, and keeps the storage for the filter columns
     rowids = [r[0] for r in rows]
     assert len(rowids) == ROWS - 10 and not set(range(10, 20)) & set(rowids)
     expected, found = by_rows.rows(rowids), by_chunks.rows(rowids)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -72,9 +72,8 @@ class StoredRows:
     fmt: VectorFormat
     rows: list[tuple[int, bytes, str, str, str]]  # rowid, vector bytes, scope, user id, category
     # Or, from SQLite, the vec0 table's chunks read whole (sqlite/vec_chunks.Chunk: many times faster than
-    # row by row) and every record's (rowid, scope, user id, category), which filters are checked against.
+    # row by row), without the filter columns (MemoryStorage.vector_filter_columns has them).
     chunks: list[Any] | None = None
-    columns: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -335,6 +334,11 @@ class VectorIndex(Protocol):
 
     def stored_vectors(self) -> StoredRows:
         """Every row of the current vector index, for the warm in-memory matrix."""
+        ...
+
+    def vector_filter_columns(self) -> list[tuple[int, str, str, str]]:
+        """(rowid, scope, user id or '', category) of every row that may hold a vector: what a filtered
+        search checks when `stored_vectors` gave the vectors without them (`StoredRows.chunks`)."""
         ...
 
     def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:

@@ -67,12 +67,13 @@ class VectorMatrix:
         self._rows8: np.ndarray | None = None
         self._step = 1.0
         self._signs: np.ndarray | None = None
-        # Filter columns as integer codes, made on the first filtered search from `_columns`.
+        # Filter columns as integer codes; from chunks, made on the first filtered search (`_filter_codes`).
         self._codes: dict[str, tuple[dict[str, int], np.ndarray]] | None = None
-        self._columns: Sequence[tuple[int, str, str, str]] = ()
+        self._storage: MemoryStorage | None = None  # where filter columns are read when the rows lack them
         self._positions: dict[int, int] | None = None
 
     def refresh(self, storage: MemoryStorage) -> None:
+        self._storage = storage
         if not self.stale(storage):
             return
         self.load(read_rows(storage))
@@ -82,13 +83,13 @@ class VectorMatrix:
 
     def load(self, stored: StoredRows) -> None:
         """Hold `stored` (read_rows): the vectors as numpy arrays. Rows read one by one bring their filter
-        columns; chunks come with them apart (`stored.columns`), made codes on the first filtered search."""
+        columns; chunks do not, and the first filtered search reads them from the storage given to `refresh`."""
         import numpy as np
 
         rows, fmt = stored.rows, stored.fmt
         if stored.chunks is not None:
             self._rowids, block = chunk_arrays(stored.chunks)
-            self._codes, self._columns = None, stored.columns
+            self._codes = None
         else:
             self._rowids = np.array([r[0] for r in rows], dtype=np.int64)
             block = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8)
@@ -366,8 +367,8 @@ class VectorMatrix:
         import numpy as np
 
         if self._codes is None:
-            assert self._rowids is not None
-            found = {int(r[0]): r for r in self._columns}
+            assert self._rowids is not None and self._storage is not None, "refresh() gives the storage"
+            found = {int(r[0]): r for r in self._storage.vector_filter_columns()}
             aligned = [found.get(int(rowid)) for rowid in self._rowids]
             self._codes = {}
             for i, name in ((1, "scope"), (2, "user_id"), (3, "category")):

@@ -326,6 +326,12 @@ class PostgresStorage(PeopleAndFiles):
         with self.snapshot():
             return vectors.stored_rows(self.conn, self.vector_table(), self.vector_generation())
 
+    def vector_filter_columns(self) -> list[tuple[int, str, str, str]]:
+        # stored_vectors brings the columns with every row here; this is only the Protocol's fallback.
+        return [
+            (rowid, scope, user, category) for rowid, _, scope, user, category in self.stored_vectors().rows
+        ]
+
     def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
         table = self.vector_table()
         assert table is not None, "no vector index"

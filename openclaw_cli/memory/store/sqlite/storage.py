@@ -320,7 +320,10 @@ class SqliteStorage:
         chunks = vec_chunks.read_chunks(self.conn, table, vec.row_bytes(self.conn, fmt))
         if chunks is None:
             return StoredRows(table, vec.generation(self.conn), fmt, vec.all_rows(self.conn, table))
-        return StoredRows(table, vec.generation(self.conn), fmt, [], chunks, vec.filter_columns(self.conn))
+        return StoredRows(table, vec.generation(self.conn), fmt, [], chunks)
+
+    def vector_filter_columns(self) -> list[tuple[int, str, str, str]]:
+        return vec.filter_columns(self.conn)
 
     def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
         table = vec.current_table(self.conn)
