@@ -176,7 +176,8 @@ def copy_store(
             _same_embedder(name, target, identity)
             target.ensure_vectors(EmbedderIdentity(**identity))
         keep = set(report.kept)
-        _copy_records(source, target, keep, report, progress)
+        with target.bulk_load():
+            _copy_records(source, target, keep, report, progress)
         _copy_history(source, target, keep, report)
         _copy_small_tables(source, target, report)
         if target.has_vectors():
@@ -243,31 +244,27 @@ def _copy_records(
         last = page[-1][0]
         with_vector = [rowid for rowid, r in page if not r.deleted and r.vector_status == "ready"]
         vectors = source.read_vectors(with_vector) if with_vector and source.has_vectors() else {}
-        written: list[int] = []
-        for rowid, record in page:
-            if record.id in keep:
-                continue
-            # A tombstone keeps the status it had (it has no vector any more); a live record is ready
-            # when its vector comes with it.
-            ready = record.vector_status == "ready" if record.deleted else rowid in vectors
-            new = target.insert(record, vector_ready=ready)
-            report.records += 1
-            if record.deleted:
-                target.mark_deleted(new, record.updated_at)
+        copies = [(rowid, record) for rowid, record in page if record.id not in keep]
+        new = target.insert_copies([(record, vectors.get(rowid)) for rowid, record in copies])
+        for rowid, (_, record) in zip(new, copies, strict=True):
+            if record.deleted:  # a tombstone keeps the vector status it had, and has no vector
+                target.mark_deleted(rowid, record.updated_at)
                 report.tombstones += 1
-            elif rowid in vectors:
-                meta = (record.scope, record.user_id or "", record.category)
-                target.put_vector(new, vectors[rowid], meta)
-                written.append(new)
-        stored = len(target.read_vectors(written)) if written else 0
-        if stored != len(written):
-            raise StoreError(
-                f"{len(written) - stored} of {len(written)} copied vectors cannot be read back from the target",
-                hint="nothing was written; the source is unchanged",
-            )
-        report.vectors += stored
+        written = [rowid for rowid, (old, _) in zip(new, copies, strict=True) if old in vectors]
+        _check_vectors(target, written)
+        report.records += len(copies)
+        report.vectors += len(written)
         if progress is not None:
             progress(len(page))
+
+
+def _check_vectors(target: MemoryStorage, written: list[int]) -> None:
+    stored = len(target.read_vectors(written)) if written else 0
+    if stored != len(written):
+        raise StoreError(
+            f"{len(written) - stored} of {len(written)} copied vectors cannot be read back from the target",
+            hint="nothing was written; the source is unchanged",
+        )
 
 
 def _copy_history(source: MemoryStorage, target: MemoryStorage, keep: set[str], report: StoreMove) -> None:

@@ -443,6 +443,17 @@ class StoreRows(Protocol):
 
     def people_rows(self) -> list[PersonRow]: ...
 
+    def insert_copies(self, copies: Sequence[tuple[MemoryRecord, np.ndarray | None]]) -> list[int]:
+        """Insert records as they are (as live rows: `mark_deleted` makes a tombstone of one), each with its
+        stored vector or None (then it is pending, unless a tombstone said ready), in as few round trips as
+        the backend allows; returns their new rowids in order. Give vectors after `ensure_vectors`."""
+        ...
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A stretch of many inserts inside one transaction: the backend may set its derived search indexes
+        aside and build them once at the end (a no-op where inserting into them costs no more)."""
+        ...
+
     def put_person(self, person: PersonRow) -> None:
         """Store a people row with its mentions (replacing one of the same user, kind and name)."""
         ...

@@ -4,6 +4,7 @@ store/protocol.py): a part of `SqliteStorage`, kept here so that class stays abo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store.protocol import HistoryRow, PersonRow, StoredChange
@@ -11,6 +12,7 @@ from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
 
 if TYPE_CHECKING:
     import apsw
+    import numpy as np
 
     from openclaw_cli.memory.store.records import MemoryRecord
 
@@ -64,9 +66,35 @@ class SqliteStoreRows:
         rows = self.conn.execute("SELECT user_id, kind, name, mentions FROM people ORDER BY 1, 2, 3")
         return [PersonRow(str(u), str(k), str(n), int(m)) for u, k, n, m in rows]
 
+    def insert_copies(self, copies: Sequence[tuple[MemoryRecord, np.ndarray | None]]) -> list[int]:
+        """One statement per row costs no round trip in an embedded database: the ordinary writes."""
+        from openclaw_cli.memory.store.sqlite import keyword, records, vec
+
+        table = vec.current_table(self.conn)
+        rowids = []
+        for record, vector in copies:
+            rowid = records.insert(self.conn, record, _ready(record, vector))
+            keyword.write_row(self.conn, rowid, record.l0, record.l1)
+            if vector is not None:
+                assert table is not None, "ensure_vectors first"
+                vec.upsert(
+                    self.conn, table, rowid, vector, (record.scope, record.user_id or "", record.category)
+                )
+            rowids.append(rowid)
+        return rowids
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """FTS5 and vec0 take rows in bulk as cheaply as one by one: nothing to set aside."""
+        return nullcontext()
+
     def put_person(self, person: PersonRow) -> None:
         self.conn.execute(
             "INSERT INTO people(user_id, kind, name, mentions) VALUES (?, ?, ?, ?) "
             "ON CONFLICT DO UPDATE SET mentions = excluded.mentions",
             (person.user_id, person.kind, person.name, person.mentions),
         )
+
+
+def _ready(record: MemoryRecord, vector: np.ndarray | None) -> bool:
+    """A copy is ready when its vector comes with it; a tombstone (no vector) keeps the status it had."""
+    return vector is not None or (record.deleted and record.vector_status == "ready")
