@@ -12,6 +12,16 @@ from openclaw_cli.memory.store.protocol import HistoryRow, PersonRow, StoredChan
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record
 
 BUILD_MEMORY = "256MB"  # the index builds' working memory: an HNSW graph of 100k vectors fits
+COUNTING_TRIGGER = "keyword_rows_counted"  # postgres/schema.py: keeps keyword_totals and keyword_vocab
+# What the counting trigger keeps, counted again from every keyword row at once (after a bulk load).
+_RECOUNT = """
+UPDATE keyword_totals SET documents = (SELECT count(*) FROM keyword_rows),
+    tokens = (SELECT coalesce(sum(length), 0) FROM keyword_rows);
+DELETE FROM keyword_vocab;
+INSERT INTO keyword_vocab(term, documents)
+    SELECT t, count(*) FROM keyword_rows, LATERAL (SELECT DISTINCT unnest(l0_terms || l1_terms) AS t) terms
+    GROUP BY t;
+"""
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,7 +137,12 @@ class PostgresStoreRows:
         ).fetchall()
         for name, _ in found:
             self.conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(str(name))))
+        # The counting trigger updates one totals row, and a row per term, for every keyword row: in one
+        # transaction each update adds a version the next one walks past, so 100k rows cost quadratic time.
+        self.conn.execute(f"ALTER TABLE keyword_rows DISABLE TRIGGER {COUNTING_TRIGGER}")
         yield
+        self.conn.execute(_RECOUNT)
+        self.conn.execute(f"ALTER TABLE keyword_rows ENABLE TRIGGER {COUNTING_TRIGGER}")
         self.conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
         for _, definition in found:
             self.conn.execute(str(definition))  # type: ignore[arg-type]  # the server's own DDL text
