@@ -157,7 +157,10 @@ def _opened(home: Home, side: Side, name: str) -> Iterator[MemoryStorage]:
         home.ensure(path.parent)
         store = MemoryStore.open(path)
     else:
-        store = MemoryStore.open_postgres(side.dsn, name, path)
+        from openclaw_cli.memory.store.postgres.connection import open_storage
+
+        dsn = side.dsn
+        store = MemoryStore(open_storage(dsn, name), path, None, reader=lambda: open_storage(dsn, name))
     try:
         yield store.storage
     finally:
