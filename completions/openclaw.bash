@@ -31,7 +31,7 @@ _openclaw_words() {
         "valued:openclaw gateway status") echo "--port --token" ;;
         "options:openclaw gateway stop") echo "--json -h --help" ;;
         "options:openclaw man") echo "-h --help" ;;
-        "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate note purge reassign recover restore search status" ;;
+        "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
@@ -53,6 +53,8 @@ _openclaw_words() {
         "valued:openclaw memory list") echo "-u --user -c --category --scope -n --limit" ;;
         "options:openclaw memory migrate") echo "--to --json -h --help" ;;
         "valued:openclaw memory migrate") echo "--to" ;;
+        "options:openclaw memory migrate-backend") echo "--to --dsn --merge --force --replace --switch --json -h --help" ;;
+        "valued:openclaw memory migrate-backend") echo "--to --dsn" ;;
         "options:openclaw memory note") echo "--durable --json -h --help" ;;
         "options:openclaw memory purge") echo "-u --user --yes --all-agents --sessions --json -h --help" ;;
         "valued:openclaw memory purge") echo "-u --user" ;;

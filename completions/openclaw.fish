@@ -10,7 +10,7 @@ function __openclaw_commands --argument-names cmdpath
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
         case 'openclaw memory'
-            printf '%s\n' add backup delete export extract get history import index inject list migrate note purge reassign recover restore search status
+            printf '%s\n' add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
     end
@@ -48,6 +48,8 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '-u' '--user' '-c' '--category' '--scope' '-n' '--limit'
         case 'openclaw memory migrate'
             printf '%s\n' '--to'
+        case 'openclaw memory migrate-backend'
+            printf '%s\n' '--to' '--dsn'
         case 'openclaw memory purge'
             printf '%s\n' '-u' '--user'
         case 'openclaw memory reassign'
@@ -184,6 +186,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a index -d 'Sync the 
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a inject -d 'Print the Markdown memory block that would be added to the system prompt'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a list -d 'List memories, oldest first, with optional filters'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite an export file of an older format version to the current one, keeping FILE.bak'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate-backend -d 'Move this agent\'s memory (and the shared user store) to the other backend, nothing re-embedded'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a note -d 'Append a note to today\'s log (memory/YYYY-MM-DD.md in the workspace), or to MEMORY.md'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a purge -d 'Forget one person: every memory, its history and its vectors, with no byte left behind'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a reassign -d 'Move memories from one person to another, with a `reassign` history row for each'
@@ -252,6 +255,13 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory migrate'" -l to -x -d 'T
 complete -c openclaw -n "__openclaw_at 'openclaw memory migrate'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory migrate'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory migrate'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -l to -x -d 'The backend to move to: postgres or sqlite.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -l dsn -x -d 'The PostgreSQL server (default: memory.postgres.dsn). Never printed whole.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -l merge -d 'Into a target that holds memory: add the records (by id) it lacks.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -l force -l replace -d 'Into a target that holds memory: empty it first.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -l switch -d 'Then set memory.backend (and memory.postgres.dsn) in openclaw.json.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory migrate-backend'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -l durable -d 'Append to MEMORY.md (curated, long-term) instead of today\'s log.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -s h -l help -d 'Show this message and exit.'

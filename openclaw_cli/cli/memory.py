@@ -12,6 +12,7 @@ import typer
 
 from openclaw_cli.cli import (
     common,
+    memory_backend,
     memory_backup,
     memory_common,
     memory_extract,
@@ -288,3 +289,4 @@ memory_reassign.register(app)
 memory_workspace.register(app)
 memory_backup.register(app)
 memory_portability.register(app)  # export, import, migrate
+memory_backend.register(app)  # migrate-backend

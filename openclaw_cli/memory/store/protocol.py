@@ -9,7 +9,8 @@ Signatures use plain Python types, numpy arrays and the record dataclasses only,
 (PostgreSQL with pgvector) can implement the same Protocol; the SQLite one is store/sqlite/.
 tests/test_storage_conformance.py runs the contract against each backend. The interface is the sum of
 small roles (transactions, record reads and writes, history, the keyword index, the vector index, meta,
-people, workspace files), so a reader sees each part on its own.
+people, workspace files, and every row as stored for moving a store between backends), so a reader sees
+each part on its own.
 """
 
 from __future__ import annotations
@@ -83,6 +84,25 @@ class RecordMatch:
 
     field: str
     values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StoredChange:
+    """One history row with the record and user it belongs to: what moving a store copies as it is."""
+
+    record_id: str
+    user_id: str | None
+    row: HistoryRow
+
+
+@dataclass(frozen=True)
+class PersonRow:
+    """One row of the people table (store/people.py): a name of `kind` for `user_id`, said `mentions` times."""
+
+    user_id: str
+    kind: str
+    name: str
+    mentions: int
 
 
 class VectorSource(Protocol):
@@ -403,6 +423,50 @@ class WorkspaceFiles(Protocol):
         ...
 
 
+class StoreRows(Protocol):
+    """Every row as stored, tombstones and history of removed records included, for moving a whole store to
+    another backend (portability/backends.py): read from one, written into the other as they were."""
+
+    def records_after(self, after: int, limit: int) -> list[tuple[int, MemoryRecord]]:
+        """(rowid, record) of every record, live or tombstoned, with a row after `after`, in row order."""
+        ...
+
+    def count_records(self) -> int:
+        """Every record, live or tombstoned."""
+        ...
+
+    def history_after(self, after: int, limit: int) -> list[StoredChange]:
+        """The history rows with a seq after `after`, in seq order."""
+        ...
+
+    def count_history(self) -> int: ...
+
+    def append_history(self, changes: Sequence[StoredChange]) -> None:
+        """Store history rows as they were (times and values kept; each gets this store's next seq, in order)."""
+        ...
+
+    def meta_items(self) -> dict[str, str]:
+        """Every `meta` value by key."""
+        ...
+
+    def people_rows(self) -> list[PersonRow]: ...
+
+    def insert_copies(self, copies: Sequence[tuple[MemoryRecord, np.ndarray | None]]) -> list[int]:
+        """Insert records as they are (as live rows: `mark_deleted` makes a tombstone of one), each with its
+        stored vector or None (then it is pending, unless a tombstone said ready), in as few round trips as
+        the backend allows; returns their new rowids in order. Give vectors after `ensure_vectors`."""
+        ...
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A stretch of many inserts inside one transaction: the backend may set its derived search indexes
+        aside and build them once at the end (a no-op where inserting into them costs no more)."""
+        ...
+
+    def put_person(self, person: PersonRow) -> None:
+        """Store a people row with its mentions (replacing one of the same user, kind and name)."""
+        ...
+
+
 class MemoryStorage(
     Transactions,
     RecordReads,
@@ -413,6 +477,7 @@ class MemoryStorage(
     Meta,
     People,
     WorkspaceFiles,
+    StoreRows,
     Protocol,
 ):
     """One memory database: every role above. Methods that write must be called inside `transaction()`."""

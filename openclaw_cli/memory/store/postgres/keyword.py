@@ -19,7 +19,7 @@ term is ever read as tsquery syntax.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.postgres.records import filter_sql
 from openclaw_cli.memory.store.protocol import VectorFilter
@@ -63,14 +63,21 @@ GROUP BY h.rowid ORDER BY score DESC, h.rowid LIMIT %(pool)s
 """
 
 
+WRITE_ROW = (
+    "INSERT INTO keyword_rows(rowid, l0_terms, l1_terms, terms, length) "
+    "VALUES (%s, %s::text[], %s::text[], array_to_tsvector(%s::text[]), %s)"
+)
+
+
 def write_row(conn: psycopg.Connection, rowid: int, l0: str, l1: str | None) -> None:
     """The keyword row of a live record: its analysed terms, never the raw text."""
+    conn.execute(WRITE_ROW, row_values(rowid, l0, l1))
+
+
+def row_values(rowid: int, l0: str, l1: str | None) -> tuple[Any, ...]:
+    """The values of WRITE_ROW for one record."""
     l0_terms, l1_terms = index_terms(l0).split(), index_terms(l1 or "").split()
-    conn.execute(
-        "INSERT INTO keyword_rows(rowid, l0_terms, l1_terms, terms, length) "
-        "VALUES (%s, %s::text[], %s::text[], array_to_tsvector(%s::text[]), %s)",
-        (rowid, l0_terms, l1_terms, list(dict.fromkeys(l0_terms + l1_terms)), len(l0_terms) + len(l1_terms)),
-    )
+    return rowid, l0_terms, l1_terms, list(dict.fromkeys(l0_terms + l1_terms)), len(l0_terms) + len(l1_terms)
 
 
 def delete_rows(conn: psycopg.Connection, rowids: Sequence[int]) -> None:

@@ -165,14 +165,7 @@ def session_places(conn: psycopg.Connection, session: str, where: VectorFilter) 
 
 
 def insert(conn: psycopg.Connection, record: MemoryRecord, vector_ready: bool) -> int:
-    fs = record.fsrs
-    values = (
-        record.id, record.scope, record.user_id, record.agent_id, record.category, record.l0, record.l1,
-        record.l2, record.language, record.l0_hash, iso(record.created_at), iso(record.updated_at),
-        to_json(record.source or None), fs.stability, fs.difficulty, iso(fs.last_review), iso(fs.next_review),
-        fs.reps, fs.lapses, 0, "ready" if vector_ready else "pending", record.attribute,
-        iso(record.reflected_at), text_hash(record.l0),
-    )  # fmt: skip
+    values = row_values(record, vector_ready)
     row = conn.execute(
         f"INSERT INTO records({_INSERT_COLUMNS}, text_hash) VALUES ({', '.join(['%s'] * len(values))}) "
         "RETURNING rowid",
@@ -180,6 +173,18 @@ def insert(conn: psycopg.Connection, record: MemoryRecord, vector_ready: bool) -
     ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def row_values(record: MemoryRecord, vector_ready: bool) -> tuple[Any, ...]:
+    """The values of a new live record's row, in the order of RECORD_COLUMNS without rowid, then text_hash."""
+    fs = record.fsrs
+    return (
+        record.id, record.scope, record.user_id, record.agent_id, record.category, record.l0, record.l1,
+        record.l2, record.language, record.l0_hash, iso(record.created_at), iso(record.updated_at),
+        to_json(record.source or None), fs.stability, fs.difficulty, iso(fs.last_review), iso(fs.next_review),
+        fs.reps, fs.lapses, 0, "ready" if vector_ready else "pending", record.attribute,
+        iso(record.reflected_at), text_hash(record.l0),
+    )  # fmt: skip
 
 
 def rewrite(conn: psycopg.Connection, row: int, new: MemoryRecord, vector_ready: bool) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.postgres import keyword, records, vectors
 from openclaw_cli.memory.store.postgres.schema import lock_key
+from openclaw_cli.memory.store.postgres.store_rows import PostgresStoreRows
 from openclaw_cli.memory.store.postgres.tables import PeopleAndFiles
 from openclaw_cli.memory.store.protocol import (
     HistoryRow,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
 
-class PostgresStorage(PeopleAndFiles):
+class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
     """One memory database in its own Postgres schema (see store/protocol.py for what each method promises)."""
 
     def __init__(self, conn: psycopg.Connection, schema: str, dsn: str) -> None:

@@ -23,6 +23,7 @@ from openclaw_cli.memory.store.protocol import (
 )
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
+from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 ANY_USER = ""  # the people table's user for memories without one
 
 
-class SqliteStorage:
+class SqliteStorage(SqliteStoreRows):
     """One SQLite memory database file (see store/protocol.py for what each method promises)."""
 
     def __init__(self, conn: apsw.Connection) -> None:
