@@ -106,6 +106,7 @@ def transcript_index() -> Iterator[TranscriptIndex]:
 
     st = common.state()
     service = MemoryService(st.home, st.agent, st.agent_settings.memory, one_shot=True)
+    service.preload_embedder()  # the models load while the index catches up and its signs are read
     index = TranscriptIndex(st.home, st.agent, st.agent_settings.memory, service.embedder)
     try:
         yield index

@@ -274,7 +274,11 @@ class TranscriptIndex:
         storage = self.storage()
         self._check_sessions(storage, request.where)
         with self._lock:
-            embedder = self.embedder() if (vectors and self.embedder is not None) else None
+            if vectors and self.embedder is not None:
+                self._vectors.refresh(storage)  # while a preloading model finishes (its first call waits)
+                embedder = self.embedder()
+            else:
+                embedder = None
             return TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
 
     def _check_sessions(self, storage: SqliteTranscripts, where: TurnFilter) -> None:
@@ -327,6 +331,9 @@ class TranscriptIndex:
                 result.problems.append(
                     f"transcript keyword index holds {storage.keyword_count()} rows for {storage.count()} turns"
                 )
+            vector_problem = storage.vector_problem()
+            if vector_problem is not None:
+                result.problems.append(vector_problem)
             result.pending_vectors = storage.pending_count()
         return result
 

@@ -193,13 +193,12 @@ class TranscriptSearcher:
         if self.storage.pending(1, request.where):
             result.warnings.append("some turns have no vector yet: `openclaw memory index` embeds them all")
         self.vectors.refresh(self.storage)
-        # The scan cannot filter by session or person: a filtered search takes deeper from it.
-        narrowed = request.where != TurnFilter()
-        nearest = self.vectors.knn(query.vector, pool * (8 if narrowed else 4), self.storage.vector_format())
-        allowed = self.storage.allowed([rowid for rowid, _ in nearest], request.where)
-        for rowid, _ in nearest:
-            if rowid in allowed and (len(found) < 2 * pool or rowid in found):
-                found.setdefault(rowid, _Candidate(rowid))
+        # A filter applies before the ranking (a person's rows only), so every row returned may be used.
+        allowed = None if request.where == TurnFilter() else self.storage.rowids_where(request.where)
+        for rowid, _ in self.vectors.knn(self.storage, query.vector, 2 * pool, allowed):
+            if len(found) >= 2 * pool:
+                break
+            found.setdefault(rowid, _Candidate(rowid))
         vectors = self.storage.read_vectors(list(found))
         for rowid, legs in semantic.leg_cosines(query.vector, vectors, self.profile.legs).items():
             found[rowid].legs = legs

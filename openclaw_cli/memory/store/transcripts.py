@@ -133,8 +133,17 @@ class TranscriptStorage(Protocol):
         """A number that changes whenever stored vectors are removed (a warm copy must then reload)."""
         ...
 
-    def vectors_after(self, vid: int) -> tuple[list[int], list[int], bytes]:
-        """(vector ids, turn rows, their int8 blobs joined) of the vectors stored after `vid`, in order."""
+    def signs_after(self, vid: int) -> tuple[int, np.ndarray, bytes]:
+        """(the last vector id, turn rows (int64), their sign words joined, row for row) of the vectors
+        stored after vector id `vid` (no rows when none are)."""
+        ...
+
+    def int8_rows(self, rowids: Sequence[int]) -> tuple[list[int], bytes]:
+        """(the rows of these that have a vector, their int8 vectors joined in that order)."""
+        ...
+
+    def rowids_where(self, where: TurnFilter) -> list[int]:
+        """Every row `where` allows."""
         ...
 
     def vector_format(self) -> VectorFormat: ...

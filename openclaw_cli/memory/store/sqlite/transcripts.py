@@ -4,7 +4,9 @@ A sibling of the memory database rather than tables inside it: the transcript in
 JSON Lines at will, grows with every turn, and must never make a memory backup, restore or salvage larger or
 slower. It holds, per turn, the text and its analysed terms (an FTS5 table with the memory index's
 tokenizer), who took part in each session, how far each session is indexed, and the int8 vectors of the
-turns embedded so far in a plain table, scanned in memory (store/transcript_vectors.py; embedding is deferred: a search embeds the rows it needs, `memory index` the rest).
+turns embedded so far and their sign bits (store/sqlite/turn_vectors.py), ranked in memory
+(store/transcript_vectors.py). Embedding is deferred: a running process embeds new turns in the background,
+a search the few it needs, `memory index` the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta, write_txn
 from openclaw_cli.memory.store.sqlite.records import chunks, marks
 from openclaw_cli.memory.store.sqlite.transcript_schema import SCHEMA_VERSION, open_transcripts
@@ -95,7 +98,7 @@ class SqliteTranscripts:
 
     def clear(self) -> None:
         """Empty the index (inside a transaction): everything in it is derived."""
-        for table in ("turns", "turns_fts", "session_people", "progress", "turn_vectors"):
+        for table in ("turns", "turns_fts", "session_people", "progress"):
             self.conn.execute(f"DELETE FROM {table}")
         self.drop_vectors()
         set_meta(self.conn, "schema", SCHEMA_VERSION)
@@ -137,8 +140,8 @@ class SqliteTranscripts:
     def _delete_rows(self, rowids: Sequence[int]) -> None:
         for chunk in chunks(rowids):
             self.conn.execute(f"DELETE FROM turns_fts WHERE rowid IN ({marks(chunk)})", chunk)
-            self.conn.execute(f"DELETE FROM turn_vectors WHERE turn IN ({marks(chunk)})", chunk)
             self.conn.execute(f"DELETE FROM turns WHERE rowid IN ({marks(chunk)})", chunk)
+        turn_vectors.delete(self.conn, rowids)
         if rowids:
             self._bump_generation()
 
@@ -254,6 +257,11 @@ class SqliteTranscripts:
             sql = f"SELECT rowid FROM turns WHERE rowid IN ({marks(chunk)}){clause}"
             passing.update(int(r[0]) for r in self.conn.execute(sql, (*chunk, *params)))
         return passing
+
+    def rowids_where(self, where: TurnFilter) -> list[int]:
+        """Every row `where` allows (for a person: the rows of their sessions, read from the session index)."""
+        clause, params = _filter_sql(where)
+        return [int(r[0]) for r in self.conn.execute(f"SELECT rowid FROM turns WHERE 1{clause}", params)]
 
     def allowed(self, rowids: Sequence[int], where: TurnFilter) -> set[int]:
         clause, params = _filter_sql(where)
@@ -371,27 +379,24 @@ class SqliteTranscripts:
             set_meta(self.conn, IDENTITY_KEY, json.dumps(identity.to_dict()))
         fmt = self.vector_format()
         for rowid, vector in vectors.items():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO turn_vectors(turn, embedding) VALUES (?, ?)",
-                (rowid, codec.encode(vector, fmt)),
-            )
+            turn_vectors.put(self.conn, rowid, vector, fmt)
             self.conn.execute("UPDATE turns SET embedded = 1 WHERE rowid = ?", (rowid,))
 
     def drop_vectors(self) -> None:
-        self.conn.execute("DELETE FROM turn_vectors")
+        turn_vectors.delete_all(self.conn)
         self.conn.execute("DELETE FROM meta WHERE key IN (?, 'vector_clip')", (IDENTITY_KEY,))
         self.conn.execute("UPDATE turns SET embedded = 0 WHERE embedded = 1")
         self._bump_generation()
 
-    def vectors_after(self, vid: int) -> tuple[list[int], list[int], bytes]:
-        """(vids, turn rows, their int8 blobs joined) of the vectors stored after `vid`, in storing order."""
-        rows = self.conn.execute(
-            "SELECT vid, turn, embedding FROM turn_vectors WHERE vid > ? ORDER BY vid", (vid,)
-        ).fetchall()
-        if not rows:
-            return [], [], b""
-        vids, turns, blobs = zip(*rows, strict=True)
-        return list(vids), list(turns), b"".join(blobs)
+    def signs_after(self, vid: int) -> tuple[int, np.ndarray, bytes]:
+        return turn_vectors.signs_after(self.conn, vid)
+
+    def int8_rows(self, rowids: Sequence[int]) -> tuple[list[int], bytes]:
+        return turn_vectors.int8_rows(self.conn, rowids)
+
+    def vector_problem(self) -> str | None:
+        """Why the stored vectors and their signs disagree, or None."""
+        return turn_vectors.count_mismatch(self.conn)
 
     def read_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         fmt = self.vector_format()
