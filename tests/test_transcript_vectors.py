@@ -204,3 +204,56 @@ def test_check_reports_a_vector_without_its_signs_and_repair_mends_it(tmp_path: 
     finally:
         index.close()
         service.close()
+
+
+def test_a_running_process_embeds_new_turns_in_the_background(tmp_path: Path) -> None:
+    """With embed_in_background (the gateway, chat), the listener's thread embeds an appended turn after
+    indexing it, so the next search has nothing left to embed."""
+    from openclaw_cli.memory.search.transcripts import TranscriptRequest
+    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.paths import Home
+    from openclaw_cli.sessions.store import SessionStore
+    from tests.transcript_helpers import OWNER_KEY, at
+
+    home = tmp_path / "home"
+    ids = write_dialogues(home, [(OWNER_KEY, "default", 6, [("user", "first words")])])
+    plain, service = open_index(home)
+    index = TranscriptIndex(Home(home), "main", plain.settings, plain.embedder, embed_in_background=True)
+    store = SessionStore(Home(home), "main")
+    store.listeners.append(index.session_changed)
+    try:
+        store.append(ids[OWNER_KEY][0], "user", "the plumber comes on Monday", at(7), user_id="default")
+        index.flush()
+        index.embed_new()  # what the worker does after each flush (here without waiting for the thread)
+        storage = index.storage()
+        assert storage.pending_count() == 0 and storage.vector_problem() is None
+        request = TranscriptRequest("plumber Monday", explain=True)
+        found = index.search(request)
+        assert found.embedded == 0 and found.pending == 0 and not found.warnings
+        assert found.hits[0].turn.text == "the plumber comes on Monday" and found.hits[0].explain["cosines"]
+    finally:
+        store.close()
+        index.close()
+        plain.close()
+        service.close()
+
+
+def test_a_one_shot_search_embeds_a_bounded_few_and_says_how_many_it_left(tmp_path: Path) -> None:
+    from openclaw_cli.memory.search.transcripts import TranscriptRequest
+    from tests.transcript_helpers import OWNER_KEY
+
+    home = tmp_path / "home"
+    write_dialogues(
+        home, [(OWNER_KEY, "default", 6, [("user", f"note {n} about the garden") for n in range(5)])]
+    )
+    index, service = open_index(home)
+    try:
+        request = TranscriptRequest("garden", explain=True, embed_limit=2)
+        result = index.search(request)
+        state = result.to_dict(request)["vectors"]
+        assert (state["embeddedNow"], state["withoutVector"]) == (2, 3)
+        assert "3 turns have no vector yet" in result.warnings[0]
+        assert {hit.turn.text for hit in result.hits} == {f"note {n} about the garden" for n in range(5)}
+    finally:
+        index.close()
+        service.close()

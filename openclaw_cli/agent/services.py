@@ -60,7 +60,11 @@ class AgentServices:
                     from openclaw_cli.memory.transcripts import TranscriptIndex
 
                     self._transcripts = TranscriptIndex(
-                        self.home, self.agent_id, self.settings.memory, lambda: self.memory.embedder()
+                        self.home,
+                        self.agent_id,
+                        self.settings.memory,
+                        lambda: self.memory.embedder(),
+                        embed_in_background=True,
                     )
         return self._transcripts
 
@@ -69,7 +73,7 @@ class AgentServices:
         chat's /search): their own sessions, every session for the owner, none without an identity."""
         from openclaw_cli.identity import owner_id
         from openclaw_cli.memory.search.transcripts import TranscriptRequest
-        from openclaw_cli.memory.transcripts import viewer_filter
+        from openclaw_cli.memory.transcript_filters import viewer_filter
 
         if person is None:
             return {"results": [], "warnings": ["this conversation has no identity: no sessions to search"]}

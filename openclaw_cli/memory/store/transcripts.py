@@ -127,6 +127,10 @@ class TranscriptStorage(Protocol):
         """(rowid, text) of rows `where` allows that have no vector yet, newest first."""
         ...
 
+    def pending_count(self, where: TurnFilter) -> int:
+        """How many rows `where` allows have no vector yet."""
+        ...
+
     def put_vectors(self, identity: EmbedderIdentity, vectors: dict[int, np.ndarray]) -> None: ...
 
     def vector_generation(self) -> int:

@@ -362,8 +362,10 @@ class SqliteTranscripts:
         )
         return [(int(rowid), str(text)) for rowid, text in rows]
 
-    def pending_count(self) -> int:
-        return self._scalar("SELECT count(*) FROM turns WHERE embedded = 0")
+    def pending_count(self, where: TurnFilter | None = None) -> int:
+        clause, params = _filter_sql(where or TurnFilter())
+        row = self.conn.execute(f"SELECT count(*) FROM turns WHERE embedded = 0{clause}", params).fetchone()
+        return 0 if row is None else int(row[0])
 
     def vector_format(self) -> codec.VectorFormat:
         return codec.VectorFormat("int8", float(get_meta(self.conn, "vector_clip") or 1.0))
