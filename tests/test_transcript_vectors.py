@@ -50,6 +50,12 @@ def _exact(storage: SqliteTranscripts, query: np.ndarray, rows: list[int], k: in
     return [found[i] for i in np.argsort(-scores, kind="stable")[:k]]
 
 
+@pytest.fixture(params=[False, True], ids=["one-shot", "resident"])
+def resident(request: pytest.FixtureRequest) -> bool:
+    """Both ways of holding the vectors: signs alone (int8 rows read by rowid), and signs with int8 rows."""
+    return bool(request.param)
+
+
 @pytest.fixture
 def storage(tmp_path: Path) -> Iterator[SqliteTranscripts]:
     opened = SqliteTranscripts.open(tmp_path / "transcripts.sqlite")
@@ -62,25 +68,30 @@ def storage(tmp_path: Path) -> Iterator[SqliteTranscripts]:
 def test_signs_are_stored_for_every_vector_and_read_back_row_for_row(storage: SqliteTranscripts) -> None:
     vectors = _unit(np.random.default_rng(1), 40)
     rows = _add(storage, "alice", 40, vectors)
-    last, read_rows, blob = storage.signs_after(0)
+    last, read_rows, blob, rows8 = storage.vectors_after(0, with_int8=True)
     assert read_rows.tolist() == rows and last == 40
     int8 = np.stack([codec.quantise(v, storage.vector_format().step) for v in vectors])
-    assert blob == codec.sign_words(int8).tobytes()
-    assert storage.signs_after(last)[1].size == 0
+    assert blob == codec.sign_words(int8).tobytes() and rows8 == int8.tobytes()
+    assert storage.vectors_after(0)[2:] == (blob, b"")
+    assert storage.vectors_after(last)[1].size == 0
     assert storage.vector_problem() is None
 
 
-def test_with_every_row_in_the_pool_the_result_is_the_exact_scan(storage: SqliteTranscripts) -> None:
+def test_with_every_row_in_the_pool_the_result_is_the_exact_scan(
+    storage: SqliteTranscripts, resident: bool
+) -> None:
     rng = np.random.default_rng(2)
     rows = _add(storage, "alice", 300, _unit(rng, 300))
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
     for query in _unit(rng, 5):
         found = [row for row, _ in vectors.knn(storage, query, 10, pool=300)]
         assert found == _exact(storage, query, rows, 10)
 
 
-def test_the_sign_pool_keeps_the_close_rows_among_many_random_ones(storage: SqliteTranscripts) -> None:
+def test_the_sign_pool_keeps_the_close_rows_among_many_random_ones(
+    storage: SqliteTranscripts, resident: bool
+) -> None:
     """Rows at cosine 0.8 to the query disagree with its signs in acos(0.8)/pi = 20.5% of 256 dimensions
     (sd 2.5%); unrelated rows in 50% (sd 3.1%): 9 sd apart, so a pool of 64 among 4,000 holds all 8."""
     rng = np.random.default_rng(3)
@@ -91,21 +102,21 @@ def test_the_sign_pool_keeps_the_close_rows_among_many_random_ones(storage: Sqli
     close = 0.8 * query + 0.6 * noise
     _add(storage, "bob", 4000, _unit(rng, 4000))
     close_rows = _add(storage, "alice", 8, close.astype(np.float32))
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
-    assert set(vectors.sign_candidates(query, 64, None).tolist()) >= set(close_rows)
+    assert vectors.sign_candidates(query, 64, None) >= set(close_rows)
     assert [row for row, _ in vectors.knn(storage, query, 8, pool=64)] == _exact(
         storage, query, close_rows, 8
     )
 
 
-def test_a_filter_ranks_only_the_rows_it_allows(storage: SqliteTranscripts) -> None:
+def test_a_filter_ranks_only_the_rows_it_allows(storage: SqliteTranscripts, resident: bool) -> None:
     rng = np.random.default_rng(4)
     query = _unit(rng, 1)[0]
     bob = _add(storage, "bob", 500, _unit(rng, 500))
     best_of_all = _add(storage, "bob", 1, query[None, :])  # bob's, and the best match there is
     alice = _add(storage, "alice", 50, _unit(rng, 50))
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
     allowed = storage.rowids_where(TurnFilter(person="alice"))
     assert sorted(allowed) == alice
@@ -115,19 +126,23 @@ def test_a_filter_ranks_only_the_rows_it_allows(storage: SqliteTranscripts) -> N
     assert set(bob).isdisjoint(found)
 
 
-def test_a_filter_that_allows_no_embedded_row_finds_nothing(storage: SqliteTranscripts) -> None:
+def test_a_filter_that_allows_no_embedded_row_finds_nothing(
+    storage: SqliteTranscripts, resident: bool
+) -> None:
     rng = np.random.default_rng(5)
     _add(storage, "bob", 20, _unit(rng, 20))
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
     assert vectors.knn(storage, _unit(rng, 1)[0], 5, []) == []
     assert vectors.knn(storage, _unit(rng, 1)[0], 5, [10_000]) == []
 
 
-def test_the_warm_copy_finds_rows_embedded_after_it_was_read(storage: SqliteTranscripts) -> None:
+def test_the_warm_copy_finds_rows_embedded_after_it_was_read(
+    storage: SqliteTranscripts, resident: bool
+) -> None:
     rng = np.random.default_rng(6)
     _add(storage, "bob", 100, _unit(rng, 100))
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
     added = []
     for _ in range(MAX_BLOCKS + 2):  # past MAX_BLOCKS the blocks are merged
@@ -139,12 +154,12 @@ def test_the_warm_copy_finds_rows_embedded_after_it_was_read(storage: SqliteTran
     assert vectors.size == 100 + len(added)
 
 
-def test_the_warm_copy_forgets_removed_vectors(storage: SqliteTranscripts) -> None:
+def test_the_warm_copy_forgets_removed_vectors(storage: SqliteTranscripts, resident: bool) -> None:
     rng = np.random.default_rng(7)
     query = _unit(rng, 1)[0]
     _add(storage, "bob", 100, _unit(rng, 100))
     gone = _add(storage, "alice", 1, query[None, :])
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
     assert vectors.knn(storage, query, 1)[0][0] == gone[0]
     with storage.transaction():
@@ -153,12 +168,12 @@ def test_the_warm_copy_forgets_removed_vectors(storage: SqliteTranscripts) -> No
     assert vectors.size == 100 and gone[0] not in [row for row, _ in vectors.knn(storage, query, 10)]
 
 
-def test_a_replaced_vector_is_scored_as_it_now_is(storage: SqliteTranscripts) -> None:
+def test_a_replaced_vector_is_scored_as_it_now_is(storage: SqliteTranscripts, resident: bool) -> None:
     rng = np.random.default_rng(8)
     query = _unit(rng, 1)[0]
     _add(storage, "bob", 100, _unit(rng, 100))
     row = _add(storage, "alice", 1, query[None, :])[0]
-    vectors = TurnVectors()
+    vectors = TurnVectors(resident=resident)
     vectors.refresh(storage)
     with storage.transaction():
         storage.put_vectors(IDENTITY, {row: -query})
@@ -171,7 +186,7 @@ def test_an_index_from_before_the_sign_table_gains_it_in_place(tmp_path: Path) -
     path = tmp_path / "transcripts.sqlite"
     storage = SqliteTranscripts.open(path)
     _add(storage, "alice", 30, _unit(np.random.default_rng(9), 30))
-    expected = storage.signs_after(0)
+    expected = storage.vectors_after(0)
     with storage.transaction():  # what schema 2 held: no sign table
         storage.conn.execute("DROP TABLE turn_signs")
         storage.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
@@ -179,7 +194,7 @@ def test_an_index_from_before_the_sign_table_gains_it_in_place(tmp_path: Path) -
     reopened = SqliteTranscripts.open(path)
     try:
         assert reopened.stale() is None and reopened.count() == 30  # migrated, not emptied for a rebuild
-        last, rows, blob = reopened.signs_after(0)
+        last, rows, blob, _ = reopened.vectors_after(0)
         assert (last, rows.tolist(), blob) == (expected[0], expected[1].tolist(), expected[2])
         assert reopened.vector_problem() is None
         assert SCHEMA_VERSION == "3"
@@ -207,7 +222,7 @@ def test_check_reports_a_vector_without_its_signs_and_repair_mends_it(tmp_path: 
 
 
 def test_a_running_process_embeds_new_turns_in_the_background(tmp_path: Path) -> None:
-    """With embed_in_background (the gateway, chat), the listener's thread embeds an appended turn after
+    """With long_lived (the gateway, chat), the listener's thread embeds an appended turn after
     indexing it, so the next search has nothing left to embed."""
     from openclaw_cli.memory.search.transcripts import TranscriptRequest
     from openclaw_cli.memory.transcripts import TranscriptIndex
@@ -218,7 +233,7 @@ def test_a_running_process_embeds_new_turns_in_the_background(tmp_path: Path) ->
     home = tmp_path / "home"
     ids = write_dialogues(home, [(OWNER_KEY, "default", 6, [("user", "first words")])])
     plain, service = open_index(home)
-    index = TranscriptIndex(Home(home), "main", plain.settings, plain.embedder, embed_in_background=True)
+    index = TranscriptIndex(Home(home), "main", plain.settings, plain.embedder, long_lived=True)
     store = SessionStore(Home(home), "main")
     store.listeners.append(index.session_changed)
     try:

@@ -64,7 +64,7 @@ class AgentServices:
                         self.agent_id,
                         self.settings.memory,
                         lambda: self.memory.embedder(),
-                        embed_in_background=True,
+                        long_lived=True,
                     )
         return self._transcripts
 

@@ -6,9 +6,10 @@ identity, the summary indexed) lets `catch_up` read only what was appended since
 turn, `session append`, an import); a rewritten file (a purge redacts by rewriting) is indexed again from
 the start, and a session gone from disk leaves the index. A running process (the gateway, `chat`) is told of
 each append through the session store's listener and indexes it on a background thread, so a turn never
-waits for the index; a search catches up first anyway. With `embed_in_background` that thread then embeds
-the turns that have no vector (newest first, a batch at a time, indexing first), so a search there rarely
-meets one (it embeds at most a few itself, see search/transcripts.py) and a turn never waits for the model.
+waits for the index; a search catches up first anyway. `long_lived` (the gateway, chat) keeps the int8
+vectors in memory (store/transcript_vectors.py), and the index thread then embeds the turns that have no
+vector (newest first, a batch at a time, indexing first), so a search there rarely meets one (it embeds at
+most a few itself, see search/transcripts.py) and a turn never waits for the model.
 
 Who may see what (memory/transcript_filters.py builds the filter): a person finds only the sessions they
 took part in (the session's person and every person who wrote in it); the owner, and the operator at the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import replace
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from openclaw_cli.paths import Home
 
 TRANSCRIPTS_FILENAME = "transcripts.sqlite"
+SETTLED_NS = 1_000_000_000  # a directory listing is reused only when the directory is older than this
 
 
 def transcripts_path(home: Home, agent_id: str) -> Path:
@@ -69,13 +72,13 @@ class TranscriptIndex:
         settings: MemorySettings,
         embedder: Callable[[], Embedder] | None = None,
         *,
-        embed_in_background: bool = False,
+        long_lived: bool = False,
     ) -> None:
         self.home = home
         self.agent_id = agent_id
         self.settings = settings
         self.embedder = embedder
-        self.embed_in_background = embed_in_background and embedder is not None
+        self.long_lived = long_lived and embedder is not None
         self.path = transcripts_path(home, agent_id)
         self.sessions_dir = home.sessions_dir(agent_id)
         self._storage: SqliteTranscripts | None = None
@@ -84,10 +87,11 @@ class TranscriptIndex:
         self._wake = threading.Event()
         self._worker: threading.Thread | None = None
         self._closing = False
-        self._vectors = TurnVectors()  # kept warm between searches of this process
+        self._vectors = TurnVectors(resident=self.long_lived)  # kept warm between searches of this process
         # Each session's progress as of the database's data_version (read again after another connection
         # commits): reading 2,000 sessions' rows took ~40 ms of every search at 200k turns.
         self._known: dict[str, SessionProgress] | None = None
+        self._listed: tuple[int, list[str]] | None = None  # (the sessions directory's mtime, its sessions)
         self._version: int | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -136,7 +140,7 @@ class TranscriptIndex:
             self._wake.wait()
             self._wake.clear()
             self.flush()
-            if self.embed_in_background:
+            if self.long_lived:
                 with suppress(EmbeddingUnavailable, StoreError):  # a search says so, and embeds later
                     self.embed_new()
 
@@ -178,12 +182,21 @@ class TranscriptIndex:
         return done
 
     def session_ids_on_disk(self) -> list[str]:
+        """The session directories. Listing 2,000 of them took ~15 ms of every search, so the last listing
+        is kept while the directory's mtime stays what it was, and that mtime is over a second old (a
+        directory made within the clock's granularity of the listing could leave it unchanged)."""
         try:
+            info = os.stat(self.sessions_dir)
             entries = os.scandir(self.sessions_dir)
         except (FileNotFoundError, NotADirectoryError):
             return []
         with entries:
-            return sorted(e.name for e in entries if is_session_id(e.name) and e.is_dir())
+            if self._listed is not None and self._listed[0] == info.st_mtime_ns:
+                return self._listed[1]
+            found = sorted(e.name for e in entries if is_session_id(e.name) and e.is_dir())
+        if time.time_ns() - info.st_mtime_ns > SETTLED_NS:
+            self._listed = (info.st_mtime_ns, found)
+        return found
 
     def catch_up(self) -> int:
         """Bring the index up to date with every session on disk (active, dormant and archived); a session
@@ -287,7 +300,7 @@ class TranscriptIndex:
 
         validate(request)
         self.catch_up()
-        if self.embed_in_background:
+        if self.long_lived:
             self._start_worker()  # turns written while no process ran (an import, `session append`)
         storage = self.storage()
         self._check_sessions(storage, request.where)

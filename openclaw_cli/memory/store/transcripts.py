@@ -137,9 +137,10 @@ class TranscriptStorage(Protocol):
         """A number that changes whenever stored vectors are removed (a warm copy must then reload)."""
         ...
 
-    def signs_after(self, vid: int) -> tuple[int, np.ndarray, bytes]:
-        """(the last vector id, turn rows (int64), their sign words joined, row for row) of the vectors
-        stored after vector id `vid` (no rows when none are)."""
+    def vectors_after(self, vid: int, *, with_int8: bool = False) -> tuple[int, np.ndarray, bytes, bytes]:
+        """(the last vector id, turn rows (int64), their sign words joined, their int8 rows joined when
+        `with_int8` (else b"")) of the vectors stored after vector id `vid`, row for row (no rows when none
+        are)."""
         ...
 
     def int8_rows(self, rowids: Sequence[int]) -> tuple[list[int], bytes]:

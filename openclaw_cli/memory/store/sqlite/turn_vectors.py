@@ -50,27 +50,28 @@ def delete_all(conn: apsw.Connection) -> None:
     conn.execute("DELETE FROM turn_signs")
 
 
-def signs_after(conn: apsw.Connection, vid: int) -> tuple[int, np.ndarray, bytes]:
-    """(the last vid, turn rows (int64), their signs joined) of the vectors stored after `vid`, in one
-    order (no rows and b"" when there are none).
+def vectors_after(conn: apsw.Connection, vid: int, with_int8: bool) -> tuple[int, np.ndarray, bytes, bytes]:
+    """(the last vid, turn rows (int64), their signs joined, their int8 rows joined when `with_int8`, else
+    b"") of the vectors stored after `vid`, row for row (no rows when there are none).
 
     Joined by SQLite in one scan: fetching 200k rows one by one into Python took ~270 ms of a fresh search
     where the aggregates take ~110. group_concat keeps a blob's bytes (NULs too) and CAST gives them back as
-    a blob; the two aggregates walk the same rows in the same order, so rows and signs stay aligned."""
+    a blob; the aggregates of one statement walk the same rows in the same order, so they stay aligned."""
     import numpy as np
 
+    int8 = "CAST(group_concat(v.embedding, '') AS BLOB)" if with_int8 else "x''"
     row: Any = conn.execute(
-        "SELECT max(vid), count(*), group_concat(turn), CAST(group_concat(signs, '') AS BLOB) "
-        "FROM turn_signs WHERE vid > ?",
+        f"SELECT max(s.vid), count(*), group_concat(s.turn), CAST(group_concat(s.signs, '') AS BLOB), {int8} "
+        f"FROM turn_signs AS s {'JOIN turn_vectors AS v USING (vid)' if with_int8 else ''} WHERE s.vid > ?",
         (vid,),
     ).fetchone()
-    last, count, turns, signs = row
+    last, count, turns, signs, rows8 = row
     if not count:
-        return vid, np.zeros(0, dtype=np.int64), b""
+        return vid, np.zeros(0, dtype=np.int64), b"", b""
     rows = np.fromstring(str(turns), dtype=np.int64, sep=",")
-    if len(rows) != count or len(signs) % count:
-        raise StoreError("the transcript index's sign table could not be read whole")
-    return int(last), rows, bytes(signs)
+    if len(rows) != count or len(signs) % count or len(rows8) % count:
+        raise StoreError("the transcript index's vector tables could not be read whole")
+    return int(last), rows, bytes(signs), bytes(rows8)
 
 
 def int8_rows(conn: apsw.Connection, rowids: Sequence[int]) -> tuple[list[int], bytes]:
