@@ -300,8 +300,6 @@ class TranscriptIndex:
 
         validate(request)
         self.catch_up()
-        if self.long_lived:
-            self._start_worker()  # turns written while no process ran (an import, `session append`)
         storage = self.storage()
         self._check_sessions(storage, request.where)
         with self._lock:
@@ -310,7 +308,10 @@ class TranscriptIndex:
                 embedder = self.embedder()
             else:
                 embedder = None
-            return TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
+            result = TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
+        if self.long_lived and result.pending:
+            self._start_worker()  # turns written while no process ran (an import, `session append`)
+        return result
 
     def _check_sessions(self, storage: SqliteTranscripts, where: TurnFilter) -> None:
         known_ids = set(storage.all_progress()) if where.sessions else set()

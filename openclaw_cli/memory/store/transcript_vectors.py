@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 # with distractors clustered around the eval's own turns (4096: 0.95 / 0.95; 1024: 0.88 / 0.84).
 SIGN_POOL = 2048
 MAX_BLOCKS = 8
+WEIGHT_STEPS = 63  # a word's weight in the sign ranking, as an integer (see _integer_weights)
 
 
 @dataclass
@@ -130,14 +131,14 @@ class TurnVectors:
         if sum(len(at) for _, at in subsets) <= pool:
             return subsets
         query_words = codec.sign_words(query[None, :])[0]
-        weights = codec.word_weights(query, len(query_words))
+        weights = _integer_weights(codec.word_weights(query, len(query_words)))
         scores = np.concatenate(
             [
                 _disagreement(block.words if allowed is None else block.words[:, at], query_words, weights)
                 for block, at in subsets
             ]
         )
-        best = np.sort(np.argpartition(scores, pool - 1)[:pool])
+        best = _lowest(scores, pool)
         out = []
         start = 0
         for block, at in subsets:
@@ -172,15 +173,43 @@ def _merge(blocks: list[_Block]) -> _Block:
     )
 
 
-def _disagreement(words: np.ndarray, query_words: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Each row's sign disagreement with the query, each word's count weighted by the query's norm in it.
-    One 64-dim word at a time: no (rows x words) temporary, and no BLAS thread pool on busy cores."""
+def _integer_weights(weights: np.ndarray) -> np.ndarray:
+    """The query's norm in each word as 0..WEIGHT_STEPS (a word weighted ~0, a leg switched off, drops out):
+    integer sums in place and a counting selection measured 1.5x faster than float32 and argpartition."""
     import numpy as np
 
-    out = np.zeros(words.shape[1], dtype=np.float32)
+    peak = float(weights.max())
+    scaled = weights / peak * WEIGHT_STEPS if peak > 0 else np.ones_like(weights)
+    dtype = np.uint16 if len(weights) * 64 * WEIGHT_STEPS <= np.iinfo(np.uint16).max else np.uint32
+    return np.rint(scaled).astype(dtype)
+
+
+def _disagreement(words: np.ndarray, query_words: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each row's sign disagreement with the query, each word's count weighted by the query's norm in it.
+    One 64-dim word at a time into buffers made once: no (rows x words) temporary, and no BLAS thread pool
+    (measured 20-60x slower on shared, busy cores)."""
+    import numpy as np
+
+    rows = words.shape[1]
+    out = np.zeros(rows, dtype=weights.dtype)
+    xor = np.empty(rows, dtype=np.uint64)
+    count = np.empty(rows, dtype=np.uint8)
+    weighted = np.empty(rows, dtype=weights.dtype)
     for word in np.flatnonzero(weights):
-        out += np.bitwise_count(words[word] ^ query_words[word]) * weights[word]
+        np.bitwise_xor(words[word], query_words[word], out=xor)
+        np.bitwise_count(xor, out=count)
+        np.multiply(count, weights[word], out=weighted, dtype=weights.dtype)
+        out += weighted
     return out
+
+
+def _lowest(scores: np.ndarray, pool: int) -> np.ndarray:
+    """The positions, ascending, of the `pool` lowest scores (small integers) and of any tied with the last:
+    the threshold comes from counting each score's rows, one pass instead of a partition."""
+    import numpy as np
+
+    threshold = int(np.searchsorted(np.cumsum(np.bincount(scores)), pool))
+    return np.flatnonzero(scores <= threshold)
 
 
 def _dot(rows: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -63,6 +63,9 @@ def _turn(row: Sequence[Any]) -> Turn:
 
 
 _TURN_COLUMNS = "session_id, session_key, kind, idx, role, sender, ts, text"
+# Rows without a vector are few (a running process embeds them): with a person's filter the planner chose
+# the person's sessions instead, ~13 ms at 200k turns where the partial index takes 0.1 ms.
+_PENDING = "INDEXED BY turns_pending"
 
 
 class SqliteTranscripts:
@@ -369,14 +372,16 @@ class SqliteTranscripts:
     def pending(self, limit: int, where: TurnFilter) -> list[tuple[int, str]]:
         clause, params = _filter_sql(where)
         rows = self.conn.execute(
-            f"SELECT rowid, text FROM turns WHERE embedded = 0{clause} ORDER BY rowid DESC LIMIT ?",
+            f"SELECT rowid, text FROM turns {_PENDING} WHERE embedded = 0{clause} ORDER BY rowid DESC LIMIT ?",
             (*params, limit),
         )
         return [(int(rowid), str(text)) for rowid, text in rows]
 
     def pending_count(self, where: TurnFilter | None = None) -> int:
         clause, params = _filter_sql(where or TurnFilter())
-        row = self.conn.execute(f"SELECT count(*) FROM turns WHERE embedded = 0{clause}", params).fetchone()
+        row = self.conn.execute(
+            f"SELECT count(*) FROM turns {_PENDING} WHERE embedded = 0{clause}", params
+        ).fetchone()
         return 0 if row is None else int(row[0])
 
     def vector_format(self) -> codec.VectorFormat:
