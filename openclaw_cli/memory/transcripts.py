@@ -308,7 +308,9 @@ class TranscriptIndex:
                 embedder = self.embedder()
             else:
                 embedder = None
-            result = TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
+            result = TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(
+                request
+            )
         if self.long_lived and result.pending:
             self._start_worker()  # turns written while no process ran (an import, `session append`)
         return result

@@ -21,6 +21,7 @@ from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta, write_txn
 from openclaw_cli.memory.store.sqlite.records import chunks, marks
 from openclaw_cli.memory.store.sqlite.transcript_schema import SCHEMA_VERSION, open_transcripts
+from openclaw_cli.memory.store.sqlite.turn_filter import filter_sql
 from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, fts_match, index_terms
 
@@ -32,29 +33,6 @@ if TYPE_CHECKING:
 
 IDENTITY_KEY = "embedder"
 GENERATION_KEY = "vector_generation"  # bumped when vectors go (a warm matrix then reloads)
-
-
-def _filter_sql(where: TurnFilter) -> tuple[str, list[Any]]:
-    """`where` as SQL clauses on `turns`, each starting with AND, and their parameters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if where.person is not None:
-        clauses.append("session_id IN (SELECT session_id FROM session_people WHERE person = ?)")
-        params.append(where.person)
-    if where.sessions or where.keys:
-        clauses.append(f"(session_id IN ({marks(where.sessions)}) OR session_key IN ({marks(where.keys)}))")
-        params.extend(where.sessions)
-        params.extend(where.keys)
-    if where.role is not None:
-        clauses.append("role = ?")
-        params.append(where.role)
-    if where.since is not None:
-        clauses.append("ts >= ?")
-        params.append(where.since)
-    if where.until is not None:
-        clauses.append("ts < ?")
-        params.append(where.until)
-    return "".join(f" AND {c}" for c in clauses), params
 
 
 def _turn(row: Sequence[Any]) -> Turn:
@@ -245,7 +223,7 @@ class SqliteTranscripts:
         expression = fts_match(terms)
         if expression is None:
             return []
-        clause, params = _filter_sql(where)
+        clause, params = filter_sql(where)
         if not clause:
             sql = (
                 "SELECT rowid, bm25(turns_fts) AS s FROM turns_fts WHERE turns_fts MATCH ? ORDER BY s LIMIT ?"
@@ -273,13 +251,13 @@ class SqliteTranscripts:
         key = (where, self.data_version(), self._writes)
         if self._rowids_memo is not None and self._rowids_memo[0] == key:
             return self._rowids_memo[1]
-        clause, params = _filter_sql(where)
+        clause, params = filter_sql(where)
         found = [int(r[0]) for r in self.conn.execute(f"SELECT rowid FROM turns WHERE 1{clause}", params)]
         self._rowids_memo = (key, found)
         return found
 
     def allowed(self, rowids: Sequence[int], where: TurnFilter) -> set[int]:
-        clause, params = _filter_sql(where)
+        clause, params = filter_sql(where)
         return self._passing(rowids, clause, params) if clause else set(rowids)
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
@@ -351,8 +329,8 @@ class SqliteTranscripts:
         )
         return [str(r[0]) for r in rows]
 
-    def _scalar(self, sql: str) -> int:
-        row = self.conn.execute(sql).fetchone()
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> int:
+        row = self.conn.execute(sql, params).fetchone()
         return 0 if row is None or row[0] is None else int(row[0])
 
     def count(self) -> int:
@@ -370,7 +348,7 @@ class SqliteTranscripts:
         return None if stored is None else dict(json.loads(stored))
 
     def pending(self, limit: int, where: TurnFilter) -> list[tuple[int, str]]:
-        clause, params = _filter_sql(where)
+        clause, params = filter_sql(where)
         rows = self.conn.execute(
             f"SELECT rowid, text FROM turns {_PENDING} WHERE embedded = 0{clause} ORDER BY rowid DESC LIMIT ?",
             (*params, limit),
@@ -378,11 +356,8 @@ class SqliteTranscripts:
         return [(int(rowid), str(text)) for rowid, text in rows]
 
     def pending_count(self, where: TurnFilter | None = None) -> int:
-        clause, params = _filter_sql(where or TurnFilter())
-        row = self.conn.execute(
-            f"SELECT count(*) FROM turns {_PENDING} WHERE embedded = 0{clause}", params
-        ).fetchone()
-        return 0 if row is None else int(row[0])
+        clause, params = filter_sql(where or TurnFilter())
+        return self._scalar(f"SELECT count(*) FROM turns {_PENDING} WHERE embedded = 0{clause}", params)
 
     def vector_format(self) -> codec.VectorFormat:
         return codec.VectorFormat("int8", float(get_meta(self.conn, "vector_clip") or 1.0))
@@ -418,11 +393,12 @@ class SqliteTranscripts:
         return turn_vectors.count_mismatch(self.conn)
 
     def read_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        fmt = self.vector_format()
-        found: dict[int, np.ndarray] = {}
-        for chunk in chunks(list(rowids)):
-            for rowid, blob in self.conn.execute(
-                f"SELECT turn, embedding FROM turn_vectors WHERE turn IN ({marks(chunk)})", chunk
-            ):
-                found[int(rowid)] = codec.decode(blob, fmt)
-        return found
+        import numpy as np
+
+        found, blob = self.int8_rows(rowids)
+        if not found:
+            return {}
+        # One conversion for all rows (the same values as codec.decode row by row).
+        block = np.frombuffer(blob, dtype=np.int8).reshape(len(found), -1).astype(np.float32)
+        block *= np.float32(self.vector_format().step)
+        return {rowid: block[n] for n, rowid in enumerate(found)}
