@@ -28,9 +28,14 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.transcripts import TranscriptStorage
 
 # Rows ranked by their signs that are re-scored exactly. Recall of the vector leg's top 10 / top 100 against
-# the exact int8 scan, for the 33 questions of the transcript eval among 200k distractor vectors: 0.93 / 0.90
-# with distractors clustered around the eval's own turns (4096: 0.95 / 0.95; 1024: 0.88 / 0.84).
+# the exact int8 scan, for the 33 questions of the transcript eval among 200k distractor vectors clustered
+# around the eval's own turns: 0.88 / 0.84 at 1024, 0.93 / 0.90 at 2048, 0.95 / 0.95 at 4096 (among random
+# distractors 0.94 / 0.63 at 2048, 0.98 / 0.74 at 4096). A one-shot process reads the pool's int8 rows from
+# SQLite, ~40 ms per 2,048 rows on busy cores; a resident copy gathers them from memory for ~1 ms, so it
+# re-scores twice as many. (Among 200k random rows and queries, the benchmark's worst case, recall@10 is
+# 0.59 at 2048 and 0.74 at 4096: no neighbour stands out there.)
 SIGN_POOL = 2048
+SIGN_POOL_RESIDENT = 4096
 MAX_BLOCKS = 8
 WEIGHT_STEPS = 63  # a word's weight in the sign ranking, as an integer (see _integer_weights)
 
@@ -91,13 +96,14 @@ class TurnVectors:
         query: np.ndarray,
         k: int,
         allowed: Sequence[int] | None = None,
-        pool: int = SIGN_POOL,
+        pool: int | None = None,
     ) -> list[tuple[int, float]]:
         """The `k` rows (of `allowed`, all when None) whose stored vectors score highest against `query`,
-        with their scores: the best `pool` by signs, re-scored exactly."""
+        with their scores: the best `pool` by signs (SIGN_POOL, or SIGN_POOL_RESIDENT), re-scored exactly."""
         import numpy as np
 
         query = np.asarray(query, dtype=np.float32)
+        pool = pool or (SIGN_POOL_RESIDENT if self.resident else SIGN_POOL)
         picked = self._sign_pool(query, max(pool, k), allowed)
         if self.resident:
             rows = [int(r) for block, at in picked for r in block.rows[at]]
