@@ -105,22 +105,25 @@ class TurnVectors:
         query = np.asarray(query, dtype=np.float32)
         pool = pool or (SIGN_POOL_RESIDENT if self.resident else SIGN_POOL)
         picked = self._sign_pool(query, max(pool, k), allowed)
-        if self.resident:
-            rows = [int(r) for block, at in picked for r in block.rows[at]]
-            parts = [block.int8[at] for block, at in picked if block.int8 is not None]
-            matrix = np.concatenate(parts) if parts else np.zeros((0, len(query)), dtype=np.int8)
-        else:
-            rows, blob = storage.int8_rows(sorted({int(r) for block, at in picked for r in block.rows[at]}))
-            if not rows:
-                return []
-            matrix = np.frombuffer(blob, dtype=np.int8).reshape(len(rows), -1)
-        if not rows:
+        if not picked:
             return []
-        # A re-embedded turn lingers in an older block until a reload: its newest copy (last) counts.
-        latest = sorted({row: n for n, row in enumerate(rows)}.values())
-        scores = _dot(matrix[latest], query) * np.float32(storage.vector_format().step)
+        rows = np.concatenate([block.rows[at] for block, at in picked])
+        if self.resident:
+            matrix = np.concatenate([block.int8[at] for block, at in picked if block.int8 is not None])
+            # A re-embedded turn lingers in an older block until a reload: its newest copy (last) counts.
+            if len(picked) > 1:
+                _, last = np.unique(rows[::-1], return_index=True)
+                keep = np.sort(len(rows) - 1 - last)
+                rows, matrix = rows[keep], matrix[keep]
+        else:
+            found, blob = storage.int8_rows(np.unique(rows).tolist())
+            if not found:
+                return []
+            rows = np.asarray(found, dtype=np.int64)
+            matrix = np.frombuffer(blob, dtype=np.int8).reshape(len(found), -1)
+        scores = _dot(matrix, query) * np.float32(storage.vector_format().step)
         top = np.argsort(-scores, kind="stable")[:k]
-        return [(rows[latest[i]], float(scores[i])) for i in top]
+        return [(int(rows[i]), float(scores[i])) for i in top]
 
     def sign_candidates(self, query: np.ndarray, pool: int, allowed: Sequence[int] | None) -> set[int]:
         """The rowids of the `pool` rows (of `allowed`) whose signs disagree least with the query's."""
