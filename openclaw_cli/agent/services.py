@@ -103,6 +103,11 @@ class AgentServices:
 
     def close(self) -> None:
         self.after_turn.close()
+        # The transcript index first, and outside memory_lock: closing joins its thread, which may be
+        # waiting for that lock to load the embedder (and must not load it again once memory is closed).
+        transcripts, self._transcripts = self._transcripts, None
+        if transcripts is not None:
+            transcripts.close()
         with self.memory_lock:
             if self._extraction is not None:
                 self._extraction.close(wait=True)
@@ -110,7 +115,4 @@ class AgentServices:
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None
-            if self._transcripts is not None:
-                self._transcripts.close()
-                self._transcripts = None
         self.sessions.close()

@@ -155,7 +155,7 @@ class TranscriptIndex:
         while not self._closing and not self._dirty:
             with self._lock:
                 rows = storage.pending(batch, TurnFilter())
-            if not rows:
+            if not rows or self._closing:
                 break
             embedder = self.embedder()
             vectors = embedder.embed_passages([text for _, text in rows])
