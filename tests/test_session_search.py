@@ -14,7 +14,8 @@ import pytest
 from openclaw_cli.errors import InvalidInput, NotFound
 from openclaw_cli.memory.search.transcripts import TranscriptRequest
 from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
-from openclaw_cli.memory.transcripts import parse_bound, transcripts_path, viewer_filter
+from openclaw_cli.memory.transcript_filters import parse_bound, viewer_filter
+from openclaw_cli.memory.transcripts import transcripts_path
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests.transcript_helpers import ALICE_KEY, BOB_KEY, OWNER_KEY, at, open_index, search, write_dialogues
@@ -298,6 +299,29 @@ def test_a_deleted_session_leaves_the_index(tmp_path: Path) -> None:
         store.delete(ids[BOB_KEY][0])
         store.close()
         assert search(index, "boiler knocking", all_results=True) == []
+    finally:
+        index.close()
+        service.close()
+
+
+def test_sessions_made_or_deleted_after_a_listing_are_seen(tmp_path: Path) -> None:
+    """The sessions directory's listing is reused while its mtime stands still; one made or deleted since
+    moves the mtime, whatever the clock's granularity, because the reused listing is over a second old."""
+    home = tmp_path / "home"
+    ids = write_dialogues(home, [(BOB_KEY, "bob", 4, [("user", "the boiler makes a knocking noise")])])
+    index, service = open_index(home)
+    try:
+        os.utime(index.sessions_dir, ns=(0, index.sessions_dir.stat().st_mtime_ns - 10**10))
+        assert search(index, "boiler knocking")  # lists the directory and keeps the listing
+        more = write_dialogues(home, [(ALICE_KEY, "alice", 5, [("user", "the boiler is fixed now")])])
+        assert len(search(index, "boiler", all_results=True)) == 2
+        os.utime(index.sessions_dir, ns=(0, index.sessions_dir.stat().st_mtime_ns - 10**10))
+        search(index, "boiler")
+        store = SessionStore(Home(home), "main")
+        store.delete(more[ALICE_KEY][0])
+        store.close()
+        assert _texts(search(index, "boiler", all_results=True)) == ["the boiler makes a knocking noise"]
+        assert ids[BOB_KEY][0] in index.session_ids_on_disk()
     finally:
         index.close()
         service.close()

@@ -60,7 +60,11 @@ class AgentServices:
                     from openclaw_cli.memory.transcripts import TranscriptIndex
 
                     self._transcripts = TranscriptIndex(
-                        self.home, self.agent_id, self.settings.memory, lambda: self.memory.embedder()
+                        self.home,
+                        self.agent_id,
+                        self.settings.memory,
+                        lambda: self.memory.embedder(),
+                        long_lived=True,
                     )
         return self._transcripts
 
@@ -69,7 +73,7 @@ class AgentServices:
         chat's /search): their own sessions, every session for the owner, none without an identity."""
         from openclaw_cli.identity import owner_id
         from openclaw_cli.memory.search.transcripts import TranscriptRequest
-        from openclaw_cli.memory.transcripts import viewer_filter
+        from openclaw_cli.memory.transcript_filters import viewer_filter
 
         if person is None:
             return {"results": [], "warnings": ["this conversation has no identity: no sessions to search"]}
@@ -99,6 +103,11 @@ class AgentServices:
 
     def close(self) -> None:
         self.after_turn.close()
+        # The transcript index first, and outside memory_lock: closing joins its thread, which may be
+        # waiting for that lock to load the embedder (and must not load it again once memory is closed).
+        transcripts, self._transcripts = self._transcripts, None
+        if transcripts is not None:
+            transcripts.close()
         with self.memory_lock:
             if self._extraction is not None:
                 self._extraction.close(wait=True)
@@ -106,7 +115,4 @@ class AgentServices:
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None
-            if self._transcripts is not None:
-                self._transcripts.close()
-                self._transcripts = None
         self.sessions.close()

@@ -62,7 +62,7 @@ def search_cmd(
     in. When a gateway runs for this home it answers (its model is already loaded) with the same output;
     --local runs in this process.
     """
-    from openclaw_cli.memory.transcripts import parse_bound, viewer_filter
+    from openclaw_cli.memory.transcript_filters import parse_bound, viewer_filter
 
     text = common.read_text_arg(query)
     bounds = (
@@ -106,6 +106,7 @@ def transcript_index() -> Iterator[TranscriptIndex]:
 
     st = common.state()
     service = MemoryService(st.home, st.agent, st.agent_settings.memory, one_shot=True)
+    service.preload_embedder()  # the models load while the index catches up and its signs are read
     index = TranscriptIndex(st.home, st.agent, st.agent_settings.memory, service.embedder)
     try:
         yield index
@@ -131,7 +132,14 @@ def render(result: dict[str, Any], explain: bool, as_json: bool) -> None:
     if explain:
         analysis = result["analysis"]
         timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result["timingsMs"].items())
-        common.echo(f"terms: {' '.join(analysis['terms'])}; floor {analysis['floor']}; {timing}")
+        vectors = result.get("vectors")  # absent from a gateway of an older version
+        embedded = (
+            ""
+            if vectors is None
+            else f"; {vectors['embeddedNow']} turns embedded by this search, "
+            f"{vectors['withoutVector']} without a vector (found by their words only)"
+        )
+        common.echo(f"terms: {' '.join(analysis['terms'])}; floor {analysis['floor']}; {timing}{embedded}")
 
 
 def _line(turn: dict[str, Any], limit: int = 200) -> str:

@@ -8,7 +8,7 @@ from openclaw_cli.errors import InvalidInput
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.memory.search.result import MAX_K
 from openclaw_cli.memory.search.transcripts import TranscriptRequest
-from openclaw_cli.memory.transcripts import parse_bound, viewer_filter
+from openclaw_cli.memory.transcript_filters import parse_bound, viewer_filter
 
 MAX_QUERY = 1_000_000
 

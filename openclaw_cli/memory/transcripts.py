@@ -6,39 +6,47 @@ identity, the summary indexed) lets `catch_up` read only what was appended since
 turn, `session append`, an import); a rewritten file (a purge redacts by rewriting) is indexed again from
 the start, and a session gone from disk leaves the index. A running process (the gateway, `chat`) is told of
 each append through the session store's listener and indexes it on a background thread, so a turn never
-waits for the index; a search catches up first anyway.
+waits for the index; a search catches up first anyway. `long_lived` (the gateway, chat) keeps the int8
+vectors in memory (store/transcript_vectors.py), and the index thread then embeds the turns that have no
+vector (newest first, a batch at a time, indexing first), so a search there rarely meets one (it embeds at
+most a few itself, see search/transcripts.py) and a turn never waits for the model.
 
-Who may see what: a person finds only the sessions they took part in (the session's person and every
-person who wrote in it); the owner, and the operator at the CLI, find everything.
+Who may see what (memory/transcript_filters.py builds the filter): a person finds only the sessions they
+took part in (the session's person and every person who wrote in it); the owner, and the operator at the
+CLI, find everything.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
-from datetime import UTC, timedelta
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.memory.search.transcripts import TranscriptRequest, TranscriptResult, TranscriptSearcher
+from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.memory.search.transcripts import (
+    EMBED_BATCH,
+    TranscriptRequest,
+    TranscriptResult,
+    TranscriptSearcher,
+)
+from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
 from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
 from openclaw_cli.memory.store.transcript_vectors import TurnVectors
 from openclaw_cli.memory.store.transcripts import SessionProgress, TurnFilter
+from openclaw_cli.memory.transcript_check import IndexCheck, compare_with_files, file_id
 from openclaw_cli.memory.transcript_files import (
-    ROLES,
-    message_indexes,
     mtime_ns,
     new_turns,
     read_json,
     summary_turn,
 )
 from openclaw_cli.sessions.ids import is_session_id
-from openclaw_cli.sessions.keys import build_key, parse_key
-from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME, iso, parse_time
+from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME
 from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
@@ -47,37 +55,11 @@ if TYPE_CHECKING:
     from openclaw_cli.paths import Home
 
 TRANSCRIPTS_FILENAME = "transcripts.sqlite"
+SETTLED_NS = 1_000_000_000  # a directory listing is reused only when the directory is older than this
 
 
 def transcripts_path(home: Home, agent_id: str) -> Path:
     return home.memory_dir(agent_id) / TRANSCRIPTS_FILENAME
-
-
-@dataclass
-class IndexCheck:
-    """What `memory index --check` says of the transcript index: sessions whose rows differ from their file."""
-
-    sessions: int = 0
-    messages: int = 0
-    pending_vectors: int = 0
-    problems: list[str] = field(default_factory=list)
-    built: bool = True
-    behind: int = 0  # sessions changed since they were indexed (caught up by the next search)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "built": self.built,
-            "behind": self.behind,
-            "sessions": self.sessions,
-            "messages": self.messages,
-            "pendingVectors": self.pending_vectors,
-            "ok": self.ok,
-            "problems": self.problems,
-        }
 
 
 class TranscriptIndex:
@@ -89,11 +71,14 @@ class TranscriptIndex:
         agent_id: str,
         settings: MemorySettings,
         embedder: Callable[[], Embedder] | None = None,
+        *,
+        long_lived: bool = False,
     ) -> None:
         self.home = home
         self.agent_id = agent_id
         self.settings = settings
         self.embedder = embedder
+        self.long_lived = long_lived and embedder is not None
         self.path = transcripts_path(home, agent_id)
         self.sessions_dir = home.sessions_dir(agent_id)
         self._storage: SqliteTranscripts | None = None
@@ -102,10 +87,11 @@ class TranscriptIndex:
         self._wake = threading.Event()
         self._worker: threading.Thread | None = None
         self._closing = False
-        self._vectors = TurnVectors()  # kept warm between searches of this process
+        self._vectors = TurnVectors(resident=self.long_lived)  # kept warm between searches of this process
         # Each session's progress as of the database's data_version (read again after another connection
         # commits): reading 2,000 sessions' rows took ~40 ms of every search at 200k turns.
         self._known: dict[str, SessionProgress] | None = None
+        self._listed: tuple[int, list[str]] | None = None  # (the sessions directory's mtime, its sessions)
         self._version: int | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -138,6 +124,9 @@ class TranscriptIndex:
         """The session store's listener: a message or summary was written. Costs the turn a set insert;
         the background thread indexes it."""
         self._dirty.add(session_id)
+        self._start_worker()
+
+    def _start_worker(self) -> None:
         if self._worker is None:
             with self._lock:
                 if self._worker is None and not self._closing:
@@ -151,6 +140,37 @@ class TranscriptIndex:
             self._wake.wait()
             self._wake.clear()
             self.flush()
+            if self.long_lived:
+                with suppress(EmbeddingUnavailable, StoreError):  # a search says so, and embeds later
+                    self.embed_new()
+
+    def embed_new(self, batch: int = EMBED_BATCH) -> int:
+        """Embed turns that have no vector, newest first, a batch at a time, until none is left or a session
+        changed (indexing it comes first). The lock is held only to read and to write, never while the
+        model runs, so a search does not wait for it. Returns how many were embedded."""
+        if self.embedder is None:
+            return 0
+        done = 0
+        storage = self.storage()
+        while not self._closing and not self._dirty:
+            with self._lock:
+                rows = storage.pending(batch, TurnFilter())
+            if not rows or self._closing:
+                break
+            embedder = self.embedder()
+            vectors = embedder.embed_passages([text for _, text in rows])
+            with self._lock:
+                # A purge may have removed or rewritten a row meanwhile: only what is still there, unchanged.
+                current = storage.turns([rowid for rowid, _ in rows])
+                kept = {
+                    rowid: vectors[n]
+                    for n, (rowid, text) in enumerate(rows)
+                    if rowid in current and current[rowid][0].text == text
+                }
+                with storage.transaction():
+                    storage.put_vectors(embedder.identity, kept)
+            done += len(kept)
+        return done
 
     def flush(self) -> int:
         """Index the sessions the listener named since the last flush."""
@@ -162,12 +182,21 @@ class TranscriptIndex:
         return done
 
     def session_ids_on_disk(self) -> list[str]:
+        """The session directories. Listing 2,000 of them took ~15 ms of every search, so the last listing
+        is kept while the directory's mtime stays what it was, and that mtime is over a second old (a
+        directory made within the clock's granularity of the listing could leave it unchanged)."""
         try:
+            info = os.stat(self.sessions_dir)
             entries = os.scandir(self.sessions_dir)
         except (FileNotFoundError, NotADirectoryError):
             return []
         with entries:
-            return sorted(e.name for e in entries if is_session_id(e.name) and e.is_dir())
+            if self._listed is not None and self._listed[0] == info.st_mtime_ns:
+                return self._listed[1]
+            found = sorted(e.name for e in entries if is_session_id(e.name) and e.is_dir())
+        if time.time_ns() - info.st_mtime_ns > SETTLED_NS:
+            self._listed = (info.st_mtime_ns, found)
+        return found
 
     def catch_up(self) -> int:
         """Bring the index up to date with every session on disk (active, dormant and archived); a session
@@ -208,12 +237,12 @@ class TranscriptIndex:
             info = os.stat(messages)
         except FileNotFoundError:
             return 0
-        file_id = _file_id(messages)
+        identity = file_id(messages)
         context_mtime = mtime_ns(directory / CONTEXT_FILENAME)
         storage = self.storage()
         with self._lock:
             known = progress if progress is not None else storage.progress(session_id)
-            rewritten = known.file_id not in ("", file_id) or info.st_size < known.messages_bytes
+            rewritten = known.file_id not in ("", identity) or info.st_size < known.messages_bytes
             meta = read_json(directory / META_FILENAME)
             unchanged = known.messages_bytes == info.st_size and known.context_mtime_ns == context_mtime
             if not rewritten and unchanged:
@@ -240,7 +269,7 @@ class TranscriptIndex:
                     checkpoint = summary.index
                 final = meta.get("status") == "archived" and end == info.st_size
                 self._record(
-                    storage, session_id, SessionProgress(end, checkpoint, file_id, context_mtime, final)
+                    storage, session_id, SessionProgress(end, checkpoint, identity, context_mtime, final)
                 )
             return len(turns) + (summary is not None)
 
@@ -274,8 +303,17 @@ class TranscriptIndex:
         storage = self.storage()
         self._check_sessions(storage, request.where)
         with self._lock:
-            embedder = self.embedder() if (vectors and self.embedder is not None) else None
-            return TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(request)
+            if vectors and self.embedder is not None:
+                self._vectors.refresh(storage)  # while a preloading model finishes (its first call waits)
+                embedder = self.embedder()
+            else:
+                embedder = None
+            result = TranscriptSearcher(storage, self.settings.search, embedder, self._vectors).search(
+                request
+            )
+        if self.long_lived and result.pending:
+            self._start_worker()  # turns written while no process ran (an import, `session append`)
+        return result
 
     def _check_sessions(self, storage: SqliteTranscripts, where: TurnFilter) -> None:
         known_ids = set(storage.all_progress()) if where.sessions else set()
@@ -298,37 +336,7 @@ class TranscriptIndex:
             return result
         storage = self.storage()
         with self._lock:
-            stale = storage.stale()
-            if stale:
-                result.problems.append(f"transcript index must be rebuilt: {stale}")
-                return result
-            indexed = storage.indexed_sessions()
-            progress = storage.all_progress()
-            for session_id in self.session_ids_on_disk():
-                indexed.pop(session_id, None)
-                done = progress.get(session_id)
-                path = self.sessions_dir / session_id / MESSAGES_FILENAME
-                if done is None or done.file_id != _file_id(path):
-                    result.behind += 1  # appended or rewritten since: the next search indexes it
-                    continue
-                # What was indexed must match the transcript up to where it was read; a later append is not
-                # damage, only lag.
-                expected = message_indexes(path, done.messages_bytes)
-                have = storage.message_indexes(session_id)
-                result.sessions += 1
-                result.messages += len(have)
-                result.behind += _size(path) > done.messages_bytes
-                if have != expected:
-                    result.problems.append(
-                        f"session {session_id}: {len(have)} messages indexed, {len(expected)} in its transcript"
-                    )
-            result.behind += len(indexed)  # deleted since: the next search drops them
-            if storage.count() != storage.keyword_count():
-                result.problems.append(
-                    f"transcript keyword index holds {storage.keyword_count()} rows for {storage.count()} turns"
-                )
-            result.pending_vectors = storage.pending_count()
-        return result
+            return compare_with_files(storage, self.sessions_dir, self.session_ids_on_disk())
 
     def repair(self, *, embed: bool = True, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         """Rebuild the index from the session files (everything in it is derived), then embed every turn."""
@@ -349,62 +357,3 @@ class TranscriptIndex:
                     if progress is not None:
                         progress(step)
         return {"turns": indexed, "embedded": embedded}
-
-
-def viewer_filter(
-    viewer: str | None,
-    *,
-    owner: str,
-    filter_user: str | None = None,
-    sessions: Iterable[str] = (),
-    role: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-) -> TurnFilter:
-    """Whose transcripts a search may read. `viewer` None is the operator (the CLI, a gateway call without
-    `userId`): every session, or `filter_user`'s. A person other than the owner sees their own sessions
-    only, whatever `filter_user` asks."""
-    if role is not None and role not in ROLES:
-        raise InvalidInput(f"unknown role {role!r}", hint="use user or assistant")
-    if since is not None and until is not None and since >= until:
-        raise InvalidInput("--since is not before --until", hint="give a start date before the end date")
-    person = filter_user if viewer is None or viewer == owner else viewer
-    if viewer is not None and viewer != owner and filter_user not in (None, viewer):
-        raise InvalidInput("a person may search only their own sessions", hint="leave out the user filter")
-    ids: list[str] = []
-    keys: list[str] = []
-    for value in sessions:
-        if is_session_id(value):
-            ids.append(value)
-        else:
-            keys.append(build_key(parse_key(value)))  # canonical, as stored; a malformed key is refused
-    return TurnFilter(person, tuple(ids), tuple(keys), role, since, until)
-
-
-def parse_bound(text: str, *, end: bool) -> str:
-    """A --since/--until value as the index's timestamp: YYYY-MM-DD (a whole UTC day: `end` makes it the
-    start of the next day, so --until includes the day) or an ISO date-time."""
-    value = text.strip()
-    if not value or "\x00" in value:
-        raise InvalidInput(f"bad date {text!r}", hint="use YYYY-MM-DD or an ISO date-time")
-    moment = parse_time(value)
-    if moment is None:
-        raise InvalidInput(f"bad date {text!r}", hint="use YYYY-MM-DD or an ISO date-time")
-    if end and len(value) == 10:
-        moment += timedelta(days=1)
-    return iso(moment.astimezone(UTC))
-
-
-def _file_id(path: Path) -> str:
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return ""
-    return f"{info.st_dev}:{info.st_ino}"
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except FileNotFoundError:
-        return 0

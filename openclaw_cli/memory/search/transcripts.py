@@ -6,8 +6,11 @@ profile (search/semantic.py, search/profiles.py) and the same fusion and floors:
 means in `memory search`, and a nonsense query is answered with nothing. The memory-only stages (FSRS
 recall, who a memory is about, categories) have nothing to read here and are left out.
 
-Vectors are deferred: a turn is indexed without one, and a search first embeds the newest rows it may
-return that have none (at most LAZY_EMBED per search; `memory index` embeds the rest).
+Vectors are deferred: a turn is indexed without one. A running process (the gateway, chat) embeds new
+turns in the background (memory/transcripts.py); a search that still meets rows without one (a one-shot
+process, or a backlog the background has not reached) embeds the newest it may return, at most LAZY_EMBED,
+and finds the rest by their words only (it says how many in its warnings and --explain; `memory index`
+embeds them all).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.embedder import Embedder
     from openclaw_cli.memory.store.transcripts import TranscriptStorage
 
-LAZY_EMBED = 64
+LAZY_EMBED = 16  # ~10 ms a turn on one core: a one-shot search spends at most ~0.2 s on it
 # A turn lends this share of its relevance to the turns just before and after it: an answer rarely repeats
 # the words of its question ("which piece am I practising?" -> "A Chopin nocturne"), as in memory search's
 # dialogue stage. Only the best LEND_FROM candidates lend, and only what they hold themselves.
@@ -46,6 +49,7 @@ class TranscriptRequest:
     where: TurnFilter = TurnFilter()
     explain: bool = False
     all_results: bool = False
+    embed_limit: int = LAZY_EMBED  # turns without a vector this search may embed first
 
 
 @dataclass
@@ -89,6 +93,7 @@ class TranscriptResult:
     warnings: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     embedded: int = 0  # rows this search embedded first
+    pending: int = 0  # rows it may return that still have no vector (found by their words only)
 
     def to_dict(self, request: TranscriptRequest) -> dict[str, Any]:
         return {
@@ -98,7 +103,11 @@ class TranscriptResult:
             "analysis": {"terms": self.terms, "floor": self.floor},
             "timingsMs": {key: round(value, 3) for key, value in self.timings_ms.items()},
             "warnings": self.warnings,
-        }
+        } | (
+            {"vectors": {"embeddedNow": self.embedded, "withoutVector": self.pending}}
+            if request.explain
+            else {}
+        )
 
 
 @dataclass
@@ -185,21 +194,24 @@ class TranscriptSearcher:
         from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
 
         try:
-            result.embedded = self.embed_pending(request.where, LAZY_EMBED)
+            result.embedded = self.embed_pending(request.where, request.embed_limit)
             query = self.embedder.embed_query(request.query)
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
             return 0.0
-        if self.storage.pending(1, request.where):
-            result.warnings.append("some turns have no vector yet: `openclaw memory index` embeds them all")
+        result.pending = self.storage.pending_count(request.where)
+        if result.pending:
+            result.warnings.append(
+                f"{result.pending} turns have no vector yet and are found by their words only "
+                "(a running gateway embeds new turns in the background; `openclaw memory index` embeds them all)"
+            )
         self.vectors.refresh(self.storage)
-        # The scan cannot filter by session or person: a filtered search takes deeper from it.
-        narrowed = request.where != TurnFilter()
-        nearest = self.vectors.knn(query.vector, pool * (8 if narrowed else 4), self.storage.vector_format())
-        allowed = self.storage.allowed([rowid for rowid, _ in nearest], request.where)
-        for rowid, _ in nearest:
-            if rowid in allowed and (len(found) < 2 * pool or rowid in found):
-                found.setdefault(rowid, _Candidate(rowid))
+        # A filter applies before the ranking (a person's rows only), so every row returned may be used.
+        allowed = None if request.where == TurnFilter() else self.storage.rowids_where(request.where)
+        for rowid, _ in self.vectors.knn(self.storage, query.vector, 2 * pool, allowed):
+            if len(found) >= 2 * pool:
+                break
+            found.setdefault(rowid, _Candidate(rowid))
         vectors = self.storage.read_vectors(list(found))
         for rowid, legs in semantic.leg_cosines(query.vector, vectors, self.profile.legs).items():
             found[rowid].legs = legs

@@ -127,14 +127,28 @@ class TranscriptStorage(Protocol):
         """(rowid, text) of rows `where` allows that have no vector yet, newest first."""
         ...
 
+    def pending_count(self, where: TurnFilter) -> int:
+        """How many rows `where` allows have no vector yet."""
+        ...
+
     def put_vectors(self, identity: EmbedderIdentity, vectors: dict[int, np.ndarray]) -> None: ...
 
     def vector_generation(self) -> int:
         """A number that changes whenever stored vectors are removed (a warm copy must then reload)."""
         ...
 
-    def vectors_after(self, vid: int) -> tuple[list[int], list[int], bytes]:
-        """(vector ids, turn rows, their int8 blobs joined) of the vectors stored after `vid`, in order."""
+    def vectors_after(self, vid: int, *, with_int8: bool = False) -> tuple[int, np.ndarray, bytes, bytes]:
+        """(the last vector id, turn rows (int64), their sign words joined, their int8 rows joined when
+        `with_int8` (else b"")) of the vectors stored after vector id `vid`, row for row (no rows when none
+        are)."""
+        ...
+
+    def int8_rows(self, rowids: Sequence[int]) -> tuple[list[int], bytes]:
+        """(the rows of these that have a vector, their int8 vectors joined in that order)."""
+        ...
+
+    def rowids_where(self, where: TurnFilter) -> list[int]:
+        """Every row `where` allows."""
         ...
 
     def vector_format(self) -> VectorFormat: ...

@@ -7,14 +7,18 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import create_private_file, ensure_private_dir
+from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.connection import vec_extension_path
-from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS, set_meta, write_txn
+from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS, get_meta, set_meta, write_txn
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, FTS_TOKENIZE
 
 if TYPE_CHECKING:
     import apsw
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Versions this one can be brought up to in place. 2 -> 3 added `turn_signs`, derived from the int8 rows
+# already stored: filling it takes seconds where a rebuild would embed every turn again.
+MIGRATABLE = ("2",)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -45,6 +49,9 @@ CREATE TABLE IF NOT EXISTS progress (
 CREATE INDEX IF NOT EXISTS turns_by_key ON turns(session_key);
 CREATE TABLE IF NOT EXISTS turn_vectors (
     vid INTEGER PRIMARY KEY, turn INTEGER NOT NULL UNIQUE, embedding BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turn_signs (
+    vid INTEGER PRIMARY KEY, turn INTEGER NOT NULL UNIQUE, signs BLOB NOT NULL
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(terms, tokenize = '{FTS_TOKENIZE.replace("'", "''")}');
 """
@@ -78,6 +85,9 @@ def open_transcripts(path: Path) -> apsw.Connection:
                 conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('secure-delete', 1)")
                 set_meta(conn, "schema", SCHEMA_VERSION)
                 set_meta(conn, "analysis", ANALYSIS_VERSION)
+            elif get_meta(conn, "schema") in MIGRATABLE:
+                turn_vectors.fill_signs(conn)
+                set_meta(conn, "schema", SCHEMA_VERSION)
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.turns_vocab USING fts5vocab(main, turns_fts, 'row')"
         )
