@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests import scheduling
 from tests.memory_helpers import shared_model_cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +30,20 @@ def pytest_configure(config: pytest.Config) -> None:
     the workers start (and is a cheap no-op in each worker); up-to-date files are left alone."""
     for package in ("openclaw_cli", "tests"):
         compileall.compile_dir(ROOT / package, quiet=1)
+    if config.getoption(scheduling.RECORD_OPTION) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(scheduling.ModuleClock(), "module-clock")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        scheduling.RECORD_OPTION,
+        action="store_true",
+        help="write how long each test module took into tests/module_seconds.json (the workers' order)",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    scheduling.longest_first(items, scheduling.load_module_seconds())
 
 
 @dataclass
