@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,6 +91,21 @@ def test_ready_only_once_the_model_client_embedders_and_searcher_are_loaded(
         assert final["state"] == "final" and final["text"] == "echo: after warm-up"
     [ready] = [line for line in gateway.log().splitlines() if "ready: loaded" in line]
     assert "model client" in ready and "search work" in ready
+
+
+def test_a_gateway_stopped_during_its_warm_up_does_not_wait_for_the_model_client(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """The model client's preload (litellm's import, seconds of CPU) fills nothing that the stop closes:
+    a gateway stopped while it runs ends at once, by the signal, instead of finishing an import it will
+    never use. Stopped as soon as it listens, long before that import can end."""
+    home = tmp_path / "home"
+    write_config(home, fake)
+    with running_gateway(home) as gateway:
+        pass  # stopped as soon as it has written its pid file
+    assert gateway.process.returncode == -signal.SIGTERM  # ended by the signal, not killed after a wait
+    [ready] = [line for line in gateway.log().splitlines() if "ready: loaded" in line]
+    assert "model client" not in ready, ready
 
 
 def test_a_gateway_without_a_model_gets_ready_without_the_model_client(tmp_path: Path) -> None:

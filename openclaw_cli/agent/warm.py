@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 # The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
 WARM_QUERY = "what does the user like?"
+# How often a warm-up waiting for the model client looks whether the runtime is closing.
+STOP_POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -64,7 +66,10 @@ def warm_runtime(
         from openclaw_cli import llm
 
         load = functools.partial(llm.preload, model)
-        client = threading.Thread(target=report.step, args=("model client", load), name="warm-model")
+        # A daemon: a process that ends during the import (the gateway stopped at start) need not wait.
+        client = threading.Thread(
+            target=report.step, args=("model client", load), name="warm-model", daemon=True
+        )
         client.start()
     report.step("turn code", _import_turn_code)
     for agent_id in agent_ids:
@@ -75,9 +80,17 @@ def warm_runtime(
         if stop is None or not stop.is_set():
             report.step(f"search {agent_id}", functools.partial(_search, services))
     if client is not None:
-        client.join()
+        _join_unless_stopped(client, stop)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _join_unless_stopped(thread: threading.Thread, stop: threading.Event | None) -> None:
+    """Wait for the model client's preload, or only until the runtime starts closing: the preload fills
+    no part of the runtime (litellm is imported once per process), so nothing is left half-built for the
+    close, and a gateway stopped during its start-up does not wait seconds for an import it will not use."""
+    while thread.is_alive() and not (stop is not None and stop.is_set()):
+        thread.join(STOP_POLL_SECONDS)
 
 
 def _import_turn_code() -> None:
