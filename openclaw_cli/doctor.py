@@ -21,6 +21,7 @@ from openclaw_cli.paths import Home
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
+    from openclaw_cli.memory.store.persons import StorePersons
 
 PERMISSIONS = "home.permissions"
 WORKSPACE_PERMISSIONS = "workspace.permissions"
@@ -60,13 +61,27 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
     findings += _check_memory(home, agent, settings, fix)
     persons: list[dict[str, Any]] = []
     if settings is not None:
-        from openclaw_cli.identity import DEFAULT_OWNER, owner_id
-        from openclaw_cli.memory.store.persons import every_store, findings_for
+        from openclaw_cli.memory.store.persons import findings_for
 
-        stores = every_store(home, owner_is_default=owner_id(settings) == DEFAULT_OWNER)
+        stores = _persons_of_every_store(home, settings)
         findings += findings_for(stores, shared=settings.memory.share_user_memory)
         persons = [store.to_dict() for store in stores]
     return DoctorReport(findings, persons)
+
+
+def _persons_of_every_store(home: Home, settings: Settings) -> list[StorePersons]:
+    """Whose memories each store holds, on the configured backend (the files, or the server's schemas)."""
+    from openclaw_cli.identity import DEFAULT_OWNER, owner_id
+    from openclaw_cli.memory.backends import store_source
+    from openclaw_cli.memory.store.persons import every_store
+
+    try:
+        source = store_source(home, settings.memory)
+    except OpenclawError as error:  # no DSN: the memory check says so
+        from openclaw_cli.memory.store.persons import EVERY_AGENT, StorePersons
+
+        return [StorePersons(EVERY_AGENT, "", error=error.message)]
+    return every_store(home, source, owner_is_default=owner_id(settings) == DEFAULT_OWNER)
 
 
 LEFTOVERS = "cache.leftovers"

@@ -5,6 +5,7 @@ the server or a purge on it means to the user are decided here; the rest of the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,8 @@ from openclaw_cli.memory.store.memory_store import EmbedderFactory, MemoryStore
 
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
+    from openclaw_cli.memory.store.persons import StoreSource
+    from openclaw_cli.memory.store.protocol import MemoryStorage
     from openclaw_cli.paths import Home
 
 SERVER_PURGE_NOTE = (
@@ -55,6 +58,38 @@ def stored_agents(home: Home, settings: MemorySettings) -> list[str]:
     from openclaw_cli.memory.store.persons import agent_ids_on_disk
 
     return agent_ids_on_disk(home)
+
+
+@dataclass(frozen=True)
+class ServerStores:
+    """The server's memory databases, for doctor's persons (memory/store/persons.py StoreSource)."""
+
+    dsn: str
+
+    def agents(self) -> list[str]:
+        from openclaw_cli.memory.store.postgres.connection import store_names
+
+        return store_names(self.dsn)
+
+    def where(self, agent: str) -> str:
+        from openclaw_cli.dsn import mask_dsn
+        from openclaw_cli.memory.store.postgres.connection import schema_name
+
+        return f"{mask_dsn(self.dsn)} schema {schema_name(agent)}"
+
+    def open(self, agent: str) -> MemoryStorage:
+        from openclaw_cli.memory.store.postgres.connection import open_storage
+
+        return open_storage(self.dsn, agent)
+
+
+def store_source(home: Home, settings: MemorySettings) -> StoreSource:
+    """Where every agent's memory database is, to list whose memories they hold."""
+    if settings.backend == "postgres":
+        return ServerStores(server_dsn(settings))
+    from openclaw_cli.memory.store.persons import FileStores
+
+    return FileStores(home)
 
 
 def purge_disk_note(store: MemoryStore) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openclaw_cli.memory.store.records import DEFAULT_USER
 
@@ -27,6 +27,7 @@ MEMORY_DB = Path("memory") / "memory.sqlite"  # an agent's memory database, insi
 # chat's /remember {"kind": "chat-command"} (agent/chat_client.py). `memory add` from the CLI leaves no
 # source (or the batch line's own), reflection {"kind": "reflection"}, workspace notes a path.
 CONVERSATION_KINDS = ("agent-tool", "chat-command")
+EVERY_AGENT = "*"  # the entry of a source whose stores could not be listed at all
 
 
 @dataclass(frozen=True)
@@ -113,38 +114,72 @@ def agent_ids_on_disk(home: Home) -> list[str]:
     return sorted(p.name for p in agents.iterdir() if (p / MEMORY_DB).is_file())
 
 
-def every_store(home: Home, *, owner_is_default: bool = False) -> list[StorePersons]:
-    """The persons of every memory database under the home (each agent's and the shared one).
-    `owner_is_default`: no owner is configured, so `default` is the owner (see conversation_defaults).
+class StoreSource(Protocol):
+    """Where the memory databases are: which agents have one, where each is (for the findings), and how to
+    open one. The files under the home here (FileStores); the server's schemas in memory/backends.py."""
 
-    Opened as every command opens them (a read-only connection would leave its -wal and -shm behind)."""
+    def agents(self) -> list[str]: ...
+
+    def where(self, agent: str) -> str: ...
+
+    def open(self, agent: str) -> MemoryStorage: ...
+
+
+@dataclass(frozen=True)
+class FileStores:
+    """The SQLite files under the home, opened as every command opens them (a read-only connection would
+    leave its -wal and -shm behind)."""
+
+    home: Home
+
+    def agents(self) -> list[str]:
+        return agent_ids_on_disk(self.home)
+
+    def where(self, agent: str) -> str:
+        return str(self.home.memory_db(agent))
+
+    def open(self, agent: str) -> MemoryStorage:
+        from openclaw_cli.memory.store.sqlite.connection import open_db
+        from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
+
+        return SqliteStorage(open_db(self.home.memory_db(agent), create=False))
+
+
+def every_store(
+    home: Home, source: StoreSource | None = None, *, owner_is_default: bool = False
+) -> list[StorePersons]:
+    """The persons of every memory database `source` holds (each agent's and the shared one; the files
+    under the home when not given). `owner_is_default`: no owner is configured, so `default` is the owner
+    (see conversation_defaults). A source that cannot be listed (a server down) is one entry with its error."""
     from openclaw_cli.errors import OpenclawError
-    from openclaw_cli.memory.store.sqlite.connection import open_db
-    from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 
-    found: list[StorePersons] = []
-    agents = agent_ids_on_disk(home)
+    source = source or FileStores(home)
+    try:
+        agents = source.agents()
+    except OpenclawError as error:  # the memory check says why; here the stores are only unlisted
+        return [StorePersons(EVERY_AGENT, "", error=error.message)]
     # Session ids are unique across agents: the shared store's memories come from any agent's sessions.
     owners = frozenset().union(*(main_session_ids(home, a) for a in agents)) if owner_is_default else None
-    for agent in agents:
-        path = home.memory_db(agent)
-        listing = StorePersons(agent, str(path))
-        try:
-            conn = open_db(path, create=False)
-        except OpenclawError as error:  # the memory check reports why; here it is only unlisted
-            listing.error = error.message
-            found.append(listing)
-            continue
-        try:
-            storage = SqliteStorage(conn)
-            listing.persons = persons(storage)
-            listing.conversation_defaults = conversation_defaults(storage, owners)
-        except Exception as exc:  # noqa: BLE001 - damage is the memory check's to report
-            listing.error = f"cannot be read ({exc.__class__.__name__})"
-        finally:
-            conn.close()
-        found.append(listing)
-    return found
+    return [_store_persons(source, agent, owners) for agent in agents]
+
+
+def _store_persons(source: StoreSource, agent: str, owners: frozenset[str] | None) -> StorePersons:
+    from openclaw_cli.errors import OpenclawError
+
+    listing = StorePersons(agent, source.where(agent))
+    try:
+        storage = source.open(agent)
+    except OpenclawError as error:  # the memory check reports why; here it is only unlisted
+        listing.error = error.message
+        return listing
+    try:
+        listing.persons = persons(storage)
+        listing.conversation_defaults = conversation_defaults(storage, owners)
+    except Exception as exc:  # noqa: BLE001 - damage is the memory check's to report
+        listing.error = f"cannot be read ({exc.__class__.__name__})"
+    finally:
+        storage.close()
+    return listing
 
 
 def findings_for(stores: list[StorePersons], *, shared: bool) -> list[Finding]:
@@ -155,10 +190,14 @@ def findings_for(stores: list[StorePersons], *, shared: bool) -> list[Finding]:
 
     found: list[Finding] = []
     for store in stores:
-        where = "the shared store" if store.agent == SHARED_AGENT else f"agent {store.agent}"
+        where = {SHARED_AGENT: "the shared store", EVERY_AGENT: "every store"}.get(
+            store.agent, f"agent {store.agent}"
+        )
         if store.error is not None:
             found.append(
-                Finding(CHECK, "warning", f"{where}: persons not listed: {store.error}", None, store.path)
+                Finding(
+                    CHECK, "warning", f"{where}: persons not listed: {store.error}", None, store.path or None
+                )
             )
             continue
         found.append(Finding(CHECK, "ok", f"{where}: {summary(store.persons)}", None, store.path))
