@@ -171,3 +171,24 @@ def test_inject_prints_the_block_and_leaves_fsrs_alone(backend_cli: Cli) -> None
     assert "User prefers TypeScript over Java" in block["text"]
     after = backend_cli("memory", "get", added.json()["id"], "--json").json()
     assert after["fsrs"]["reps"] == added.json()["fsrs"]["reps"]
+
+
+def test_extraction_merges_a_similar_memory_when_the_model_judges_it_an_update(
+    backend_cli: Cli, fake_openai: FakeOpenAI
+) -> None:
+    """The grey zone, widened so that these two are in it: the model, as judge, says update."""
+    grey = {"OPENCLAW_MEMORY__DEDUP__NEWBELOW": "0.5", "OPENCLAW_MEMORY__DEDUP__DUPLICATEABOVE": "0.97"}
+    env = {**model_env(fake_openai), **grey}
+    old, new = "User drinks coffee every morning", "User gave up coffee and drinks tea in the morning now"
+    for n, (said, fact) in enumerate([("Coffee every morning!", old), ("No more coffee, tea now.", new)]):
+        say(backend_cli, said)
+        judged = ['{"verdict": "update"}'] if n else []  # the first has no neighbour to judge against
+        fake_openai.script_chat(reply(memory("preference", fact, [n])), *judged)
+        result = backend_cli("memory", "extract", "--session", KEY, "--json", env=env)
+        assert result.returncode == 0, result.stderr
+        [outcome] = result.json()["outcomes"]
+    assert (outcome["action"], outcome["l0"]) == ("merged", new)
+    assert len(fake_openai.requests_to("/chat/completions")) == 3  # two extractions, one judgement
+    [record] = backend_cli("memory", "list", "--json").json()
+    history = backend_cli("memory", "history", record["id"], "--json").json()
+    assert [h["action"] for h in history] == ["add", "update"] and history[1]["old"]["l0"] == old
