@@ -283,7 +283,7 @@ def test_a_daily_reset_tells_the_user_and_keeps_the_message(home, fake, model):
 
 
 def test_a_model_error_is_reported_the_message_kept_and_the_next_turn_works(runtime, model, fake, home):
-    fake.fail_next(1, status=500)
+    fake.fail_next(1, status=500, endpoint="/chat/completions")
     result, _ = turn(runtime, "are you there?")
     assert result.status == "error"
     assert "The model did not answer" in (result.error or "") and "HTTP 500" in (result.error or "")

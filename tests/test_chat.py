@@ -143,7 +143,7 @@ def test_bad_slash_commands_get_one_error_line(home: Path, line: str, message: s
 def test_a_model_error_is_shown_and_the_chat_goes_on(
     home: Path, fake: WindowedFakeOpenAI, model: ScriptedModel
 ) -> None:
-    fake.fail_next(1, status=500)
+    fake.fail_next(1, status=500, endpoint="/chat/completions")
     model.replies.append("Back again.")
     result = chat(home, "first try\nsecond try\n", env=config_env(fake.url, embed_url=fake.url))
     assert "error: The model did not answer" in result.stdout and "HTTP 500" in result.stdout
