@@ -166,7 +166,7 @@ def _search_here(
     as_json: bool,
 ) -> None:
     """The search in this process (no gateway, --local, --record-hit or --batch)."""
-    from openclaw_cli.memory.search.pipeline import MAX_K, SearchRequest
+    from openclaw_cli.memory.search.result import MAX_K, SearchRequest
 
     if not 1 <= k <= MAX_K:
         raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")

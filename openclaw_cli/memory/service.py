@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
-from openclaw_cli.memory.search.result import merge_results
 from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.record_rows import new_record
@@ -34,11 +32,13 @@ from openclaw_cli.memory.store.records import (
 )
 from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
-from openclaw_cli.thread_imports import settle_numpy
 
+# The search pipeline is imported where used: a one-search process starts loading the model before it
+# imports the searcher (preload_embedder), so that the model's load overlaps that import.
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
@@ -95,7 +95,9 @@ class MemoryService:
         keyword leg runs, and the search waits for them only when it embeds the query. A failure here is
         not reported: the search meets it again, where it is used."""
         if self._preload is None:
-            settle_numpy()
+            from openclaw_cli.memory.embedding.loader import settle_imports
+
+            settle_imports(self.settings.embedding)
             self._preload = threading.Thread(target=self._load_quietly, name="embedder-preload", daemon=True)
             self._preload.start()
 
@@ -300,6 +302,8 @@ class MemoryService:
 
         Cheap to build: the embedder and reranker are cached per process by their factories.
         """
+        from openclaw_cli.memory.search.pipeline import HybridSearcher
+
         search = self.settings.search
         reranker = None
         if search.rerank.provider != "none":
@@ -316,7 +320,8 @@ class MemoryService:
         return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
-        from openclaw_cli.memory.search.pipeline import validate_request
+        from openclaw_cli.memory.search.pipeline import SearchResult, validate_request
+        from openclaw_cli.memory.search.result import merge_results
 
         validate_request(request)
         moment = now or utc_now()

@@ -67,6 +67,19 @@ def create_embedder(
         return cached
 
 
+def settle_imports(settings: EmbeddingSettings) -> None:
+    """Import, in the calling thread, what loading these settings' local models imports, before a thread
+    that loads them starts: numpy must not be imported by two threads at once (thread_imports), and a
+    preload thread that finds its modules imported goes straight to building the model sessions, which
+    run without holding the GIL while the calling thread goes on with its own imports."""
+    settle_numpy()
+    if settings.provider == "local":
+        from openclaw_cli.onnx_runtime import runtime
+
+        runtime()
+        from openclaw_cli.memory.embedding import composite, quantize, use_m3  # noqa: F401
+
+
 def _process_model_dir() -> Path:
     global _process_dir
     if _process_dir is None:
