@@ -280,10 +280,9 @@ def _stem(word: str, language: str) -> str:
 
 @lru_cache(maxsize=8)
 def _stemmer(language: str) -> Callable[[str], str]:
-    import snowballstemmer  # small and pure Python, but only search needs it
+    from openclaw_cli.memory.text.stemmers import stemmer  # only search needs it
 
-    stemmer: Any = snowballstemmer.stemmer(scripts.SNOWBALL_NAMES[language])
-    return stemmer.stemWord  # type: ignore[no-any-return]
+    return stemmer(scripts.SNOWBALL_NAMES[language])
 
 
 # --------------------------------------------------------------------------- Han
