@@ -15,6 +15,7 @@ from openclaw_cli.memory.embedding.use_m3 import (
     convert,
     needs_conversion,
     package_resources,
+    table_path,
 )
 
 SENTENCES = [
@@ -109,19 +110,41 @@ def reference() -> np.ndarray:
 
 def test_conversion_is_cached_private_and_complete(embedder: MultilingualEmbedder, cache_dir: Path) -> None:
     model, tokenizer = cached_paths(cache_dir)
-    assert sorted(p.name for p in cache_dir.iterdir()) == sorted([model.name, tokenizer.name])  # no temp dirs
-    assert model.stat().st_mode & 0o777 == 0o600 and tokenizer.stat().st_mode & 0o777 == 0o600
+    table = table_path(model)
+    files = [model, table, tokenizer]
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted(p.name for p in files)  # no temp dirs
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in files)
     assert cache_dir.stat().st_mode & 0o777 == 0o700
     assert not needs_conversion(cache_dir) and needs_conversion(cache_dir.parent / "elsewhere")
     stamp = model.stat().st_mtime_ns
     assert convert(cache_dir) == (model, tokenizer) and model.stat().st_mtime_ns == stamp  # reused
-    assert model.stat().st_size < 90_000_000  # the embedding table stayed uint8 (float32 would be 262 MB)
+    # The embedding table stayed uint8 (float32 would be 262 MB), in its own file: 128,010 rows x 512.
+    assert table.stat().st_size == 128_010 * 512
+    assert model.stat().st_size < 16_000_000
+
+
+def test_a_missing_table_means_conversion(
+    tmp_path: Path, embedder: MultilingualEmbedder, cache_dir: Path
+) -> None:
+    import shutil
+
+    cache = tmp_path / "models"
+    shutil.copytree(cache_dir, cache)
+    model, _ = cached_paths(cache)
+    table_path(model).unlink()  # a crash between the renames, or a file removed by hand
+    assert needs_conversion(cache)
+    again = MultilingualEmbedder(cache, threads=1)
+    assert not needs_conversion(cache)
+    assert np.array_equal(
+        again.embed_query("I like coffee").vector, embedder.embed_query("I like coffee").vector
+    )
 
 
 def test_conversion_is_deterministic(tmp_path: Path, embedder: MultilingualEmbedder, cache_dir: Path) -> None:
     again = convert(tmp_path / "models")
     for first, second in zip(cached_paths(cache_dir), again, strict=True):
         assert first.read_bytes() == second.read_bytes(), first.name
+    assert table_path(cached_paths(cache_dir)[0]).read_bytes() == table_path(again[0]).read_bytes()
 
 
 def test_tokenizer_ids_equal_the_package_tokenizer(embedder: MultilingualEmbedder) -> None:
@@ -203,7 +226,7 @@ def test_a_damaged_cached_file_is_converted_again(
     cache = tmp_path / "models"
     shutil.copytree(cache_dir, cache)  # a converted cache, without paying for another conversion
     model, tokenizer = cached_paths(cache)
-    for damaged in (model, tokenizer):
+    for damaged in (model, table_path(model), tokenizer):
         size = damaged.stat().st_size
         with damaged.open("r+b") as handle:
             handle.truncate(size // 2)
