@@ -139,3 +139,13 @@ def test_a_deferred_embedder_is_read_through(service: MemoryService) -> None:
     direct = neighbours.word_vectors(service.embedder())
     assert direct is not None
     assert neighbours.word_vectors(DeferredEmbedder(service.embedder)) is direct
+
+
+def test_the_cache_reports_its_size_and_can_be_emptied(service: MemoryService) -> None:
+    vectors = neighbours.WordVectors({"en": service.embedder().english})  # type: ignore[attr-defined]
+    vectors.of(["money", "boat"])
+    assert vectors.megabytes() == pytest.approx(2 * 384 * 4 / 1e6)
+    vectors.clear()
+    assert vectors.megabytes() == 0.0
+    vectors.of(["money"])
+    assert vectors.embedded == 3  # embedded again after the clear

@@ -27,6 +27,7 @@ gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_pa
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
@@ -51,6 +52,7 @@ NEIGHBOURS = 3  # a query word's closest candidate words that may count
 POOL = 50  # the best candidates whose words are compared
 WEAK_KEYWORDS = 0.5  # the best keyword share below which the query may be a paraphrase
 WORD_CACHE = 50_000
+TEXT_CACHE = 20_000  # candidate texts whose words are kept
 
 _ENGLISH = re.compile(r"[a-z]{3,}")
 _CHINESE = re.compile(r"[\u3400-\u9fff]{2,}")
@@ -67,7 +69,13 @@ def word_kind(word: str) -> Kind | None:
 
 def meaningful_words(text: str) -> list[str]:
     """The text's content words that mean something alone: a dictionary lists them."""
-    return [w for w in content_words(text) if word_kind(w) is not None and is_known(w)]
+    return list(_meaningful(text))
+
+
+@functools.lru_cache(maxsize=TEXT_CACHE)
+def _meaningful(text: str) -> tuple[str, ...]:
+    # A warm searcher meets the same candidates again: their analysis (~0.5 ms a text) is kept.
+    return tuple(w for w in content_words(text) if word_kind(w) is not None and is_known(w))
 
 
 class WordVectors:
@@ -79,6 +87,15 @@ class WordVectors:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.embedded = 0  # words run through a model (for the benchmark)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def megabytes(self) -> float:
+        """What the cached vectors hold (384 or 512 float32 each: 1.5-2 KB a word)."""
+        with self._lock:
+            return sum(v.nbytes for v in self._cache.values()) / 1e6
 
     def reads(self, kind: Kind | None) -> bool:
         return kind is not None and kind in self._models
@@ -136,18 +153,23 @@ def neighbour_shares(query: str, candidates: dict[int, str], vectors: WordVector
     asked = [w for w in meaningful_words(query) if vectors.reads(word_kind(w))]
     if not asked:
         return {}
-    held = {rowid: set(meaningful_words(text)) for rowid, text in candidates.items()}
+    held = {rowid: set(_meaningful(text)) for rowid, text in candidates.items()}
     vocabulary = sorted(set().union(*held.values()) - set(asked))
     vecs = vectors.of([*asked, *vocabulary])
+    by_kind: dict[str, tuple[list[str], np.ndarray]] = {}
+    for language in {str(word_kind(w)) for w in asked}:
+        same = [w for w in vocabulary if word_kind(w) == language and w in vecs]
+        if same:
+            by_kind[language] = (same, np.stack([vecs[w] for w in same]))
     closest: list[dict[str, float]] = []
     for word in asked:
-        kind = word_kind(word)
-        same = [w for w in vocabulary if word_kind(w) == kind and w in vecs]
-        if word not in vecs or not same:
+        kind = str(word_kind(word))
+        if word not in vecs or kind not in by_kind:
             continue
-        cosines = np.stack([vecs[w] for w in same]) @ vecs[word]
+        same, matrix = by_kind[kind]
+        cosines = matrix @ vecs[word]
         order = np.argsort(-cosines)[:NEIGHBOURS]
-        near = {same[i]: float(cosines[i]) for i in order if cosines[i] >= CLOSE[str(kind)]}
+        near = {same[i]: float(cosines[i]) for i in order if cosines[i] >= CLOSE[kind]}
         if near:
             closest.append(near)
     if not closest:
