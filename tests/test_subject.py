@@ -28,6 +28,9 @@ NAMES = frozenset({"Bob", "Lin Xiao", "高峰", "老周"})
         # After the relation, grammar is not a name: 女儿叫朵朵 names 朵朵, 父母住在 names nobody.
         ("女儿叫朵朵，今年六岁。", Subject("child", None)),
         ("父母住在宁波，逢年过节开车回去。", Subject("parent", None)),
+        # A niece in either of the two words Chinese has for her is somebody else, not the user.
+        ("用户的侄女今年读初中二年级。", Subject("relative", None)),
+        ("外甥女下个月来家里住。", Subject("relative", None)),
         ("User: My mum suggested 8,800 yuan.", Subject("parent", None)),
     ],
 )
@@ -71,6 +74,19 @@ def test_the_query_names_relations_in_either_language_and_known_people() -> None
     assert subject.query_subject("where does bob live", NAMES).names == {"Bob"}
     assert subject.query_subject("老周喝什么", NAMES).names == {"老周"}
     assert subject.query_subject("what is he allergic to", NAMES).is_user
+
+
+def test_a_query_about_a_partner_also_asks_about_the_spouse() -> None:
+    # "my partner" is as often a wife or husband as a girlfriend: a memory about the user's husband must
+    # not count as somebody else's (x0.3) when the question says partner.
+    asked = subject.query_subject("where did my partner grow up")
+    assert asked.relations == {"partner", "spouse"}
+    assert not subject.mismatch(asked, subject.subject_of("User's husband grew up in Porto."))
+    assert subject.mismatch(asked, subject.subject_of("User's sister grew up in Porto."))
+    # The cover goes one way: a question about the wife does not take in a boyfriend.
+    wife = subject.query_subject("where did my wife grow up")
+    assert wife.relations == {"spouse"}
+    assert subject.mismatch(wife, subject.subject_of("User's boyfriend grew up in Porto."))
 
 
 def test_a_latin_name_or_relation_written_against_chinese_text_is_still_found() -> None:

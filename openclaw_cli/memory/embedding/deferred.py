@@ -34,6 +34,10 @@ class DeferredEmbedder:
     def embed_query(self, text: str) -> QueryEmbedding:
         return self._factory().embed_query(text)
 
+    def resolve(self) -> Embedder:
+        """The embedder itself, for what reads more of it than the protocol (search/neighbours.py)."""
+        return self._factory()
+
 
 def model_needs_preparing(settings: EmbeddingSettings, cache: Path) -> bool:
     """True when the next embedding will first convert a packaged model (seconds, once per home)."""

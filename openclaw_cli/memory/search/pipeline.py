@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from openclaw_cli.memory.search import lexical, semantic, stages
 from openclaw_cli.memory.search.candidate import Candidate, by_relevance
 from openclaw_cli.memory.search.context import ContextSteps
+from openclaw_cli.memory.search.neighbours import WordVectors, word_vectors
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import (
     MAX_K,
@@ -222,6 +223,10 @@ class HybridSearcher:
         """Whether any memory of the store holds one of `terms` (read by `analyse`)."""
         return any(self._counts.get(term, 0) for term in terms)
 
+    def word_vectors(self) -> WordVectors | None:
+        """The embedder's cache of single-word vectors (search/neighbours.py), if it has one."""
+        return None if self.embedder is None else word_vectors(self.embedder)
+
     def hub_correction(self) -> semantic.HubCorrection | None:
         """The store's centroid (kept by the store until the next write) with the profile's weight."""
         if self.profile.hub_weight <= 0:
@@ -365,6 +370,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("language_bonus", stages.language_bonus, "fuse"),
     Step("stopword_query", stages.stopword_query, "fuse"),
     Step("fuse", HybridSearcher._fuse, "fuse"),
+    Step("neighbours", stages.neighbours, "fuse"),
     Step("sentence_floor", stages.sentence_floor, "fuse"),
     Step("unmatched_floor", stages.unmatched_floor, "fuse"),
     Step("other_person", stages.other_person, "fuse"),

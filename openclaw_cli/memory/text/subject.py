@@ -107,6 +107,8 @@ RELATIONS: dict[str, tuple[str, ...]] = {
         "阿姨",
         "姑姑",
         "侄子",
+        "侄女",
+        "外甥女",
         "外甥",
         "亲戚",
     ),
@@ -145,6 +147,9 @@ RELATIONS: dict[str, tuple[str, ...]] = {
     "neighbour": ("neighbour", "neighbor", "邻居"),
     "landlord": ("landlord", "landlady", "tenant", "房东", "房客", "租客"),
 }
+
+# A query naming the first group also asks about the second: "my partner" is often the spouse.
+COVERS: dict[str, tuple[str, ...]] = {"partner": ("spouse",)}
 
 # Leading words of a Chinese name that are grammar, not a name: "女儿叫朵朵" names 朵朵, not 叫朵.
 NOT_A_NAME = set("叫是在住说和跟与也都要会就还又才今明昨每这那去来有对最很不没把被给让从的了着过们上下")
@@ -309,7 +314,8 @@ def query_subject(
     found = QuerySubject(about_user=refers_to_user(query, own))
     for pattern in (en_any, zh_any):
         for match in pattern.finditer(query):
-            found.relations.add(groups[match.group("rel").lower()])
+            group = groups[match.group("rel").lower()]
+            found.relations.update((group, *COVERS.get(group, ())))
     cast = cast_pattern(names, ignore_case=True)
     if cast is not None:
         by_folded = {name.casefold(): name for name in names}
