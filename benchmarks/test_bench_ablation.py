@@ -9,7 +9,11 @@ set is split). ΔMRR is the full pipeline's MRR minus the row's: what removing t
 A stage whose removal costs less than 0.005 held-out MRR does not earn its place (issue 22), unless it is
 there for what MRR cannot see: a guard that keeps nonsense queries empty is judged by the empty share of
 nonsense it was never tuned on: the held-out half's, and fixtures/eval/nonsense_unseen.jsonl, 30 queries
-written after the stages were set and used by nothing but this table (column "unseen").
+written after the stages were set and used by nothing but this table (column "unseen"). A stage aimed
+at one kind of query (issue 24: `neighbours`, for paraphrases) acts on too few queries to move the whole
+half's MRR by 0.005; it is judged on its kind instead: it stays if it raises that kind's held-out MRR by
+0.02 or more while no other kind of either half loses more than 0.01 and the empty shares do not fall
+(its docstring gives those figures).
 Fusion must not lose to its best single leg; the table says so when it does.
 
 Run: python -m pytest benchmarks/test_bench_ablation.py --benchmark-only -s -n 0
