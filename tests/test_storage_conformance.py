@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.store.embedder import EmbedderIdentity
-from openclaw_cli.memory.store.protocol import MemoryStorage, RecordMatch, VectorFilter, WorkspaceFile
+from openclaw_cli.memory.store.protocol import (
+    LiveFilter,
+    MemoryStorage,
+    RecordMatch,
+    VectorFilter,
+    WorkspaceFile,
+)
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord
 from openclaw_cli.memory.text.analysis import index_terms, query_terms
@@ -143,7 +149,7 @@ def test_a_deleted_record_leaves_reads_and_indexes_but_stays_readable_as_deleted
     assert storage.get("mem-1") is None
     tombstone = storage.get("mem-1", include_deleted=True)
     assert tombstone is not None and tombstone.deleted
-    assert storage.by_rowids([rowid]) == {} and storage.list_records() == []
+    assert storage.by_rowids([rowid]) == {} and storage.list_records(LiveFilter()) == []
     assert storage.keyword_candidates(query_terms("bicycle"), VectorFilter(), 10) == []
     assert storage.knn(_axis(0), 5, VectorFilter()) == []
 
@@ -184,10 +190,10 @@ def test_listing_filters_by_user_scope_and_category_and_skips_deleted(storage: M
     gone = _insert(storage, _record("a3", "Alice likes cake"))
     with storage.transaction():
         storage.mark_deleted(gone, datetime(2026, 1, 3, tzinfo=UTC))
-    assert [r.id for r in storage.list_records(user_id="alice")] == ["a1", "a2"]
-    assert [r.id for r in storage.list_records(user_id="alice", category="event")] == ["a2"]
-    assert [r.id for r in storage.list_records(scope="agent")] == ["g1"]
-    assert [r.id for r in storage.list_records(user_id="alice", limit=1, offset=1)] == ["a2"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="alice"))] == ["a1", "a2"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="alice", category="event"))] == ["a2"]
+    assert [r.id for r in storage.list_records(LiveFilter(scope="agent"))] == ["g1"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="alice"), limit=1, offset=1)] == ["a2"]
     assert storage.count_live() == 4 and storage.count_live(user_id="bob") == 1
     assert [r.id for _, r in storage.live_after(0, 2)] == ["a1", "a2"]
 
@@ -329,7 +335,7 @@ def test_one_users_rows_never_come_back_for_another(storage: MemoryStorage) -> N
     for_bob = VectorFilter(user_id="bob")
     assert [r for r, _ in storage.keyword_candidates(query_terms("teal colour"), for_bob, 10)] == [bob]
     assert [r for r, _ in storage.knn(_axis(5), 10, for_bob)] == [bob]
-    assert [r.id for r in storage.list_records(user_id="bob")] == ["b1"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="bob"))] == ["b1"]
     assert storage.same_text(_record("b2", "favourite colour is teal", user="bob")).id == "b1"  # type: ignore[union-attr]
     assert storage.has_user("alice") and not storage.has_user("carol")
     assert dict(storage.user_counts()) == {"alice": 1, "bob": 1}

@@ -22,6 +22,7 @@ from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.store import centroid, people
 from openclaw_cli.memory.store.bulk import CHUNK, BulkWriter, WriteReport
 from openclaw_cli.memory.store.history import VALUE_IN_RECORDS
+from openclaw_cli.memory.store.protocol_types import LiveFilter
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, utc_now
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
@@ -137,9 +138,8 @@ class MemoryStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[MemoryRecord]:
-        return self.storage.list_records(
-            user_id=user_id, scope=scope, category=category, limit=limit, offset=offset
-        )
+        where = LiveFilter(user_id=user_id, scope=scope, category=category)
+        return self.storage.list_records(where, limit=limit, offset=offset)
 
     def has_history(self, record_id: str) -> bool:
         return bool(self.storage.history_rows(record_id))

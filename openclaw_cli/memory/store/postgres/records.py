@@ -77,47 +77,9 @@ def ranking_facts(conn: psycopg.Connection, rowids: Iterable[int]) -> dict[int, 
     }
 
 
-def live_filter(values: dict[str, str | None]) -> tuple[str, list[Any]]:
-    clauses = ["deleted = 0"]
-    params: list[Any] = []
-    for column, value in values.items():
-        if value is not None:
-            clauses.append(f"{column} = %s")
-            params.append(value)
-    return " AND ".join(clauses), params
-
-
-def list_live(
-    conn: psycopg.Connection, filters: dict[str, str | None], limit: int | None, offset: int
-) -> list[MemoryRecord]:
-    where, params = live_filter(filters)
-    return records(conn, where, [*params, limit, offset], "ORDER BY created_at, rowid LIMIT %s OFFSET %s")
-
-
-def live_after(
-    conn: psycopg.Connection, after: int, limit: int, scope: str | None, user_id: str | None
-) -> list[tuple[int, MemoryRecord]]:
-    where, params = live_filter({"scope": scope, "user_id": user_id})
-    rows = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND rowid > %s ORDER BY rowid LIMIT %s",
-        [*params, after, limit],
-    )
-    return [(int(row[0]), row_to_record(row)) for row in rows]
-
-
-def count_live(conn: psycopg.Connection, scope: str | None, user_id: str | None) -> int:
-    where, params = live_filter({"scope": scope, "user_id": user_id})
-    return scalar(conn, f"SELECT count(*) FROM records WHERE {where}", params)
-
-
 def scalar(conn: psycopg.Connection, query: str | sql.Composed, params: Sequence[Any] = ()) -> int:
     row = conn.execute(query, params).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
-
-
-def newest_live(conn: psycopg.Connection, where: str, params: Sequence[Any]) -> MemoryRecord | None:
-    found = records(conn, f"deleted = 0 AND {where}", params, "ORDER BY created_at DESC, rowid DESC LIMIT 1")
-    return found[0] if found else None
 
 
 def _match_sql(match: RecordMatch) -> tuple[str, list[Any]]:

@@ -41,12 +41,6 @@ def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def max_rowid(conn: apsw.Connection) -> int:
-    """The largest rowid: an upper bound of the number of records, in O(log n)."""
-    row = conn.execute("SELECT max(rowid) FROM records").fetchone()
-    return int((row and row[0]) or 0)
-
-
 def get(conn: apsw.Connection, record_id: str, include_deleted: bool) -> MemoryRecord | None:
     row = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
     if row is None or (row[20] and not include_deleted):
@@ -80,60 +74,6 @@ def ranking_facts(conn: apsw.Connection, rowids: Iterable[int]) -> dict[int, Ran
         ):
             found[int(row)] = RankingFacts(str(language), str(category), tuple(fsrs), str(l0), source)
     return found
-
-
-def list_live(
-    conn: apsw.Connection,
-    filters: dict[str, str | None],
-    limit: int | None,
-    offset: int,
-) -> list[MemoryRecord]:
-    clauses: list[str] = ["deleted = 0"]
-    params: list[Any] = []
-    for column, value in filters.items():
-        if value is not None:
-            clauses.append(f"{column} = ?")
-            params.append(value)
-    sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid"
-    params.extend([limit if limit is not None else -1, offset])
-    return [row_to_record(row) for row in conn.execute(sql + " LIMIT ? OFFSET ?", params)]
-
-
-def export_filter(scope: str | None, user_id: str | None) -> tuple[str, list[Any]]:
-    clauses: list[str] = ["deleted = 0"]
-    params: list[Any] = []
-    if scope is not None:
-        clauses.append("+scope = ?")  # + : walk in rowid order, filtering (no sort per page)
-        params.append(scope)
-    if user_id is not None:
-        clauses.append("+user_id = ?")
-        params.append(user_id)
-    return " AND ".join(clauses), params
-
-
-def live_after(
-    conn: apsw.Connection, after: int, limit: int, scope: str | None, user_id: str | None
-) -> list[tuple[int, MemoryRecord]]:
-    where, params = export_filter(scope, user_id)
-    rows = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND rowid > ? ORDER BY rowid LIMIT ?",
-        [*params, after, limit],
-    )
-    return [(int(row[0]), row_to_record(row)) for row in rows]
-
-
-def count_live(conn: apsw.Connection, scope: str | None, user_id: str | None) -> int:
-    where, params = export_filter(scope, user_id)
-    row = conn.execute(f"SELECT count(*) FROM records WHERE {where}", params).fetchone()
-    return int(row[0]) if row else 0
-
-
-def newest_live(conn: apsw.Connection, where: str, params: tuple[object, ...]) -> MemoryRecord | None:
-    row = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 AND {where} ORDER BY created_at DESC LIMIT 1",
-        params,
-    ).fetchone()
-    return None if row is None else row_to_record(row)
 
 
 def _match_sql(match: RecordMatch) -> tuple[str, tuple[str, ...]]:
