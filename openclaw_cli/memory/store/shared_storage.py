@@ -18,14 +18,15 @@ from openclaw_cli.memory.store.protocol_types import (
     StoredChange,
     WorkspaceFile,
 )
-from openclaw_cli.memory.store.record_rows import row_to_record
+from openclaw_cli.memory.store.record_rows import row_to_record, to_json
+from openclaw_cli.memory.store.records import iso, utc_now
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.records import MemoryRecord
 
 
 class SharedStorage:
-    """Record reads, people, workspace files and every row as stored, over `self.conn` in `dialect`."""
+    """Record reads, history, people, workspace files and every row as stored, over `self.conn` in `dialect`."""
 
     conn: Any  # apsw.Connection or psycopg.Connection
     dialect: ClassVar[st.Dialect]
@@ -53,6 +54,14 @@ class SharedStorage:
         return " AND ".join(clauses), params
 
     # ------------------------------------------------------------ record reads
+    def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord | None:
+        found = self._records(st.RECORD_BY_ID, (record_id,))
+        return None if not found or (found[0].deleted and not include_deleted) else found[0]
+
+    def rowid(self, record_id: str) -> int | None:
+        row = self._rows(st.ROWID_BY_ID, (record_id,)).fetchone()
+        return None if row is None else int(row[0])
+
     def list_records(
         self, where: LiveFilter, *, limit: int | None = None, offset: int = 0
     ) -> list[MemoryRecord]:
@@ -117,6 +126,19 @@ class SharedStorage:
 
     def user_ids(self) -> list[str]:
         return [str(user) for (user,) in self._rows(st.USER_IDS)]
+
+    # ------------------------------------------------------------ history
+    def log_change(
+        self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None
+    ) -> None:
+        values = (record_id, user_id, action, to_json(old), to_json(new), iso(utc_now()), reason)
+        self._rows(st.APPEND_HISTORY, values)
+
+    def history_rows(self, record_id: str) -> list[HistoryRow]:
+        rows = self._rows(st.HISTORY_OF, (record_id,))
+        return [
+            HistoryRow(int(seq), str(a), old, new, str(at), reason) for seq, a, old, new, at, reason in rows
+        ]
 
     # ------------------------------------------------------------ people
     def count_person(self, user_id: str, kind: str, name: str) -> None:

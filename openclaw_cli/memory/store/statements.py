@@ -73,6 +73,8 @@ POSTGRES = Dialect(
 
 # ---------------------------------------------------------------- records
 SELECT_RECORDS = f"SELECT {RECORD_COLUMNS} FROM records WHERE "
+RECORD_BY_ID = SELECT_RECORDS + "id = {p}"
+ROWID_BY_ID = "SELECT rowid FROM records WHERE id = {p}"
 LIVE_PAGE = " ORDER BY created_at, rowid LIMIT {p} OFFSET {p}"
 LIVE_AFTER = " AND rowid > {p} ORDER BY rowid LIMIT {p}"
 COUNT_WHERE = "SELECT count(*) FROM records WHERE "
@@ -140,6 +142,7 @@ PUT_WORKSPACE_FILE = (
 DROP_WORKSPACE_FILE = "DELETE FROM workspace_files WHERE path = {p}"
 
 # ---------------------------------------------------------------- every row as stored
+# APPEND_HISTORY is also the one statement that logs a change.
 RECORDS_AFTER = SELECT_RECORDS + "rowid > {p} ORDER BY rowid LIMIT {p}"
 COUNT_RECORDS = "SELECT count(*) FROM records"
 HISTORY_AFTER = (
@@ -152,3 +155,8 @@ APPEND_HISTORY = (
     "VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})"
 )
 META_ITEMS = "SELECT key, value FROM meta"
+
+# ---------------------------------------------------------------- history
+HISTORY_OF = (
+    "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = {p} ORDER BY seq"
+)

@@ -7,14 +7,13 @@ back into identical records and `since` compares as text on both backends.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store.protocol import HistoryRow, RecordMatch, VectorFilter
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso, utc_now
+from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
+from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record, to_json
+from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite.records import text_hash
 
 if TYPE_CHECKING:
@@ -44,18 +43,6 @@ def records(
 ) -> list[MemoryRecord]:
     rows = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} {tail}", params).fetchall()
     return [row_to_record(row) for row in rows]
-
-
-def get(conn: psycopg.Connection, record_id: str, include_deleted: bool) -> MemoryRecord | None:
-    row = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = %s", (record_id,)).fetchone()
-    if row is None or (row[20] and not include_deleted):
-        return None
-    return row_to_record(row)
-
-
-def rowid(conn: psycopg.Connection, record_id: str) -> int | None:
-    row = conn.execute("SELECT rowid FROM records WHERE id = %s", (record_id,)).fetchone()
-    return None if row is None else int(row[0])
 
 
 def by_rowids(conn: psycopg.Connection, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
@@ -176,37 +163,9 @@ def set_fsrs(
     )  # fmt: skip
 
 
-def log_change(
-    conn: psycopg.Connection,
-    record_id: str,
-    user_id: str | None,
-    action: str,
-    change: tuple[Any, Any],
-    reason: str | None,
-) -> None:
-    old, new = change
-    conn.execute(
-        "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (record_id, user_id, action, to_json(old), to_json(new), iso(utc_now()), reason),
-    )
-
-
-def history_rows(conn: psycopg.Connection, record_id: str) -> list[HistoryRow]:
-    rows = conn.execute(
-        "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = %s ORDER BY seq",
-        (record_id,),
-    )
-    return [HistoryRow(int(seq), str(a), old, new, str(at), reason) for seq, a, old, new, at, reason in rows]
-
-
 def forget_history(conn: psycopg.Connection, user_ids: Sequence[str], record_ids: Sequence[str]) -> int:
     cursor = conn.execute(
         "DELETE FROM history WHERE user_id = ANY(%s) OR record_id = ANY(%s)",
         (list(user_ids), list(record_ids)),
     )
     return int(cursor.rowcount)
-
-
-def to_json(value: object) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)

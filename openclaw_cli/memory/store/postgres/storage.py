@@ -21,7 +21,6 @@ from openclaw_cli.memory.store.postgres import keyword, records, vectors
 from openclaw_cli.memory.store.postgres.schema import lock_key
 from openclaw_cli.memory.store.postgres.store_rows import PostgresStoreRows
 from openclaw_cli.memory.store.protocol import (
-    HistoryRow,
     RecordMatch,
     StoredRows,
     VectorFilter,
@@ -91,12 +90,6 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
         self.conn.close()
 
     # ------------------------------------------------------------ records
-    def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord | None:
-        return records.get(self.conn, record_id, include_deleted)
-
-    def rowid(self, record_id: str) -> int | None:
-        return records.rowid(self.conn, record_id)
-
     def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
         return records.by_rowids(self.conn, rowids)
 
@@ -182,14 +175,6 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
             self.conn.execute(sql.SQL("VACUUM {}").format(sql.Identifier(self.schema, table)))
 
     # ------------------------------------------------------------ history
-    def log_change(
-        self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None
-    ) -> None:
-        records.log_change(self.conn, record_id, user_id, action, (old, new), reason)
-
-    def history_rows(self, record_id: str) -> list[HistoryRow]:
-        return records.history_rows(self.conn, record_id)
-
     def forget_history(self, *, user_ids: Sequence[str] = (), record_ids: Sequence[str] = ()) -> int:
         return records.forget_history(self.conn, user_ids, record_ids)
 

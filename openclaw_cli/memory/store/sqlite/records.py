@@ -6,14 +6,13 @@ Lists of rowids are read 500 at a time, well under SQLite's limit of bound param
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store.protocol import HistoryRow, RecordMatch, VectorFilter
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso, utc_now
+from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
+from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record, to_json
+from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite.vec import filter_sql
 
 if TYPE_CHECKING:
@@ -39,18 +38,6 @@ def chunks(rowids: Iterable[int]) -> Iterator[list[int]]:
 
 def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
-
-
-def get(conn: apsw.Connection, record_id: str, include_deleted: bool) -> MemoryRecord | None:
-    row = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (record_id,)).fetchone()
-    if row is None or (row[20] and not include_deleted):
-        return None
-    return row_to_record(row)
-
-
-def rowid(conn: apsw.Connection, record_id: str) -> int | None:
-    row = conn.execute("SELECT rowid FROM records WHERE id = ?", (record_id,)).fetchone()
-    return None if row is None else int(row[0])
 
 
 def by_rowids(conn: apsw.Connection, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
@@ -141,7 +128,7 @@ def insert(conn: apsw.Connection, record: MemoryRecord, vector_ready: bool) -> i
             record.l0_hash,
             iso(record.created_at),
             iso(record.updated_at),
-            _json(record.source or None),
+            to_json(record.source or None),
             fs.stability,
             fs.difficulty,
             iso(fs.last_review),
@@ -170,7 +157,7 @@ def rewrite(conn: apsw.Connection, row: int, new: MemoryRecord, vector_ready: bo
             new.l0_hash,
             text_hash(new.l0),
             new.attribute,
-            _json(new.source),
+            to_json(new.source),
             iso(new.created_at),
             iso(new.updated_at),
             "ready" if vector_ready else "pending",
@@ -197,39 +184,9 @@ def set_fsrs(conn: apsw.Connection, record_id: str, state: FsrsState, reflected_
     )
 
 
-def log_change(
-    conn: apsw.Connection,
-    record_id: str,
-    user_id: str | None,
-    action: str,
-    old: Any,
-    new: Any,
-    reason: str | None,
-) -> None:
-    conn.execute(
-        "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (record_id, user_id, action, _json(old), _json(new), iso(utc_now()), reason),
-    )
-
-
-def history_rows(conn: apsw.Connection, record_id: str) -> list[HistoryRow]:
-    rows = conn.execute(
-        "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = ? ORDER BY seq",
-        (record_id,),
-    )
-    return [
-        HistoryRow(int(seq), str(action), old, new, str(at), reason)
-        for seq, action, old, new, at, reason in rows
-    ]
-
-
 def forget_history(conn: apsw.Connection, user_ids: Sequence[str], record_ids: Sequence[str]) -> int:
     before = conn.total_changes()
     if user_ids:
         conn.execute(f"DELETE FROM history WHERE user_id IN ({marks(user_ids)})", tuple(user_ids))
     conn.executemany("DELETE FROM history WHERE record_id = ?", [(r,) for r in record_ids])
     return int(conn.total_changes() - before)
-
-
-def _json(value: object) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
