@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 class SharedStorage:
-    """Record reads, history, people, workspace files and every row as stored, over `self.conn` in `dialect`."""
+    """Record reads, history, people, workspace files and every row as stored, over `self.conn` in
+    `dialect`."""
 
     conn: Any  # apsw.Connection or psycopg.Connection
     dialect: ClassVar[st.Dialect]

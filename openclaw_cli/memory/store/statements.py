@@ -84,14 +84,12 @@ _NEWEST = " ORDER BY created_at DESC, rowid DESC LIMIT 1"
 # The unary + (SQLite) keeps the planner on the hash index: with no statistics it chose the by-user index
 # and scanned a third of the store for each record (29 s of a 10k import).
 SAME_TEXT = (
-    SELECT_RECORDS
-    + "deleted = 0 AND l0_hash = {p} AND {plain}scope = {p} AND {plain}user_id {same} {p} AND {plain}id <> {p}"
-    + _NEWEST
+    f"{SELECT_RECORDS}deleted = 0 AND l0_hash = {{p}} AND {{plain}}scope = {{p}} "
+    f"AND {{plain}}user_id {{same}} {{p}} AND {{plain}}id <> {{p}}{_NEWEST}"
 )
 SAME_ATTRIBUTE = (
-    SELECT_RECORDS
-    + "deleted = 0 AND user_id {same} {p} AND category = {p} AND attribute = {p} AND scope = {p} AND id <> {p}"
-    + _NEWEST
+    f"{SELECT_RECORDS}deleted = 0 AND user_id {{same}} {{p}} AND category = {{p}} AND attribute = {{p}} "
+    f"AND scope = {{p}} AND id <> {{p}}{_NEWEST}"
 )
 READY_ROWS = (
     "SELECT rowid, language FROM records WHERE user_id {same} {p} AND scope = {p} AND category = {p} "
