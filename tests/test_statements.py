@@ -37,3 +37,9 @@ def test_a_list_binds_as_marks_or_as_one_array_never_as_its_text() -> None:
 def test_an_empty_list_still_makes_a_statement() -> None:
     assert st.SQLITE.member("user_id", []) == ("user_id IN ()", ())
     assert st.POSTGRES.member("user_id", []) == ("user_id = ANY(%s)", ([],))
+
+
+def test_a_long_list_goes_in_batches_of_marks_or_in_one_array() -> None:
+    assert [len(b) for b in st.SQLITE.batches(range(1200))] == [500, 500, 200]
+    assert [len(b) for b in st.POSTGRES.batches(range(1200))] == [1200]
+    assert list(st.SQLITE.batches([])) == [] and list(st.POSTGRES.batches([])) == []

@@ -497,3 +497,13 @@ def test_live_rows_page_by_row_filtered_by_scope_and_user(storage: MemoryStorage
     assert [r.id for _, r in storage.live_after(0, 10, scope="user", user_id="alice")] == ["a1"]
     assert storage.count_live() == 3 and storage.count_live(scope="user") == 2
     assert storage.count_live(scope="user", user_id="bob") == 1 and storage.count_live(user_id="carol") == 0
+
+
+def test_rows_asked_for_by_the_thousand_come_back_live_ones_only(storage: MemoryStorage) -> None:
+    rows = [_insert(storage, _record(f"a{n}", f"memory number {n}")) for n in range(3)]
+    with storage.transaction():
+        storage.mark_deleted(rows[1], datetime(2026, 2, 1, tzinfo=UTC))
+    wanted = range(1, max(rows) + 1200)  # more than one statement's marks in SQLite
+    assert sorted(storage.by_rowids(wanted)) == [rows[0], rows[2]]
+    assert sorted(storage.ranking_facts(wanted)) == [rows[0], rows[2]]
+    assert storage.by_rowids([]) == {} and storage.ranking_facts([]) == {}

@@ -10,11 +10,13 @@ store/shared_storage.py runs the statements; each backend names its dialect (SQL
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS
+
+MARKS_PER_STATEMENT = 500  # a list bound a mark per value goes in batches, well under SQLite's limit
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,13 @@ class Dialect:
         if self.arrays:
             return f"{column} = ANY({self.mark})", (list(values),)
         return f"{column} IN ({', '.join(self.mark for _ in values)})", tuple(values)
+
+    def batches(self, values: Iterable[int]) -> Iterator[list[int]]:
+        """`values` in as few lists as `member` binds in one statement each (one, where lists are arrays)."""
+        wanted = list(values)
+        size = max(len(wanted), 1) if self.arrays else MARKS_PER_STATEMENT
+        for start in range(0, len(wanted), size):
+            yield wanted[start : start + size]
 
 
 @lru_cache(maxsize=256)
@@ -78,6 +87,21 @@ ROWID_BY_ID = "SELECT rowid FROM records WHERE id = {p}"
 LIVE_PAGE = " ORDER BY created_at, rowid LIMIT {p} OFFSET {p}"
 LIVE_AFTER = " AND rowid > {p} ORDER BY rowid LIMIT {p}"
 COUNT_WHERE = "SELECT count(*) FROM records WHERE "
+LIVE_RECORDS = SELECT_RECORDS + "deleted = 0 AND "
+RANKING_FACTS = (
+    "SELECT rowid, language, category, l0, source, fsrs_stability, fsrs_difficulty, fsrs_last_review, "
+    "fsrs_next_review FROM records WHERE deleted = 0 AND "
+)
+UNREFLECTED = SELECT_RECORDS + "deleted = 0 AND reflected_at IS NULL AND "
+UNREFLECTED_ORDER = " ORDER BY scope, user_id, category, created_at, rowid"
+UNREFLECTED_SUMMARY = (
+    "SELECT count(*), min(created_at) FROM records WHERE deleted = 0 AND reflected_at IS NULL AND "
+)
+SET_FSRS = (
+    "UPDATE records SET fsrs_stability = {p}, fsrs_difficulty = {p}, fsrs_last_review = {p}, "
+    "fsrs_next_review = {p}, fsrs_reps = {p}, fsrs_lapses = {p}, "
+    "reflected_at = COALESCE(CAST({p} AS TEXT), reflected_at) WHERE id = {p}"
+)
 HAS_USER = "SELECT 1 FROM records WHERE deleted = 0 AND user_id = {p}"
 LIMIT_ONE = " LIMIT 1"
 _NEWEST = " ORDER BY created_at DESC, rowid DESC LIMIT 1"

@@ -1,4 +1,6 @@
-"""The `records` and `history` tables of the postgres backend: every record row read and written here.
+"""The `records` and `history` statements only the postgres backend says this way: a record's insert and
+rewrite, matches on its JSON source, and forgetting history. What both backends say alike is in
+store/statements.py.
 
 The statements mirror store/sqlite/records.py; lists are bound as arrays (`= ANY(%s)`), so no statement's
 text depends on what it is given. Times are stored as the same ISO text the SQLite file holds, so rows read
@@ -7,13 +9,12 @@ back into identical records and `since` compares as text on both backends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record, to_json
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
+from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
+from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite.records import text_hash
 
 if TYPE_CHECKING:
@@ -45,25 +46,6 @@ def records(
     return [row_to_record(row) for row in rows]
 
 
-def by_rowids(conn: psycopg.Connection, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-    rows = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE rowid = ANY(%s) AND deleted = 0", (list(rowids),)
-    )
-    return {int(row[0]): row_to_record(row) for row in rows}
-
-
-def ranking_facts(conn: psycopg.Connection, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-    rows = conn.execute(
-        "SELECT rowid, language, category, l0, source, fsrs_stability, fsrs_difficulty, fsrs_last_review, "
-        "fsrs_next_review FROM records WHERE rowid = ANY(%s) AND deleted = 0",
-        (list(rowids),),
-    )
-    return {
-        int(row): RankingFacts(str(language), str(category), tuple(fsrs), str(l0), source)
-        for row, language, category, l0, source, *fsrs in rows
-    }
-
-
 def scalar(conn: psycopg.Connection, query: str | sql.Composed, params: Sequence[Any] = ()) -> int:
     row = conn.execute(query, params).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
@@ -83,25 +65,6 @@ def user_records(
     where = " AND ".join(["user_id = %s", "scope = 'user'", "deleted = 0", *(f"({s})" for s, _ in parts)])
     params: list[Any] = [user_id, *(p for _, values in parts for p in values)]
     return records(conn, where, params, "ORDER BY created_at, rowid")
-
-
-def unreflected(conn: psycopg.Connection, categories: Sequence[str]) -> list[MemoryRecord]:
-    return records(
-        conn,
-        "deleted = 0 AND reflected_at IS NULL AND category = ANY(%s)",
-        [list(categories)],
-        "ORDER BY scope, user_id, category, created_at, rowid",
-    )
-
-
-def unreflected_summary(conn: psycopg.Connection, categories: Sequence[str]) -> tuple[int, str | None]:
-    row = conn.execute(
-        "SELECT count(*), min(created_at) FROM records "
-        "WHERE deleted = 0 AND reflected_at IS NULL AND category = ANY(%s)",
-        (list(categories),),
-    ).fetchone()
-    count, first = row if row is not None else (0, None)
-    return int(count), None if first is None else str(first)
 
 
 def session_places(conn: psycopg.Connection, session: str, where: VectorFilter) -> list[tuple[int, str]]:
@@ -145,20 +108,6 @@ def rewrite(conn: psycopg.Connection, row: int, new: MemoryRecord, vector_ready:
             new.l0, new.l1, new.l2, new.language, new.l0_hash, text_hash(new.l0), new.attribute,
             to_json(new.source), iso(new.created_at), iso(new.updated_at),
             "ready" if vector_ready else "pending", row,
-        ),
-    )  # fmt: skip
-
-
-def set_fsrs(
-    conn: psycopg.Connection, record_id: str, state: FsrsState, reflected_at: datetime | None
-) -> None:
-    conn.execute(
-        "UPDATE records SET fsrs_stability = %s, fsrs_difficulty = %s, fsrs_last_review = %s, "
-        "fsrs_next_review = %s, fsrs_reps = %s, fsrs_lapses = %s, "
-        "reflected_at = COALESCE(%s::text, reflected_at) WHERE id = %s",
-        (
-            state.stability, state.difficulty, iso(state.last_review), iso(state.next_review),
-            state.reps, state.lapses, iso(reflected_at), record_id,
         ),
     )  # fmt: skip
 

@@ -12,7 +12,7 @@ earlier writer's commit, on any machine. Readers never wait for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from openclaw_cli.memory.store.protocol import (
     VectorFilter,
     VectorSource,
 )
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
+from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.shared_storage import SharedStorage
 from openclaw_cli.memory.store.statements import POSTGRES
 from openclaw_cli.memory.store.vector_codec import FLOAT16_BE, VectorFormat
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.memory.store.record_rows import RankingFacts
 
 
 class PostgresStorage(SharedStorage, PostgresStoreRows):
@@ -90,20 +89,8 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
         self.conn.close()
 
     # ------------------------------------------------------------ records
-    def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-        return records.by_rowids(self.conn, rowids)
-
-    def ranking_facts(self, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-        return records.ranking_facts(self.conn, rowids)
-
     def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
         return records.user_records(self.conn, user_id, matches)
-
-    def unreflected(self, categories: Sequence[str]) -> list[MemoryRecord]:
-        return records.unreflected(self.conn, categories)
-
-    def unreflected_summary(self, categories: Sequence[str]) -> tuple[int, str | None]:
-        return records.unreflected_summary(self.conn, categories)
 
     def session_places(self, session: str, where: VectorFilter) -> list[tuple[int, str]]:
         return records.session_places(self.conn, session, where)
@@ -153,9 +140,6 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
             return
         self.conn.execute("DELETE FROM records WHERE rowid = ANY(%s)", (list(rowids),))  # cascades
         vectors.bump_generation(self.conn)
-
-    def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None:
-        records.set_fsrs(self.conn, record_id, state, reflected_at)
 
     def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
         self.conn.execute(

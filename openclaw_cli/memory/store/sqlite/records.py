@@ -1,18 +1,19 @@
-"""The `records` and `history` tables of the SQLite backend: every record row read and written here.
+"""The `records` and `history` statements only the SQLite backend says this way: a record's insert, its
+rewrite in place, matches on its JSON source, and forgetting history. What both backends say alike is in
+store/statements.py.
 
 A record's keyword-index row is written with it (sqlite/keyword.py); its vector separately (sqlite/vec.py).
-Lists of rowids are read 500 at a time, well under SQLite's limit of bound parameters.
+Lists of rowids are bound 500 at a time, well under SQLite's limit of bound parameters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record, to_json
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
+from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
+from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite.vec import filter_sql
 
 if TYPE_CHECKING:
@@ -40,29 +41,6 @@ def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def by_rowids(conn: apsw.Connection, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-    found: dict[int, MemoryRecord] = {}
-    for chunk in chunks(rowids):
-        sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE rowid IN ({marks(chunk)}) AND deleted = 0"
-        for row in conn.execute(sql, chunk):
-            found[int(row[0])] = row_to_record(row)
-    return found
-
-
-def ranking_facts(conn: apsw.Connection, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-    """What ranking needs of each live candidate, without building whole records (search builds those
-    only for the results it returns: validating ~150 records cost ~3 ms at every query)."""
-    found: dict[int, RankingFacts] = {}
-    for chunk in chunks(rowids):
-        for row, language, category, l0, source, *fsrs in conn.execute(
-            "SELECT rowid, language, category, l0, source, fsrs_stability, fsrs_difficulty, "
-            f"fsrs_last_review, fsrs_next_review FROM records WHERE rowid IN ({marks(chunk)}) AND deleted = 0",
-            chunk,
-        ):
-            found[int(row)] = RankingFacts(str(language), str(category), tuple(fsrs), str(l0), source)
-    return found
-
-
 def _match_sql(match: RecordMatch) -> tuple[str, tuple[str, ...]]:
     if match.field == "session":
         return (
@@ -79,25 +57,6 @@ def user_records(conn: apsw.Connection, user_id: str, matches: Sequence[RecordMa
     params: list[Any] = [user_id, *(p for _, values in parts for p in values)]
     sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid"
     return [row_to_record(row) for row in conn.execute(sql, params)]
-
-
-def unreflected(conn: apsw.Connection, categories: Sequence[str]) -> list[MemoryRecord]:
-    rows = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE deleted = 0 AND reflected_at IS NULL "
-        f"AND category IN ({marks(categories)}) ORDER BY scope, user_id, category, created_at, rowid",
-        tuple(categories),
-    )
-    return [row_to_record(row) for row in rows]
-
-
-def unreflected_summary(conn: apsw.Connection, categories: Sequence[str]) -> tuple[int, str | None]:
-    row = conn.execute(
-        "SELECT COUNT(*), MIN(created_at) FROM records "
-        f"WHERE deleted = 0 AND reflected_at IS NULL AND category IN ({marks(categories)})",
-        tuple(categories),
-    ).fetchone()
-    count, first = row if row is not None else (0, None)
-    return int(count), None if first is None else str(first)
 
 
 def session_places(conn: apsw.Connection, session: str, where: VectorFilter) -> list[tuple[int, str]]:
@@ -162,24 +121,6 @@ def rewrite(conn: apsw.Connection, row: int, new: MemoryRecord, vector_ready: bo
             iso(new.updated_at),
             "ready" if vector_ready else "pending",
             row,
-        ),
-    )
-
-
-def set_fsrs(conn: apsw.Connection, record_id: str, state: FsrsState, reflected_at: datetime | None) -> None:
-    conn.execute(
-        "UPDATE records SET fsrs_stability = ?, fsrs_difficulty = ?, fsrs_last_review = ?, "
-        "fsrs_next_review = ?, fsrs_reps = ?, fsrs_lapses = ?, "
-        "reflected_at = COALESCE(?, reflected_at) WHERE id = ?",
-        (
-            state.stability,
-            state.difficulty,
-            iso(state.last_review),
-            iso(state.next_review),
-            state.reps,
-            state.lapses,
-            iso(reflected_at),
-            record_id,
         ),
     )
 

@@ -8,7 +8,7 @@ in store/statements.py, run by the base class store/shared_storage.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from openclaw_cli.memory.store.protocol import (
     VectorFilter,
     VectorSource,
 )
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
+from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.shared_storage import SharedStorage
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
 from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.memory.store.record_rows import RankingFacts
 
 ANY_USER = ""  # the people table's user for memories without one
 
@@ -71,12 +70,6 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         self.conn.close()
 
     # ------------------------------------------------------------ records
-    def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-        return records.by_rowids(self.conn, rowids)
-
-    def ranking_facts(self, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-        return records.ranking_facts(self.conn, rowids)
-
     def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
         return records.user_records(self.conn, user_id, matches)
 
@@ -87,12 +80,6 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         for table in vec.all_tables(self.conn):
             self.conn.execute(f"UPDATE {table} SET user_id = ? WHERE rowid = ?", (user_id, rowid))
         self.conn.execute("UPDATE history SET user_id = ? WHERE record_id = ?", (user_id, record_id))
-
-    def unreflected(self, categories: Sequence[str]) -> list[MemoryRecord]:
-        return records.unreflected(self.conn, categories)
-
-    def unreflected_summary(self, categories: Sequence[str]) -> tuple[int, str | None]:
-        return records.unreflected_summary(self.conn, categories)
 
     def session_places(self, session: str, where: VectorFilter) -> list[tuple[int, str]]:
         return records.session_places(self.conn, session, where)
@@ -149,9 +136,6 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return next(
             (int(r) for r, l0 in rows if hashlib.sha256(str(l0).encode("utf-8")).hexdigest() == digest), None
         )
-
-    def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None:
-        records.set_fsrs(self.conn, record_id, state, reflected_at)
 
     def compact(self) -> None:
         """Rewrite the file so removed text lingers in no free page, FTS segment or WAL frame."""
