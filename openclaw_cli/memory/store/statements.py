@@ -19,7 +19,7 @@ from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS
 MARKS_PER_STATEMENT = 500  # a list bound a mark per value goes in batches, well under SQLite's limit
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # each dialect is one object: hashed by identity, cheaply, in _render
 class Dialect:
     """The fixed tokens in which one backend's SQL differs from the other's."""
 
