@@ -10,8 +10,8 @@ Signatures use plain Python types, numpy arrays and the record dataclasses only,
 tests/test_storage_conformance.py runs the contract against each backend. The interface is the sum of
 small roles (transactions, record reads and writes, history, the keyword index, the vector index, meta,
 people, workspace files, and every row as stored for moving a store between backends), so a reader sees
-each part on its own. The plain row types they take and return are in store/protocol_types.py, re-exported
-here.
+each part on its own. The plain row types they take and return are in store/protocol_types.py, and the two
+record roles in store/record_roles.py; both are re-exported here.
 """
 
 from __future__ import annotations
