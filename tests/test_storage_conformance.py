@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.store.embedder import EmbedderIdentity
-from openclaw_cli.memory.store.protocol import MemoryStorage, RecordMatch, VectorFilter, WorkspaceFile
+from openclaw_cli.memory.store.protocol import (
+    LiveFilter,
+    MemoryStorage,
+    RecordMatch,
+    VectorFilter,
+    WorkspaceFile,
+)
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord
 from openclaw_cli.memory.text.analysis import index_terms, query_terms
@@ -143,7 +149,7 @@ def test_a_deleted_record_leaves_reads_and_indexes_but_stays_readable_as_deleted
     assert storage.get("mem-1") is None
     tombstone = storage.get("mem-1", include_deleted=True)
     assert tombstone is not None and tombstone.deleted
-    assert storage.by_rowids([rowid]) == {} and storage.list_records() == []
+    assert storage.by_rowids([rowid]) == {} and storage.list_records(LiveFilter()) == []
     assert storage.keyword_candidates(query_terms("bicycle"), VectorFilter(), 10) == []
     assert storage.knn(_axis(0), 5, VectorFilter()) == []
 
@@ -184,10 +190,10 @@ def test_listing_filters_by_user_scope_and_category_and_skips_deleted(storage: M
     gone = _insert(storage, _record("a3", "Alice likes cake"))
     with storage.transaction():
         storage.mark_deleted(gone, datetime(2026, 1, 3, tzinfo=UTC))
-    assert [r.id for r in storage.list_records(user_id="alice")] == ["a1", "a2"]
-    assert [r.id for r in storage.list_records(user_id="alice", category="event")] == ["a2"]
-    assert [r.id for r in storage.list_records(scope="agent")] == ["g1"]
-    assert [r.id for r in storage.list_records(user_id="alice", limit=1, offset=1)] == ["a2"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="alice"))] == ["a1", "a2"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="alice", category="event"))] == ["a2"]
+    assert [r.id for r in storage.list_records(LiveFilter(scope="agent"))] == ["g1"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="alice"), limit=1, offset=1)] == ["a2"]
     assert storage.count_live() == 4 and storage.count_live(user_id="bob") == 1
     assert [r.id for _, r in storage.live_after(0, 2)] == ["a1", "a2"]
 
@@ -329,7 +335,7 @@ def test_one_users_rows_never_come_back_for_another(storage: MemoryStorage) -> N
     for_bob = VectorFilter(user_id="bob")
     assert [r for r, _ in storage.keyword_candidates(query_terms("teal colour"), for_bob, 10)] == [bob]
     assert [r for r, _ in storage.knn(_axis(5), 10, for_bob)] == [bob]
-    assert [r.id for r in storage.list_records(user_id="bob")] == ["b1"]
+    assert [r.id for r in storage.list_records(LiveFilter(user_id="bob"))] == ["b1"]
     assert storage.same_text(_record("b2", "favourite colour is teal", user="bob")).id == "b1"  # type: ignore[union-attr]
     assert storage.has_user("alice") and not storage.has_user("carol")
     assert dict(storage.user_counts()) == {"alice": 1, "bob": 1}
@@ -429,3 +435,75 @@ def test_a_purge_finds_every_record_of_a_person_live_or_deleted(storage: MemoryS
     ]
     assert storage.texts_of_users(["carol"]) == []
     assert [i for _, i in storage.rows_of_users(["bob"])] == ["b1"]
+
+
+def test_an_empty_list_of_users_finds_nothing(storage: MemoryStorage) -> None:
+    _insert(storage, _record("a1", "Alice keeps bees on the roof"))
+    assert storage.rows_of_users([]) == [] and storage.texts_of_users([]) == []
+    assert list(storage.live_texts([])) == []
+
+
+def test_live_texts_are_every_live_records_or_the_given_users(storage: MemoryStorage) -> None:
+    _insert(storage, _record("a1", "Alice keeps bees on the roof"))
+    gone = _insert(storage, _record("a2", "Alice once lived in Lisbon"))
+    _insert(storage, _record("b1", "Bob collects stamps", user="bob"))
+    _insert(storage, _record("n1", "The assistant answers in English", user=None, scope="agent"))
+    with storage.transaction():
+        storage.mark_deleted(gone, datetime(2026, 2, 1, tzinfo=UTC))
+    assert sorted(storage.live_texts(), key=lambda row: row[1]) == [
+        ("alice", "Alice keeps bees on the roof"),
+        ("bob", "Bob collects stamps"),
+        (None, "The assistant answers in English"),
+    ]
+    assert list(storage.live_texts(["bob"])) == [("bob", "Bob collects stamps")]
+    assert storage.live_text_mentions("alice", "bees") and not storage.live_text_mentions("alice", "Lisbon")
+    assert storage.live_text_mentions(None, "English") and not storage.live_text_mentions(None, "stamps")
+
+
+def test_names_of_every_user_sum_their_mentions_in_name_order(storage: MemoryStorage) -> None:
+    with storage.transaction():
+        for user, name in [("bob", "Priya"), ("alice", "Gao Feng"), ("bob", "Gao Feng"), ("alice", "Ana")]:
+            storage.count_person(user, "cast", name)
+    assert storage.person_names(None, "cast") == [("Ana", 1), ("Gao Feng", 2), ("Priya", 1)]
+    assert storage.person_names("bob", "cast") == [("Gao Feng", 1), ("Priya", 1)]
+
+
+def test_of_two_equal_texts_made_at_once_the_later_row_is_the_match(storage: MemoryStorage) -> None:
+    """Both backends break a tie of creation times the same way: the row inserted last."""
+    _insert(storage, _record("a1", "Works as a nurse"))
+    _insert(storage, _record("a2", "Works as a nurse"))
+    assert storage.same_text(_record("a3", "works as a nurse")).id == "a2"  # type: ignore[union-attr]
+
+
+def test_a_record_without_a_user_matches_only_records_without_one(storage: MemoryStorage) -> None:
+    nobodys = _insert(storage, _record("g1", "Answer in English", user=None, scope="agent"), _axis(0))
+    _insert(storage, _record("a1", "Answer in English", scope="agent"), _axis(1))
+    assert storage.same_text(_record("g2", "answer in english", user=None, scope="agent")).id == "g1"  # type: ignore[union-attr]
+    assert [row for row, _ in storage.ready_rows(None, "agent", "preference")] == [nobodys]
+    assert len(storage.ready_rows("alice", "agent", "preference")) == 1
+
+
+def test_live_rows_page_by_row_filtered_by_scope_and_user(storage: MemoryStorage) -> None:
+    rows = [
+        _insert(storage, _record("a1", "one")),
+        _insert(storage, _record("g1", "two", user=None, scope="agent")),
+        _insert(storage, _record("a2", "three")),
+        _insert(storage, _record("b1", "four", user="bob")),
+    ]
+    with storage.transaction():
+        storage.mark_deleted(rows[2], datetime(2026, 2, 1, tzinfo=UTC))
+    assert [r.id for _, r in storage.live_after(0, 10)] == ["a1", "g1", "b1"]
+    assert [r.id for _, r in storage.live_after(rows[0], 1)] == ["g1"]
+    assert [r.id for _, r in storage.live_after(0, 10, scope="user", user_id="alice")] == ["a1"]
+    assert storage.count_live() == 3 and storage.count_live(scope="user") == 2
+    assert storage.count_live(scope="user", user_id="bob") == 1 and storage.count_live(user_id="carol") == 0
+
+
+def test_rows_asked_for_by_the_thousand_come_back_live_ones_only(storage: MemoryStorage) -> None:
+    rows = [_insert(storage, _record(f"a{n}", f"memory number {n}")) for n in range(3)]
+    with storage.transaction():
+        storage.mark_deleted(rows[1], datetime(2026, 2, 1, tzinfo=UTC))
+    wanted = range(1, max(rows) + 1200)  # more than one statement's marks in SQLite
+    assert sorted(storage.by_rowids(wanted)) == [rows[0], rows[2]]
+    assert sorted(storage.ranking_facts(wanted)) == [rows[0], rows[2]]
+    assert storage.by_rowids([]) == {} and storage.ranking_facts([]) == {}

@@ -40,6 +40,32 @@ class NewMemory:
     attribute: str | None = None
 
 
+def record_of(item: NewMemory, agent_id: str, max_chars: int) -> MemoryRecord:
+    """The record `item` asks for, written by `agent_id`: every field checked (texts up to `max_chars`),
+    a user-scope memory without a user given belonging to the default user."""
+    from openclaw_cli.memory.store import records as rec
+    from openclaw_cli.memory.store.record_rows import new_record
+
+    l0 = rec.check_text("text", item.l0, max_chars, required=True)
+    assert l0 is not None
+    scope = rec.validate_scope(item.scope)
+    default_user = rec.DEFAULT_USER if scope == "user" else None
+    return new_record(
+        # An empty id is a mistake (`--id ""`), not a request for a new one.
+        record_id=rec.new_record_id() if item.record_id is None else rec.validate_record_id(item.record_id),
+        l0=l0,
+        agent_id=agent_id,
+        scope=scope,
+        user_id=default_user if item.user_id is None else rec.validate_user(item.user_id),
+        category=rec.validate_category(item.category),
+        l1=rec.check_text("l1", item.l1, max_chars),
+        l2=rec.check_text("l2", item.l2, max_chars),
+        created_at=item.created_at,
+        source=item.source,
+        attribute=item.attribute,
+    )
+
+
 class AgentMemory(Protocol):
     """One agent's memory as the use cases see it: where each scope lives, its stores, its search."""
 

@@ -15,21 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory import backends
-from openclaw_cli.memory.agent_memory import NewMemory
+from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
-from openclaw_cli.memory.store.record_rows import new_record
-from openclaw_cli.memory.store.records import (
-    DEFAULT_USER,
-    MemoryRecord,
-    check_text,
-    new_record_id,
-    utc_now,
-    validate_category,
-    validate_record_id,
-    validate_scope,
-    validate_user,
-)
+from openclaw_cli.memory.store.records import MemoryRecord, utc_now
 from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
 from openclaw_cli.paths import SHARED_AGENT, Home
 
@@ -173,29 +162,7 @@ class MemoryService:
     # ------------------------------------------------------------------ writes
 
     def build_record(self, item: NewMemory) -> MemoryRecord:
-        limit = self.settings.max_text_chars
-        l0 = check_text("text", item.l0, limit, required=True)
-        assert l0 is not None
-        scope = validate_scope(item.scope)
-        user = (
-            validate_user(item.user_id)
-            if item.user_id is not None
-            else (DEFAULT_USER if scope == "user" else None)
-        )
-        return new_record(
-            # An empty id is a mistake (`--id ""`), not a request for a new one.
-            record_id=validate_record_id(item.record_id) if item.record_id is not None else new_record_id(),
-            l0=l0,
-            agent_id=self.agent_id,
-            scope=scope,
-            user_id=user,
-            category=validate_category(item.category),
-            l1=check_text("l1", item.l1, limit),
-            l2=check_text("l2", item.l2, limit),
-            created_at=item.created_at,
-            source=item.source,
-            attribute=item.attribute,
-        )
+        return record_of(item, self.agent_id, self.settings.max_text_chars)
 
     def add(self, item: NewMemory) -> tuple[MemoryRecord, WriteReport]:
         """Store one memory as given (no semantic dedup: that is `writing.write_memories`). An exact

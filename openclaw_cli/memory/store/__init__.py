@@ -1,8 +1,11 @@
 """The memory store, the bottom layer: records and their history, the keyword and vector indexes derived
 from them, `meta`, the people memories name, and the one storage interface the rest of memory/ talks to
-(`protocol.MemoryStorage`), with its SQLite implementation in `sqlite/` (connection, migrations,
-transactions, and all SQL on records, history, the keyword index, vec0 tables, people and workspace
-files). It also holds what the stored data is made of and shared by the layers above: the record
+(`protocol.MemoryStorage`, its row types in `protocol_types` and record roles in `record_roles`), with its
+SQLite implementation in `sqlite/` (connection, migrations, transactions, the keyword index, vec0 tables)
+and its PostgreSQL one in `postgres/`. What the two backends say alike is written once: the statements in
+`statements`, in each backend's dialect (placeholder, null-safe equality), run by the base class both
+storages share (`shared_storage`: record reads, history, people, workspace files, every row as stored).
+It also holds what the stored data is made of and shared by the layers above: the record
 dataclasses (`records`, `record_rows`), the embedder types (`embedder`), the stored vector's layout
 (`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache; and the session transcript index's interface (`transcripts`), with
 its in-memory vectors (`transcript_vectors`).

@@ -22,6 +22,7 @@ from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.store import centroid, people
 from openclaw_cli.memory.store.bulk import CHUNK, BulkWriter, WriteReport
 from openclaw_cli.memory.store.history import VALUE_IN_RECORDS
+from openclaw_cli.memory.store.protocol_types import LiveFilter
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, utc_now
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
@@ -62,8 +63,7 @@ class MemoryStore:
         self._open_reader = reader  # a second connection, for reading the vectors on a thread
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
-        self._centroid_due: int | None = None
-        self._centroid: tuple[int, tuple[int, ...], centroid.Centroid | None] = (-1, (), None)
+        self.centroids = centroid.Keeper(storage)
         self.matrix: VectorMatrix | None = None
         self._matrix_loader: threading.Thread | None = None
         self._matrix_ahead: VectorMatrix | None = None  # built by load_vectors_ahead's thread
@@ -137,9 +137,8 @@ class MemoryStore:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[MemoryRecord]:
-        return self.storage.list_records(
-            user_id=user_id, scope=scope, category=category, limit=limit, offset=offset
-        )
+        where = LiveFilter(user_id=user_id, scope=scope, category=category)
+        return self.storage.list_records(where, limit=limit, offset=offset)
 
     def has_history(self, record_id: str) -> bool:
         return bool(self.storage.history_rows(record_id))
@@ -288,27 +287,13 @@ class MemoryStore:
             self.storage.ensure_vectors(self.embedder().identity)
             self.storage.put_vector(rowid, vector, (record.scope, record.user_id or "", record.category))
             self.storage.vectors_changed()
-            self._keep_centroid_current(rowid)
+            self.centroids.inserted(rowid)
         self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
         return rowid
 
     def vector_centroid(self, legs: Sequence[int]) -> centroid.Centroid | None:
-        """The vectors' mean direction for search (store/centroid.py), read again only after a write: a warm
-        process (the gateway) builds a searcher per request but keeps its stores."""
-        generation = self.storage.vector_generation()
-        cached_generation, cached_legs, found = self._centroid
-        if cached_generation != generation or cached_legs != tuple(legs):
-            found = centroid.current(self.storage, legs)
-            self._centroid = (generation, tuple(legs), found)
-        return found
-
-    def _keep_centroid_current(self, rowid: int) -> None:
-        """Recompute the vectors' mean direction (store/centroid.py) once the store has grown by a tenth since:
-        one comparison per insert otherwise, and about 11 reads of each row over a bulk load from empty."""
-        if self._centroid_due is None:
-            self._centroid_due = centroid.next_refresh(centroid.load(self.storage))
-        if rowid > self._centroid_due:
-            self._centroid_due = centroid.next_refresh(centroid.refresh(self.storage))
+        """The vectors' mean direction for search (store/centroid.py)."""
+        return self.centroids.current(legs)
 
     def log_change(
         self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None = None

@@ -34,6 +34,11 @@ class RankingFacts:
         return recall_probability(stability, parse_iso(last), now)
 
 
+def to_json(value: object) -> str | None:
+    """A value as the JSON text a row stores (`source`, history's old and new values); None stays NULL."""
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
 def row_to_record(row: Sequence[Any]) -> MemoryRecord:
     return MemoryRecord.model_validate(
         {

@@ -1,4 +1,6 @@
-"""The `records` and `history` tables of the postgres backend: every record row read and written here.
+"""The `records` and `history` statements only the postgres backend says this way: a record's insert and
+rewrite, matches on its JSON source, and forgetting history. What both backends say alike is in
+store/statements.py.
 
 The statements mirror store/sqlite/records.py; lists are bound as arrays (`= ANY(%s)`), so no statement's
 text depends on what it is given. Times are stored as the same ISO text the SQLite file holds, so rows read
@@ -7,14 +9,12 @@ back into identical records and `since` compares as text on both backends.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store.protocol import HistoryRow, RecordMatch, VectorFilter
-from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, RankingFacts, row_to_record
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso, utc_now
+from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
+from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
+from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.sqlite.records import text_hash
 
 if TYPE_CHECKING:
@@ -46,78 +46,9 @@ def records(
     return [row_to_record(row) for row in rows]
 
 
-def get(conn: psycopg.Connection, record_id: str, include_deleted: bool) -> MemoryRecord | None:
-    row = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = %s", (record_id,)).fetchone()
-    if row is None or (row[20] and not include_deleted):
-        return None
-    return row_to_record(row)
-
-
-def rowid(conn: psycopg.Connection, record_id: str) -> int | None:
-    row = conn.execute("SELECT rowid FROM records WHERE id = %s", (record_id,)).fetchone()
-    return None if row is None else int(row[0])
-
-
-def by_rowids(conn: psycopg.Connection, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-    rows = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE rowid = ANY(%s) AND deleted = 0", (list(rowids),)
-    )
-    return {int(row[0]): row_to_record(row) for row in rows}
-
-
-def ranking_facts(conn: psycopg.Connection, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-    rows = conn.execute(
-        "SELECT rowid, language, category, l0, source, fsrs_stability, fsrs_difficulty, fsrs_last_review, "
-        "fsrs_next_review FROM records WHERE rowid = ANY(%s) AND deleted = 0",
-        (list(rowids),),
-    )
-    return {
-        int(row): RankingFacts(str(language), str(category), tuple(fsrs), str(l0), source)
-        for row, language, category, l0, source, *fsrs in rows
-    }
-
-
-def live_filter(values: dict[str, str | None]) -> tuple[str, list[Any]]:
-    clauses = ["deleted = 0"]
-    params: list[Any] = []
-    for column, value in values.items():
-        if value is not None:
-            clauses.append(f"{column} = %s")
-            params.append(value)
-    return " AND ".join(clauses), params
-
-
-def list_live(
-    conn: psycopg.Connection, filters: dict[str, str | None], limit: int | None, offset: int
-) -> list[MemoryRecord]:
-    where, params = live_filter(filters)
-    return records(conn, where, [*params, limit, offset], "ORDER BY created_at, rowid LIMIT %s OFFSET %s")
-
-
-def live_after(
-    conn: psycopg.Connection, after: int, limit: int, scope: str | None, user_id: str | None
-) -> list[tuple[int, MemoryRecord]]:
-    where, params = live_filter({"scope": scope, "user_id": user_id})
-    rows = conn.execute(
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND rowid > %s ORDER BY rowid LIMIT %s",
-        [*params, after, limit],
-    )
-    return [(int(row[0]), row_to_record(row)) for row in rows]
-
-
-def count_live(conn: psycopg.Connection, scope: str | None, user_id: str | None) -> int:
-    where, params = live_filter({"scope": scope, "user_id": user_id})
-    return scalar(conn, f"SELECT count(*) FROM records WHERE {where}", params)
-
-
 def scalar(conn: psycopg.Connection, query: str | sql.Composed, params: Sequence[Any] = ()) -> int:
     row = conn.execute(query, params).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
-
-
-def newest_live(conn: psycopg.Connection, where: str, params: Sequence[Any]) -> MemoryRecord | None:
-    found = records(conn, f"deleted = 0 AND {where}", params, "ORDER BY created_at DESC, rowid DESC LIMIT 1")
-    return found[0] if found else None
 
 
 def _match_sql(match: RecordMatch) -> tuple[str, list[Any]]:
@@ -134,25 +65,6 @@ def user_records(
     where = " AND ".join(["user_id = %s", "scope = 'user'", "deleted = 0", *(f"({s})" for s, _ in parts)])
     params: list[Any] = [user_id, *(p for _, values in parts for p in values)]
     return records(conn, where, params, "ORDER BY created_at, rowid")
-
-
-def unreflected(conn: psycopg.Connection, categories: Sequence[str]) -> list[MemoryRecord]:
-    return records(
-        conn,
-        "deleted = 0 AND reflected_at IS NULL AND category = ANY(%s)",
-        [list(categories)],
-        "ORDER BY scope, user_id, category, created_at, rowid",
-    )
-
-
-def unreflected_summary(conn: psycopg.Connection, categories: Sequence[str]) -> tuple[int, str | None]:
-    row = conn.execute(
-        "SELECT count(*), min(created_at) FROM records "
-        "WHERE deleted = 0 AND reflected_at IS NULL AND category = ANY(%s)",
-        (list(categories),),
-    ).fetchone()
-    count, first = row if row is not None else (0, None)
-    return int(count), None if first is None else str(first)
 
 
 def session_places(conn: psycopg.Connection, session: str, where: VectorFilter) -> list[tuple[int, str]]:
@@ -200,51 +112,9 @@ def rewrite(conn: psycopg.Connection, row: int, new: MemoryRecord, vector_ready:
     )  # fmt: skip
 
 
-def set_fsrs(
-    conn: psycopg.Connection, record_id: str, state: FsrsState, reflected_at: datetime | None
-) -> None:
-    conn.execute(
-        "UPDATE records SET fsrs_stability = %s, fsrs_difficulty = %s, fsrs_last_review = %s, "
-        "fsrs_next_review = %s, fsrs_reps = %s, fsrs_lapses = %s, "
-        "reflected_at = COALESCE(%s::text, reflected_at) WHERE id = %s",
-        (
-            state.stability, state.difficulty, iso(state.last_review), iso(state.next_review),
-            state.reps, state.lapses, iso(reflected_at), record_id,
-        ),
-    )  # fmt: skip
-
-
-def log_change(
-    conn: psycopg.Connection,
-    record_id: str,
-    user_id: str | None,
-    action: str,
-    change: tuple[Any, Any],
-    reason: str | None,
-) -> None:
-    old, new = change
-    conn.execute(
-        "INSERT INTO history(record_id, user_id, action, old_value, new_value, at, reason) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (record_id, user_id, action, to_json(old), to_json(new), iso(utc_now()), reason),
-    )
-
-
-def history_rows(conn: psycopg.Connection, record_id: str) -> list[HistoryRow]:
-    rows = conn.execute(
-        "SELECT seq, action, old_value, new_value, at, reason FROM history WHERE record_id = %s ORDER BY seq",
-        (record_id,),
-    )
-    return [HistoryRow(int(seq), str(a), old, new, str(at), reason) for seq, a, old, new, at, reason in rows]
-
-
 def forget_history(conn: psycopg.Connection, user_ids: Sequence[str], record_ids: Sequence[str]) -> int:
     cursor = conn.execute(
         "DELETE FROM history WHERE user_id = ANY(%s) OR record_id = ANY(%s)",
         (list(user_ids), list(record_ids)),
     )
     return int(cursor.rowcount)
-
-
-def to_json(value: object) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)

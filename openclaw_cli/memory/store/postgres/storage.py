@@ -1,8 +1,9 @@
 """`PostgresStorage`: the memory storage Protocol (store/protocol.py) over one psycopg connection.
 
 The SQL is in the modules beside this one: records and history (postgres/records.py), the keyword index
-(postgres/keyword.py), the vector tables (postgres/vectors.py); people and workspace files are small enough
-to be read and written in postgres/tables.py.
+(postgres/keyword.py), the vector tables (postgres/vectors.py); what both backends say alike (the people
+and workspace-file tables, most record reads, every row as stored) is in store/statements.py, run by the
+base class store/shared_storage.py.
 
 Writers of one store take turns: the outermost `transaction()` takes the store's advisory lock first, so
 dedup's read-then-write (is this text already stored?) and an FSRS review's read-modify-write see every
@@ -11,7 +12,7 @@ earlier writer's commit, on any machine. Readers never wait for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -19,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.store.postgres import keyword, records, vectors
 from openclaw_cli.memory.store.postgres.schema import lock_key
 from openclaw_cli.memory.store.postgres.store_rows import PostgresStoreRows
-from openclaw_cli.memory.store.postgres.tables import PeopleAndFiles
 from openclaw_cli.memory.store.protocol import (
-    HistoryRow,
     RecordMatch,
     StoredRows,
     VectorFilter,
     VectorSource,
 )
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
+from openclaw_cli.memory.store.records import MemoryRecord, iso
+from openclaw_cli.memory.store.shared_storage import SharedStorage
+from openclaw_cli.memory.store.statements import POSTGRES
 from openclaw_cli.memory.store.vector_codec import FLOAT16_BE, VectorFormat
 
 if TYPE_CHECKING:
@@ -36,11 +37,13 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.memory.store.record_rows import RankingFacts
 
 
-class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
-    """One memory database in its own Postgres schema (see store/protocol.py for what each method promises)."""
+class PostgresStorage(SharedStorage, PostgresStoreRows):
+    """One memory database in its own Postgres schema (see store/protocol.py for what each method promises);
+    what both backends run alike is in SharedStorage (store/shared_storage.py)."""
+
+    dialect = POSTGRES
 
     def __init__(self, conn: psycopg.Connection, schema: str, dsn: str) -> None:
         self.conn = conn
@@ -86,87 +89,11 @@ class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
         self.conn.close()
 
     # ------------------------------------------------------------ records
-    def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord | None:
-        return records.get(self.conn, record_id, include_deleted)
-
-    def rowid(self, record_id: str) -> int | None:
-        return records.rowid(self.conn, record_id)
-
-    def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-        return records.by_rowids(self.conn, rowids)
-
-    def ranking_facts(self, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-        return records.ranking_facts(self.conn, rowids)
-
-    def list_records(
-        self,
-        *,
-        user_id: str | None = None,
-        scope: str | None = None,
-        category: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[MemoryRecord]:
-        filters = {"user_id": user_id, "scope": scope, "category": category}
-        return records.list_live(self.conn, filters, limit, offset)
-
-    def live_after(
-        self, after: int, limit: int, *, scope: str | None = None, user_id: str | None = None
-    ) -> list[tuple[int, MemoryRecord]]:
-        return records.live_after(self.conn, after, limit, scope, user_id)
-
-    def count_live(self, *, scope: str | None = None, user_id: str | None = None) -> int:
-        return records.count_live(self.conn, scope, user_id)
-
-    def has_user(self, user_id: str, *, scope: str | None = None) -> bool:
-        where, params = records.live_filter({"user_id": user_id, "scope": scope})
-        return (
-            records.scalar(
-                self.conn, f"SELECT count(*) FROM (SELECT 1 FROM records WHERE {where} LIMIT 1) x", params
-            )
-            > 0
-        )
-
     def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
         return records.user_records(self.conn, user_id, matches)
 
-    def same_text(self, record: MemoryRecord) -> MemoryRecord | None:
-        return records.newest_live(
-            self.conn,
-            "l0_hash = %s AND scope = %s AND user_id IS NOT DISTINCT FROM %s AND id <> %s",
-            (record.l0_hash, record.scope, record.user_id, record.id),
-        )
-
-    def same_attribute(self, record: MemoryRecord) -> MemoryRecord | None:
-        return records.newest_live(
-            self.conn,
-            "user_id IS NOT DISTINCT FROM %s AND category = %s AND attribute = %s AND scope = %s AND id <> %s",
-            (record.user_id, record.category, record.attribute, record.scope, record.id),
-        )
-
-    def unreflected(self, categories: Sequence[str]) -> list[MemoryRecord]:
-        return records.unreflected(self.conn, categories)
-
-    def unreflected_summary(self, categories: Sequence[str]) -> tuple[int, str | None]:
-        return records.unreflected_summary(self.conn, categories)
-
     def session_places(self, session: str, where: VectorFilter) -> list[tuple[int, str]]:
         return records.session_places(self.conn, session, where)
-
-    def ready_rows(self, user_id: str | None, scope: str, category: str) -> list[tuple[int, str]]:
-        rows = self.conn.execute(
-            "SELECT rowid, language FROM records WHERE user_id IS NOT DISTINCT FROM %s AND scope = %s "
-            "AND category = %s AND deleted = 0 AND vector_status = 'ready'",
-            (user_id, scope, category),
-        )
-        return [(int(r), str(language)) for r, language in rows]
-
-    def user_counts(self) -> list[tuple[str, int]]:
-        rows = self.conn.execute(
-            "SELECT user_id, count(*) FROM records WHERE deleted = 0 AND scope = 'user' AND user_id IS NOT NULL "
-            "GROUP BY user_id ORDER BY user_id"
-        )
-        return [(str(user), int(count)) for user, count in rows]
 
     def conversation_sessions(self, user_id: str, kinds: Sequence[str]) -> list[str | None]:
         rows = self.conn.execute(
@@ -175,11 +102,6 @@ class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
             (user_id, list(kinds)),
         )
         return [None if session is None else str(session) for (session,) in rows]
-
-    def pending_vectors(self) -> int:
-        return records.scalar(
-            self.conn, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
-        )
 
     def row_with_text(self, digest: str) -> int | None:
         """A live, vector-ready record whose L0 has this SHA-256 (hex), found by its 64-bit prefix (the
@@ -190,27 +112,6 @@ class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
             (int.from_bytes(bytes.fromhex(digest[:16]), "big", signed=True), digest),
         ).fetchone()
         return None if row is None else int(row[0])
-
-    def sourced_rows(self) -> Iterator[tuple[int, str, str | None, str, str]]:
-        rows = self.conn.execute(
-            "SELECT rowid, id, user_id, l0, source FROM records WHERE source IS NOT NULL"
-        )
-        for rowid, record_id, owner, l0, source in rows.fetchall():
-            yield int(rowid), str(record_id), owner, str(l0), str(source)
-
-    def rows_of_users(self, user_ids: Sequence[str]) -> list[tuple[int, str]]:
-        rows = self.conn.execute("SELECT rowid, id FROM records WHERE user_id = ANY(%s)", (list(user_ids),))
-        return [(int(r), str(i)) for r, i in rows]
-
-    def texts_of_users(self, user_ids: Sequence[str]) -> list[tuple[str, str | None]]:
-        rows = self.conn.execute("SELECT l0, l1 FROM records WHERE user_id = ANY(%s)", (list(user_ids),))
-        return [(str(l0), l1) for l0, l1 in rows]
-
-    def user_ids(self) -> list[str]:
-        rows = self.conn.execute(
-            "SELECT DISTINCT user_id FROM records WHERE user_id IS NOT NULL ORDER BY user_id"
-        )
-        return [str(user) for (user,) in rows]
 
     # ------------------------------------------------------------ record writes
     def insert(self, record: MemoryRecord, *, vector_ready: bool) -> int:
@@ -240,9 +141,6 @@ class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
         self.conn.execute("DELETE FROM records WHERE rowid = ANY(%s)", (list(rowids),))  # cascades
         vectors.bump_generation(self.conn)
 
-    def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None:
-        records.set_fsrs(self.conn, record_id, state, reflected_at)
-
     def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
         self.conn.execute(
             "UPDATE records SET user_id = %s, updated_at = %s WHERE rowid = %s", (user_id, iso(at), rowid)
@@ -261,14 +159,6 @@ class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
             self.conn.execute(sql.SQL("VACUUM {}").format(sql.Identifier(self.schema, table)))
 
     # ------------------------------------------------------------ history
-    def log_change(
-        self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None
-    ) -> None:
-        records.log_change(self.conn, record_id, user_id, action, (old, new), reason)
-
-    def history_rows(self, record_id: str) -> list[HistoryRow]:
-        return records.history_rows(self.conn, record_id)
-
     def forget_history(self, *, user_ids: Sequence[str] = (), record_ids: Sequence[str] = ()) -> int:
         return records.forget_history(self.conn, user_ids, record_ids)
 
@@ -280,9 +170,6 @@ class PostgresStorage(PeopleAndFiles, PostgresStoreRows):
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         return keyword.document_counts(self.conn, terms)
-
-    def store_size(self) -> int:
-        return records.scalar(self.conn, "SELECT max(rowid) FROM records")
 
     def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return keyword.indexed_terms(self.conn, rowids)

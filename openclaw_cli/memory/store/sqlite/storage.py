@@ -1,29 +1,30 @@
 """`SqliteStorage`: the memory storage Protocol (store/protocol.py) over one apsw connection.
 
 The SQL itself is in the modules beside this one: records and history (sqlite/records.py), the keyword
-index (sqlite/keyword.py), the vec0 tables (sqlite/vec.py), transactions and meta (sqlite/meta.py); the
-people and workspace-file tables are small enough to be read and written here.
+index (sqlite/keyword.py), the vec0 tables (sqlite/vec.py), transactions and meta (sqlite/meta.py); what
+both backends say alike (the people and workspace-file tables, most record reads, every row as stored) is
+in store/statements.py, run by the base class store/shared_storage.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.protocol import (
-    HistoryRow,
     RecordMatch,
     StoredRows,
     VectorFilter,
     VectorSource,
-    WorkspaceFile,
 )
-from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, iso
+from openclaw_cli.memory.store.records import MemoryRecord, iso
+from openclaw_cli.memory.store.shared_storage import SharedStorage
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
 from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
+from openclaw_cli.memory.store.statements import SQLITE
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -32,13 +33,15 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.memory.store.record_rows import RankingFacts
 
 ANY_USER = ""  # the people table's user for memories without one
 
 
-class SqliteStorage(SqliteStoreRows):
-    """One SQLite memory database file (see store/protocol.py for what each method promises)."""
+class SqliteStorage(SharedStorage, SqliteStoreRows):
+    """One SQLite memory database file (see store/protocol.py for what each method promises); what both
+    backends run alike is in SharedStorage (store/shared_storage.py)."""
+
+    dialect = SQLITE
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
@@ -67,44 +70,6 @@ class SqliteStorage(SqliteStoreRows):
         self.conn.close()
 
     # ------------------------------------------------------------ records
-    def get(self, record_id: str, *, include_deleted: bool = False) -> MemoryRecord | None:
-        return records.get(self.conn, record_id, include_deleted)
-
-    def rowid(self, record_id: str) -> int | None:
-        return records.rowid(self.conn, record_id)
-
-    def by_rowids(self, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
-        return records.by_rowids(self.conn, rowids)
-
-    def ranking_facts(self, rowids: Iterable[int]) -> dict[int, RankingFacts]:
-        return records.ranking_facts(self.conn, rowids)
-
-    def list_records(
-        self,
-        *,
-        user_id: str | None = None,
-        scope: str | None = None,
-        category: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[MemoryRecord]:
-        filters = {"user_id": user_id, "scope": scope, "category": category}
-        return records.list_live(self.conn, filters, limit, offset)
-
-    def live_after(
-        self, after: int, limit: int, *, scope: str | None = None, user_id: str | None = None
-    ) -> list[tuple[int, MemoryRecord]]:
-        return records.live_after(self.conn, after, limit, scope, user_id)
-
-    def count_live(self, *, scope: str | None = None, user_id: str | None = None) -> int:
-        return records.count_live(self.conn, scope, user_id)
-
-    def has_user(self, user_id: str, *, scope: str | None = None) -> bool:
-        scoped = "" if scope is None else " AND scope = ?"
-        params = (user_id,) if scope is None else (user_id, scope)
-        sql = f"SELECT 1 FROM records WHERE user_id = ?{scoped} AND deleted = 0 LIMIT 1"
-        return self.conn.execute(sql, params).fetchone() is not None
-
     def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
         return records.user_records(self.conn, user_id, matches)
 
@@ -116,45 +81,8 @@ class SqliteStorage(SqliteStoreRows):
             self.conn.execute(f"UPDATE {table} SET user_id = ? WHERE rowid = ?", (user_id, rowid))
         self.conn.execute("UPDATE history SET user_id = ? WHERE record_id = ?", (user_id, record_id))
 
-    def same_text(self, record: MemoryRecord) -> MemoryRecord | None:
-        return records.newest_live(
-            self.conn,
-            # The unary + keeps the planner on the hash index: with no statistics it chose the by-user
-            # index and scanned a third of the store for each record (29 s of a 10k import).
-            "l0_hash = ? AND +scope = ? AND +user_id IS ? AND +id != ?",
-            (record.l0_hash, record.scope, record.user_id, record.id),
-        )
-
-    def same_attribute(self, record: MemoryRecord) -> MemoryRecord | None:
-        return records.newest_live(
-            self.conn,
-            "user_id IS ? AND category = ? AND attribute = ? AND scope = ? AND id != ?",
-            (record.user_id, record.category, record.attribute, record.scope, record.id),
-        )
-
-    def unreflected(self, categories: Sequence[str]) -> list[MemoryRecord]:
-        return records.unreflected(self.conn, categories)
-
-    def unreflected_summary(self, categories: Sequence[str]) -> tuple[int, str | None]:
-        return records.unreflected_summary(self.conn, categories)
-
     def session_places(self, session: str, where: VectorFilter) -> list[tuple[int, str]]:
         return records.session_places(self.conn, session, where)
-
-    def ready_rows(self, user_id: str | None, scope: str, category: str) -> list[tuple[int, str]]:
-        rows = self.conn.execute(
-            "SELECT rowid, language FROM records WHERE user_id IS ? AND scope = ? AND category = ? "
-            "AND deleted = 0 AND vector_status = 'ready'",
-            (user_id, scope, category),
-        )
-        return [(int(r), str(language)) for r, language in rows]
-
-    def user_counts(self) -> list[tuple[str, int]]:
-        rows = self.conn.execute(
-            "SELECT user_id, count(*) FROM records WHERE deleted = 0 AND scope = 'user' AND user_id IS NOT NULL "
-            "GROUP BY user_id ORDER BY user_id"
-        )
-        return [(str(user), int(count)) for user, count in rows]
 
     def conversation_sessions(self, user_id: str, kinds: Sequence[str]) -> list[str | None]:
         rows = self.conn.execute(
@@ -164,12 +92,6 @@ class SqliteStorage(SqliteStoreRows):
             (user_id, *kinds),
         )
         return [None if session is None else str(session) for (session,) in rows]
-
-    def pending_vectors(self) -> int:
-        rows = self.conn.execute(
-            "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
-        )
-        return int(next(iter(rows))[0])
 
     def insert(self, record: MemoryRecord, *, vector_ready: bool) -> int:
         rowid = records.insert(self.conn, record, vector_ready)
@@ -215,31 +137,6 @@ class SqliteStorage(SqliteStoreRows):
             (int(r) for r, l0 in rows if hashlib.sha256(str(l0).encode("utf-8")).hexdigest() == digest), None
         )
 
-    def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None:
-        records.set_fsrs(self.conn, record_id, state, reflected_at)
-
-    def sourced_rows(self) -> Iterator[tuple[int, str, str | None, str, str]]:
-        """(rowid, id, user id, L0, source JSON) of every record with a source, live or not."""
-        for rowid, record_id, owner, l0, source in self.conn.execute(
-            "SELECT rowid, id, user_id, l0, source FROM records WHERE source IS NOT NULL"
-        ):
-            yield int(rowid), str(record_id), owner, str(l0), str(source)
-
-    def rows_of_users(self, user_ids: Sequence[str]) -> list[tuple[int, str]]:
-        """(rowid, id) of every record, live or not, of these users."""
-        sql = f"SELECT rowid, id FROM records WHERE user_id IN ({records.marks(user_ids)})"
-        return [(int(r), str(i)) for r, i in self.conn.execute(sql, tuple(user_ids))]
-
-    def texts_of_users(self, user_ids: Sequence[str]) -> list[tuple[str, str | None]]:
-        sql = f"SELECT l0, l1 FROM records WHERE user_id IN ({records.marks(user_ids)})"
-        return [
-            (str(l0), None if l1 is None else str(l1)) for l0, l1 in self.conn.execute(sql, tuple(user_ids))
-        ]
-
-    def user_ids(self) -> list[str]:
-        sql = "SELECT DISTINCT user_id FROM records WHERE user_id IS NOT NULL ORDER BY user_id"
-        return [str(user) for (user,) in self.conn.execute(sql)]
-
     def compact(self) -> None:
         """Rewrite the file so removed text lingers in no free page, FTS segment or WAL frame."""
         self.conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
@@ -248,14 +145,6 @@ class SqliteStorage(SqliteStoreRows):
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # ------------------------------------------------------------ history
-    def log_change(
-        self, record_id: str, user_id: str | None, action: str, old: Any, new: Any, reason: str | None
-    ) -> None:
-        records.log_change(self.conn, record_id, user_id, action, old, new, reason)
-
-    def history_rows(self, record_id: str) -> list[HistoryRow]:
-        return records.history_rows(self.conn, record_id)
-
     def forget_history(self, *, user_ids: Sequence[str] = (), record_ids: Sequence[str] = ()) -> int:
         return records.forget_history(self.conn, user_ids, record_ids)
 
@@ -267,9 +156,6 @@ class SqliteStorage(SqliteStoreRows):
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         return keyword.document_counts(self.conn, terms)
-
-    def store_size(self) -> int:
-        return records.max_rowid(self.conn)
 
     def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return keyword.indexed_terms(self.conn, rowids)
@@ -346,85 +232,6 @@ class SqliteStorage(SqliteStoreRows):
 
     def delete_meta(self, key: str) -> None:
         meta.delete_meta(self.conn, key)
-
-    # ------------------------------------------------------------ people
-    def count_person(self, user_id: str, kind: str, name: str) -> None:
-        self.conn.execute(
-            "INSERT INTO people(user_id, kind, name) VALUES (?, ?, ?) "
-            "ON CONFLICT DO UPDATE SET mentions = mentions + 1",
-            (user_id, kind, name),
-        )
-
-    def drop_person(self, user_id: str, kind: str | None = None, name: str | None = None) -> None:
-        if kind is None or name is None:
-            self.conn.execute("DELETE FROM people WHERE user_id = ?", (user_id,))
-        else:
-            self.conn.execute(
-                "DELETE FROM people WHERE user_id = ? AND kind = ? AND name = ?", (user_id, kind, name)
-            )
-
-    def drop_people(self) -> None:
-        """Empty the people table (before it is counted again from every memory)."""
-        self.conn.execute("DELETE FROM people")
-
-    def person_names(self, user_id: str | None, kind: str) -> list[tuple[str, int]]:
-        if user_id is None:
-            rows = self.conn.execute(
-                "SELECT name, sum(mentions) FROM people WHERE kind = ? GROUP BY name", (kind,)
-            )
-        else:
-            rows = self.conn.execute(
-                "SELECT name, mentions FROM people WHERE user_id = ? AND kind = ?", (user_id, kind)
-            )
-        return [(str(name), int(mentions)) for name, mentions in rows]
-
-    def people_count(self) -> int:
-        return int(next(iter(self.conn.execute("SELECT count(*) FROM people")))[0])
-
-    def live_text_mentions(self, user_id: str | None, name: str) -> bool:
-        still = self.conn.execute(
-            "SELECT 1 FROM records WHERE user_id IS ? AND deleted = 0 AND instr(l0, ?) > 0 LIMIT 1",
-            (user_id, name),
-        ).fetchone()
-        return still is not None
-
-    def live_texts(self, user_ids: Sequence[str] | None = None) -> Iterator[tuple[str | None, str]]:
-        if user_ids is None:
-            rows = list(self.conn.execute("SELECT user_id, l0 FROM records WHERE deleted = 0"))
-        else:
-            sql = f"SELECT user_id, l0 FROM records WHERE deleted = 0 AND user_id IN ({records.marks(user_ids)})"
-            rows = list(self.conn.execute(sql, tuple(user_ids)))
-        for user_id, l0 in rows:
-            yield user_id, str(l0)
-
-    # ------------------------------------------------------------ workspace files
-    def workspace_files(self) -> dict[str, WorkspaceFile]:
-        rows = self.conn.execute(
-            "SELECT path, file_hash, size, mtime_ns, chunks, problem FROM workspace_files"
-        )
-        return {
-            str(p): WorkspaceFile(str(p), str(h), int(s), int(m), int(c), pr) for p, h, s, m, c, pr in rows
-        }
-
-    def put_workspace_file(self, file: WorkspaceFile, *, keep_chunks: bool = False) -> None:
-        count = "chunks" if keep_chunks else "excluded.chunks"
-        self.conn.execute(
-            "INSERT INTO workspace_files(path, file_hash, size, mtime_ns, chunks, problem) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash, size = excluded.size, "
-            f"mtime_ns = excluded.mtime_ns, chunks = {count}, problem = excluded.problem",
-            (file.path, file.file_hash, file.size, file.mtime_ns, file.chunks, file.problem),
-        )
-
-    def drop_workspace_file(self, path: str) -> None:
-        self.conn.execute("DELETE FROM workspace_files WHERE path = ?", (path,))
-
-    def note_rows(self, path: str) -> list[int]:
-        rows = self.conn.execute(
-            "SELECT rowid FROM records WHERE json_extract(source, '$.path') = ? AND category = 'note' "
-            "AND deleted = 0",
-            (path,),
-        )
-        return [int(r[0]) for r in rows]
 
 
 if TYPE_CHECKING:
