@@ -151,7 +151,7 @@ def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool
 
 
 def _minilm(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> OnnxEmbedder:
-    from openclaw_cli.memory.embedding.quantize import int8_compute_model
+    from openclaw_cli.memory.embedding.quantize import int8_compute_model, remove_cached
 
     source, tokenizer = local_model_files()
     for attempt in (1, 2):
@@ -170,7 +170,7 @@ def _minilm(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> 
             if attempt == 2:
                 raise
             # A damaged cache file (the conversion itself is atomic, the disk may not be): convert again.
-            model.unlink(missing_ok=True)
+            remove_cached(model)
     raise AssertionError("unreachable")
 
 
