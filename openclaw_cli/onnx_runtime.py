@@ -49,3 +49,20 @@ def quiet_quantizer() -> Iterator[None]:
             _quiet_depth -= 1
             if _quiet_depth == 0:
                 logging.disable(logging.NOTSET)
+
+
+def move_weights_out(model_path: str, weights_name: str, min_bytes: int) -> None:
+    """Rewrite the model at `model_path` with its tensors of `min_bytes` or more in the file `weights_name`
+    beside it (ONNX external data): onnxruntime then maps them instead of parsing and copying them out of
+    the protobuf, so a session loads several times faster with the same bytes and the same vectors."""
+    import onnx
+
+    model = onnx.load(model_path)
+    onnx.save_model(
+        model,
+        model_path,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=weights_name,
+        size_threshold=min_bytes,
+    )

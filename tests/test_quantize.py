@@ -9,19 +9,23 @@ import pytest
 
 from openclaw_cli.errors import StoreError
 from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
-from openclaw_cli.memory.embedding.quantize import cached_name, int8_compute_model
+from openclaw_cli.memory.embedding.quantize import cached_name, int8_compute_model, is_cached, weights_path
 
 
 def test_conversion_is_cached_private_and_silent(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     source, _ = local_model_files()
     cache = tmp_path / "cache" / "models"
     first = int8_compute_model(source, cache)
-    assert first == cache / cached_name(source) and first.stat().st_size > 1_000_000
-    assert first.stat().st_mode & 0o777 == 0o600 and cache.stat().st_mode & 0o777 == 0o700
+    weights = weights_path(first)
+    assert first == cache / cached_name(source)
+    # The weights in their own file (ONNX external data), the graph alone in the model file.
+    assert weights.stat().st_size > 20_000_000 and first.stat().st_size < 1_000_000
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in (first, weights))
+    assert cache.stat().st_mode & 0o777 == 0o700
     stamp = first.stat().st_mtime_ns
     assert int8_compute_model(source, cache) == first
     assert first.stat().st_mtime_ns == stamp  # reused, not converted again
-    assert [p.name for p in cache.iterdir()] == [first.name]  # no temporary files left behind
+    assert sorted(p.name for p in cache.iterdir()) == sorted([first.name, weights.name])  # no temp files
     out, err = capfd.readouterr()
     assert out == "" and err == ""
 
@@ -55,7 +59,58 @@ def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
     cached.write_bytes(b"not an onnx model")
     embedder = create_embedder(EmbeddingSettings(model="all-MiniLM-L6-v2-int8"), cache_dir=cache)
     assert embedder.embed_query("hello world").vector.shape == (384,)
-    assert cached.stat().st_size > 1_000_000
+    assert cached.stat().st_size > 100_000
+
+
+def test_a_truncated_weights_file_is_converted_again(tmp_path: Path) -> None:
+    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.memory.embedding.loader import create_embedder
+
+    source, _ = local_model_files()
+    cache = tmp_path / "models"
+    weights = weights_path(int8_compute_model(source, cache))
+    size = weights.stat().st_size
+    with weights.open("r+b") as handle:
+        handle.truncate(size // 2)
+    embedder = create_embedder(EmbeddingSettings(model="all-MiniLM-L6-v2-int8"), cache_dir=cache)
+    assert embedder.embed_query("hello world").vector.shape == (384,)
+    assert weights.stat().st_size == size
+
+
+def test_a_missing_weights_file_means_conversion(tmp_path: Path) -> None:
+    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.memory.embedding.deferred import model_needs_preparing
+
+    source, _ = local_model_files()
+    cache = tmp_path / "models"
+    model = int8_compute_model(source, cache)
+    settings = EmbeddingSettings(model="all-MiniLM-L6-v2-int8")
+    assert not model_needs_preparing(settings, cache)
+    weights_path(model).unlink()  # a crash between the two renames, or a file removed by hand
+    assert not is_cached(model) and model_needs_preparing(settings, cache)
+    assert int8_compute_model(source, cache) == model and is_cached(model)
+    assert not model_needs_preparing(settings, cache)
+
+
+def test_external_weights_give_the_vectors_of_the_single_file_model(tmp_path: Path) -> None:
+    """The weights file holds the same bytes the single-file model held: the vectors are bit-identical."""
+    import numpy as np
+    import onnx
+
+    from openclaw_cli.memory.embedding.onnx_embedder import OnnxEmbedder
+
+    source, tokenizer = local_model_files()
+    split = int8_compute_model(source, tmp_path / "models")
+    whole = tmp_path / "whole.onnx"
+    onnx.save_model(onnx.load(str(split)), str(whole))  # the weights read back into one file
+    assert not list(tmp_path.glob("whole.onnx.*"))
+
+    texts = ["I like coffee in the morning", "PR #4521 fixed the login bug", "Maya's sister lives in Lyon"]
+    for optimise in (True, False):
+        split_run = OnnxEmbedder("local", "m", split, tokenizer, threads=1, per_text=True, optimise=optimise)
+        whole_run = OnnxEmbedder("local", "m", whole, tokenizer, threads=1, per_text=True, optimise=optimise)
+        assert np.array_equal(split_run.embed_passages(texts), whole_run.embed_passages(texts))
+        assert np.array_equal(split_run.embed_query(texts[0]).vector, whole_run.embed_query(texts[0]).vector)
 
 
 def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) -> None:
@@ -81,7 +136,7 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (openclaw_cli/onnx_runtime.py).
     assert list(system_temp.iterdir()) == []
-    assert [p.suffix for p in (tmp_path / "models").iterdir()] == [".onnx"]
+    assert sorted(p.suffix for p in (tmp_path / "models").iterdir()) == [".onnx", ".weights"]
 
 
 def test_the_quantizer_stays_quiet_until_the_last_parallel_conversion_ends() -> None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.errors import InvalidInput, StoreError
+from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
@@ -71,6 +71,23 @@ def through_gateway(method: str, params: dict[str, Any]) -> Any | None:
         )
         typer.echo(f"openclaw: {method} {said}", err=True)
     return answer.payload if answer.answered else None
+
+
+def start_model_load(*, one_shot: bool) -> None:
+    """Start loading the packaged embedding models now, as soon as the settings are read: a command that
+    embeds soon (one search) then imports its own modules while the sessions build. Not when the models
+    must first be converted (the service says so, then converts) or come from elsewhere. An error here
+    (settings that do not validate, a missing package) is left for the command to meet where it did
+    before, so that the command's own checks still come first."""
+    from openclaw_cli.memory.embedding.deferred import model_needs_preparing
+    from openclaw_cli.memory.embedding.loader import model_cache_dir, preload
+
+    st = common.state()
+    with suppress(OpenclawError):
+        settings = st.agent_settings.memory.embedding
+        cache = model_cache_dir(settings, st.home.model_cache_dir)
+        if settings.provider == "local" and not model_needs_preparing(settings, cache):
+            preload(settings, cache_dir=cache, one_shot=one_shot)
 
 
 def announce_model_preparation(service: MemoryService) -> None:

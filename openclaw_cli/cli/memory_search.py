@@ -166,6 +166,10 @@ def _search_here(
     as_json: bool,
 ) -> None:
     """The search in this process (no gateway, --local, --record-hit or --batch)."""
+    if text is not None and mode != "bm25":
+        # Before the search's own imports (~0.5 s of records, pydantic, the store), which then overlap
+        # the model load instead of preceding it.
+        memory_common.start_model_load(one_shot=True)
     from openclaw_cli.memory.search.result import MAX_K, SearchRequest
 
     if not 1 <= k <= MAX_K:

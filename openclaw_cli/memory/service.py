@@ -95,8 +95,9 @@ class MemoryService:
             self.embedder()
 
     def model_cache_dir(self) -> Path:
-        configured = self.settings.embedding.model_cache_dir
-        return Path(configured).expanduser() if configured else self.home.model_cache_dir
+        from openclaw_cli.memory.embedding.loader import model_cache_dir
+
+        return model_cache_dir(self.settings.embedding, self.home.model_cache_dir)
 
     def model_needs_preparing(self) -> bool:
         """True when the next embedding will first convert a packaged model (seconds, once per home)."""

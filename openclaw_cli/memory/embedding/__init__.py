@@ -5,6 +5,6 @@ the functions that need them.
 
 May import (in memory/): text, store (the embedder types and the stored vector's layout live there).
 Exports: onnx_embedder (the ONNX embedder; it re-exports store/embedder.py's Embedder, EmbedderIdentity,
-QueryEmbedding, EmbeddingUnavailable), loader (create_embedder, configured_identity, expected_identity),
+QueryEmbedding, EmbeddingUnavailable), loader (create_embedder, preload, model_cache_dir, configured_identity, expected_identity),
 deferred (DeferredEmbedder, model_needs_preparing), use_m3 (needs_conversion, convert).
 """

@@ -46,7 +46,7 @@ def model_needs_preparing(settings: EmbeddingSettings, cache: Path) -> bool:
     from openclaw_cli.memory.embedding import use_m3
     from openclaw_cli.memory.embedding.loader import expected_identity
     from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
-    from openclaw_cli.memory.embedding.quantize import cached_name
+    from openclaw_cli.memory.embedding.quantize import cached_name, is_cached
     from openclaw_cli.memory.store.layout import MINILM, USE_M3
 
     model = str(expected_identity(settings).model)  # type: ignore[union-attr]
@@ -55,4 +55,4 @@ def model_needs_preparing(settings: EmbeddingSettings, cache: Path) -> bool:
     if model == USE_M3:
         return False
     source, _ = local_model_files()
-    return not (cache / cached_name(source)).exists()
+    return not is_cached(cache / cached_name(source))

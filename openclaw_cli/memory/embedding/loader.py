@@ -7,8 +7,10 @@ nothing, and start-up time matters.
 
 from __future__ import annotations
 
+import atexit
 import tempfile
 import threading
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +80,30 @@ def settle_imports(settings: EmbeddingSettings) -> None:
 
         runtime()
         from openclaw_cli.memory.embedding import composite, quantize, use_m3  # noqa: F401
+
+
+def model_cache_dir(settings: EmbeddingSettings, home_cache: Path) -> Path:
+    """Where converted models are cached: memory.embedding.modelCacheDir, else the home's cache."""
+    return Path(settings.model_cache_dir).expanduser() if settings.model_cache_dir else home_cache
+
+
+def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = False) -> None:
+    """Start create_embedder(settings, one_shot=..., cache_dir=...) in a background thread, for a process
+    that will ask for it soon: the sessions build without holding the GIL while the caller goes on with
+    its imports, and its own create_embedder call then waits for (or finds) the result. A failure is not
+    reported here: that call meets it again. The process waits for the load before it exits, since a
+    model half-loaded at interpreter exit can crash it."""
+    settle_imports(settings)
+    thread = threading.Thread(
+        target=_load_quietly, args=(settings, one_shot, cache_dir), name="embedder-preload", daemon=True
+    )
+    thread.start()
+    atexit.register(thread.join)
+
+
+def _load_quietly(settings: EmbeddingSettings, one_shot: bool, cache_dir: Path) -> None:
+    with suppress(Exception):
+        create_embedder(settings, one_shot=one_shot, cache_dir=cache_dir)
 
 
 def _process_model_dir() -> Path:
@@ -151,7 +177,7 @@ def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool
 
 
 def _minilm(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> OnnxEmbedder:
-    from openclaw_cli.memory.embedding.quantize import int8_compute_model
+    from openclaw_cli.memory.embedding.quantize import int8_compute_model, remove_cached
 
     source, tokenizer = local_model_files()
     for attempt in (1, 2):
@@ -170,7 +196,7 @@ def _minilm(settings: EmbeddingSettings, *, optimise: bool, cache_dir: Path) -> 
             if attempt == 2:
                 raise
             # A damaged cache file (the conversion itself is atomic, the disk may not be): convert again.
-            model.unlink(missing_ok=True)
+            remove_cached(model)
     raise AssertionError("unreachable")
 
 

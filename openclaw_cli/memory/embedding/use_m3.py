@@ -32,6 +32,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     load_tokenizer,
 )
 from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
+from openclaw_cli.onnx_runtime import move_weights_out
 
 if TYPE_CHECKING:
     import numpy as np
@@ -135,7 +136,8 @@ def _convert_into(cache_dir: Path, model: Path, tokenizer: Path) -> None:
         graph = use_m3_graph.build_graph(weights)
         with temp_files_inside(work_dir):
             use_m3_graph.quantize(graph, built_model)
-        built_table = _move_table_out(built_model, table_path(model).name)
+        move_weights_out(str(built_model), table_path(model).name, TABLE_MIN_BYTES)
+        built_table = built_model.with_name(table_path(model).name)
         # The table first and the tokenizer last: needs_conversion() wants all three, so a crash between
         # the renames leaves a state the next call completes.
         for built, target in (
@@ -145,23 +147,6 @@ def _convert_into(cache_dir: Path, model: Path, tokenizer: Path) -> None:
         ):
             os.chmod(built, 0o600)
             os.replace(built, target)
-
-
-def _move_table_out(model_path: Path, table_name: str) -> Path:
-    """Rewrite the model with its embedding table in the file `table_name` beside it (ONNX external data,
-    at offset 0, so onnxruntime can map it); returns that file."""
-    import onnx
-
-    model = onnx.load(str(model_path))
-    onnx.save_model(
-        model,
-        str(model_path),
-        save_as_external_data=True,
-        all_tensors_to_one_file=True,
-        location=table_name,
-        size_threshold=TABLE_MIN_BYTES,
-    )
-    return model_path.with_name(table_name)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""Loading the embedder ahead, in a background thread (embedding/loader.preload): a later create_embedder
+gets what it built, a failure surfaces where the embedder is used, and a one-search process starts the
+load as soon as its settings are read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.errors import StoreError
+from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir, preload
+from tests.memory_helpers import shared_model_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _wait_for_preloads() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "embedder-preload":
+            thread.join()
+
+
+def test_a_preloaded_embedder_is_the_one_create_embedder_returns() -> None:
+    settings = EmbeddingSettings(model="all-MiniLM-L6-v2-int8", threads=1)
+    cache = shared_model_cache()
+    preload(settings, cache_dir=cache, one_shot=True)
+    embedder = create_embedder(settings, one_shot=True, cache_dir=cache)  # waits for the thread's load
+    _wait_for_preloads()
+    assert create_embedder(settings, one_shot=True, cache_dir=cache) is embedder
+    assert embedder.identity.dimensions == 384
+    alone = create_embedder(settings, one_shot=True, cache_dir=cache)
+    assert np.array_equal(
+        alone.embed_query("tea with milk").vector, embedder.embed_query("tea with milk").vector
+    )
+
+
+def test_a_failed_preload_is_reported_where_the_embedder_is_used(tmp_path: Path) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the model cache should be")
+    settings = EmbeddingSettings(model="all-MiniLM-L6-v2-int8", threads=1)
+    preload(settings, cache_dir=blocked / "models", one_shot=True)  # raises nothing
+    _wait_for_preloads()
+    with pytest.raises(StoreError):
+        create_embedder(settings, one_shot=True, cache_dir=blocked / "models")
+    assert blocked.read_text() == "a file where the model cache should be"
+
+
+def test_the_model_cache_is_the_configured_one_else_the_homes(tmp_path: Path) -> None:
+    home_cache = tmp_path / "home" / "cache" / "models"
+    assert model_cache_dir(EmbeddingSettings(), home_cache) == home_cache
+    configured = EmbeddingSettings(model_cache_dir="~/elsewhere/models")
+    assert model_cache_dir(configured, home_cache) == Path("~/elsewhere/models").expanduser()
+
+
+def _search_process(home: Path, *args: str) -> list[str]:
+    """The order in which one `memory search` process starts the model load and imports the searcher."""
+    script = (
+        "import sys, threading, runpy\n"
+        "events = []\n"
+        "start = threading.Thread.start\n"
+        "def watched(self):\n"
+        "    events.append('thread ' + self.name)\n"
+        "    return start(self)\n"
+        "threading.Thread.start = watched\n"
+        "def audit(event, args):\n"
+        "    if event == 'import' and args[0] == 'openclaw_cli.memory.store.records':\n"
+        "        events.append('import records')\n"
+        "sys.addaudithook(audit)\n"
+        "sys.argv = ['openclaw', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('openclaw_cli', run_name='__main__')\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print('\\n'.join(events), file=sys.stderr)\n"
+    )
+    env = {
+        **os.environ,
+        "OPENCLAW_HOME": str(home),
+        "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache()),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script, "memory", "search", *args, "--local", "--json"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stderr.splitlines() if line.startswith(("thread ", "import "))]
+
+
+def test_a_search_process_starts_the_model_load_before_importing_the_records(tmp_path: Path) -> None:
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    events = _search_process(tmp_path / "home", "tea with milk")
+    assert events.index("thread embedder-preload") < events.index("import records")
+
+
+def test_a_keyword_only_search_loads_no_model(tmp_path: Path) -> None:
+    events = _search_process(tmp_path / "home", "tea with milk", "--mode", "bm25")
+    assert "thread embedder-preload" not in events and "import records" in events
+
+
+def test_settings_that_do_not_validate_leave_the_searchs_own_checks_first(tmp_path: Path) -> None:
+    from openclaw_cli.paths import CONFIG_FILENAME
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / CONFIG_FILENAME).write_text('{"memory": {"embedding": {"threads": "lots"}}}')
+    env = {**os.environ, "OPENCLAW_HOME": str(home)}
+
+    def search(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "openclaw_cli", "memory", "search", "tea", "--local", *args]
+        return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    bad_k = search("-k", "0")
+    assert bad_k.returncode == 2 and "0 is not between 1 and" in bad_k.stderr
+    bad_settings = search()
+    assert bad_settings.returncode != 0 and "threads" in bad_settings.stderr
