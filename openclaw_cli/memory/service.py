@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory
+from openclaw_cli.memory.search.context import ContextSteps
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
 from openclaw_cli.memory.search.result import merge_results
 from openclaw_cli.memory.store.bulk import BulkWriter
@@ -65,6 +66,7 @@ class MemoryService:
         self.one_shot = one_shot
         self.fast_start = fast_start
         self._stores: dict[Path, MemoryStore] = {}
+        self._contexts: dict[Path, ContextSteps] = {}  # a warm process's search caches, by store
         self._preload: threading.Thread | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -167,6 +169,7 @@ class MemoryService:
             with suppress(Exception):
                 store.close()
         self._stores.clear()
+        self._contexts.clear()
 
     # ------------------------------------------------------------------ writes
 
@@ -313,7 +316,10 @@ class MemoryService:
             from openclaw_cli.memory.embedding.deferred import DeferredEmbedder
 
             embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
-        return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
+        context = None
+        if self.warm:  # each memory's subject and answer kinds are read once per process, not per search
+            context = self._contexts.setdefault(store.path, ContextSteps(store, search))
+        return HybridSearcher(store, search, embedder, reranker, warm=self.warm, context=context)
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
         from openclaw_cli.memory.search.pipeline import validate_request

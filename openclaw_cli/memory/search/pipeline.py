@@ -77,7 +77,9 @@ class _Clock:
 class HybridSearcher:
     """Runs requests against one store with fixed settings; reuse it to keep models and vectors warm.
 
-    `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it."""
+    `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it. `context`:
+    the context steps of an earlier searcher of the same store and settings, whose per-memory caches a
+    warm process keeps across searches (MemoryService makes a searcher per search)."""
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class HybridSearcher:
         *,
         warm: bool = False,
         disabled: frozenset[str] = frozenset(),
+        context: ContextSteps | None = None,
     ) -> None:
         unknown = disabled - set(STAGES)
         if unknown:
@@ -99,7 +102,7 @@ class HybridSearcher:
         self.warm = warm
         self.disabled = disabled
         self.profile = profile_for(store.storage.vector_identity(), settings)
-        self.context = ContextSteps(store, settings)
+        self.context = context if context is not None else ContextSteps(store, settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
