@@ -209,15 +209,12 @@ class HybridSearcher:
         if p.query is not None:
             source = self._source()
             pool = max(self.settings.candidates, p.request.k)
-            found = semantic.candidates(source, p.query, self.profile, pool, p.where, p.hubs)
+            # The keyword hits' cosines are read with the nearest rows' (one gather, one product per leg).
+            found = semantic.candidates(
+                source, p.query, self.profile, pool, p.where, p.hubs, also=list(p.by_row)
+            )
             for rowid, legs in found.items():
                 p.by_row.setdefault(rowid, Candidate(rowid)).legs = legs
-            missing = [rowid for rowid, cand in p.by_row.items() if cand.legs is None]
-            if missing:
-                for rowid, legs in semantic.leg_similarities(
-                    source, p.query, self.profile, missing, p.hubs
-                ).items():
-                    p.by_row[rowid].legs = legs
         p.facts = self.store.ranking_facts(p.by_row)
         p.candidates = [c for c in p.by_row.values() if c.rowid in p.facts]
 

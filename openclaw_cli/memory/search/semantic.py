@@ -122,9 +122,12 @@ def candidates(
     pool: int,
     where: VectorFilter,
     hubs: HubCorrection | None = None,
+    also: Sequence[int] = (),
 ) -> dict[int, tuple[float, ...]]:
     """Up to 2 x pool rows likely to be most similar, each with its per-leg cosines (corrected for
-    hubness when `hubs` is given; the scans themselves rank by the plain cosine)."""
+    hubness when `hubs` is given; the scans themselves rank by the plain cosine), then the rows `also`
+    (the keyword leg's hits) the scans did not reach, read and scored with them in one pass; rows
+    without a vector (pending) are left out."""
     import numpy as np
 
     from openclaw_cli.memory.store.vectors import knn_scaled
@@ -133,15 +136,18 @@ def candidates(
     if len(profile.legs) < 2:
         nearest = source.knn(vector, pool, where)
         if hubs is None:
-            return {rowid: (score,) for rowid, score in nearest}
-        return leg_cosines(vector, source.rows([rowid for rowid, _ in nearest]), profile.legs, hubs)
-    split = profile.legs[0]
-    weight = english_weight(profile, query.unknown_share)
-    # The multilingual leg alone, then (unless it weighs 0) the English leg by `weight`.
-    scalings = [(0.0, 1.0)] + ([(weight, 1.0 - weight)] if weight > 0 else [])
-    found = knn_scaled(source, vector, (split, len(vector) - split), scalings, pool, where)
-    rowids = [rowid for hits in found for rowid, _ in hits]
-    return leg_cosines(vector, source.rows(list(dict.fromkeys(rowids))), profile.legs, hubs)
+            found = {rowid: (score,) for rowid, score in nearest}
+            rest = [rowid for rowid in also if rowid not in found]
+            return found | (leg_cosines(vector, source.rows(rest), profile.legs) if rest else {})
+        rowids = [rowid for rowid, _ in nearest]
+    else:
+        split = profile.legs[0]
+        weight = english_weight(profile, query.unknown_share)
+        # The multilingual leg alone, then (unless it weighs 0) the English leg by `weight`.
+        scalings = [(0.0, 1.0)] + ([(weight, 1.0 - weight)] if weight > 0 else [])
+        scanned = knn_scaled(source, vector, (split, len(vector) - split), scalings, pool, where)
+        rowids = [rowid for hits in scanned for rowid, _ in hits]
+    return leg_cosines(vector, source.rows(list(dict.fromkeys([*rowids, *also]))), profile.legs, hubs)
 
 
 def leg_cosines(
@@ -167,15 +173,3 @@ def leg_cosines(
         start += width
     table = np.stack(columns, axis=1)
     return {rowid: tuple(float(v) for v in table[i]) for i, rowid in enumerate(ids)}
-
-
-def leg_similarities(
-    source: VectorSource,
-    query: QueryEmbedding,
-    profile: SearchProfile,
-    rowids: Sequence[int],
-    hubs: HubCorrection | None = None,
-) -> dict[int, tuple[float, ...]]:
-    """Per-leg cosines of given rows (keyword hits the vector scans did not reach); rows without a
-    vector (pending) are left out."""
-    return leg_cosines(query.vector, source.rows(rowids), profile.legs, hubs)
