@@ -117,3 +117,24 @@ def test_the_vector_leg_scores_the_keyword_hits_with_the_nearest_rows(home: Path
             assert together[rowid] == pytest.approx(legs, abs=1e-6)
     finally:
         service.close()
+
+
+def test_indexed_terms_are_the_keyword_index_s_own_and_leave_deleted_memories_out(tmp_path: Path) -> None:
+    service = service_for(tmp_path)
+    try:
+        ids = [add(service, text) for text in FACTS]
+        store = _store(service)
+        gone = int(store.conn.execute("SELECT rowid FROM records WHERE id = ?", (ids[0],)).fetchone()[0])
+        assert store.storage.indexed_terms([gone])[gone][0]
+        service.delete(ids[0])
+        rowids = [int(r[0]) for r in store.conn.execute("SELECT rowid FROM records ORDER BY rowid")]
+        through_index = {
+            int(rowid): (str(l0), str(l1 or ""))
+            for rowid, l0, l1 in store.conn.execute("SELECT rowid, l0, l1 FROM records_fts")
+        }
+        found = store.storage.indexed_terms(rowids)
+        assert found == through_index
+        assert len(found) == len(FACTS) - 1 and len(rowids) == len(FACTS)
+        assert gone in rowids and gone not in found
+    finally:
+        service.close()
