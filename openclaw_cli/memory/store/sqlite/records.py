@@ -73,12 +73,13 @@ def ranking_facts(conn: apsw.Connection, rowids: Iterable[int]) -> dict[int, Ran
     only for the results it returns: validating ~150 records cost ~3 ms at every query)."""
     found: dict[int, RankingFacts] = {}
     for chunk in chunks(rowids):
-        for row, language, category, l0, source, *fsrs in conn.execute(
+        for row, language, category, l0, source, stability, difficulty, last, due in conn.execute(
             "SELECT rowid, language, category, l0, source, fsrs_stability, fsrs_difficulty, "
             f"fsrs_last_review, fsrs_next_review FROM records WHERE rowid IN ({marks(chunk)}) AND deleted = 0",
             chunk,
         ):
-            found[int(row)] = RankingFacts(str(language), str(category), tuple(fsrs), str(l0), source)
+            fsrs = (stability, difficulty, last, due)
+            found[int(row)] = RankingFacts(str(language), str(category), fsrs, str(l0), source)
     return found
 
 
