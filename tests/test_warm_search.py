@@ -138,3 +138,22 @@ def test_indexed_terms_are_the_keyword_index_s_own_and_leave_deleted_memories_ou
         assert gone in rowids and gone not in found
     finally:
         service.close()
+
+
+def test_term_counts_are_kept_until_this_or_another_connection_writes(tmp_path: Path) -> None:
+    reader, writer = service_for(tmp_path), service_for(tmp_path)
+    try:
+        add(reader, "Maya drinks oolong tea every morning.")
+        storage = _store(reader).storage
+        assert storage.document_counts(["oolong", "nosuchterm"]) == {"oolong": 1}
+        size = storage.store_size()
+        add(reader, "Oolong again, this time iced.")  # this connection's own write
+        assert storage.document_counts(["oolong"]) == {"oolong": 2}
+        assert storage.store_size() > size
+        add(writer, "A third oolong, from another process's connection.")
+        assert storage.document_counts(["oolong", "nosuchterm"]) == {"oolong": 3}
+        assert storage.store_size() == _store(writer).storage.store_size()
+        assert storage.document_counts([]) == {}
+    finally:
+        reader.close()
+        writer.close()
