@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search.context import ContextSteps
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
 from openclaw_cli.memory.search.result import merge_results
 from openclaw_cli.memory.store.bulk import BulkWriter
@@ -40,6 +39,7 @@ from openclaw_cli.thread_imports import settle_numpy
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
@@ -318,6 +318,8 @@ class MemoryService:
             embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
         context = None
         if self.warm:  # each memory's subject and answer kinds are read once per process, not per search
+            from openclaw_cli.memory.search.context import ContextSteps
+
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
         return HybridSearcher(store, search, embedder, reranker, warm=self.warm, context=context)
 
