@@ -27,6 +27,7 @@ from openclaw_cli.paths import SHARED_AGENT, Home
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
@@ -54,6 +55,7 @@ class MemoryService:
         self.one_shot = one_shot
         self.fast_start = fast_start
         self._stores: dict[Path, MemoryStore] = {}
+        self._contexts: dict[Path, ContextSteps] = {}  # a warm process's search caches, by store
         self._preload: threading.Thread | None = None
 
     # ------------------------------------------------------------------ plumbing
@@ -159,6 +161,7 @@ class MemoryService:
             with suppress(Exception):
                 store.close()
         self._stores.clear()
+        self._contexts.clear()
 
     # ------------------------------------------------------------------ writes
 
@@ -285,7 +288,12 @@ class MemoryService:
             from openclaw_cli.memory.embedding.deferred import DeferredEmbedder
 
             embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
-        return HybridSearcher(store, search, embedder, reranker, warm=self.warm)
+        context = None
+        if self.warm:  # each memory's subject and answer kinds are read once per process, not per search
+            from openclaw_cli.memory.search.context import ContextSteps
+
+            context = self._contexts.setdefault(store.path, ContextSteps(store, search))
+        return HybridSearcher(store, search, embedder, reranker, warm=self.warm, context=context)
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
         from openclaw_cli.memory.search.pipeline import SearchResult, validate_request

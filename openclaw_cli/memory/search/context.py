@@ -7,7 +7,8 @@
 - Utterances: a memory that only asks, or that the assistant said, counts for less. These last two
   steps come after the dialogue step, so a question still lends its answer its full relevance.
 
-One `ContextSteps` belongs to one searcher: it caches each memory's subject for a warm searcher.
+One `ContextSteps` caches each memory's subject and answer kinds; a warm MemoryService keeps one per store
+across its searches (a searcher is made per search).
 """
 
 from __future__ import annotations

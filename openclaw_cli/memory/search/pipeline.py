@@ -78,7 +78,9 @@ class _Clock:
 class HybridSearcher:
     """Runs requests against one store with fixed settings; reuse it to keep models and vectors warm.
 
-    `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it."""
+    `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it. `context`:
+    the context steps of an earlier searcher of the same store and settings, whose per-memory caches a
+    warm process keeps across searches (MemoryService makes a searcher per search)."""
 
     def __init__(
         self,
@@ -89,6 +91,7 @@ class HybridSearcher:
         *,
         warm: bool = False,
         disabled: frozenset[str] = frozenset(),
+        context: ContextSteps | None = None,
     ) -> None:
         unknown = disabled - set(STAGES)
         if unknown:
@@ -100,7 +103,7 @@ class HybridSearcher:
         self.warm = warm
         self.disabled = disabled
         self.profile = profile_for(store.storage.vector_identity(), settings)
-        self.context = ContextSteps(store, settings)
+        self.context = context if context is not None else ContextSteps(store, settings)
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
@@ -207,15 +210,12 @@ class HybridSearcher:
         if p.query is not None:
             source = self._source()
             pool = max(self.settings.candidates, p.request.k)
-            found = semantic.candidates(source, p.query, self.profile, pool, p.where, p.hubs)
+            # The keyword hits' cosines are read with the nearest rows' (one gather, one product per leg).
+            found = semantic.candidates(
+                source, p.query, self.profile, pool, p.where, p.hubs, also=list(p.by_row)
+            )
             for rowid, legs in found.items():
                 p.by_row.setdefault(rowid, Candidate(rowid)).legs = legs
-            missing = [rowid for rowid, cand in p.by_row.items() if cand.legs is None]
-            if missing:
-                for rowid, legs in semantic.leg_similarities(
-                    source, p.query, self.profile, missing, p.hubs
-                ).items():
-                    p.by_row[rowid].legs = legs
         p.facts = self.store.ranking_facts(p.by_row)
         p.candidates = [c for c in p.by_row.values() if c.rowid in p.facts]
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from openclaw_cli.memory.store.forgetting import initial_state, recall_probability
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, parse_iso, utc_now
@@ -19,8 +18,10 @@ RECORD_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class RankingFacts:
+class RankingFacts(NamedTuple):
+    """A named tuple, not a frozen dataclass: search makes one per candidate (~150 a query at 100k), and a
+    frozen dataclass's __init__ took 1.6 us against 0.5 us."""
+
     language: str
     category: str
     fsrs_columns: tuple[Any, ...]  # stability, difficulty, last review, next review

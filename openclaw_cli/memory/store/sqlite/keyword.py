@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from openclaw_cli.memory.store.protocol import VectorFilter
 from openclaw_cli.memory.store.sqlite.records import chunks, marks
 from openclaw_cli.memory.store.sqlite.vec import filter_sql
+from openclaw_cli.memory.store.statements import MAX_ROWID
 from openclaw_cli.memory.text.analysis import fts_match, index_terms
 
 if TYPE_CHECKING:
@@ -40,6 +41,44 @@ def document_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, in
         f"SELECT term, doc FROM temp.records_vocab WHERE term IN ({marks(terms)})", list(terms)
     )
     return {str(term): int(doc) for term, doc in rows}
+
+
+class TermCounts:
+    """`document_counts` and the largest rowid, kept until the database may have changed: every search
+    reads them (~0.4 ms CPU of a warm search at 100k), and a warm process sees the same terms again.
+
+    The key is SQLite's `PRAGMA data_version` (changes when another connection commits) with this
+    connection's `total_changes()` (its own writes, rolled back or not): any write empties the cache.
+    """
+
+    LIMIT = 50_000  # terms kept at most (a few MB); the cache starts again past it
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int] | None = None
+        self._counts: dict[str, int] = {}
+        self._size: int | None = None
+
+    def counts(self, conn: apsw.Connection, terms: Sequence[str]) -> dict[str, int]:
+        """Like `document_counts`: the terms held by some row, with their counts."""
+        self._check(conn)
+        missing = [t for t in dict.fromkeys(terms) if t not in self._counts]
+        if missing:
+            found = document_counts(conn, missing)
+            self._counts.update((t, found.get(t, 0)) for t in missing)
+        return {t: n for t in dict.fromkeys(terms) if (n := self._counts[t])}
+
+    def max_rowid(self, conn: apsw.Connection) -> int:
+        self._check(conn)
+        if self._size is None:
+            row = conn.execute(MAX_ROWID).fetchone()
+            self._size = int((row and row[0]) or 0)
+        return self._size
+
+    def _check(self, conn: apsw.Connection) -> None:
+        row = conn.execute("PRAGMA data_version").fetchone()
+        key = (int(row[0]) if row else 0, int(conn.total_changes()))
+        if key != self._key or len(self._counts) > self.LIMIT:
+            self._key, self._counts, self._size = key, {}, None
 
 
 def bm25_candidates(
@@ -84,10 +123,14 @@ def _passing(conn: apsw.Connection, rowids: Sequence[int], clause: str, params: 
 
 
 def indexed_terms(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """Each row's stored terms, read from the index's content table (FTS5's `records_fts_content`: id, then
+    one column per indexed column): the same values as selecting them through `records_fts`, in a third of
+    the time (0.34 -> 0.11 ms for 100 rows at 100k), since each rowid of an IN list through the virtual
+    table is a lookup statement of its own."""
     found: dict[int, tuple[str, str]] = {}
     for chunk in chunks(rowids):
         for rowid, l0, l1 in conn.execute(
-            f"SELECT rowid, l0, l1 FROM records_fts WHERE rowid IN ({marks(chunk)})", chunk
+            f"SELECT id, c0, c1 FROM records_fts_content WHERE id IN ({marks(chunk)})", chunk
         ):
             found[int(rowid)] = (str(l0), str(l1 or ""))
     return found

@@ -45,6 +45,7 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
+        self._terms = keyword.TermCounts()
 
     # ------------------------------------------------------------ transactions
     def transaction(self) -> AbstractContextManager[None]:
@@ -155,7 +156,10 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return keyword.bm25_candidates(self.conn, terms, where, pool)
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        return keyword.document_counts(self.conn, terms)
+        return self._terms.counts(self.conn, terms)
+
+    def store_size(self) -> int:
+        return self._terms.max_rowid(self.conn)
 
     def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return keyword.indexed_terms(self.conn, rowids)
