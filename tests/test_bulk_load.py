@@ -9,6 +9,7 @@ processes with the English model alone on a batch larger than one chunk.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from benchmarks.synth import CompositeEmbedder
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store.bulk import CHUNK
+from openclaw_cli.memory.store.bulk import CHUNK, SWITCH_INTERVAL
 from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
 from openclaw_cli.memory.store.layout import MINILM
 from openclaw_cli.memory.store.records import MemoryRecord
@@ -145,6 +146,48 @@ def test_a_record_that_fails_validation_midway_stores_nothing_and_creates_no_dat
         service.add_many(validated())
     service.close()
     assert not service.db_path("user").exists()
+
+
+class _SeesSwitchInterval(CompositeEmbedder):
+    """The synthetic embedder, noting the GIL switch interval each embedding call runs under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[float] = []
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen.append(sys.getswitchinterval())
+        return super().embed_passages(texts)
+
+
+def test_the_models_run_under_a_short_switch_interval_and_the_default_comes_back_after_the_write(
+    tmp_path: Path,
+) -> None:
+    before = sys.getswitchinterval()
+    seeing = _SeesSwitchInterval()
+    report, _, _ = _write(tmp_path, TEXTS, chunk=3, embedder=seeing)
+    assert len(report.ids) == len(TEXTS)
+    assert seeing.seen == pytest.approx([SWITCH_INTERVAL] * 4)  # four chunks of three
+    assert sys.getswitchinterval() == before
+
+
+def test_a_cancelled_load_gives_the_switch_interval_back(tmp_path: Path) -> None:
+    before = sys.getswitchinterval()
+    service = _service(tmp_path)
+    writer = service.store(service.db_path("user")).bulk_writer(chunk=2)
+    for record in _records(service, TEXTS[:4]):
+        writer.feed(record)  # the first chunks are handed to the worker
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+    writer.cancel()
+    service.close()
+    assert sys.getswitchinterval() == before
+
+
+def test_a_failed_load_gives_the_switch_interval_back(tmp_path: Path) -> None:
+    before = sys.getswitchinterval()
+    with pytest.raises(RuntimeError, match="model run failed"):
+        _write(tmp_path, TEXTS, chunk=3, embedder=_FailingAt(2, RuntimeError("the model run failed")))
+    assert sys.getswitchinterval() == before
 
 
 # ------------------------------------------------------------------ real processes

@@ -15,6 +15,7 @@ stops the run after the chunks already committed, which stay whole and readable.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 
 CHUNK = 256  # records per transaction and per embedding call
 AHEAD = 3  # chunks embedded ahead of the one being written (their vectors wait in memory)
+# While the worker embeds: how long one thread may hold the GIL while another waits for it (default 5 ms).
+# The models run one text at a time (~4 ms) in threads that need the GIL between runs; with the default
+# they sat waiting for this thread's validation, SQL and analysis to hand it back.
+SWITCH_INTERVAL = 0.0005
 MISMATCH = "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
 
 
@@ -96,6 +101,7 @@ class BulkWriter:
         # Read before any write: the identity the stored vectors were made with, if any.
         self._stored = cache.vector_identity() if cache is not None and cache.has_vectors() else None
         self._pool: ThreadPoolExecutor | None = None
+        self._switch = sys.getswitchinterval()  # restored when the worker stops
         self._resolved = _Resolved()
         self._filling: list[MemoryRecord] = []
         self._chunks: list[_Chunk] = []
@@ -164,6 +170,8 @@ class BulkWriter:
             if chunk.future is None:
                 if self._pool is None:
                     settle_numpy()
+                    self._switch = sys.getswitchinterval()
+                    sys.setswitchinterval(min(self._switch, SWITCH_INTERVAL))
                     self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-embed")
                 chunk.future = self._pool.submit(self._embed, chunk)
 
@@ -220,3 +228,4 @@ class BulkWriter:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            sys.setswitchinterval(self._switch)

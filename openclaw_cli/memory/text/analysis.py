@@ -223,17 +223,17 @@ def _word_terms(segment: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
             yield _cap("".join(_strip_diacritics(p) for p in parts)), False
 
 
-def _part_terms(part: str, language: str | None, *, for_query: bool) -> Iterator[tuple[str, bool]]:
+# Words repeat across a store's texts, and stemming each again was most of a bulk load's analysis time.
+@lru_cache(maxsize=50_000)
+def _part_terms(part: str, language: str | None, *, for_query: bool) -> tuple[tuple[str, bool], ...]:
     raw = _cap(part)
     word = scripts.strip_diacritics(raw)
     is_stop = _is_stopword(raw, word, language)
-    for form in _latin_forms(raw, word, language, for_query=for_query):
-        yield form, is_stop
+    terms = [(form, is_stop) for form in _latin_forms(raw, word, language, for_query=for_query)]
     pieces = _LETTERS_OR_DIGITS.findall(word)
     if len(pieces) > 1:  # pr342 -> pr, 342; k8s -> 8 (single letters are noise)
-        for piece in pieces:
-            if piece.isdigit() or len(piece) > 1:
-                yield _stem_if_latin(piece), False
+        terms += [(_stem_if_latin(p), False) for p in pieces if p.isdigit() or len(p) > 1]
+    return tuple(terms)
 
 
 def _is_stopword(raw: str, word: str, language: str | None) -> bool:
@@ -400,17 +400,23 @@ def normalise_l0(text: str) -> str:
     Punctuation becomes a space rather than nothing so "tea,coffee" equals "tea, coffee"; spaces next to
     Han are dropped because Chinese does not use them ("用 Go 写" equals "用Go写").
     """
-    no_punct = "".join(_l0_char(ch) for ch in _fold(text))
+    folded = _fold(text)
+    # Per character only where needed: ASCII text (most of it) goes through one table.
+    no_punct = folded.translate(_ASCII_L0) if folded.isascii() else "".join(map(_l0_char, folded))
     collapsed = _WHITESPACE.sub(" ", no_punct).strip()
     return _han_patterns()[2].sub("", collapsed)
 
 
+@lru_cache(maxsize=4096)
 def _l0_char(ch: str) -> str:
     category = unicodedata.category(ch)
     if category.startswith("P") or category == "Cc":
         return " "
     # Zero-width spaces/joiners are invisible; a lone surrogate (possible in JSON input) cannot be encoded.
     return "" if category in ("Cf", "Cs") else ch
+
+
+_ASCII_L0 = str.maketrans({chr(n): _l0_char(chr(n)) for n in range(128)})
 
 
 def l0_hash(text: str) -> str:
