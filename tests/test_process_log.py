@@ -39,6 +39,17 @@ def test_a_process_writes_one_line_about_itself(tmp_path: Path) -> None:
     assert line["litellm"] is False and line["onnxruntime"] is False
 
 
+def test_an_argument_that_is_not_utf8_is_logged_and_nothing_is_said(tmp_path: Path) -> None:
+    log = tmp_path / "processes.jsonl"
+    bad = os.fsdecode(b"\xff")  # subprocess passes it on as the raw byte
+    done = subprocess.run(
+        [sys.executable, "-c", "pass", bad], env=_env(**{PROCESS_LOG_VARIABLE: str(log)}), capture_output=True
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    (line,) = [json.loads(text) for text in log.read_text().splitlines()]
+    assert line["argv"] == ["-c", "pass", "\udcff"]
+
+
 def test_without_the_variable_nothing_is_written(tmp_path: Path) -> None:
     _python("import sitecustomize", _env())
     assert list(tmp_path.iterdir()) == []
