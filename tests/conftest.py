@@ -32,6 +32,22 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
     if config.getoption(scheduling.RECORD_OPTION) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(scheduling.ModuleClock(), "module-clock")
+    if os.environ.get(PROCESS_LOG_VARIABLE):
+        log_every_process()
+
+
+# Opt-in measurement: `SUITE_PROCESS_LOG=/tmp/p.jsonl python -m pytest ...` makes every Python process of
+# the run write a line (tests/process_log/sitecustomize.py); `python -m tests.process_log.summary FILE`
+# adds them up. Not an OPENCLAW_ variable: base_env() keeps those away from the CLI processes.
+PROCESS_LOG_VARIABLE = "SUITE_PROCESS_LOG"
+
+
+def log_every_process() -> None:
+    """Put tests/process_log first on the PYTHONPATH that every child process (workers included) inherits."""
+    directory = str(ROOT / "tests" / "process_log")
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if directory not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([directory, *[p for p in paths if p]])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

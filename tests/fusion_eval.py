@@ -55,6 +55,7 @@ class Features:
     vector_pool: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     similarity: np.ndarray = field(default_factory=lambda: np.zeros(0))
     best_evidence: float = 0.0  # the best relevance before the context weights (the floor decides on it)
+    languages_present: tuple[str, ...] | None = None  # the distinct memory languages, worked out on first use
 
 
 @dataclass
@@ -250,9 +251,20 @@ def _kept(f: Features, profile: SearchProfile, rel: np.ndarray) -> np.ndarray:
     floor = np.full(len(rel), profile.kept_floor())
     if f.unmatched and len(rel):
         query_language, languages = f.languages
-        across = np.array([profile.bonus(query_language, str(lang)) > 0 for lang in languages], dtype=bool)
+        # The bonus depends on the two languages only: asked once per language present, not per memory
+        # (this runs for every query under every profile compared).
+        across = np.zeros(len(rel), dtype=bool)
+        for language in _languages_present(f):
+            if profile.bonus(query_language, language) > 0:
+                across |= languages == language
         floor = np.where(across, np.maximum(floor, stages.UNMATCHED_TAIL * float(rel.max())), floor)
     return floor
+
+
+def _languages_present(f: Features) -> tuple[str, ...]:
+    if f.languages_present is None:
+        f.languages_present = tuple(str(language) for language in np.unique(f.languages[1]))
+    return f.languages_present
 
 
 def ranked(f: Features, profile: SearchProfile, mode: str = "hybrid", k: int = 10) -> list[str]:

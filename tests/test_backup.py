@@ -297,7 +297,7 @@ def test_restore_is_refused_while_the_gateway_runs(three: Path, tmp_path: Path) 
     home = copy_home(three, tmp_path)
     out = tmp_path / "three.sqlite"
     assert run_cli(home, "memory", "backup", "-o", str(out)).returncode == 0
-    write_config(home, None)
+    write_config(home, None, llm={"model": None})  # only its presence matters: no model to preload
     before = _db(home).read_bytes()
     with running_gateway(home):
         done = run_cli(home, "memory", "restore", str(out), "--yes")

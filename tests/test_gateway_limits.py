@@ -44,7 +44,14 @@ HALF_UPGRADE = (
 
 def _gateway(root: Path, timeout: float, cap: int) -> Iterator[Gateway]:
     home = root / "home"
-    write_config(home, None, gateway={"headerTimeoutSeconds": timeout, "maxPendingConnections": cap})
+    # No model: nothing here reaches one, and a configured model is preloaded at start (seconds of CPU
+    # that would compete with the timeouts measured here).
+    write_config(
+        home,
+        None,
+        llm={"model": None},
+        gateway={"headerTimeoutSeconds": timeout, "maxPendingConnections": cap},
+    )
     with running_gateway(home) as gw:
         yield gw
 

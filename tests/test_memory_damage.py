@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,11 +28,20 @@ fake_openai = fake_server.fake_openai
 TEXTS = [f"memory {i} about garden {i % 7} and teapot number {i}" for i in range(40)]
 
 
-def _filled(home: Path) -> Path:
-    """A home of 40 memories embedded by the default local models (converted once per test run)."""
+@pytest.fixture(scope="module")
+def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home of 40 memories embedded by the default local models, written once by a real `memory add
+    --batch` for the module: the tests damage copies of it (_filled), never this one."""
+    home = tmp_path_factory.mktemp("filled") / "home"
     lines = "\n".join(json.dumps({"text": t, "id": f"mem-t{i}"}) for i, t in enumerate(TEXTS))
     done = run_cli(home, "memory", "add", "--batch", "-", input=lines, env={"OPENAI_API_KEY": "sk-x"})
     assert done.returncode == 0, done.stderr
+    return home
+
+
+def _filled(home: Path, filled_home: Path) -> Path:
+    """This test's own copy of the filled home at `home`; the path of its memory database."""
+    shutil.copytree(filled_home, home, symlinks=True)
     return home / "agents" / "main" / "memory" / "memory.sqlite"
 
 
@@ -64,9 +74,11 @@ def _cli(home: Path, *args: str, input: str | None = None) -> Result:
 @pytest.mark.parametrize(
     "table", ["vec_1_vector_chunks00", "records_fts_data", "records_fts_content", "vec_1_rowids"]
 )
-def test_derived_damage_is_named_and_rebuild_restores_every_record(tmp_path: Path, table: str) -> None:  # type: ignore[no-untyped-def]
+def test_derived_damage_is_named_and_rebuild_restores_every_record(
+    tmp_path: Path, table: str, filled_home: Path
+) -> None:
     home = tmp_path / "home"
-    path = _filled(home)
+    path = _filled(home, filled_home)
     _damage(path, table)
     check = _cli(home, "memory", "index", "--check")
     assert check.returncode == 1 and "derived index damaged" in check.stdout, check.stdout + check.stderr
@@ -93,9 +105,11 @@ def test_derived_damage_is_named_and_rebuild_restores_every_record(tmp_path: Pat
 
 
 @pytest.mark.parametrize("table", ["records", "history"])
-def test_damaged_records_or_history_send_the_user_to_a_backup(tmp_path: Path, table: str) -> None:  # type: ignore[no-untyped-def]
+def test_damaged_records_or_history_send_the_user_to_a_backup(
+    tmp_path: Path, table: str, filled_home: Path
+) -> None:
     home = tmp_path / "home"
-    path = _filled(home)
+    path = _filled(home, filled_home)
     _damage(path, table)
     before = path.read_bytes()
     check = _cli(home, "memory", "index", "--check")
@@ -106,9 +120,9 @@ def test_damaged_records_or_history_send_the_user_to_a_backup(tmp_path: Path, ta
     assert path.read_bytes() == before  # left as it was
 
 
-def test_rebuild_drops_tables_left_by_a_killed_rebuild(tmp_path: Path) -> None:
+def test_rebuild_drops_tables_left_by_a_killed_rebuild(tmp_path: Path, filled_home: Path) -> None:
     home = tmp_path / "home"
-    path = _filled(home)
+    path = _filled(home, filled_home)
     conn = apsw.Connection(str(path))
     conn.enable_load_extension(True)
     conn.load_extension(vec_extension_path())

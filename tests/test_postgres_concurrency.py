@@ -44,7 +44,7 @@ def two_gateways(tmp_path: Path, pg_dsn: str) -> Iterator[tuple[Gateway, Gateway
         gateways = []
         for name in ("host-a", "host-b"):
             home = tmp_path / name
-            write_config(home, None, memory={"extraction": {"enabled": False}})
+            write_config(home, None, llm={"model": None}, memory={"extraction": {"enabled": False}})
             gateways.append(stack.enter_context(running_gateway(home, env=_on(pg_dsn))))
         yield gateways[0], gateways[1]
 

@@ -39,6 +39,15 @@ def home(tmp_path: Path, fake: FakeOpenAI) -> Path:
     return home
 
 
+@pytest.fixture
+def served_home(tmp_path: Path) -> Path:
+    """A home for the tests of purge beside a running gateway: no model, as nothing there reaches one (a
+    configured model is preloaded at the gateway's start: litellm's import, seconds of CPU)."""
+    home = tmp_path / "home"
+    write_config(home, None, llm={"model": None}, session={"identityLinks": LINKS})
+    return home
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Path:
     """A home holding the two group conversations (built once; each test gets its own copy)."""
@@ -207,7 +216,8 @@ def test_a_person_nobody_knows_is_refused_and_the_known_ones_are_listed(home: Pa
     assert P in messages(home, EARLY)[0]["content"]  # nothing was touched
 
 
-def test_a_person_nobody_knows_is_refused_by_a_running_gateway_too(home: Path) -> None:
+def test_a_person_nobody_knows_is_refused_by_a_running_gateway_too(served_home: Path) -> None:
+    home = served_home
     ok(home, "memory", "add", "quinn likes tea", "--user", "quinn")
     with running_gateway(home):
         done = purge(home, "zed")
@@ -216,14 +226,16 @@ def test_a_person_nobody_knows_is_refused_by_a_running_gateway_too(home: Path) -
     assert line.startswith("openclaw: error: nothing is known of 'zed'") and "known persons: quinn" in line
 
 
-def test_the_gateway_method_refuses_a_flag_that_is_not_a_boolean(home: Path) -> None:
+def test_the_gateway_method_refuses_a_flag_that_is_not_a_boolean(served_home: Path) -> None:
+    home = served_home
     with running_gateway(home) as gw, gw.ws() as conn:
         reply = request(conn, "memory.purge", {"userId": "quinn", "allAgents": "yes"})
     assert reply["ok"] is False and reply["error"]["code"] == "INVALID_PARAMS"
     assert "allAgents" in reply["error"]["message"]
 
 
-def test_the_gateway_method_refuses_a_request_without_a_person(home: Path) -> None:
+def test_the_gateway_method_refuses_a_request_without_a_person(served_home: Path) -> None:
+    home = served_home
     with running_gateway(home) as gw, gw.ws() as conn:
         reply = request(conn, "memory.purge", {"sessions": True})
     assert reply["ok"] is False and reply["error"]["code"] == "INVALID_PARAMS"

@@ -240,7 +240,7 @@ def test_recover_is_refused_while_the_gateway_runs(tmp_path: Path) -> None:
     db.parent.mkdir(parents=True, mode=0o700)
     fake_store(db, COUNT)
     damage_middle_leaf(db)
-    write_config(home, None)
+    write_config(home, None, llm={"model": None})  # only its presence matters: no model to preload
     before = db.read_bytes()
     with running_gateway(home):
         done: Result = run_cli(home, "memory", "recover", "--yes")
