@@ -67,9 +67,12 @@ class EmbeddingSettings(_Section):
     query_prefix: str = ""
     passage_prefix: str = ""
     threads: int = Field(2, ge=1, le=64)
-    # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result.
+    # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result,
+    # and jieba's dictionary cache with it.
     model_cache_dir: str | None = Field(
-        None, description="where converted local models are cached; default $OPENCLAW_HOME/cache/models"
+        None,
+        description="where converted local models and jieba's dictionary cache are kept; "
+        "default $OPENCLAW_HOME/cache/models",
     )
 
 

@@ -340,12 +340,12 @@ def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch
     service.close()
 
 
-def test_the_service_points_jieba_at_the_homes_cache_dir(tmp_path: Path) -> None:
+def test_the_service_points_jieba_at_the_model_cache_dir(tmp_path: Path) -> None:
     from openclaw_cli.memory.text import analysis as text
 
     service = service_for(tmp_path)
     add(service, "我喜欢喝咖啡")
-    assert text._jieba_cache_dir == tmp_path / "cache"
+    assert text._jieba_cache_dir == service.model_cache_dir()
     service.close()
 
 

@@ -12,13 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, base_env
+import shutil
+
+from tests.conftest import ROOT, SHARED_MODEL_CACHE, base_env
 
 
-def _run_with_umask(home: Path, umask: int, *args: str) -> subprocess.CompletedProcess[str]:
+def _run_with_umask(
+    home: Path, umask: int, *args: str, models: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = base_env(home)
+    if models is not None:
+        env["OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR"] = str(models)
     return subprocess.run(
         [sys.executable, "-m", "openclaw_cli", *args],
-        env=base_env(home),
+        env=env,
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -50,12 +57,16 @@ COMMANDS: list[tuple[str, ...]] = [
 @pytest.mark.parametrize("umask", [0o000, 0o022])
 def test_every_file_is_0600_and_every_directory_0700_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     home = tmp_path / "home"
+    # The converted models, without jieba's table: the commands build that table beside them, under the umask.
+    models = tmp_path / "models"
+    shutil.copytree(SHARED_MODEL_CACHE, models, ignore=shutil.ignore_patterns("jieba*"))
     for args in COMMANDS:
-        done = _run_with_umask(home, umask, *args)
+        done = _run_with_umask(home, umask, *args, models=models)
         assert done.returncode == 0, (args, done.stderr)
     modes = _modes(home)
     assert "agents/main/workspace/MEMORY.md" in modes and "agents/main/memory/memory.sqlite" in modes
-    assert any(name.startswith("cache/jieba") for name in modes)
+    jieba_modes = {name: mode for name, mode in _modes(models).items() if name.startswith("jieba")}
+    assert jieba_modes and set(jieba_modes.values()) == {0o600}, jieba_modes
     wrong = {
         name: f"{mode:04o}"
         for name, mode in modes.items()

@@ -593,3 +593,16 @@ def test_jieba_point_lookups_segment_exactly_like_the_loaded_dictionary(tmp_path
         assert list(lookup.cut_for_search(text)) == list(full.cut_for_search(text)), text
     again, _ = open_frequencies(tmp_path / "cache", lookup)  # built once, then only opened
     assert "咖啡" in again and again.get("不存在的词语xyz") is None
+
+
+def test_homes_that_share_a_model_cache_share_the_jieba_table(tmp_path: Path) -> None:
+    """jieba's table is derived from the packaged dictionary only: it lives with the converted models, so
+    homes given the same model cache (as every test home is) share one table and write none of their own."""
+    from tests.conftest import SHARED_MODEL_CACHE, run_cli
+
+    for name in ("a", "b"):
+        result = run_cli(tmp_path / name, "memory", "add", "我喜欢喝咖啡，不喜欢茶")
+        assert result.returncode == 0, result.stderr
+        assert not list((tmp_path / name).rglob("jieba*")), name
+    (table,) = SHARED_MODEL_CACHE.glob("jieba-*.sqlite")
+    assert table.stat().st_mode & 0o777 == 0o600

@@ -111,7 +111,9 @@ class MemoryService:
         if path not in self._stores:
             self.home.ensure_root()
             # The first Han text loads jieba's dictionary from here (entry by entry in a short process).
-            set_jieba_cache_dir(self.home.cache_dir, point_lookups=self.fast_start or self.one_shot)
+            # It sits beside the converted models: both are derived from packaged files only, so homes
+            # that share a model cache share it too (building it costs ~1 s of CPU per directory).
+            set_jieba_cache_dir(self.model_cache_dir(), point_lookups=self.fast_start or self.one_shot)
             self._stores[path] = backends.open_store(
                 self.home, self.settings, path, self.embedder, create=create
             )
