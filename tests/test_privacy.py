@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-import shutil
 
 from tests.conftest import ROOT, SHARED_MODEL_CACHE, base_env
 
