@@ -35,7 +35,9 @@ def test_a_process_writes_one_line_about_itself(tmp_path: Path) -> None:
     (line,) = [json.loads(text) for text in log.read_text().splitlines()]
     assert line["argv"][:2] == ["-c", "import json; sum(range(10**6))"]
     assert line["test"] == "tests/test_x.py::test_y (call)"
-    assert line["cpu"] > 0 and line["wall"] >= line["cpu"] * 0.5
+    # Both are measured, but not against each other: the CPU time includes the interpreter's start-up
+    # before the log's clock starts (sitecustomize), so it can exceed the wall time it is logged beside.
+    assert line["cpu"] > 0 and line["wall"] > 0
     assert line["litellm"] is False and line["onnxruntime"] is False
 
 

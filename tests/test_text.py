@@ -598,11 +598,15 @@ def test_jieba_point_lookups_segment_exactly_like_the_loaded_dictionary(tmp_path
 def test_homes_that_share_a_model_cache_share_the_jieba_table(tmp_path: Path) -> None:
     """jieba's table is derived from the packaged dictionary only: it lives with the converted models, so
     homes given the same model cache (as every test home is) share one table and write none of their own."""
+    import jieba
+
+    from openclaw_cli.memory.text.jieba_lookup import table_path
     from tests.conftest import SHARED_MODEL_CACHE, run_cli
 
+    with jieba.dt.get_dict_file() as handle:  # the table is keyed by this installation's dictionary
+        table = table_path(SHARED_MODEL_CACHE, Path(handle.name))
     for name in ("a", "b"):
         result = run_cli(tmp_path / name, "memory", "add", "我喜欢喝咖啡，不喜欢茶")
         assert result.returncode == 0, result.stderr
         assert not list((tmp_path / name).rglob("jieba*")), name
-    (table,) = SHARED_MODEL_CACHE.glob("jieba-*.sqlite")
-    assert table.stat().st_mode & 0o777 == 0o600
+        assert table.stat().st_mode & 0o777 == 0o600
