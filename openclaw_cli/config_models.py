@@ -211,7 +211,8 @@ class MemorySettings(_Section):
 
 
 class LlmSettings(_Section):
-    """The chat model, reached through litellm; keys come from the providers' usual environment variables."""
+    """The chat model, reached through litellm (`openai/` models through the openai package directly); keys
+    come from the providers' usual environment variables."""
 
     model: str | None = Field(None, description="e.g. openai/gpt-4o-mini; none means no model is used")
     extract_model: str | None = Field(None, description="a cheaper model for extraction; default `model`")

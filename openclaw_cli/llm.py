@@ -1,8 +1,9 @@
 """The one gateway to remote models (embeddings, rerankers, chat) through litellm.
 
-No other module imports litellm (llm_errors.py only looks at the exceptions it raised). It is imported
-lazily (it takes seconds) and configured so that it never phones home, never sends telemetry and never
-prints to stdout, which belongs to `--json` output.
+No other module imports litellm. It is imported lazily (it takes seconds) and configured so that it never
+phones home, never sends telemetry and never prints to stdout, which belongs to `--json` output. Models
+behind the OpenAI-compatible protocol (`openai/...`) skip it: llm_openai.py calls them through the openai
+package, which litellm would call for them (`route` picks).
 Retries are ours, not litellm's or the OpenAI client's, so that their count and backoff follow settings.
 Which failures are retried, and how they are described, is llm_errors.py; reading a JSON reply is
 llm_reply.py; the agent loop's streamed chat with tools is llm_stream.py, through this module's client.
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
+from openclaw_cli import llm_openai
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.llm_errors import (
     InvalidReply,
@@ -72,12 +74,25 @@ def client() -> ModuleType:
         return _litellm
 
 
-def preload(model: str | None = None) -> None:
-    """Import and set up litellm now (seconds), so that the first model call does not wait for it.
+def route(model: str) -> Any:
+    """What calls `model`: llm_openai for an `openai/` model (its functions take litellm's arguments and
+    answer in litellm's shapes), litellm for any other."""
+    return llm_openai if llm_openai.handles(model) else client()
 
-    With a model, one streamed completion is also made with litellm's `mock_response` (nothing is sent
-    anywhere): a first call imports another second of provider, cost and tokenizer code. The HTTP
-    transport's modules, which the first real request imports, are loaded too."""
+
+def preload(
+    model: str | None = None, api_base: str | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    """Load now (seconds) what the first call of `model` would load, so that it does not wait for it.
+
+    An `openai/` model needs the openai package and its client. Any other model needs litellm, and one
+    streamed completion made with litellm's `mock_response` (nothing is sent anywhere): a first call
+    imports another second of provider, cost and tokenizer code. The HTTP transport's modules, which the
+    first real request imports, are loaded too."""
+    if model is not None and llm_openai.handles(model):
+        llm_openai.preload(api_base, timeout)
+        _import_transport()
+        return
     litellm = client()
     if model is None:
         return
@@ -89,10 +104,14 @@ def preload(model: str | None = None) -> None:
     )
     for _piece in stream:
         pass
+    _import_transport("litellm._service_logger")
+
+
+def _import_transport(*extra: str) -> None:
     import importlib
 
     transport = ("httpcore._sync.connection_pool", "httpcore._sync.http11", "h11", "h2.connection")
-    for name in (*transport, "litellm._service_logger"):
+    for name in (*transport, *extra):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
 
@@ -149,7 +168,7 @@ def embed(
     """One embedding per text, in order. Requests carry at most `batch_size` texts each."""
     if not texts:
         return []
-    litellm = client()
+    embedding = route(model).embedding
     vectors: list[list[float]] = []
     for start in range(0, len(texts), batch_size):
         batch = list(texts[start : start + batch_size])
@@ -157,7 +176,7 @@ def embed(
         if dimensions:
             kwargs["dimensions"] = dimensions
         response = with_retries(
-            functools.partial(litellm.embedding, **kwargs),
+            functools.partial(embedding, **kwargs),
             f"embedding with {model}",
             max_retries=max_retries,
             base_delay=base_delay,
@@ -228,11 +247,11 @@ def complete(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     **options: Any,
 ) -> str:
-    """The assistant text of one chat completion (options such as temperature pass through to litellm)."""
-    litellm = client()
+    """The assistant text of one chat completion (options such as temperature pass through)."""
+    completion = route(model).completion
     kwargs = request_kwargs(model, timeout, api_base, api_key, messages=list(messages), **options)
     response = with_retries(
-        lambda: litellm.completion(**kwargs),
+        lambda: completion(**kwargs),
         f"completion with {model}",
         max_retries=max_retries,
         base_delay=base_delay,

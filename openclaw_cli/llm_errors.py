@@ -1,7 +1,8 @@
 """The errors of remote model calls (llm.py): the ones callers catch, which failures a retry may fix, and
 the one line that describes a failure.
 
-litellm is imported only to classify an exception it raised, so by then it is loaded already.
+Exceptions are classified by the openai package's classes, which litellm's subclass: one test fits both
+routes (llm.route), and classifying an error never imports litellm (seconds).
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ import re
 
 from openclaw_cli.errors import OpenclawError
 
-_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?")
+# litellm prefixes its class names twice ("litellm.RateLimitError: RateLimitError: ..."), the openai package
+# the status ("Error code: 429 - ..."), which describe() says its own way: noise.
+_NOISE_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?(Error code: \d+ - )?")
+# How OpenAI-compatible servers word a prompt longer than the context (OpenAI, vLLM, llama.cpp, others).
+_OVERFLOW_WORDS = re.compile(
+    r"maximum context length|context length|context window|context size|context limit|prompt is too long",
+    re.IGNORECASE,
+)
 
 
 class ModelUnavailable(OpenclawError):
@@ -57,18 +65,13 @@ def client_side(exc: BaseException) -> bool:
 def is_retryable(exc: Exception) -> bool:
     """Rate limits, server errors, timeouts and dropped connections may pass; bad requests, bad keys and
     refused connections won't."""
-    import litellm
+    import openai
 
     if refused_connection(exc) is not None or client_side(exc):
         return False
-
-    retryable = (
-        litellm.RateLimitError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.APIConnectionError,
-        litellm.Timeout,
-    )
+    # APIConnectionError covers timeouts (APITimeoutError) and litellm's Timeout; litellm's
+    # ServiceUnavailableError is an APIStatusError with status 503, caught by the status test below.
+    retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
     if isinstance(exc, retryable):
         return True
     status = getattr(exc, "status_code", None)
@@ -81,21 +84,25 @@ def describe(exc: Exception) -> str:
     status = getattr(exc, "status_code", None)
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
-    # litellm prefixes its class names twice ("litellm.RateLimitError: RateLimitError: ..."): noise.
-    first = _LITELLM_PREFIX.sub("", first)
+    first = _NOISE_PREFIX.sub("", first)
     if len(first) > 200:
         first = first[:197] + "..."
     return f"HTTP {status}: {first}" if isinstance(status, int) else f"{type(exc).__name__}: {first}"
 
 
 def overflowed(exc: BaseException) -> bool:
-    import litellm
-
+    """Whether the request was longer than the model's context window: litellm says so with its own class;
+    an OpenAI-compatible server answers HTTP 400 with OpenAI's code or, for some servers, only in words."""
     current: BaseException | None = exc
     for _ in range(8):
         if current is None:
             return False
-        if isinstance(current, litellm.ContextWindowExceededError):
+        if type(current).__name__ == "ContextWindowExceededError":
+            return True
+        if getattr(current, "status_code", None) in (400, 413) and (
+            getattr(current, "code", None) == "context_length_exceeded"
+            or _OVERFLOW_WORDS.search(str(getattr(current, "message", None) or current))
+        ):
             return True
         current = current.__cause__ or current.__context__
     return False

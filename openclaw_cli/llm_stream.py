@@ -1,18 +1,19 @@
 """Streamed chat completions with tools, for the agent loop: text piece by piece, tool calls whole, then
 the call's usage (priced by litellm's cost map where it knows the model).
 
-The client, its settings and the retries are llm.py's: this module never imports litellm itself.
+The client, its settings and the retries are llm.py's: this module never imports litellm itself. An
+`openai/` model is priced by llm_openai (the same packaged cost map, without importing litellm).
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
+from openclaw_cli import llm_openai
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, client, request_kwargs, with_retries
+from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, client, request_kwargs, route, with_retries
 from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable, describe, overflowed
 
 
@@ -55,12 +56,15 @@ class StreamPiece:
 _unpriced: set[str] = set()
 
 
-def _usage(litellm: ModuleType, model: str, reported: Any) -> Usage:
+def _usage(model: str, reported: Any) -> Usage:
     """The provider's usage of one call, priced by litellm's cost map (None for a model it has not)."""
     prompt = int(getattr(reported, "prompt_tokens", 0) or 0)
     completion = int(getattr(reported, "completion_tokens", 0) or 0)
+    if llm_openai.handles(model):
+        return Usage(prompt, completion, llm_openai.price(model, prompt, completion))
     if model in _unpriced:
         return Usage(prompt, completion, None)
+    litellm = client()
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt, completion_tokens=completion
@@ -99,7 +103,7 @@ def complete_stream(
     Opening the stream is retried like complete(); once text has been yielded a failure is not retried
     (the caller has shown it), it raises ModelUnavailable. A context-window overflow raises ContextOverflow.
     """
-    litellm = client()
+    completion = route(model).completion
     extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
     options.setdefault("stream_options", {"include_usage": True})
     kwargs = request_kwargs(
@@ -107,7 +111,7 @@ def complete_stream(
     )
     try:
         stream = with_retries(
-            lambda: litellm.completion(**kwargs),
+            lambda: completion(**kwargs),
             f"completion with {model}",
             max_retries=max_retries,
             base_delay=base_delay,
@@ -150,7 +154,7 @@ def complete_stream(
             )
         )
     if reported is not None:
-        yield StreamPiece(usage=_usage(litellm, model, reported))
+        yield StreamPiece(usage=_usage(model, reported))
 
 
 def _merge_tool_call(calls: dict[int, dict[str, str]], delta: Any) -> None:

@@ -29,7 +29,7 @@ OVERFLOW_MESSAGE = (
 class WindowedFakeOpenAI(FakeOpenAI):
     """The fake server, refusing the agent's chat requests (those offering tools) longer than
     `context_chars` as OpenAI does (HTTP 400 context_length_exceeded), so that the overflow path runs
-    through real HTTP and litellm's own error mapping. Extraction and summary requests are exempt: the
+    through real HTTP and the route's own error mapping (llm.route). Extraction and summary requests are exempt: the
     tests aim at the turn's own request."""
 
     context_chars: int | None = None

@@ -93,7 +93,7 @@ class FakeOpenAI:
     broken_streams: int = 0  # streamed answers the client hung up on before the end
     _replies: deque[Reply] = field(default_factory=deque)
     _responder: Callable[[dict[str, Any]], Reply] | None = None
-    _failures: deque[tuple[int, str | None]] = field(default_factory=deque)
+    _failures: deque[tuple[int, str | None, str | None]] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
 
@@ -102,19 +102,21 @@ class FakeOpenAI:
         assert self._server is not None, "server not started"
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def fail_next(self, count: int, status: int = 429, *, endpoint: str | None = None) -> None:
-        """The next `count` requests get HTTP `status` with an OpenAI-style error body: to any endpoint,
-        or only to the one whose path ends with `endpoint` (a client's background embedding must not take
-        the failure meant for its chat request)."""
+    def fail_next(
+        self, count: int, status: int = 429, *, endpoint: str | None = None, message: str | None = None
+    ) -> None:
+        """The next `count` requests get HTTP `status` with an OpenAI-style error body (saying `message`,
+        if given): to any endpoint, or only to the one whose path ends with `endpoint` (a client's
+        background embedding must not take the failure meant for its chat request)."""
         with self._lock:
-            self._failures.extend([(status, endpoint)] * count)
+            self._failures.extend([(status, endpoint, message)] * count)
 
-    def _take_failure(self, path: str) -> int | None:
+    def _take_failure(self, path: str) -> tuple[int, str | None] | None:
         route = path.rstrip("/")
-        for index, (status, endpoint) in enumerate(self._failures):
+        for index, (status, endpoint, message) in enumerate(self._failures):
             if endpoint is None or route.endswith(endpoint):
                 del self._failures[index]
-                return status
+                return status, message
         return None
 
     def script_chat(self, *replies: Reply) -> None:
@@ -153,7 +155,7 @@ class FakeOpenAI:
             self.requests.append(Recorded(path, body, headers))
             failure = self._take_failure(path)
         if failure is not None:
-            return failure, _error(failure)
+            return failure[0], _error(*failure)
         if not isinstance(body, dict):
             return 400, _error(400, "body must be a JSON object")
         route = path.rstrip("/")

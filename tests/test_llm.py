@@ -1,4 +1,7 @@
-"""llm.py over real HTTP: failing fast when nobody listens, retries, and structured (JSON) replies."""
+"""llm.py over real HTTP: failing fast when nobody listens, retries, and structured (JSON) replies.
+
+The transport tests run on both routes (llm.route): an `openai/` model through the openai package, and a
+model of another provider through litellm (`hosted_vllm/`, litellm's OpenAI-compatible server provider)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from tests import fake_openai as fake_server
 
 fake_openai = fake_server.fake_openai
 ASK = [{"role": "user", "content": "answer in JSON"}]
+ROUTES = pytest.mark.parametrize("provider", ["openai", "hosted_vllm"])
 
 
 class Answer(BaseModel):
@@ -33,44 +37,51 @@ def litellm_loaded() -> None:
     llm.client()  # importing litellm takes seconds; the timings below are about the calls
 
 
-def test_a_refused_completion_fails_fast_and_says_connection_refused() -> None:
+@ROUTES
+def test_a_refused_completion_fails_fast_and_says_connection_refused(provider: str) -> None:
     start = time.monotonic()
     with pytest.raises(llm.ModelUnavailable, match="connection refused") as caught:
-        llm.complete_json("openai/fake", ASK, Answer, closed_port_url(), api_key="sk-x", max_retries=5)
+        llm.complete_json(f"{provider}/fake", ASK, Answer, closed_port_url(), api_key="sk-x", max_retries=5)
     assert time.monotonic() - start < 3
     assert "HTTP 500" not in caught.value.message
 
 
-def test_a_refused_embedding_fails_fast_and_says_connection_refused() -> None:
+@ROUTES
+def test_a_refused_embedding_fails_fast_and_says_connection_refused(provider: str) -> None:
     start = time.monotonic()
     with pytest.raises(llm.ModelUnavailable, match="connection refused"):
-        llm.embed("openai/text-embedding-3-small", ["tea"], closed_port_url(), api_key="sk-x", max_retries=5)
+        llm.embed(
+            f"{provider}/text-embedding-3-small", ["tea"], closed_port_url(), api_key="sk-x", max_retries=5
+        )
     assert time.monotonic() - start < 3
 
 
-def test_a_timeout_is_retried_then_reported_as_a_timeout(fake_openai) -> None:  # type: ignore[no-untyped-def]
+@ROUTES
+def test_a_timeout_is_retried_then_reported_as_a_timeout(fake_openai, provider: str) -> None:  # type: ignore[no-untyped-def]
     fake_openai.delay = 1.5
     start = time.monotonic()
     with pytest.raises(llm.ModelUnavailable, match="after 2 attempts") as caught:
-        llm.complete("openai/fake", ASK, fake_openai.url, max_retries=1, base_delay=0.1, timeout=0.3)
+        llm.complete(f"{provider}/fake", ASK, fake_openai.url, max_retries=1, base_delay=0.1, timeout=0.3)
     assert time.monotonic() - start < 3
     assert "Timeout" in caught.value.message or "timed out" in caught.value.message.lower()
 
 
+@ROUTES
 @pytest.mark.parametrize("status", [429, 500, 503])
-def test_transient_statuses_are_retried_then_answered(fake_openai, status: int) -> None:  # type: ignore[no-untyped-def]
+def test_transient_statuses_are_retried_then_answered(fake_openai, provider: str, status: int) -> None:  # type: ignore[no-untyped-def]
     fake_openai.fail_next(2, status=status)
     fake_openai.script_chat('{"verdict": "same", "score": 3}')
     assert llm.complete_json(
-        "openai/fake", ASK, Answer, fake_openai.url, max_retries=2, base_delay=0.05
+        f"{provider}/fake", ASK, Answer, fake_openai.url, max_retries=2, base_delay=0.05
     ) == Answer(verdict="same", score=3)
     assert len(fake_openai.requests_to("/chat/completions")) == 3
 
 
-def test_a_bad_key_is_not_retried(fake_openai) -> None:  # type: ignore[no-untyped-def]
+@ROUTES
+def test_a_bad_key_is_not_retried(fake_openai, provider: str) -> None:  # type: ignore[no-untyped-def]
     fake_openai.fail_next(1, status=401)
     with pytest.raises(llm.ModelUnavailable, match="401"):
-        llm.complete("openai/fake", ASK, fake_openai.url, max_retries=3, base_delay=0.05)
+        llm.complete(f"{provider}/fake", ASK, fake_openai.url, max_retries=3, base_delay=0.05)
     assert len(fake_openai.requests_to("/chat/completions")) == 1
 
 
@@ -110,7 +121,8 @@ def test_two_invalid_replies_raise_invalid_reply(fake_openai, first: str, second
     assert len(fake_openai.requests_to("/chat/completions")) == 2
 
 
-def test_a_stream_left_early_hangs_up_at_once(fake_openai) -> None:  # type: ignore[no-untyped-def]
+@ROUTES
+def test_a_stream_left_early_hangs_up_at_once(fake_openai, provider: str) -> None:  # type: ignore[no-untyped-def]
     """A cancelled turn stops reading the stream; its HTTP response must be closed right there. Left to
     the garbage collector, it was closed inside httpx's connection pool with the pool's lock held, and
     every later request of the process waited for that lock forever (seen as a hung test run)."""
@@ -121,7 +133,7 @@ def test_a_stream_left_early_hangs_up_at_once(fake_openai) -> None:  # type: ign
     gc.disable()  # only an explicit close may end the connection early, never a collection
     try:
         pieces = llm_stream.complete_stream(
-            "openai/fake", ASK, fake_openai.url, api_key=fake_server.FAKE_API_KEY
+            f"{provider}/fake", ASK, fake_openai.url, api_key=fake_server.FAKE_API_KEY
         )
         assert next(pieces).text
         pieces.close()

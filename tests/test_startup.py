@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import ROOT, base_env
 from tests.import_trace import imported_modules
 
-HEAVY = ("litellm", "onnxruntime", "numpy", "jieba", "pydantic_settings")
+HEAVY = ("litellm", "openai", "onnxruntime", "numpy", "jieba", "pydantic_settings")
 
 
 def _heavy(modules: set[str]) -> list[str]:

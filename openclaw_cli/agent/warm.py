@@ -2,7 +2,8 @@
 memory stores and searcher, the tokenizer and the turn's own modules.
 
 A long-lived process (the gateway at start, `openclaw chat` while the user types) calls `warm_runtime`
-in a worker thread, so that the first turn pays none of it (`import litellm` alone takes seconds). Each
+in a worker thread, so that the first turn pays none of it (`import litellm` alone takes seconds, the openai
+package ~0.6 s). Each
 step that fails is only reported: the turn meets the same error where it can say so to the user.
 """
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openclaw_cli.agent.runtime import AgentRuntime
     from openclaw_cli.agent.services import AgentServices
+    from openclaw_cli.config_models import LlmSettings
 
 # The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
 WARM_QUERY = "what does the user like?"
@@ -57,15 +59,13 @@ def warm_runtime(
     Once `stop` is set (the runtime is closing) no further step begins."""
     started = time.perf_counter()
     report = WarmReport()
-    models = [runtime.services(agent_id).settings.llm.model for agent_id in agent_ids]
-    model = next((name for name in models if name is not None), None)
+    configured = (runtime.services(agent_id).settings.llm for agent_id in agent_ids)
+    llm_settings = next((settings for settings in configured if settings.model is not None), None)
     client: threading.Thread | None = None
-    if model is not None:
-        # litellm's import is pure Python, the embedders' is mostly native (onnxruntime lets go of the
-        # interpreter): loading them side by side takes about as long as the longer of the two.
-        from openclaw_cli import llm
-
-        load = functools.partial(llm.preload, model)
+    if llm_settings is not None:
+        # The model client's import is pure Python, the embedders' is mostly native (onnxruntime lets go
+        # of the interpreter): loading them side by side takes about as long as the longer of the two.
+        load = functools.partial(_preload_models, llm_settings)
         # A daemon: a process that ends during the import (the gateway stopped at start) need not wait.
         client = threading.Thread(
             target=report.step, args=("model client", load), name="warm-model", daemon=True
@@ -91,6 +91,14 @@ def _join_unless_stopped(thread: threading.Thread, stop: threading.Event | None)
     close, and a gateway stopped during its start-up does not wait seconds for an import it will not use."""
     while thread.is_alive() and not (stop is not None and stop.is_set()):
         thread.join(STOP_POLL_SECONDS)
+
+
+def _preload_models(settings: LlmSettings) -> None:
+    """The chat model's client first (the turn waits for it), then the extraction model's if it differs."""
+    from openclaw_cli import llm
+
+    for model in dict.fromkeys(name for name in (settings.model, settings.extract_model) if name):
+        llm.preload(model, settings.api_base, settings.timeout_seconds)
 
 
 def _import_turn_code() -> None:

@@ -1,0 +1,139 @@
+"""Which way a model is called (llm.route): `openai/` models through the openai package, without litellm
+(seconds of import, ~10 ms of CPU a call); reasoning models and other providers through litellm. What a
+caller gets must not depend on the way: the same prices, errors, overflow and vectors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from openclaw_cli import llm, llm_openai, llm_stream
+from openclaw_cli.llm_errors import ContextOverflow
+from tests import fake_openai as fake_server
+from tests.agent_helpers import config_env
+from tests.conftest import ROOT, base_env
+
+fake_openai = fake_server.fake_openai
+ASK = [{"role": "user", "content": "hello"}]
+
+
+@pytest.mark.parametrize(
+    ("model", "direct"),
+    [
+        ("openai/gpt-4o-mini", True),
+        ("openai/qwen2.5-7b-instruct", True),  # a local OpenAI-compatible server's model
+        ("openai/o3-mini", False),  # reasoning models refuse temperature 0; litellm rewrites it
+        ("openai/gpt-5-mini", False),
+        ("hosted_vllm/qwen2.5", False),
+        ("anthropic/claude-3-5-haiku", False),
+        ("gpt-4o-mini", False),  # no provider named: litellm decides
+    ],
+)
+def test_openai_models_are_called_directly_and_the_rest_through_litellm(model: str, direct: bool) -> None:
+    assert llm_openai.handles(model) is direct
+
+
+def test_a_chat_with_an_openai_model_never_imports_litellm(home: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script_chat("Hello from the direct route.")
+    env = base_env(home)
+    env.update(config_env(fake_openai.url, embed_url=fake_openai.url))
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", "chat", "--local"],
+        input=b"hi there\n",
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Hello from the direct route." in proc.stdout.decode()
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()}
+    assert "openai" in imported and "litellm" not in imported
+
+
+def test_prices_are_litellms_for_every_openai_chat_model_it_lists() -> None:
+    litellm = llm.client()
+    listed = [
+        name
+        for name, entry in llm_openai._prices().items()
+        if isinstance(entry, dict)
+        and entry.get("litellm_provider") == "openai"
+        and entry.get("mode") == "chat"
+        and "/" not in name
+        and llm_openai.handles(f"openai/{name}")
+    ]
+    assert len(listed) > 20  # gpt-4o, gpt-4.1, gpt-3.5 families at least
+    for name in listed:
+        for prompt, completion in ((1, 1), (1234, 567), (100_000, 4_000)):
+            theirs = sum(
+                litellm.cost_per_token(
+                    model=f"openai/{name}", prompt_tokens=prompt, completion_tokens=completion
+                )
+            )
+            ours = llm_openai.price(f"openai/{name}", prompt, completion)
+            assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-15), (name, prompt, completion)
+
+
+def test_a_model_the_map_does_not_list_has_no_price() -> None:
+    assert llm_openai.price("openai/my-local-model", 100, 10) is None
+
+
+def test_a_streamed_call_is_priced_without_litellm(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    pieces = list(llm_stream.complete_stream("openai/gpt-4o-mini", ASK, fake_openai.url))
+    usage = pieces[-1].usage
+    assert usage is not None and usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    assert usage.cost == pytest.approx(usage.prompt_tokens * 1.5e-7 + usage.completion_tokens * 6e-7)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+        "the request exceeds the available context size, try increasing it",  # llama.cpp
+        "prompt is too long: 9000 tokens > 8192 maximum",
+    ],
+)
+@pytest.mark.parametrize("provider", ["openai", "hosted_vllm"])
+def test_an_overflow_said_only_in_words_is_an_overflow(fake_openai, provider: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.fail_next(1, status=400, message=message)
+    with pytest.raises(ContextOverflow):
+        list(llm_stream.complete_stream(f"{provider}/fake", ASK, fake_openai.url, max_retries=2))
+    assert len(fake_openai.requests_to("/chat/completions")) == 1  # not retried
+
+
+def test_another_bad_request_is_not_an_overflow(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.fail_next(1, status=400, message="unknown parameter: frobnicate")
+    with pytest.raises(llm.ModelUnavailable, match="HTTP 400: unknown parameter") as caught:
+        list(llm_stream.complete_stream("openai/fake", ASK, fake_openai.url, max_retries=2))
+    assert not isinstance(caught.value, ContextOverflow)
+
+
+def test_without_a_key_the_call_says_so_once_and_sends_nothing(fake_openai, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(llm.ModelUnavailable, match="api_key") as caught:
+        llm.complete("openai/fake", ASK, fake_openai.url, max_retries=3, base_delay=5)
+    assert "after" not in caught.value.message  # not retried
+    assert fake_openai.requests == []
+
+
+def test_embeddings_arrive_as_the_server_sent_them(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    vectors = llm.embed("openai/text-embedding-3-small", ["green tea", "black coffee"], fake_openai.url)
+    dims = fake_openai.dimensions
+    assert vectors == [
+        fake_server.hashed_vector("green tea", dims),
+        fake_server.hashed_vector("black coffee", dims),
+    ]
+    assert [r.body["encoding_format"] for r in fake_openai.requests_to("/embeddings")] == ["float"]
+
+
+def test_a_client_is_kept_per_address_and_key(fake_openai, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    first = llm_openai.client(fake_openai.url, None, 10.0)
+    assert llm_openai.client(fake_openai.url, None, 10.0) is first
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-another-key")
+    assert llm_openai.client(fake_openai.url, None, 10.0) is not first
+    assert llm.complete("openai/fake", ASK, fake_openai.url) == fake_openai.default_reply
+    headers = {name.lower(): value for name, value in fake_openai.requests[-1].headers.items()}
+    assert headers["authorization"] == "Bearer sk-another-key"
