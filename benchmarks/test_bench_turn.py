@@ -10,7 +10,7 @@
 Each path reports the median of every stage of the turn (agent/stages.py: the gateway sends the split
 with each turn, as `timings.stages` in the final event, a Server-Timing header, or an SSE comment line),
 plus what the gateway's own stages do not cover (`transport`: the HTTP/WebSocket exchange, encoding,
-the client). `litellm over model` is the model-call stage less the model's direct median: the client
+the client). `client over model` is the model-call stage less the model's direct median: the client
 library's own share.
 
 Before/after in one run: OPENCLAW_BENCH_BASELINE=/path/to/another/source/tree starts a second gateway
@@ -212,7 +212,7 @@ def test_bench_completions_overhead_over_the_model(  # type: ignore[no-untyped-d
     for name in gateways:
         stages = _medians(splits[name][2:])  # the warm-up rounds are not in the timings either
         if "model call" in stages:
-            stages["litellm over model"] = round(stages["model call"] - direct_ms, 2)
+            stages["client over model"] = round(stages["model call"] - direct_ms, 2)
         figures[name] = {
             "through_gateway_ms_median": round(statistics.median(through[name]) * 1000, 1),
             "overhead_ms_median": round(statistics.median(through[name]) * 1000 - direct_ms, 1),
