@@ -33,8 +33,11 @@ def closed_port_url() -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def litellm_loaded() -> None:
-    llm.client()  # importing litellm takes seconds; the timings below are about the calls
+def clients_loaded() -> None:
+    # Importing litellm, and its first call's provider code, take seconds: the timings below are about
+    # the calls. Preloading both routes loads what their first calls would.
+    llm.preload("hosted_vllm/fake")
+    llm.preload("openai/fake")
 
 
 @ROUTES

@@ -137,3 +137,51 @@ def test_a_client_is_kept_per_address_and_key(fake_openai, monkeypatch) -> None:
     assert llm.complete("openai/fake", ASK, fake_openai.url) == fake_openai.default_reply
     headers = {name.lower(): value for name, value in fake_openai.requests[-1].headers.items()}
     assert headers["authorization"] == "Bearer sk-another-key"
+
+
+def test_the_request_body_is_what_the_packages_own_create_would_send(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    """llm_openai posts the body as it is, skipping create()'s walk through the type annotations; the
+    server must see the same request either way."""
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "memory_search",
+            "description": "search memories",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+    }
+    history = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "what tea do I like? 你喜欢什么茶"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "memory_search", "arguments": '{"query": "tea"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "sencha"},
+    ]
+    fields = {"messages": history, "tools": [tool], "temperature": 0}
+    for stream in (False, True):
+        extra = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
+        answer = llm_openai.completion(
+            model="openai/fake", timeout=10.0, api_base=fake_openai.url, **fields, **extra
+        )
+        if stream:
+            list(answer)
+        created = llm_openai.client(fake_openai.url, None, 10.0).chat.completions.create(
+            model="fake", **fields, **extra
+        )
+        if stream:
+            list(created)
+        ours, theirs = fake_openai.requests_to("/chat/completions")[-2:]
+        assert ours.body == theirs.body
