@@ -298,7 +298,11 @@ class MemoryService:
             from openclaw_cli.memory.search.context import ContextSteps
 
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
-        return HybridSearcher(store, search, embedder, reranker, warm=self.warm, context=context)
+        # One search per process: words its `neighbours` stage embeds are kept for the next process.
+        words = self.model_cache_dir() if self.one_shot else None
+        return HybridSearcher(
+            store, search, embedder, reranker, warm=self.warm, context=context, word_table_dir=words
+        )
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
         from openclaw_cli.memory.search.pipeline import SearchResult, validate_request
