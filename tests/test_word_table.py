@@ -231,3 +231,51 @@ def _rows(path: Path) -> set[str]:
         return {str(row[0]) for row in conn.execute("SELECT word FROM words")}
     finally:
         conn.close()
+
+
+def test_a_table_another_process_is_making_is_left_to_it(table: WordTable) -> None:
+    table.path.parent.mkdir(mode=0o700)
+    maker = apsw.Connection(str(table.path))
+    maker.execute("BEGIN IMMEDIATE")
+    maker.execute("CREATE TABLE meta (key TEXT NOT NULL, dimensions INTEGER NOT NULL)")
+    try:
+        assert table.read(["money"]) == {}  # busy: skipped, and not mistaken for damage
+        assert table.resets == 0 and table.path.exists()
+    finally:
+        maker.execute("ROLLBACK")
+        maker.close()
+    table.write({"money": _unit(1)})
+    assert table.read(["money"])["money"].tobytes() == _unit(1).tobytes()
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+import numpy as np
+from openclaw_cli.memory.embedding.word_table import WordTable
+table = WordTable(Path(sys.argv[1]), "key-a", 4)
+n = int(sys.argv[2])
+for i in range(20):
+    word = f"w{n}x{i}"
+    table.write({word: np.full(4, 0.5, dtype=np.float32)})
+    table.read([word, "w0x0"])
+print(table.resets)
+"""
+
+
+def test_processes_making_and_filling_one_table_at_once_never_reset_it(table: WordTable) -> None:
+    import subprocess
+    import sys
+
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(table.path), str(n)], stdout=subprocess.PIPE, text=True
+        )
+        for n in range(4)
+    ]
+    outputs = [proc.communicate(timeout=120)[0].strip() for proc in procs]
+    assert all(proc.returncode == 0 for proc in procs)
+    assert outputs == ["0"] * 4
+    found = table.read([f"w{n}x{i}" for n in range(4) for i in range(20)])
+    assert found and table.resets == 0  # a write that met a busy table is skipped; the rest are sound
+    assert all(v.tobytes() == np.full(4, 0.5, dtype=np.float32).tobytes() for v in found.values())

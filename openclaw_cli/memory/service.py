@@ -305,8 +305,8 @@ class MemoryService:
         )
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
-        from openclaw_cli.memory.search.pipeline import SearchResult, validate_request
-        from openclaw_cli.memory.search.result import merge_results
+        # Not the pipeline yet (~20 ms of imports): a one-search process first starts reading the vectors.
+        from openclaw_cli.memory.search.result import SearchResult, merge_results, validate_request
 
         validate_request(request)
         moment = now or utc_now()

@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.fsutil import ensure_private_dir
 
@@ -117,11 +117,16 @@ class WordTable:
             self._conn = None
 
     def _connection(self) -> apsw.Connection:
+        import apsw
+
         if self._conn is None:
             self._conn = self._open()
             try:
                 self._check(self._conn)
-            except Exception:
+            except apsw.BusyError:  # another process is making the table: not damage
+                self.close()
+                raise
+            except Exception:  # noqa: BLE001  # not SQLite, damaged, or another model's: start again
                 self.reset()
                 self._conn = self._open()
                 self._check(self._conn)
@@ -141,14 +146,32 @@ class WordTable:
 
     def _check(self, conn: apsw.Connection) -> None:
         """The table's key and format, made on first use; a table of another raises (and is reset)."""
-        with conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT NOT NULL, dimensions INTEGER NOT NULL)")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS words "
-                "(word TEXT PRIMARY KEY, vector BLOB NOT NULL, digest INTEGER NOT NULL) WITHOUT ROWID"
-            )
+        import apsw
+
+        expected: list[Any] = [(f"{FORMAT}|{self.key}", self.dimensions)]
+        stored: list[Any]
+        try:
             stored = conn.execute("SELECT key, dimensions FROM meta").fetchall()
-            if not stored:
-                conn.execute("INSERT INTO meta VALUES (?, ?)", (f"{FORMAT}|{self.key}", self.dimensions))
-            elif stored != [(f"{FORMAT}|{self.key}", self.dimensions)]:
-                raise ValueError(f"{self.path} holds another model's words")
+        except apsw.SQLError:  # no such table: a new file
+            stored = []
+        if not stored:
+            # IMMEDIATE: two processes making the table at once take turns instead of both writing meta.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS meta (key TEXT NOT NULL, dimensions INTEGER NOT NULL)"
+                )
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS words "
+                    "(word TEXT PRIMARY KEY, vector BLOB NOT NULL, digest INTEGER NOT NULL) WITHOUT ROWID"
+                )
+                stored = conn.execute("SELECT key, dimensions FROM meta").fetchall()
+                if not stored:
+                    conn.execute("INSERT INTO meta VALUES (?, ?)", expected[0])
+                    stored = expected
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        if stored != expected:
+            raise ValueError(f"{self.path} holds another model's words")
