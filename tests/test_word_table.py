@@ -279,3 +279,15 @@ def test_processes_making_and_filling_one_table_at_once_never_reset_it(table: Wo
     found = table.read([f"w{n}x{i}" for n in range(4) for i in range(20)])
     assert found and table.resets == 0  # a write that met a busy table is skipped; the rest are sound
     assert all(v.tobytes() == np.full(4, 0.5, dtype=np.float32).tobytes() for v in found.values())
+
+
+def test_a_table_past_its_size_limit_is_started_again(
+    table: WordTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openclaw_cli.memory.embedding import word_table
+
+    table.write({f"w{i}": _unit(i) for i in range(200)})
+    monkeypatch.setattr(word_table, "MAX_BYTES", table.path.stat().st_size - 1)
+    table.write({"money": _unit(1)})
+    assert table.resets == 1
+    assert table.read(["w0", "money"]).keys() == {"money"}

@@ -12,7 +12,8 @@ table written under another key or format is dropped and the table started again
 one word it read again once per process and compares the bytes (search/neighbours.py WordVectors), since
 the key (the model files' sizes and times, onnxruntime's version, how the session runs) could miss a
 change. The table grows by the words searches meet: dictionary words only (search/vocabulary.py), at most
-the 21,746 whole words of MiniLM's vocabulary and their plurals for English (~1.6 KB each).
+the 21,746 whole words of MiniLM's vocabulary and their plurals for English (~1.6 KB each); a table past
+MAX_BYTES is started again.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 
 FORMAT = "word-vectors-v1"
 BUSY_MS = 100  # another process writing: a read or write gives up after this and goes on without the table
+# A table past this size is started again: English words alone stay far below it (~35 MB for the whole
+# vocabulary), but the Chinese dictionary has ~350k words, and a cache must not grow without bound.
+MAX_BYTES = 128 * 1024 * 1024
 
 
 def table_path(cache_dir: Path, key: str) -> Path:
@@ -94,6 +98,8 @@ class WordTable:
         if not rows:
             return
         try:
+            if self.path.exists() and self.path.stat().st_size > MAX_BYTES:
+                self.reset()
             conn = self._connection()
             with conn:
                 conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?, ?)", rows)
