@@ -22,7 +22,10 @@ The thresholds were set on the eval's tuning half (tests/evalset.py): neighbours
 0.65 (Chinese), 3 per word, among the words of the best 50 candidates (with 30 the tuning half's gain
 vanished; lower thresholds or a weight above 1 lost MRR). The stage's figures are in stages.neighbours.
 Cost: one model run per word not met before (~2 ms each at load 6-9: 2,352 words for the eval's 138
-gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_paraphrase.py.
+gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_paraphrase.py. A process
+that runs one search starts with no words met, and its unoptimised models take ~2-3 ms a word (~100 words
+for an English question at 20k memories): it reads the words earlier processes met from a table beside the
+models (embedding/word_table.py) and adds its own; benchmarks/test_bench_search_100k.py measures both.
 """
 
 from __future__ import annotations
