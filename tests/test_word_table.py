@@ -291,3 +291,22 @@ def test_a_table_past_its_size_limit_is_started_again(
     table.write({"money": _unit(1)})
     assert table.resets == 1
     assert table.read(["w0", "money"]).keys() == {"money"}
+
+
+class _Unkeyed:
+    """A model that cannot say what its vectors depend on (not a packaged one)."""
+
+    def __init__(self, model: Any) -> None:
+        self.identity = model.identity
+        self._model = model
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.embed_passages(texts))
+
+
+def test_a_model_that_cannot_name_its_vectors_keeps_none_on_disk(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    vectors = neighbours.WordVectors({"en": _Unkeyed(_models(service)["en"])}, tmp_path)  # type: ignore[dict-item]
+    assert set(vectors.of(["money", "cash"])) == {"money", "cash"}
+    assert vectors.embedded == 2 and not list(tmp_path.glob("words-*"))
