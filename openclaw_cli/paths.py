@@ -95,7 +95,8 @@ class Home:
 
     @property
     def cache_dir(self) -> Path:
-        """Files derived from packaged data, safe to delete (model conversions, jieba's dictionary cache)."""
+        """Files derived from packaged data, safe to delete (model conversions, jieba's dictionary cache,
+        words' vectors)."""
         return self.root / "cache"
 
     @property

@@ -298,11 +298,15 @@ class MemoryService:
             from openclaw_cli.memory.search.context import ContextSteps
 
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
-        return HybridSearcher(store, search, embedder, reranker, warm=self.warm, context=context)
+        # One search per process: words its `neighbours` stage embeds are kept for the next process.
+        words = self.model_cache_dir() if self.one_shot else None
+        return HybridSearcher(
+            store, search, embedder, reranker, warm=self.warm, context=context, word_table_dir=words
+        )
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
-        from openclaw_cli.memory.search.pipeline import SearchResult, validate_request
-        from openclaw_cli.memory.search.result import merge_results
+        # Not the pipeline yet (~20 ms of imports): a one-search process first starts reading the vectors.
+        from openclaw_cli.memory.search.result import SearchResult, merge_results, validate_request
 
         validate_request(request)
         moment = now or utc_now()

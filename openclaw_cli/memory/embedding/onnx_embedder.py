@@ -194,6 +194,7 @@ class OnnxEmbedder:
         self._per_text = per_text
         self._threads = threads
         self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
         self._optimise = optimise
         self._session = load_session(model_path, 1 if per_text else threads, optimise=optimise)
         self._workers: list[InferenceSession] = [self._session]
@@ -213,6 +214,11 @@ class OnnxEmbedder:
                 hint="unset memory.embedding.dimensions or set it to the model's size",
             )
         self.identity = EmbedderIdentity(identity_provider, model_name or str(model_path), dimensions)
+
+    def vectors_key(self) -> str:
+        """What its vectors depend on besides the text (see vectors_key())."""
+        how = f"{self._pooling}|{self._passage_prefix}|optimise={self._optimise}|per_text={self._per_text}"
+        return vectors_key(self._model_path, self._tokenizer_path, how)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
@@ -308,6 +314,20 @@ class OnnxEmbedder:
         if self._unk_id is None:
             return 0.0
         return sum(1 for tid in real if tid == self._unk_id) / len(real)
+
+
+def vectors_key(model_path: Path, tokenizer_path: Path | None, how: str) -> str:
+    """What an embedder's vectors depend on besides the text: its model files (the model and what sits
+    beside it under its name: external weights, tables), its tokenizer, onnxruntime's version and `how`
+    its sessions run (optimised or not changes the last bits). Vectors kept on disk under this key (the
+    word table of search/neighbours.py) hold while it does."""
+    from openclaw_cli.onnx_runtime import runtime
+
+    files = sorted(model_path.parent.glob(model_path.name + "*"))
+    if tokenizer_path is not None:
+        files.append(tokenizer_path)
+    stats = [(str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
+    return repr((stats, runtime().__version__, how))
 
 
 def _unknown_token_id(tokenizer: Tokenizer) -> int | None:

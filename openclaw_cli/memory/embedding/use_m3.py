@@ -30,6 +30,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     QueryEmbedding,
     load_session,
     load_tokenizer,
+    vectors_key,
 )
 from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
 from openclaw_cli.onnx_runtime import move_weights_out
@@ -309,6 +310,11 @@ class MultilingualEmbedder:
         for thread in threads:
             thread.join()
         return out
+
+    def vectors_key(self) -> str:
+        """What its vectors depend on besides the text (onnx_embedder.vectors_key): the converted model
+        and its table; the tokenizer gives the same ids either way it is loaded."""
+        return vectors_key(self._model_path, None, "use-m3")
 
     def embed_query(self, text: str) -> QueryEmbedding:
         pieces = self._piece_ids(text)

@@ -22,17 +22,22 @@ The thresholds were set on the eval's tuning half (tests/evalset.py): neighbours
 0.65 (Chinese), 3 per word, among the words of the best 50 candidates (with 30 the tuning half's gain
 vanished; lower thresholds or a weight above 1 lost MRR). The stage's figures are in stages.neighbours.
 Cost: one model run per word not met before (~2 ms each at load 6-9: 2,352 words for the eval's 138
-gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_paraphrase.py.
+gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_paraphrase.py. A process
+that runs one search starts with no words met, and its unoptimised models take ~2-3 ms a word (~100 words
+for an English question at 20k memories): it reads the words earlier processes met from a table beside the
+models (embedding/word_table.py) and adds its own; benchmarks/test_bench_search_100k.py measures both.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 import re
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from openclaw_cli.memory.search.vocabulary import content_words, is_known, reads_as_words
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.embedding.word_table import WordTable
 
 Kind = Literal["en", "zh"]
 
@@ -80,13 +86,34 @@ def _meaningful(text: str) -> tuple[str, ...]:
 
 class WordVectors:
     """Unit vectors of single words, by the model of each word's language, cached (least recently
-    used first out)."""
+    used first out). With a `table_dir` (a process that runs one search), words met by earlier processes
+    are read from a table on disk beside the models (embedding/word_table.py) and the new ones kept there:
+    once per process and model, one word read back is embedded again and must match bit for bit, else
+    the table is started again and every word embedded."""
 
-    def __init__(self, models: dict[Kind, Embedder]) -> None:
+    def __init__(self, models: dict[Kind, Embedder], table_dir: Path | None = None) -> None:
         self._models = models
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._tables: dict[Kind, WordTable] = {}
+        self._probed: set[Kind] = set()
         self.embedded = 0  # words run through a model (for the benchmark)
+        self.from_table = 0  # words read from the table on disk
+        if table_dir is not None:
+            self.use_table_dir(table_dir)
+
+    def use_table_dir(self, table_dir: Path) -> None:
+        """Read and keep words in tables under `table_dir` (for the models that say what their vectors
+        depend on: the packaged ones)."""
+        from openclaw_cli.memory.embedding.word_table import WordTable, table_path
+
+        with self._lock:
+            for kind, model in self._models.items():
+                vectors_key = getattr(model, "vectors_key", None)
+                if kind not in self._tables and callable(vectors_key):
+                    key = str(vectors_key())
+                    path = table_path(table_dir, key)
+                    self._tables[kind] = WordTable(path, key, model.identity.dimensions)
 
     def clear(self) -> None:
         with self._lock:
@@ -101,18 +128,14 @@ class WordVectors:
         return kind is not None and kind in self._models
 
     def of(self, words: Iterable[str]) -> dict[str, np.ndarray]:
-        import numpy as np
-
         wanted = [w for w in dict.fromkeys(words) if self.reads(word_kind(w))]
         with self._lock:
             new = [w for w in wanted if w not in self._cache]
             for kind, model in self._models.items():
                 batch = [w for w in new if word_kind(w) == kind]
                 if batch:
-                    vectors = model.embed_passages(batch)
-                    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-                    self._cache.update(zip(batch, vectors, strict=True))
-                    self.embedded += len(batch)
+                    found = self._fetch(kind, model, batch)
+                    self._cache.update((w, found[w]) for w in batch)
             found = {}
             for word in wanted:
                 self._cache.move_to_end(word)
@@ -121,15 +144,45 @@ class WordVectors:
                 self._cache.popitem(last=False)
         return found
 
+    def _fetch(self, kind: Kind, model: Embedder, words: list[str]) -> dict[str, np.ndarray]:
+        """`words`' vectors: from the table when it has them (checked once), else from the model."""
+        import numpy as np
+
+        table = self._tables.get(kind)
+        found = table.read(words) if table is not None else {}
+        if table is not None and found and kind not in self._probed:
+            self._probed.add(kind)
+            probe = random.choice(sorted(found))
+            if not np.array_equal(self._embed(model, [probe])[0], found[probe]):
+                table.reset()
+                found = {}
+        self.from_table += len(found)
+        missing = [w for w in words if w not in found]
+        if missing:
+            fresh = dict(zip(missing, self._embed(model, missing), strict=True))
+            if table is not None:
+                table.write(fresh)
+            found.update(fresh)
+        return found
+
+    def _embed(self, model: Embedder, words: list[str]) -> np.ndarray:
+        import numpy as np
+
+        vectors = model.embed_passages(words)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        self.embedded += len(words)
+        return vectors
+
 
 _BY_EMBEDDER: weakref.WeakKeyDictionary[object, WordVectors] = weakref.WeakKeyDictionary()
 _BY_EMBEDDER_LOCK = threading.Lock()
 
 
-def word_vectors(embedder: object) -> WordVectors | None:
+def word_vectors(embedder: object, table_dir: Path | None = None) -> WordVectors | None:
     """The word cache of the default (composite) embedder: its English and multilingual models. Other
     embedders get none: an API embedder would make one remote call per new word. A deferred embedder
-    (embedding/deferred.py) is read through: by the time a search compares words it has embedded the query."""
+    (embedding/deferred.py) is read through: by the time a search compares words it has embedded the query.
+    `table_dir`: also keep the words on disk there (WordVectors)."""
     resolve = getattr(embedder, "resolve", None)
     if callable(resolve):
         embedder = resolve()
@@ -140,7 +193,9 @@ def word_vectors(embedder: object) -> WordVectors | None:
         found = _BY_EMBEDDER.get(embedder)
         if found is None:
             found = _BY_EMBEDDER[embedder] = WordVectors({"en": english, "zh": multilingual})
-        return found
+    if table_dir is not None:
+        found.use_table_dir(table_dir)
+    return found
 
 
 def neighbour_shares(query: str, candidates: dict[int, str], vectors: WordVectors) -> dict[int, float]:

@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from openclaw_cli.config import SearchSettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
     from openclaw_cli.memory.search.rerank import Reranker
@@ -80,7 +82,8 @@ class HybridSearcher:
 
     `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it. `context`:
     the context steps of an earlier searcher of the same store and settings, whose per-memory caches a
-    warm process keeps across searches (MemoryService makes a searcher per search)."""
+    warm process keeps across searches (MemoryService makes a searcher per search). `word_table_dir`:
+    where single words' vectors are kept on disk for the next process (a process that runs one search)."""
 
     def __init__(
         self,
@@ -92,6 +95,7 @@ class HybridSearcher:
         warm: bool = False,
         disabled: frozenset[str] = frozenset(),
         context: ContextSteps | None = None,
+        word_table_dir: Path | None = None,
     ) -> None:
         unknown = disabled - set(STAGES)
         if unknown:
@@ -104,6 +108,7 @@ class HybridSearcher:
         self.disabled = disabled
         self.profile = profile_for(store.storage.vector_identity(), settings)
         self.context = context if context is not None else ContextSteps(store, settings)
+        self.word_table_dir = word_table_dir
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)
@@ -225,7 +230,7 @@ class HybridSearcher:
 
     def word_vectors(self) -> WordVectors | None:
         """The embedder's cache of single-word vectors (search/neighbours.py), if it has one."""
-        return None if self.embedder is None else word_vectors(self.embedder)
+        return None if self.embedder is None else word_vectors(self.embedder, self.word_table_dir)
 
     def hub_correction(self) -> semantic.HubCorrection | None:
         """The store's centroid (kept by the store until the next write) with the profile's weight."""
