@@ -217,9 +217,16 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return vec.filter_columns(self.conn)
 
     def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
+        """Read by vec0's chunks when they can be trusted (vec_chunks.py), in the order and with the bytes
+        vec0's own scan gives: the centroid re-reads every vector at each refresh, and vec0 reads them a
+        row at a time (~4.6 of a bulk load's ~9 ms per 10 records written from empty)."""
         table = vec.current_table(self.conn)
         assert table is not None, "no vector index"
-        return vec.table_format(self.conn, table), vec.embeddings(self.conn, table)
+        fmt = vec.table_format(self.conn, table)
+        chunks = vec_chunks.read_chunks(self.conn, table, vec.row_bytes(self.conn, fmt))
+        if chunks is None:
+            return fmt, vec.embeddings(self.conn, table)
+        return fmt, vec_chunks.valid_vectors(chunks)
 
     def vectors_changed(self) -> None:
         vec.bump_generation(self.conn)
