@@ -283,6 +283,20 @@ def test_a_vector_deleted_or_changed_moves_the_generation(storage: MemoryStorage
     assert storage.read_vectors([rowid]) == {} and storage.vector_generation() > before
 
 
+def test_a_vector_put_again_replaces_the_rows_vector_and_a_new_rows_vector_is_added(
+    storage: MemoryStorage,
+) -> None:
+    first = _insert(storage, _record("1", "x"), _axis(2))
+    with storage.transaction():
+        storage.put_vector(first, _axis(5), ("user", "u1", "note"))
+    second = _insert(storage, _record("2", "y"), _axis(1))
+    stored = storage.read_vectors([first, second])
+    assert np.allclose(stored[first], _axis(5), atol=0.02) and np.allclose(
+        stored[second], _axis(1), atol=0.02
+    )
+    assert sorted(rowid for rowid, _ in storage.knn(_axis(5), 10, VectorFilter())) == [first, second]
+
+
 def test_records_with_a_ready_vector_serve_as_the_embedding_cache(storage: MemoryStorage) -> None:
     import hashlib
 
