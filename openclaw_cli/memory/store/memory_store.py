@@ -206,7 +206,7 @@ class MemoryStore:
         """One chunk of a bulk load in one transaction: a crash after it leaves it whole and readable.
         The vectors' mean is checked after each record, as a single add does, so a bulk load stores the
         same centroid (and so the same scores) as adding the records one chunk at a time."""
-        with self.storage.transaction():
+        with self.storage.transaction(), self.centroids.tracking():
             for record, vector in zip(records, vectors, strict=True):
                 self._add_one_of_batch(record, vector, moment, report)
 
@@ -287,7 +287,7 @@ class MemoryStore:
             self.storage.ensure_vectors(self.embedder().identity)
             self.storage.put_vector(rowid, vector, (record.scope, record.user_id or "", record.category))
             self.storage.vectors_changed()
-            self.centroids.inserted(rowid)
+            self.centroids.inserted(rowid, vector)
         self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
         return rowid
 
