@@ -95,7 +95,9 @@ class Total:
     adds each vector it stores (`add`) then gets the centroid a new read would give, to the bit (one
     chunk's integer sum times the step, as `compute` reads it), without reading every vector again."""
 
-    def __init__(self, fmt: VectorFormat, summed: np.ndarray, count: int, exact: np.ndarray | None) -> None:
+    def __init__(
+        self, fmt: VectorFormat, summed: np.ndarray | None, count: int, exact: np.ndarray | None
+    ) -> None:
         self.fmt = fmt
         self.summed = summed
         self.count = count
@@ -110,7 +112,7 @@ class Total:
             return False
         self.exact += quantise(np.asarray(vector, dtype=np.float32), self.fmt.step)
         self.count += 1
-        self.summed = self.exact.astype(np.float64) * self.fmt.step
+        self.summed = None  # made from `exact` when a centroid is wanted
         return True
 
     def centroid(self, table: str, mark: int, legs: Sequence[int]) -> Centroid | None:
@@ -118,6 +120,9 @@ class Total:
 
         if self.count < MIN_ROWS:
             return None
+        if self.summed is None:
+            assert self.exact is not None
+            self.summed = self.exact.astype(np.float64) * self.fmt.step
         directions, alignment = [], []
         start = 0
         for width in legs:

@@ -288,7 +288,9 @@ class MemoryStore:
             self.storage.put_vector(rowid, vector, (record.scope, record.user_id or "", record.category))
             self.storage.vectors_changed()
             self.centroids.inserted(rowid, vector)
-        self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
+        # The new value of an add or update is the row itself (log_change): not dumped for nothing.
+        new = None if action in VALUE_IN_RECORDS else record.public_dict()
+        self.log_change(record.id, record.user_id, action, old, new, reason)
         return rowid
 
     def vector_centroid(self, legs: Sequence[int]) -> centroid.Centroid | None:
