@@ -206,7 +206,7 @@ class MemoryStore:
         """One chunk of a bulk load in one transaction: a crash after it leaves it whole and readable.
         The vectors' mean is checked after each record, as a single add does, so a bulk load stores the
         same centroid (and so the same scores) as adding the records one chunk at a time."""
-        with self.storage.transaction(), self.centroids.tracking():
+        with self.storage.transaction(), self.centroids.tracking(), self.storage.vector_batch():
             for record, vector in zip(records, vectors, strict=True):
                 self._add_one_of_batch(record, vector, moment, report)
 

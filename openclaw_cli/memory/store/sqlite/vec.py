@@ -134,10 +134,16 @@ def set_current(conn: apsw.Connection, table: str, identity: EmbedderIdentity) -
 
 
 def upsert(
-    conn: apsw.Connection, table: str, rowid: int, vector: np.ndarray, meta: tuple[str, str, str]
+    conn: apsw.Connection,
+    table: str,
+    rowid: int,
+    vector: np.ndarray,
+    meta: tuple[str, str, str],
+    fmt: VectorFormat | None = None,
 ) -> None:
+    """Store `vector` at `rowid` (replacing its vector) in `table`, whose format the caller may know."""
     scope, user_id, category = meta
-    fmt = table_format(conn, table)
+    fmt = fmt or table_format(conn, table)
     if _may_hold(conn, table, rowid):
         conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
     conn.execute(
