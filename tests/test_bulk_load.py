@@ -148,6 +148,51 @@ def test_a_record_that_fails_validation_midway_stores_nothing_and_creates_no_dat
     assert not service.db_path("user").exists()
 
 
+def test_a_chunk_looks_up_the_vector_index_once_and_moves_the_generation_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a chunk runs per record: its rows, the duplicate checks and a rowid lookup in vec0's rowid
+    table; the vector index's name and format are read once per chunk, not per record (the centroid's
+    refreshes, a few per chunk here, read theirs: left out of the count)."""
+    from openclaw_cli.memory.store import centroid
+
+    service = _service(tmp_path)
+    store = service.store(service.db_path("user"))
+    store.add(_records(service, ["a first memory, which creates the vector index"]))
+    ran: list[str] = []
+    refreshing: list[bool] = []
+
+    def aside(function: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            refreshing.append(True)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                refreshing.pop()
+
+        return run
+
+    for name in ("refresh", "read_total"):
+        monkeypatch.setattr(centroid, name, aside(getattr(centroid, name)))
+
+    def tracer(_cursor: Any, sql: str, _bindings: Any) -> bool:
+        if not refreshing:
+            ran.append(sql)
+        return True
+
+    store.conn.exec_trace = tracer
+    texts = [f"the user keeps fact {n} about the allotment" for n in range(40)]
+    report = store.add(_records(service, texts), chunk=40)
+    store.conn.exec_trace = None
+    service.close()
+    assert len(report.ids) == 40
+    meta_reads = [sql for sql in ran if sql.startswith("SELECT value FROM meta")]
+    generation_moves = [sql for sql in ran if sql.startswith("INSERT INTO meta") and "+ 1" in sql]
+    assert len(meta_reads) < 12 and len(generation_moves) == 1  # per record: 4 and 1 before
+    assert not [sql for sql in ran if sql.startswith("DELETE FROM vec_")]  # new rows hold no vector
+    assert sum(sql.startswith("INSERT INTO vec_") for sql in ran) == 40
+
+
 class _SeesSwitchInterval(CompositeEmbedder):
     """The synthetic embedder, noting the GIL switch interval each embedding call runs under."""
 

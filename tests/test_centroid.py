@@ -180,3 +180,49 @@ def test_a_purge_computes_the_mean_again_without_the_users_vectors(tmp_path: Pat
     assert result.returncode == 0, result.stderr
     after = centroid.load(_store(service_for(tmp_path)).storage)
     assert after is not None and after.rows == len(FACTS)
+
+
+def _refreshes(home: Path, chunk: int, texts: list[str]) -> list[str]:
+    """Every centroid a load of `texts` stores, in order: in chunks of `chunk` records per transaction
+    (a chunk keeps the vectors' sum as it writes them), or one record per transaction (each refresh
+    reads every stored vector)."""
+    from benchmarks.synth import CompositeEmbedder
+    from openclaw_cli.memory.agent_memory import NewMemory
+
+    service = service_for(home)
+    embedder = CompositeEmbedder()
+    service.embedder = lambda: embedder  # type: ignore[method-assign]
+    records = [service.build_record(NewMemory(l0=t, category="note")) for t in texts]
+    store = service.store(service.db_path("user"))
+    stored: list[str] = []
+    set_meta_of_storage = store.storage.set_meta
+
+    def noting(key: str, value: object) -> None:
+        if key == centroid.META_KEY:
+            stored.append(str(value))
+        set_meta_of_storage(key, value)
+
+    store.storage.set_meta = noting  # type: ignore[method-assign]
+    for start in range(0, len(records), chunk):
+        store.add(records[start : start + chunk], chunk=chunk)
+    service.close()
+    return stored
+
+
+@pytest.mark.parametrize("read_chunk", [10_000, 44], ids=["one read chunk", "past one read chunk"])
+def test_a_bulk_load_stores_the_centroids_that_reading_every_vector_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_chunk: int
+) -> None:
+    """The sum a chunk keeps is exact only while the vectors fit one read chunk (`read_chunk`): past it the
+    refresh reads them again, and the centroids stay the same to the bit either way (with 44, a refresh
+    falls at 45 stored vectors: one past it)."""
+    monkeypatch.setattr(centroid, "_READ_CHUNK", read_chunk)
+    texts = [
+        f"The user wrote note {n} about the {('garden', 'boat', 'tax return')[n % 3]}." for n in range(150)
+    ]
+    summed = _refreshes(tmp_path / "chunked", 150, texts)
+    read = _refreshes(tmp_path / "one by one", 1, texts)
+    assert len(summed) > 15  # refreshed at 21, 23, 26, ... 148 stored vectors
+    assert summed == read
+    last = centroid.Centroid.from_json(summed[-1])
+    assert last is not None and last.rows > 130

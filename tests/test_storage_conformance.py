@@ -283,6 +283,51 @@ def test_a_vector_deleted_or_changed_moves_the_generation(storage: MemoryStorage
     assert storage.read_vectors([rowid]) == {} and storage.vector_generation() > before
 
 
+def test_a_vector_put_again_replaces_the_rows_vector_and_a_new_rows_vector_is_added(
+    storage: MemoryStorage,
+) -> None:
+    first = _insert(storage, _record("1", "x"), _axis(2))
+    with storage.transaction():
+        storage.put_vector(first, _axis(5), ("user", "u1", "note"))
+    second = _insert(storage, _record("2", "y"), _axis(1))
+    stored = storage.read_vectors([first, second])
+    assert np.allclose(stored[first], _axis(5), atol=0.02) and np.allclose(
+        stored[second], _axis(1), atol=0.02
+    )
+    assert sorted(rowid for rowid, _ in storage.knn(_axis(5), 10, VectorFilter())) == [first, second]
+
+
+def test_vectors_put_in_a_batch_are_stored_and_move_the_generation_by_the_end(storage: MemoryStorage) -> None:
+    first = _insert(storage, _record("0", "before"), _axis(0))
+    before = storage.vector_generation()
+    with storage.transaction(), storage.vector_batch():
+        rowids = []
+        for n in range(1, 4):
+            record = _record(str(n), f"text {n}")
+            rowids.append(storage.insert(record, vector_ready=True))
+            storage.ensure_vectors(IDENTITY)
+            storage.put_vector(rowids[-1], _axis(n), (record.scope, record.user_id or "", record.category))
+            storage.vectors_changed()
+    assert storage.vector_generation() > before
+    stored = storage.read_vectors([first, *rowids])
+    assert all(np.allclose(stored[r], _axis(n), atol=0.02) for n, r in enumerate([first, *rowids]))
+
+
+def test_a_failed_batch_stores_no_vector_and_the_next_write_reads_the_index_again(
+    storage: MemoryStorage,
+) -> None:
+    _insert(storage, _record("0", "before"), _axis(0))
+    generation = storage.vector_generation()
+    with pytest.raises(RuntimeError, match="midway"), storage.transaction(), storage.vector_batch():
+        rowid = storage.insert(_record("1", "lost"), vector_ready=True)
+        storage.put_vector(rowid, _axis(1), ("user", "u1", "note"))
+        storage.vectors_changed()
+        raise RuntimeError("midway")
+    assert storage.vector_generation() == generation and storage.rowid("1") is None
+    later = _insert(storage, _record("2", "after"), _axis(2))
+    assert np.allclose(storage.read_vectors([later])[later], _axis(2), atol=0.02)
+
+
 def test_records_with_a_ready_vector_serve_as_the_embedding_cache(storage: MemoryStorage) -> None:
     import hashlib
 

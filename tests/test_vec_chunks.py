@@ -119,3 +119,26 @@ def test_chunks_that_disagree_with_vec0_are_not_used(tmp_path: Path, damage: str
         stored = vector_matrix.read_rows(SqliteStorage(conn))
         assert stored.chunks is None and len(stored.rows) == len(vec.all_rows(conn, table))
     conn.close()
+
+
+@pytest.mark.parametrize("fmt", [None, codec.FLOAT32])
+def test_the_vectors_mean_reads_by_chunks_the_bytes_and_order_of_vec0s_scan(
+    tmp_path: Path, fmt: codec.VectorFormat | None
+) -> None:
+    conn, table, _ = _table(tmp_path, fmt)
+    found_fmt, blobs = SqliteStorage(conn).vector_blobs()
+    assert found_fmt == vec.table_format(conn, table)
+    by_chunks = list(blobs)
+    assert len(by_chunks) == ROWS - 10
+    assert by_chunks == list(vec.embeddings(conn, table))
+    conn.close()
+
+
+def test_the_vectors_mean_reads_row_by_row_when_the_chunks_disagree_with_vec0(tmp_path: Path) -> None:
+    conn, table, _ = _table(tmp_path)
+    with write_txn(conn):
+        conn.execute(f"UPDATE {table}_chunks SET size = size * 2")
+    assert vec_chunks.read_chunks(conn, table, vec.row_bytes(conn, vec.table_format(conn, table))) is None
+    _, blobs = SqliteStorage(conn).vector_blobs()
+    assert list(blobs) == list(vec.embeddings(conn, table)) and len(list(vec.embeddings(conn, table))) > 0
+    conn.close()

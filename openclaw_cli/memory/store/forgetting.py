@@ -8,7 +8,7 @@ the ranking, but nothing is ever deleted for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -60,7 +60,24 @@ def review(state: FsrsState, now: datetime) -> FsrsState:
 
 
 def initial_state(now: datetime) -> FsrsState:
-    return review(FsrsState(), now).model_copy(update={"reps": 0})
+    """A new card reviewed once ("Good") at `now`, reps 0. Without fuzzing the first review's stability,
+    difficulty and interval do not depend on when it happens (the package sets due = review time +
+    interval): they are computed once, since every record written costs a review otherwise (~50 us,
+    a tenth of what a bulk load does per record beyond the models)."""
+    if now.tzinfo != UTC:  # what the package's review refuses, refused alike
+        raise ValueError("datetime must be timezone-aware and set to UTC")
+    stability, difficulty, interval = _first_review()
+    return FsrsState(stability=stability, difficulty=difficulty, last_review=now, next_review=now + interval)
+
+
+@lru_cache(maxsize=1)
+def _first_review() -> tuple[float | None, float | None, timedelta]:
+    reviewed = review(FsrsState(), _ANY_MOMENT)
+    assert reviewed.next_review is not None and reviewed.last_review == _ANY_MOMENT
+    return reviewed.stability, reviewed.difficulty, reviewed.next_review - _ANY_MOMENT
+
+
+_ANY_MOMENT = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def retrievability(state: FsrsState, now: datetime) -> float:

@@ -206,7 +206,7 @@ class MemoryStore:
         """One chunk of a bulk load in one transaction: a crash after it leaves it whole and readable.
         The vectors' mean is checked after each record, as a single add does, so a bulk load stores the
         same centroid (and so the same scores) as adding the records one chunk at a time."""
-        with self.storage.transaction():
+        with self.storage.transaction(), self.centroids.tracking(), self.storage.vector_batch():
             for record, vector in zip(records, vectors, strict=True):
                 self._add_one_of_batch(record, vector, moment, report)
 
@@ -287,8 +287,10 @@ class MemoryStore:
             self.storage.ensure_vectors(self.embedder().identity)
             self.storage.put_vector(rowid, vector, (record.scope, record.user_id or "", record.category))
             self.storage.vectors_changed()
-            self.centroids.inserted(rowid)
-        self.log_change(record.id, record.user_id, action, old, record.public_dict(), reason)
+            self.centroids.inserted(rowid, vector)
+        # The new value of an add or update is the row itself (log_change): not dumped for nothing.
+        new = None if action in VALUE_IN_RECORDS else record.public_dict()
+        self.log_change(record.id, record.user_id, action, old, new, reason)
         return rowid
 
     def vector_centroid(self, legs: Sequence[int]) -> centroid.Centroid | None:

@@ -166,6 +166,12 @@ class VectorIndex(Protocol):
         """Note that the vectors changed, so warm copies (vector matrix, dedup index) reload."""
         ...
 
+    def vector_batch(self) -> AbstractContextManager[None]:
+        """Records added one by one inside the caller's transaction while nothing else changes which
+        vector index is current: the backend may look the index up once, and note the change
+        (`vectors_changed`) once at the end instead of after each vector."""
+        ...
+
     def vector_generation(self) -> int: ...
 
     def vector_table(self) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
         self._terms = keyword.TermCounts()
+        self._batch: _Batch | None = None  # inside vector_batch
 
     # ------------------------------------------------------------ transactions
     def transaction(self) -> AbstractContextManager[None]:
@@ -172,12 +174,18 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return vec.current_table(self.conn) is not None
 
     def ensure_vectors(self, identity: EmbedderIdentity) -> None:
-        vec.ensure_table(self.conn, identity)
+        if self._batch is None or self._batch.target is None:
+            vec.ensure_table(self.conn, identity)
 
     def put_vector(self, rowid: int, vector: np.ndarray, meta: tuple[str, str, str]) -> None:
-        table = vec.current_table(self.conn)
-        assert table is not None, "ensure_vectors first"
-        vec.upsert(self.conn, table, rowid, vector, meta)
+        target = self._batch.target if self._batch is not None else None
+        if target is None:
+            table = vec.current_table(self.conn)
+            assert table is not None, "ensure_vectors first"
+            target = (table, vec.table_format(self.conn, table))
+            if self._batch is not None:
+                self._batch.target = target
+        vec.upsert(self.conn, target[0], rowid, vector, meta, target[1])
 
     def delete_vector(self, rowid: int) -> None:
         vec.delete(self.conn, vec.current_table(self.conn), [rowid])
@@ -217,12 +225,38 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return vec.filter_columns(self.conn)
 
     def vector_blobs(self) -> tuple[VectorFormat, Iterator[bytes]]:
+        """Read by vec0's chunks when they can be trusted (vec_chunks.py), in the order and with the bytes
+        vec0's own scan gives: the centroid re-reads every vector at each refresh, and vec0 reads them a
+        row at a time (~4.6 of a bulk load's ~9 ms per 10 records written from empty)."""
         table = vec.current_table(self.conn)
         assert table is not None, "no vector index"
-        return vec.table_format(self.conn, table), vec.embeddings(self.conn, table)
+        fmt = vec.table_format(self.conn, table)
+        chunks = vec_chunks.read_chunks(self.conn, table, vec.row_bytes(self.conn, fmt))
+        if chunks is None:
+            return fmt, vec.embeddings(self.conn, table)
+        return fmt, vec_chunks.valid_vectors(chunks)
 
     def vectors_changed(self) -> None:
-        vec.bump_generation(self.conn)
+        if self._batch is not None:
+            self._batch.changed = True
+        else:
+            vec.bump_generation(self.conn)
+
+    def vector_batch(self) -> AbstractContextManager[None]:
+        return self._vector_batch()
+
+    @contextmanager
+    def _vector_batch(self) -> Iterator[None]:
+        """The current table and its format are read at the first vector put (3 meta reads per record
+        otherwise) and the generation moves once at the end (an upsert per record otherwise)."""
+        self._batch = _Batch()
+        try:
+            yield
+            changed = self._batch.changed
+        finally:
+            self._batch = None
+        if changed:
+            vec.bump_generation(self.conn)
 
     def vector_generation(self) -> int:
         return vec.generation(self.conn)
@@ -236,6 +270,12 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
 
     def delete_meta(self, key: str) -> None:
         meta.delete_meta(self.conn, key)
+
+
+@dataclass
+class _Batch:
+    target: tuple[str, VectorFormat] | None = None  # the current vector table and its format
+    changed: bool = False
 
 
 if TYPE_CHECKING:

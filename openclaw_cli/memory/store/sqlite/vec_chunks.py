@@ -16,7 +16,7 @@ being written) gives None, and the caller reads row by row as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -98,6 +98,14 @@ def chunk_arrays(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
         block[at : at + n] = np.frombuffer(chunk.vectors, dtype=np.uint8).reshape(chunk.size, width)[keep]
         at += n
     return rowids, block
+
+
+def valid_vectors(chunks: Sequence[Chunk]) -> Iterator[bytes]:
+    """Each valid row's vector bytes, in chunk order and slot order: the order of vec0's full scan."""
+    for chunk in chunks:
+        width = len(chunk.vectors) // chunk.size
+        for slot in chunk.valid_slots():
+            yield chunk.vectors[slot * width : (slot + 1) * width]
 
 
 def _consistent(chunk: Chunk, row_bytes: int) -> bool:
