@@ -286,3 +286,18 @@ def test_cli_batch_with_a_bad_line_past_the_first_chunk_stores_nothing(english_c
     assert f"stdin line {CHUNK + 31}: unknown category 'bogus'" in result.stderr
     assert "nothing was stored" in result.stderr and "Traceback" not in result.stderr
     assert not list(home.rglob("*.sqlite"))
+
+
+def test_cli_batch_times_with_an_offset_are_stored_as_the_same_moment_in_utc(english_cli) -> None:  # type: ignore[no-untyped-def]
+    """FSRS refuses any timezone but UTC: a createdAt of +08:00 was an internal error."""
+    lines = [
+        json.dumps({"text": "tea at the lake house in spring", "createdAt": "2025-03-01T16:00:00+08:00"}),
+        json.dumps({"text": "the ferry leaves at dawn", "createdAt": "2025-03-01T02:30:00-05:30"}),
+    ]
+    result = english_cli("memory", "add", "--batch", "-", "--json", input="\n".join(lines) + "\n")
+    assert result.returncode == 0, result.stderr
+    listed = {r["l0"]: r for r in english_cli("memory", "list", "--json").json()}
+    tea, ferry = listed["tea at the lake house in spring"], listed["the ferry leaves at dawn"]
+    assert tea["createdAt"].startswith("2025-03-01T08:00:00") and tea["createdAt"].endswith("Z")
+    assert ferry["createdAt"].startswith("2025-03-01T08:00:00") and ferry["createdAt"].endswith("Z")
+    assert tea["fsrs"]["lastReview"] == tea["createdAt"] == ferry["createdAt"] == "2025-03-01T08:00:00Z"

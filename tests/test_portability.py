@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -329,3 +330,19 @@ def test_progress_counts_every_record_once(tmp_path: Path) -> None:
     report = import_file(FakeService(tmp_path / "b", fake), path, progress=seen.append)
     assert sum(seen) == 600 and len(report.added) == 600
     assert fake.calls == 3  # re-embedded in batches of 256, not one call per record
+
+
+def test_a_created_time_with_an_offset_is_imported_as_the_same_moment_in_utc(tmp_path: Path) -> None:
+    """Without an FSRS state the import starts one at createdAt; FSRS refuses any timezone but UTC (an
+    offset like +08:00 was an internal error)."""
+    path = write_export(
+        tmp_path / "e.json",
+        HEADER,
+        [record("mem-1", "tea by the lake", createdAt="2025-03-01T16:00:00+08:00")],
+    )
+    target = FakeService(tmp_path / "b")
+    assert len(import_file(target, path).added) == 1
+    [stored] = target.list_records()
+    moment = datetime(2025, 3, 1, 8, tzinfo=UTC)
+    assert stored.created_at == moment and stored.created_at.utcoffset() == timedelta(0)
+    assert stored.fsrs.last_review == moment and stored.updated_at == moment

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
@@ -256,9 +256,11 @@ def to_record(
         raise InvalidInput(f"createdAt {iso(parsed.created_at)} is in the future")
     for name, value in (("updatedAt", parsed.updated_at), ("reflectedAt", parsed.reflected_at)):
         _check_time(name, value)
+    # Any offset is a valid time; the store (and FSRS, which refuses others) keeps UTC.
+    created_at = parsed.created_at.astimezone(UTC)
     fsrs = FsrsState()
     if parsed.fsrs is None and derive:
-        fsrs = initial_state(parsed.created_at)
+        fsrs = initial_state(created_at)
     elif parsed.fsrs is not None:
         _finite("stability", parsed.fsrs.stability)
         _finite("difficulty", parsed.fsrs.difficulty)
@@ -277,8 +279,8 @@ def to_record(
             "l2": l2,
             "language": detect_language(l0) if derive else "other",  # as record_rows.new_record
             "l0Hash": l0_hash(l0) if derive else "",
-            "createdAt": parsed.created_at,
-            "updatedAt": parsed.updated_at or parsed.created_at,
+            "createdAt": created_at,
+            "updatedAt": parsed.updated_at or created_at,
             "source": parsed.source,
             "fsrs": fsrs,
             "attribute": parsed.attribute,

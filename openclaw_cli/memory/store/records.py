@@ -101,7 +101,7 @@ def parse_created_at(text: str) -> datetime:
         in_range = False
     if not in_range:
         raise InvalidInput(f"createdAt {text!r} is not between 1970 and now")
-    return moment
+    return moment.astimezone(UTC)  # the same moment, as the store (and FSRS, which refuses others) keeps it
 
 
 def new_record_id() -> str:
