@@ -19,6 +19,7 @@ from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, config_env
 from tests.conftest import ROOT, base_env, run_cli
 from tests.fake_openai import FAKE_API_KEY
+from tests.import_trace import traced
 
 KEY = "agent:main:main"
 
@@ -178,18 +179,9 @@ def test_without_a_gateway_it_runs_in_process_and_says_so(home: Path) -> None:
 
 
 def test_start_up_imports_nothing_heavy(home: Path) -> None:
-    env = base_env(home)
-    env.update(config_env(None))
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", "chat", "--local"],
-        input=b"",
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-        timeout=60,
-    )
+    proc, modules = traced(home, "chat", "--local", env=config_env(None))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()}
+    imported = {name.split(".")[0] for name in modules}
     heavy = {"litellm", "openai", "onnxruntime", "numpy", "jieba", "tiktoken"}
     assert imported.isdisjoint(heavy), imported & heavy
     assert "prompt_toolkit" in imported or "rich" in imported

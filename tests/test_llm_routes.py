@@ -4,8 +4,6 @@ caller gets must not depend on the way: the same prices, errors, overflow and ve
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ from openclaw_cli import llm, llm_openai, llm_stream
 from openclaw_cli.llm_errors import ContextOverflow
 from tests import fake_openai as fake_server
 from tests.agent_helpers import config_env
-from tests.conftest import ROOT, base_env
+from tests.import_trace import traced
 
 fake_openai = fake_server.fake_openai
 ASK = [{"role": "user", "content": "hello"}]
@@ -38,19 +36,11 @@ def test_openai_models_are_called_directly_and_the_rest_through_litellm(model: s
 
 def test_a_chat_with_an_openai_model_never_imports_litellm(home: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.script_chat("Hello from the direct route.")
-    env = base_env(home)
-    env.update(config_env(fake_openai.url, embed_url=fake_openai.url))
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "openclaw_cli", "chat", "--local"],
-        input=b"hi there\n",
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    env = config_env(fake_openai.url, embed_url=fake_openai.url)
+    proc, modules = traced(home, "chat", "--local", env=env, input="hi there\n")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "Hello from the direct route." in proc.stdout.decode()
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()}
+    assert "Hello from the direct route." in proc.stdout
+    imported = {name.split(".")[0] for name in modules}
     assert "openai" in imported and "litellm" not in imported
 
 
