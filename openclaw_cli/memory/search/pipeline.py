@@ -104,6 +104,8 @@ class HybridSearcher:
         self.disabled = disabled
         self.profile = profile_for(store.storage.vector_identity(), settings)
         self.context = context if context is not None else ContextSteps(store, settings)
+        if warm:  # repeated searches: rank keyword matches from a copy of the index in memory
+            store.storage.keep_keywords_in_memory()
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
@@ -23,6 +24,7 @@ from openclaw_cli.memory.store.protocol import (
 from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.shared_storage import SharedStorage
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
+from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache
 from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
 from openclaw_cli.memory.store.statements import SQLITE
 from openclaw_cli.memory.store.vector_codec import VectorFormat
@@ -46,6 +48,7 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
         self._terms = keyword.TermCounts()
+        self._in_memory: KeywordCache | None = None  # keep_keywords_in_memory
 
     # ------------------------------------------------------------ transactions
     def transaction(self) -> AbstractContextManager[None]:
@@ -68,6 +71,8 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return self._snapshot()
 
     def close(self) -> None:
+        if self._in_memory is not None:
+            self._in_memory.close()
         self.conn.close()
 
     # ------------------------------------------------------------ records
@@ -153,7 +158,17 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
     def keyword_candidates(
         self, terms: Sequence[str], where: VectorFilter, pool: int
     ) -> list[tuple[int, float]]:
-        return keyword.bm25_candidates(self.conn, terms, where, pool)
+        cache = self._in_memory
+        if cache is None:
+            return keyword.bm25_candidates(self.conn, terms, where, pool)
+        key = keyword.state(self.conn)
+        return keyword.bm25_candidates(
+            self.conn, terms, where, pool, lambda wanted, fetch: cache.ranked(self.conn, key, wanted, fetch)
+        )
+
+    def keep_keywords_in_memory(self) -> None:
+        if self._in_memory is None and self.conn.filename:  # a database in memory has no file to read
+            self._in_memory = KeywordCache(Path(self.conn.filename))
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         return self._terms.counts(self.conn, terms)
