@@ -4,6 +4,7 @@ thread once the database stays unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -58,6 +59,10 @@ def db(tmp_path: Path) -> Path:
             keyword.write_row(conn, rowid, text, TEXTS[(rowid + 3) % len(TEXTS)] if rowid % 3 == 0 else None)
     conn.close()
     return path
+
+
+def _reader(path: Path) -> Callable[[], apsw.Connection]:
+    return lambda: open_db(path, create=False, readonly=True)
 
 
 def _content(conn: apsw.Connection) -> list[tuple[int, str, str]]:
@@ -120,7 +125,7 @@ def test_an_empty_index_lists_nothing(tmp_path: Path) -> None:
 
 def test_the_cache_answers_only_for_the_state_it_was_built_at(db: Path) -> None:
     conn = open_db(db)
-    cache = KeywordCache(db)
+    cache = KeywordCache(_reader(db))
     try:
         key = keyword.state(conn)
         assert cache.ranked(conn, key, ["tea"], 10) is None  # the first build starts
@@ -144,7 +149,7 @@ def test_the_cache_answers_only_for_the_state_it_was_built_at(db: Path) -> None:
 
 def test_another_connections_commit_makes_the_copy_stale(db: Path) -> None:
     conn, other = open_db(db), open_db(db)
-    cache = KeywordCache(db)
+    cache = KeywordCache(_reader(db))
     try:
         key = keyword.state(conn)
         cache.ranked(conn, key, ["tea"], 10)
@@ -161,7 +166,7 @@ def test_another_connections_commit_makes_the_copy_stale(db: Path) -> None:
 
 def test_a_failed_build_is_not_tried_again_for_the_same_state(tmp_path: Path, db: Path) -> None:
     conn = open_db(db)
-    cache = KeywordCache(tmp_path / "no-such.sqlite")
+    cache = KeywordCache(_reader(tmp_path / "no-such.sqlite"))
     try:
         key = keyword.state(conn)
         assert cache.ranked(conn, key, ["tea"], 10) is None
@@ -180,7 +185,7 @@ def test_a_filtered_search_through_the_copy_lists_what_fts5_lists(tmp_path: Path
     service.close()
     path = next(tmp_path.rglob("memory.sqlite"))
     conn = open_db(path)
-    cache = KeywordCache(path)
+    cache = KeywordCache(_reader(path))
     try:
         key = keyword.state(conn)
         cache.ranked(conn, key, ["tea"], 10)

@@ -8,10 +8,9 @@ in store/statements.py, run by the base class store/shared_storage.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
@@ -45,8 +44,10 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
 
     dialect = SQLITE
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, reader: Callable[[], apsw.Connection] | None = None) -> None:
+        """`reader` opens another, read-only connection to the same file (for keep_keywords_in_memory)."""
         self.conn = conn
+        self._open_reader = reader
         self._terms = keyword.TermCounts()
         self._in_memory: KeywordCache | None = None  # keep_keywords_in_memory
 
@@ -166,9 +167,11 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
             self.conn, terms, where, pool, lambda wanted, fetch: cache.ranked(self.conn, key, wanted, fetch)
         )
 
-    def keep_keywords_in_memory(self) -> None:
-        if self._in_memory is None and self.conn.filename:  # a database in memory has no file to read
-            self._in_memory = KeywordCache(Path(self.conn.filename))
+    def keep_keywords_in_memory(self, *, wait: bool = False) -> None:
+        if self._in_memory is None and self._open_reader is not None:
+            self._in_memory = KeywordCache(self._open_reader)
+        if wait and self._in_memory is not None:
+            self._in_memory.wait()
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         return self._terms.counts(self.conn, terms)
