@@ -109,6 +109,8 @@ class HybridSearcher:
         self.profile = profile_for(store.storage.vector_identity(), settings)
         self.context = context if context is not None else ContextSteps(store, settings)
         self.word_table_dir = word_table_dir
+        if warm:  # repeated searches: rank keyword matches from a copy of the index in memory
+            store.storage.keep_keywords_in_memory()
 
     def search(self, request: SearchRequest, now: datetime) -> SearchResult:
         validate_request(request)

@@ -78,7 +78,8 @@ class MemoryStore:
         def reader() -> MemoryStorage:
             return SqliteStorage(open_db(path, create=False, readonly=True))
 
-        return cls(SqliteStorage(conn), path, embedder_factory, reader=reader, conn=conn)
+        storage = SqliteStorage(conn, lambda: open_db(path, create=False, readonly=True))
+        return cls(storage, path, embedder_factory, reader=reader, conn=conn)
 
     @property
     def conn(self) -> apsw.Connection:

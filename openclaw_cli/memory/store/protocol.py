@@ -114,6 +114,12 @@ class KeywordIndex(Protocol):
         """(rowid, BM25 score) of the best `pool` live matches of any of `terms`, best first."""
         ...
 
+    def keep_keywords_in_memory(self, *, wait: bool = False) -> None:
+        """From now on answer `keyword_candidates` from a copy of the index held in memory, where the
+        backend has one (a warm process: same results, less work per search). `wait`: until a build of
+        the copy under way is done (benchmarks measure the copy)."""
+        ...
+
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many live records hold each term (terms held by none are left out)."""
         ...

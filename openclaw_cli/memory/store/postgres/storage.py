@@ -168,6 +168,9 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
     ) -> list[tuple[int, float]]:
         return keyword.bm25_candidates(self.conn, terms, where, pool)
 
+    def keep_keywords_in_memory(self, *, wait: bool = False) -> None:
+        """The server ranks keyword matches itself: nothing is held in memory."""
+
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         return keyword.document_counts(self.conn, terms)
 

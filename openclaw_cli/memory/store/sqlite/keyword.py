@@ -7,7 +7,7 @@ same words the query is analysed into. Per-term document counts come from the co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store.protocol import VectorFilter
@@ -43,12 +43,18 @@ def document_counts(conn: apsw.Connection, terms: Sequence[str]) -> dict[str, in
     return {str(term): int(doc) for term, doc in rows}
 
 
+def state(conn: apsw.Connection) -> tuple[int, int]:
+    """Changes whenever the database may have: SQLite's `PRAGMA data_version` (another connection
+    committed) with this connection's `total_changes()` (its own writes, rolled back or not)."""
+    row = conn.execute("PRAGMA data_version").fetchone()
+    return (int(row[0]) if row else 0, int(conn.total_changes()))
+
+
 class TermCounts:
     """`document_counts` and the largest rowid, kept until the database may have changed: every search
     reads them (~0.4 ms CPU of a warm search at 100k), and a warm process sees the same terms again.
 
-    The key is SQLite's `PRAGMA data_version` (changes when another connection commits) with this
-    connection's `total_changes()` (its own writes, rolled back or not): any write empties the cache.
+    The key is `state`: any write empties the cache.
     """
 
     LIMIT = 50_000  # terms kept at most (a few MB); the cache starts again past it
@@ -75,21 +81,24 @@ class TermCounts:
         return self._size
 
     def _check(self, conn: apsw.Connection) -> None:
-        row = conn.execute("PRAGMA data_version").fetchone()
-        key = (int(row[0]) if row else 0, int(conn.total_changes()))
+        key = state(conn)
         if key != self._key or len(self._counts) > self.LIMIT:
             self._key, self._counts, self._size = key, {}, None
 
 
+Ranked = Callable[[Sequence[str], int], "list[tuple[int, float]] | None"]
+
+
 def bm25_candidates(
-    conn: apsw.Connection, terms: Sequence[str], where: VectorFilter, pool: int
+    conn: apsw.Connection, terms: Sequence[str], where: VectorFilter, pool: int, ranked: Ranked | None = None
 ) -> list[tuple[int, float]]:
     """(rowid, BM25 score) of the best `pool` live matches, best first.
 
     FTS5 ranks its own matches first and the filter is applied afterwards: joining every match to
     `records` before sorting cost 13.6 ms p50 at 100k memories against 5 ms this way. The FTS index holds
     only live records, so without a filter no join is needed; with one, the fetch deepens until enough
-    rows pass it.
+    rows pass it. `ranked` lists what the query below would, from a copy held in memory
+    (sqlite/keyword_memory.py), or None to leave it to FTS5.
     """
     expression = fts_match(terms)
     if expression is None:
@@ -97,14 +106,8 @@ def bm25_candidates(
     clause, params = filter_sql(where)
     fetch = pool if not clause else pool * 4
     while True:
-        rows = [
-            (int(rowid), -float(score))
-            for rowid, score in conn.execute(
-                "SELECT rowid, bm25(records_fts, 1.0, 0.4) AS s FROM records_fts WHERE records_fts MATCH ? "
-                "ORDER BY s LIMIT ?",
-                (expression, fetch),
-            )
-        ]
+        found = None if ranked is None else ranked(terms, fetch)
+        rows = found if found is not None else _ranked(conn, expression, fetch)
         if not clause:
             return rows
         allowed = _passing(conn, [r for r, _ in rows], clause, params)
@@ -112,6 +115,17 @@ def bm25_candidates(
         if len(kept) >= pool or len(rows) < fetch or fetch >= MAX_FETCH:
             return kept[:pool]
         fetch *= 4
+
+
+def _ranked(conn: apsw.Connection, expression: str, fetch: int) -> list[tuple[int, float]]:
+    return [
+        (int(rowid), -float(score))
+        for rowid, score in conn.execute(
+            "SELECT rowid, bm25(records_fts, 1.0, 0.4) AS s FROM records_fts WHERE records_fts MATCH ? "
+            "ORDER BY s LIMIT ?",
+            (expression, fetch),
+        )
+    ]
 
 
 def _passing(conn: apsw.Connection, rowids: Sequence[int], clause: str, params: list[object]) -> set[int]:

@@ -8,7 +8,7 @@ in store/statements.py, run by the base class store/shared_storage.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +24,7 @@ from openclaw_cli.memory.store.protocol import (
 from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.shared_storage import SharedStorage
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
+from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache
 from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
 from openclaw_cli.memory.store.statements import SQLITE
 from openclaw_cli.memory.store.vector_codec import VectorFormat
@@ -44,10 +45,13 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
 
     dialect = SQLITE
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, reader: Callable[[], apsw.Connection] | None = None) -> None:
+        """`reader` opens another, read-only connection to the same file (for keep_keywords_in_memory)."""
         self.conn = conn
+        self._open_reader = reader
         self._terms = keyword.TermCounts()
         self._batch: _Batch | None = None  # inside vector_batch
+        self._in_memory: KeywordCache | None = None  # keep_keywords_in_memory
 
     # ------------------------------------------------------------ transactions
     def transaction(self) -> AbstractContextManager[None]:
@@ -70,6 +74,8 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         return self._snapshot()
 
     def close(self) -> None:
+        if self._in_memory is not None:
+            self._in_memory.close()
         self.conn.close()
 
     # ------------------------------------------------------------ records
@@ -155,7 +161,19 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
     def keyword_candidates(
         self, terms: Sequence[str], where: VectorFilter, pool: int
     ) -> list[tuple[int, float]]:
-        return keyword.bm25_candidates(self.conn, terms, where, pool)
+        cache = self._in_memory
+        if cache is None:
+            return keyword.bm25_candidates(self.conn, terms, where, pool)
+        key = keyword.state(self.conn)
+        return keyword.bm25_candidates(
+            self.conn, terms, where, pool, lambda wanted, fetch: cache.ranked(self.conn, key, wanted, fetch)
+        )
+
+    def keep_keywords_in_memory(self, *, wait: bool = False) -> None:
+        if self._in_memory is None and self._open_reader is not None:
+            self._in_memory = KeywordCache(self._open_reader)
+        if wait and self._in_memory is not None:
+            self._in_memory.wait()
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         return self._terms.counts(self.conn, terms)
