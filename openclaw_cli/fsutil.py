@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -101,14 +102,20 @@ def temp_files_inside(directory: Path) -> Iterator[None]:
     onnxruntime's quantizer saves an ~80 MB shape-inferred copy of the model in the system temp dir, and
     a killed conversion leaves it there; inside the home's private cache it is the user's data, and
     `doctor` finds it with the rest of a conversion's leftovers. Process-wide: call it only where no
-    other thread needs the system temp dir.
+    other thread needs the system temp dir. Two such blocks in one process take turns: otherwise one
+    thread's block sends another's temp files into its own directory, which it then deletes (seen when
+    a gateway's warm-up converted a model while a test's own conversion ran).
     """
-    previous = tempfile.tempdir
-    tempfile.tempdir = str(directory)
-    try:
-        yield
-    finally:
-        tempfile.tempdir = previous
+    with _TEMP_DIR_TURN:
+        previous = tempfile.tempdir
+        tempfile.tempdir = str(directory)
+        try:
+            yield
+        finally:
+            tempfile.tempdir = previous
+
+
+_TEMP_DIR_TURN = threading.RLock()
 
 
 @contextmanager
