@@ -12,6 +12,7 @@ upkeep/'s file-level care; on postgres it says that such care is the server's.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -74,12 +75,12 @@ class MemoryStore:
         cls, path: Path, embedder_factory: EmbedderFactory | None = None, *, create: bool = True
     ) -> MemoryStore:
         conn = open_db(path, create=create)
+        read_only = functools.partial(open_db, path, create=False, readonly=True)
 
         def reader() -> MemoryStorage:
-            return SqliteStorage(open_db(path, create=False, readonly=True))
+            return SqliteStorage(read_only())
 
-        storage = SqliteStorage(conn, lambda: open_db(path, create=False, readonly=True))
-        return cls(storage, path, embedder_factory, reader=reader, conn=conn)
+        return cls(SqliteStorage(conn, read_only), path, embedder_factory, reader=reader, conn=conn)
 
     @property
     def conn(self) -> apsw.Connection:
