@@ -4,6 +4,7 @@ database file, output is flushed whole, and the exit status is the one SystemExi
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -154,3 +155,23 @@ def test_a_connection_left_open_is_closed_and_its_wal_checkpointed(home: Path, t
     assert sqlite3.connect(alone).execute("SELECT text FROM notes").fetchall() == [
         ("committed before leaving",)
     ]
+
+
+def test_a_command_runs_with_the_young_collection_threshold(home: Path) -> None:
+    # entry.YOUNG_THRESHOLD: a cold search ran ~130 collections at Python's 700; the older generations
+    # keep Python's own thresholds.
+    done = _python(
+        """
+        import atexit, gc, json, sys
+        from openclaw_cli.entry import main
+        before = gc.get_threshold()
+        atexit.register(lambda: sys.stderr.write(json.dumps([before, gc.get_threshold()])))
+        sys.argv = ["openclaw", "session", "list", "--json"]
+        main()
+        """,
+        home,
+    )
+    assert done.returncode == 0, done.stderr
+    before, during = json.loads(done.stderr)
+    assert during[0] == 50_000
+    assert during[1:] == before[1:]
