@@ -220,14 +220,16 @@ class MemoryService:
 
     def delete(self, record_id: str) -> MemoryRecord:
         with self.damage_guard():
-            return self._locate(record_id).delete(record_id)
+            record = self._locate(record_id).delete(record_id)
+        self._forget_words_or_fail(f"deleted {record_id}")
+        return record
 
     def purge_user(self, user_id: str, *, all_agents: bool = False, sessions: bool = False) -> PurgeReport:
         """Forget `user_id` (see writing/purge.py): this agent's and the shared store, or every agent's."""
         from openclaw_cli.memory.writing.purge import purge_user
 
         with self.damage_guard():
-            return purge_user(
+            report = purge_user(
                 self.home,
                 self.agent_id,
                 user_id,
@@ -235,6 +237,32 @@ class MemoryService:
                 sessions=sessions,
                 agents=self.stored_agents(),
                 open_store=lambda path: self.store(path, create=False),
+            )
+        self._forget_words_or_fail(f"purged {user_id}")
+        return report
+
+    def forget_words(self) -> list[Path]:
+        """Empty the home's tables of words searches met (embedding/word_table.py), remove those an
+        earlier version kept in the model cache, and drop this process's cached words: they may be words
+        of the memories just forgotten. The table files that still hold words (normally none)."""
+        import sys
+
+        from openclaw_cli.memory.embedding.word_table import forget_words
+
+        left = forget_words(self.home.word_cache_dir, self.model_cache_dir())
+        # Only a process that has searched holds cached words (and has loaded the module).
+        cached = sys.modules.get("openclaw_cli.memory.search.neighbours")
+        if cached is not None:
+            cached.forget_cached_words()
+        return left
+
+    def _forget_words_or_fail(self, done: str) -> None:
+        left = self.forget_words()
+        if left:
+            names = ", ".join(str(path) for path in left)
+            raise StoreError(
+                f"{done}, but the cache of searched words could not be emptied: {names}",
+                hint="delete these files (a cache: nothing is lost)",
             )
 
     def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
@@ -299,9 +327,13 @@ class MemoryService:
 
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
         # One search per process: words its `neighbours` stage embeds are kept for the next process.
-        words = self.model_cache_dir() if self.one_shot else None
+        words = None
+        if self.one_shot:
+            from openclaw_cli.memory.embedding.word_table import WordTables
+
+            words = WordTables.now(self.home.word_cache_dir, self.model_cache_dir())
         return HybridSearcher(
-            store, search, embedder, reranker, warm=self.warm, context=context, word_table_dir=words
+            store, search, embedder, reranker, warm=self.warm, context=context, word_tables=words
         )
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
