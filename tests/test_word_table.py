@@ -191,16 +191,18 @@ def test_the_key_changes_with_the_model_files(service: MemoryService) -> None:
     assert models["en"].vectors_key() == models["en"].vectors_key()
 
 
-def test_only_a_one_search_process_keeps_words_on_disk(service: MemoryService, tmp_path: Path) -> None:
-    store = next(iter(service.existing_stores()))
-    assert service.searcher(store).word_tables is None  # a warm process keeps them in memory
+def test_every_process_keeps_words_in_the_homes_tables(service: MemoryService) -> None:
+    warm_service = service_for(service.home.root, warm=True)
     once = service_for(service.home.root, one_shot=True)
     try:
+        store = next(iter(warm_service.existing_stores()))
+        warm = warm_service.searcher(store).word_tables  # a warm process's first search of a question
+        assert warm is not None and warm.directory == service.home.word_cache_dir
         one_store = next(iter(once.existing_stores()))
-        tables = once.searcher(one_store).word_tables
-        assert tables is not None and tables.directory == service.home.word_cache_dir
+        assert once.searcher(one_store).word_tables == warm
     finally:
         once.close()
+        warm_service.close()
 
 
 def test_two_search_processes_give_the_same_results_and_keep_the_words_they_met(tmp_path: Path) -> None:

@@ -134,11 +134,25 @@ def test_a_purge_and_a_delete_through_the_running_gateway_empty_the_table(filled
             assert report["via"] == "gateway" and report["left"] == []
             assert _words(filled) == set()
             _add(filled, "bob", ["User is saving money for a sailing boat"])
-            assert _search(filled, "--user", "bob") and "boat" in _words(filled)
-            with gw.ws() as conn:
+            with gw.ws() as conn:  # the gateway's own search keeps its words in the home's table
+                found = request(conn, "memory.search", {"query": QUERY, "filterUserId": "bob"})
+                assert found["ok"] and found["payload"]["results"], found
+                assert "boat" in _words(filled)
                 done = request(conn, "memory.delete", {"id": _ids(filled, "bob")[0]})
             assert done["ok"], done
             assert _words(filled) == set()
+
+
+def test_a_batch_search_keeps_its_words_and_gives_the_same_results_again(filled: Path) -> None:
+    lines = json.dumps({"query": QUERY, "userId": "alice"}) + "\n"
+    runs = []
+    for _ in range(2):  # the second process reads every word from the table
+        out = _cli(filled, "memory", "search", "--batch", "-", input=lines).stdout.splitlines()
+        runs.append([(r["id"], r["score"]) for r in json.loads(out[0])["results"]])
+    assert runs[0] and runs[0] == runs[1]
+    assert runs[0] == [(r["id"], r["score"]) for r in _search(filled, "--user", "alice")]
+    _cli(filled, "memory", "purge", "--user", "alice", "--yes")
+    assert _words(filled) == set()
 
 
 def test_a_table_that_cannot_be_emptied_is_named_and_the_delete_fails(filled: Path) -> None:

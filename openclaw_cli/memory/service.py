@@ -326,12 +326,11 @@ class MemoryService:
             from openclaw_cli.memory.search.context import ContextSteps
 
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
-        # One search per process: words its `neighbours` stage embeds are kept for the next process.
-        words = None
-        if self.one_shot:
-            from openclaw_cli.memory.embedding.word_table import WordTables
+        # Words the `neighbours` stage embeds are kept for later searches of any process of the home: a
+        # one-search process, and a warm one's first search of a question, then read them (~1 ms).
+        from openclaw_cli.memory.embedding.word_table import WordTables
 
-            words = WordTables.now(self.home.word_cache_dir, self.model_cache_dir())
+        words = WordTables.now(self.home.word_cache_dir, self.model_cache_dir())
         return HybridSearcher(
             store, search, embedder, reranker, warm=self.warm, context=context, word_tables=words
         )
