@@ -342,7 +342,9 @@ class MemoryService:
         validate_request(request)
         moment = now or utc_now()
         self.sync_workspace(only_if_dirty=True)
-        with self.damage_guard():
+        from openclaw_cli.memory.search.word_warmup import searching
+
+        with self.damage_guard(), searching():  # a background word warm-up waits for it
             if self._preload is not None and request.mode != "bm25":
                 # One search in this process (preload_embedder): its vectors are read while the model loads.
                 for store in self.existing_stores():
