@@ -228,10 +228,13 @@ def test_a_table_held_past_the_wait_is_removed(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(word_table, "PURGE_WAIT_S", 0.3)
     monkeypatch.setattr(word_table, "PURGE_BUSY_MS", 100)
     table = _table(tmp_path)
+    reader = WordTable(table.path, "key-a", 4)  # a process that keeps the table open, a gateway say
+    assert set(reader.read(["money"])) == {"money"}
     holder = _hold(table.path, 30)
     try:
         assert forget_words(tmp_path) == []
         assert not table.path.exists()
+        assert reader.read(["money"]) == {}  # it opens the new file, not the removed one it had open
     finally:
         holder.kill()
         holder.wait(10)

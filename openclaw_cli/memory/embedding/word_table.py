@@ -163,6 +163,7 @@ class WordTable:
         self.dimensions = dimensions
         self.resets = 0  # times the table was found damaged or stale and started again (for the tests)
         self._conn: apsw.Connection | None = None
+        self._opened: tuple[int, int] | None = None  # the file the connection has open
 
     def read(self, words: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors the table holds for `words`. A damaged row or file empties the table: {}."""
@@ -241,8 +242,11 @@ class WordTable:
     def _connection(self) -> apsw.Connection:
         import apsw
 
+        if self._conn is not None and self._file_id() != self._opened:
+            self.close()  # removed meanwhile (a purge gave up waiting, or another process reset it)
         if self._conn is None:
             self._conn = self._open()
+            self._opened = self._file_id()
             try:
                 self._check(self._conn)
             except apsw.BusyError:  # another process is making the table: not damage
@@ -251,8 +255,16 @@ class WordTable:
             except Exception:  # noqa: BLE001  # not SQLite, damaged, or another model's: start again
                 self.reset()
                 self._conn = self._open()
+                self._opened = self._file_id()
                 self._check(self._conn)
         return self._conn
+
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
 
     def _open(self) -> apsw.Connection:
         import apsw
