@@ -115,6 +115,19 @@ def test_deleting_a_memory_empties_the_table(filled: Path) -> None:
     assert {"money", "boat"} <= _words(filled) and "badminton" not in _words(filled)
 
 
+def test_a_note_removed_from_the_workspace_empties_the_table(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    notes = home / "agents" / "main" / "workspace"
+    (notes / "memory").mkdir(parents=True)
+    (notes / "MEMORY.md").write_text("# Memory\n\n- User is saving money for a sailing boat\n")
+    (notes / "memory" / "hobbies.md").write_text("# Hobbies\n\n- User plays badminton on Tuesday nights\n")
+    assert _search(home)  # indexes the notes, then searches them
+    assert _words(home) >= ALICE_WORDS
+    (notes / "memory" / "hobbies.md").unlink()
+    assert _search(home)  # the next search's sync removes the note, and its words with the tables'
+    assert "badminton" not in _words(home) and {"money", "boat"} <= _words(home)
+
+
 def test_two_homes_never_share_a_table(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     _add(one, "alice", ALICE)

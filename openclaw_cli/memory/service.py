@@ -379,7 +379,12 @@ class MemoryService:
             store = self.store(path)
             if only_if_dirty and not markdown_index.is_dirty(store, root):
                 return None
-            return markdown_index.sync(store, root, self.agent_id, progress)
+            report = markdown_index.sync(store, root, self.agent_id, progress)
+        if report.removed or report.indexed:  # notes went or were replaced: the tables may hold their words
+            left = self.forget_words()
+            if left:
+                report.warning = report.warning or f"could not empty the searched words' cache: {left[0]}"
+        return report
 
     def workspace_file_count(self) -> int:
         from openclaw_cli.memory.workspace.files import workspace_dir

@@ -26,8 +26,9 @@ gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_pa
 that runs one search starts with no words met, and its unoptimised models take ~2-3 ms a word (~100 words
 for an English question at 20k memories), and a warm process's first search of a question pays the same
 for words it has not met (10-107 ms at 100k): both read the words any earlier search of the home met from
-the home's tables (embedding/word_table.py) and add their own; benchmarks/test_bench_search_100k.py
-measures both.
+the home's tables (embedding/word_table.py) and add their own, and a running gateway embeds the store's
+words ahead (search/word_warmup.py); benchmarks/test_bench_search_100k.py and test_bench_word_table.py
+measure them.
 """
 
 from __future__ import annotations
