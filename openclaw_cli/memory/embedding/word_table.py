@@ -126,9 +126,10 @@ def _emptied(path: Path) -> bool:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.execute("DELETE FROM words")
-                conn.execute("COMMIT")
+                conn.execute("COMMIT")  # busy while a reader finishes: waited for, then tried again
             except BaseException:
-                conn.execute("ROLLBACK")
+                with suppress(apsw.Error):
+                    conn.execute("ROLLBACK")
                 raise
             return True
         except apsw.BusyError:
