@@ -1,7 +1,7 @@
 """One warm process for benchmarks/test_bench_word_table.py: the 100k store's 300 queries searched once
 each (each query's first hybrid search, when the `neighbours` stage meets words the process has not),
-after a warm-up that meets no word (vector-only searches: the model and the vector matrix; the keyword
-copy), with the home's word tables (`table`), with them and the background warm-up's pass done first
+after a warm-up that meets no word (identifier queries: strong keyword evidence, so the stage does not
+run; they load the model, the vector matrix and the keyword copy), with the home's word tables (`table`), with them and the background warm-up's pass done first
 (`warmed`, as a gateway once ready), or without any (`none`).
 
 `python -m benchmarks.warm_words_worker HOME table|warmed|none` prints one JSON object: each query's
@@ -21,7 +21,7 @@ from typing import Any
 
 from benchmarks import corpus100k, store100k
 
-WARM_UP = 20  # vector-only searches first in every variant
+WARM_UP = 20  # identifier queries searched first in every variant
 
 
 def run(home: Path, variant: str) -> dict[str, Any]:
@@ -36,12 +36,12 @@ def run(home: Path, variant: str) -> dict[str, Any]:
         word_table.WordTables.now = classmethod(lambda cls, *args, **kwargs: None)  # type: ignore[assignment]
     queries = corpus100k.queries(corpus100k.memories(store100k.COUNT))
     service = MemoryService(Home(home), "main", store100k.settings().memory, warm=True)
-    for query in queries[:WARM_UP]:
-        service.search(SearchRequest(query=query.text, k=10, mode="vector"))
+    for query in [q for q in queries if q.kind == "identifier"][:WARM_UP]:
+        service.search(SearchRequest(query=query.text, k=10))
     for store in service.existing_stores():
         store.storage.keep_keywords_in_memory(wait=True)
     vectors = neighbours.word_vectors(service.embedder())
-    assert vectors is not None
+    assert vectors is not None and vectors.embedded == 0, "the warm-up met words"
     warmed = 0
     if variant == "warmed":
         warmup = WordWarmUp(vectors, Home(home).word_cache_dir, lambda: False)
