@@ -222,26 +222,15 @@ def test_cold_search_20k(benchmark: Any) -> None:
     assert found["wall_median_ms"]
 
 
-def _models_without_word_tables(where: Path) -> Path:
-    """A model cache of hard links to the shared one's files, without its word tables: the words a
-    one-search process keeps (embedding/word_table.py) land here, where the benchmark can empty them."""
-    where.mkdir(mode=0o700, exist_ok=True)
-    for source in store100k.model_cache().iterdir():
-        target = where / source.name
-        if source.is_file() and not source.name.startswith("words-") and not target.exists():
-            os.link(source, target)
-    return where
-
-
-def test_cold_search_20k_word_table(benchmark: Any, tmp_path: Path) -> None:
+def test_cold_search_20k_word_table(benchmark: Any) -> None:
     """The cold English process at 20k whose `neighbours` stage embeds the best candidates' words: with
     the word table empty (words never met: each embedded, ~100 model runs) and kept from the process
     before (read from disk, one word embedded again to check), interleaved."""
     home = store100k.build(20_000) / "home"
-    models = _models_without_word_tables(tmp_path / "models")
+    words = Home(home).word_cache_dir  # the home's tables (embedding/word_table.py)
     query = COLD_QUERIES["english"]
     command = [sys.executable, "-m", "openclaw_cli", "memory", "search", query, "--json", "--local"]
-    env = {**_env(home), "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(models)}
+    env = _env(home)
     walls: dict[str, list[float]] = {"empty": [], "kept": []}
     inside: dict[str, list[float]] = {"empty": [], "kept": []}
     results: dict[str, list[Any]] = {"empty": [], "kept": []}
@@ -250,7 +239,7 @@ def test_cold_search_20k_word_table(benchmark: Any, tmp_path: Path) -> None:
         for round_ in range(8):  # the first round warms the page cache and the .pyc files
             for state in ("empty", "kept"):
                 if state == "empty":
-                    for table in models.glob("words-*"):
+                    for table in words.glob("words-*"):
                         table.unlink()
                 started = time.perf_counter()
                 out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, check=True)

@@ -68,11 +68,12 @@ class EmbeddingSettings(_Section):
     passage_prefix: str = ""
     threads: int = Field(2, ge=1, le=64)
     # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result,
-    # and jieba's dictionary cache and the word table (embedding/word_table.py) with it.
+    # and jieba's dictionary cache with it (not the searched words' vectors: those are the home's,
+    # Home.word_cache_dir).
     model_cache_dir: str | None = Field(
         None,
-        description="where converted local models, jieba's dictionary cache and searched words' vectors "
-        "are kept; default $OPENCLAW_HOME/cache/models",
+        description="where converted local models and jieba's dictionary cache are kept; "
+        "default $OPENCLAW_HOME/cache/models",
     )
 
 

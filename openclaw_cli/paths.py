@@ -100,6 +100,12 @@ class Home:
         return self.root / "cache"
 
     @property
+    def word_cache_dir(self) -> Path:
+        """Single words' vectors searches met (memory/embedding/word_table.py): words of this home's
+        memories, so kept here even when the model cache is shared, and emptied by every purge."""
+        return self.cache_dir / "words"
+
+    @property
     def model_cache_dir(self) -> Path:
         """Derived model files (the int8-compute conversion of the packaged embedding model)."""
         return self.cache_dir / "models"

@@ -1,6 +1,7 @@
-"""Single words' vectors kept on disk for the next one-search process (embedding/word_table.py), and the
-`neighbours` stage reading them (search/neighbours.py WordVectors with a table directory): the same vectors
-as the model gives, a damaged, stale or wrong table started again and never trusted, files 0600."""
+"""Single words' vectors kept on disk for the next search (embedding/word_table.py), and the `neighbours`
+stage reading them (search/neighbours.py WordVectors given a home's WordTables): the same vectors as the
+model gives, a damaged, stale or wrong table started again and never trusted, files 0600. What a purge
+does to them: tests/test_word_table_privacy.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.embedding.word_table import WordTable, table_path
+from openclaw_cli.memory.embedding.word_table import WordTable, WordTables, table_path
 from openclaw_cli.memory.search import neighbours
 from openclaw_cli.memory.service import MemoryService
 from tests.conftest import run_cli
@@ -151,11 +152,11 @@ def _models(service: MemoryService) -> dict[str, Any]:
 
 def test_a_later_process_reads_the_words_and_checks_one(service: MemoryService, tmp_path: Path) -> None:
     words = [*WORDS, "小孩", "儿子"]
-    first = neighbours.WordVectors(_models(service), tmp_path)  # type: ignore[arg-type]
-    made = first.of(words)
+    first = neighbours.WordVectors(_models(service))  # type: ignore[arg-type]
+    made = first.of(words, WordTables.now(tmp_path))
     assert first.embedded == len(words) and first.from_table == 0
-    later = neighbours.WordVectors(_models(service), tmp_path)  # type: ignore[arg-type]
-    read = later.of(words)
+    later = neighbours.WordVectors(_models(service))  # type: ignore[arg-type]
+    read = later.of(words, WordTables.now(tmp_path))
     assert later.from_table == len(words)
     assert later.embedded == 2  # one word per model embedded again, to check the table
     assert all(read[w].tobytes() == made[w].tobytes() for w in words)
@@ -167,15 +168,15 @@ def test_a_table_that_disagrees_with_the_model_is_started_again(
     service: MemoryService, tmp_path: Path
 ) -> None:
     models = _models(service)
-    writer = neighbours.WordVectors(models, tmp_path)  # type: ignore[arg-type]
-    writer.of(["money"])  # makes the English table
+    writer = neighbours.WordVectors(models)  # type: ignore[arg-type]
+    writer.of(["money"], WordTables.now(tmp_path))  # makes the English table
     key = models["en"].vectors_key()
     table = WordTable(table_path(tmp_path, key), key, 384)
     wrong = {w: _unit(i, 384) for i, w in enumerate(WORDS)}  # sound rows, but not the model's vectors
     table.write(wrong)
     table.close()
-    reader = neighbours.WordVectors(models, tmp_path)  # type: ignore[arg-type]
-    found = reader.of(WORDS)
+    reader = neighbours.WordVectors(models)  # type: ignore[arg-type]
+    found = reader.of(WORDS, WordTables.now(tmp_path))
     truth = neighbours.WordVectors(models).of(WORDS)  # type: ignore[arg-type]
     assert all(found[w].tobytes() == truth[w].tobytes() for w in WORDS)
     assert reader.embedded == 1 + len(WORDS)  # the check, then every word from the model
@@ -190,15 +191,18 @@ def test_the_key_changes_with_the_model_files(service: MemoryService) -> None:
     assert models["en"].vectors_key() == models["en"].vectors_key()
 
 
-def test_only_a_one_search_process_keeps_words_on_disk(service: MemoryService, tmp_path: Path) -> None:
-    store = next(iter(service.existing_stores()))
-    assert service.searcher(store).word_table_dir is None  # a warm process keeps them in memory
+def test_every_process_keeps_words_in_the_homes_tables(service: MemoryService) -> None:
+    warm_service = service_for(service.home.root, warm=True)
     once = service_for(service.home.root, one_shot=True)
     try:
+        store = next(iter(warm_service.existing_stores()))
+        warm = warm_service.searcher(store).word_tables  # a warm process's first search of a question
+        assert warm is not None and warm.directory == service.home.word_cache_dir
         one_store = next(iter(once.existing_stores()))
-        assert once.searcher(one_store).word_table_dir == once.model_cache_dir()
+        assert once.searcher(one_store).word_tables == warm
     finally:
         once.close()
+        warm_service.close()
 
 
 def test_two_search_processes_give_the_same_results_and_keep_the_words_they_met(tmp_path: Path) -> None:
@@ -206,12 +210,12 @@ def test_two_search_processes_give_the_same_results_and_keep_the_words_they_met(
     texts = ["User is saving money for a sailing boat", "User plays badminton on Tuesday nights"]
     lines = "".join(json.dumps({"l0": text}) + "\n" for text in texts)
     assert run_cli(home, "memory", "add", "--batch", "-", input=lines).returncode == 0
-    # The table the CLI's one-search process uses: in the run's shared model cache, under the key of
-    # the English model as that process loads it.
+    # The table the CLI's one-search process uses: in the home's word cache, under the key of the
+    # English model as that process loads it.
     once = service_for(home, one_shot=True)
     try:
         key = once.embedder().english.vectors_key()  # type: ignore[attr-defined]
-        path = table_path(once.model_cache_dir(), key)
+        path = table_path(once.home.word_cache_dir, key)
     finally:
         once.close()
     search = ("memory", "search", "where is my spare cash going?", "--json", "--local")
@@ -307,6 +311,6 @@ class _Unkeyed:
 def test_a_model_that_cannot_name_its_vectors_keeps_none_on_disk(
     service: MemoryService, tmp_path: Path
 ) -> None:
-    vectors = neighbours.WordVectors({"en": _Unkeyed(_models(service)["en"])}, tmp_path)  # type: ignore[dict-item]
-    assert set(vectors.of(["money", "cash"])) == {"money", "cash"}
+    vectors = neighbours.WordVectors({"en": _Unkeyed(_models(service)["en"])})  # type: ignore[dict-item]
+    assert set(vectors.of(["money", "cash"], WordTables.now(tmp_path))) == {"money", "cash"}
     assert vectors.embedded == 2 and not list(tmp_path.glob("words-*"))

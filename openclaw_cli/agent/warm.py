@@ -1,5 +1,6 @@
 """Loading what a first turn needs before it is asked for: the model client, each agent's embedders, its
-memory stores and searcher, the tokenizer and the turn's own modules.
+memory stores and searcher, the tokenizer and the turn's own modules; and, in a gateway once it is ready,
+the words of the agents' memories that searches will compare (start_word_warmup).
 
 A long-lived process (the gateway at start, `openclaw chat` while the user types) calls `warm_runtime`
 in a worker thread, so that the first turn pays none of it (`import litellm` alone takes seconds, the openai
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.runtime import AgentRuntime
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.config_models import LlmSettings
+    from openclaw_cli.memory.search.word_warmup import WordWarmUp
 
 # The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
 WARM_QUERY = "what does the user like?"
@@ -129,3 +131,32 @@ def _search(services: AgentServices) -> None:
             user_id=owner_id(services.settings),
             record_hits=False,
         )
+
+
+def start_word_warmup(
+    runtime: AgentRuntime, agent_ids: Sequence[str], busy: Callable[[], bool], stop: threading.Event
+) -> WordWarmUp | None:
+    """Embed the words of the agents' memories in the background, for a process that stays (the gateway,
+    once ready): memory/search/word_warmup.py. None when the first agent's embedder keeps no word
+    vectors (an API embedder)."""
+    from openclaw_cli.memory.search.neighbours import word_vectors
+    from openclaw_cli.memory.search.word_warmup import Source, WordWarmUp
+
+    first = runtime.services(agent_ids[0])
+    vectors = word_vectors(first.memory.embedder())
+    if vectors is None:
+        return None
+
+    def sources() -> list[Source]:
+        found: dict[Any, Source] = {}
+        for agent_id in agent_ids:
+            services = runtime.services(agent_id)
+            with services.memory_lock:
+                stores = list(services.memory.existing_stores())
+            for store in stores:  # the shared store once, with the lock of the first agent's connection
+                found.setdefault(store.path, Source(store, services.memory_lock))
+        return list(found.values())
+
+    warmup = WordWarmUp(vectors, first.home.word_cache_dir, busy, stop)
+    threading.Thread(target=warmup.forever, args=(sources,), name="word-warmup", daemon=True).start()
+    return warmup

@@ -263,6 +263,8 @@ def forget_person(
             report = ForgetReport(person)
             covered = set(survey.findings) if request.all_agents else {request.agent_id}
             needles = _forget_memories(home, settings, request, survey, covered, service, report)
+        # Words of their memories that searches met: all words go, as a table does not say whose each is.
+        report.left += [str(path) for path in service.forget_words()]
     finally:
         service.close()
     for agent, findings in survey.findings.items():

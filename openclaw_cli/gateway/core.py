@@ -24,7 +24,7 @@ from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.turn_types import TurnResult
-from openclaw_cli.agent.warm import WarmReport, warm_runtime
+from openclaw_cli.agent.warm import WarmReport, start_word_warmup, warm_runtime
 from openclaw_cli.gateway.inbox import Inbox, Pending
 from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, Turn
 from openclaw_cli.gateway.run_limiter import RunLimiter
@@ -35,6 +35,7 @@ from openclaw_cli.sessions.store import SessionStore, parse_time
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
+    from openclaw_cli.memory.search.word_warmup import WordWarmUp
     from openclaw_cli.paths import Home
 
 log = logging.getLogger("openclaw.gateway")
@@ -75,6 +76,7 @@ class GatewayCore:
         self.ready = False
         self.warm: WarmReport | None = None  # what the start-up warm-up loaded, once it is done
         self._warming: asyncio.Task[None] | None = None
+        self.words: WordWarmUp | None = None  # the searched words' background warm-up, once ready
         self._stopping = threading.Event()  # the warm-up starts no further step once set
         # Counts of connections that owe a request head (gateway/limits.py), set by the server.
         self.connection_counts: Callable[[], dict[str, int]] = dict
@@ -108,6 +110,28 @@ class GatewayCore:
         log.info("ready: loaded %s in %.1f s", ", ".join(report.done) or "nothing", report.seconds)
         self.warm = report
         self.ready = True
+        if self.words is None and not self._stopping.is_set():
+            try:
+                self.words = await asyncio.to_thread(
+                    start_word_warmup, self.runtime, ids, self._busy, self._stopping
+                )
+            except Exception as exc:  # noqa: BLE001 - a cache's warm-up must not stop the gateway
+                log.warning("could not start warming the searched words: %s", exc)
+
+    def _busy(self) -> bool:
+        """Whether a turn or a memory search runs or waits (read from the word warm-up's thread)."""
+        from openclaw_cli.memory.search.word_warmup import searches_running
+
+        try:
+            lanes = self.lanes.busy()
+        except RuntimeError:  # the lanes changed while this thread counted them: busy, for now
+            return True
+        return bool(lanes["running"] or lanes["queued"] or searches_running())
+
+    def wake_words(self) -> None:
+        """Memories were added or purged: the word warm-up passes over the stores again."""
+        if self.words is not None:
+            self.words.wake.set()
 
     async def stop(self, grace_seconds: float = 10.0) -> None:
         """Let running turns finish (for up to `grace_seconds`), then close the runtime.
@@ -117,6 +141,7 @@ class GatewayCore:
         """
         self.ready = False
         self._stopping.set()
+        self.wake_words()  # its thread ends instead of sleeping until its next pass
         if self._warming is not None and not self._warming.done():
             # its thread cannot be stopped: let it finish before the runtime it fills is closed
             await asyncio.wait([self._warming], timeout=grace_seconds)
@@ -199,6 +224,7 @@ class GatewayCore:
 
     def _turn_done(self, turn: Turn, result: TurnResult) -> None:
         self.turns_done += 1
+        self.wake_words()  # the turn may have stored memories
         ids = [m.journal_id for m in turn.messages if m.journal_id is not None]
         try:
             with span(result.stages, "journal done"):
@@ -231,6 +257,7 @@ class GatewayCore:
             "model": self.settings.llm.model,
             "turnsDone": self.turns_done,
             "warm": self.warm.to_dict() if self.warm is not None else None,
+            "wordWarmUp": self.words.to_dict() if self.words is not None else None,
             "connections": self.connection_counts(),
             "config": {
                 "loadedAt": datetime.fromtimestamp(self.config_loaded_at).astimezone().isoformat(),

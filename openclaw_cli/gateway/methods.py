@@ -310,6 +310,7 @@ class Methods:
             p.param_str(params, "l1", required=False, max_length=MAX_TEXT),
         )
         record, report = await self._with_memory(self._agent(params), lambda service: service.add(item))
+        self.core.wake_words()  # its words are warmed for the searches to come
         return {**record.public_dict(), "warning": report.warning}
 
     async def memory_delete(self, params: dict[str, Any], listener: Listener | None) -> Any:

@@ -63,6 +63,7 @@ async def purge(
         report = await asyncio.to_thread(work)
         report.journal = core.inbox.forget(lambda entry: journal_person(entry, settings) == person)
         _reopen(outputs)
+    core.wake_words()  # the emptied word tables are warmed again with the words of what is left
     report.via = "gateway"
     return report.to_dict()
 

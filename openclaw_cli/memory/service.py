@@ -220,14 +220,16 @@ class MemoryService:
 
     def delete(self, record_id: str) -> MemoryRecord:
         with self.damage_guard():
-            return self._locate(record_id).delete(record_id)
+            record = self._locate(record_id).delete(record_id)
+        self._forget_words_or_fail(f"deleted {record_id}")
+        return record
 
     def purge_user(self, user_id: str, *, all_agents: bool = False, sessions: bool = False) -> PurgeReport:
         """Forget `user_id` (see writing/purge.py): this agent's and the shared store, or every agent's."""
         from openclaw_cli.memory.writing.purge import purge_user
 
         with self.damage_guard():
-            return purge_user(
+            report = purge_user(
                 self.home,
                 self.agent_id,
                 user_id,
@@ -235,6 +237,32 @@ class MemoryService:
                 sessions=sessions,
                 agents=self.stored_agents(),
                 open_store=lambda path: self.store(path, create=False),
+            )
+        self._forget_words_or_fail(f"purged {user_id}")
+        return report
+
+    def forget_words(self) -> list[Path]:
+        """Empty the home's tables of words searches met (embedding/word_table.py), remove those an
+        earlier version kept in the model cache, and drop this process's cached words: they may be words
+        of the memories just forgotten. The table files that still hold words (normally none)."""
+        import sys
+
+        from openclaw_cli.memory.embedding.word_table import forget_words
+
+        left = forget_words(self.home.word_cache_dir, self.model_cache_dir())
+        # Only a process that has searched holds cached words (and has loaded the module).
+        cached = sys.modules.get("openclaw_cli.memory.search.neighbours")
+        if cached is not None:
+            cached.forget_cached_words()
+        return left
+
+    def _forget_words_or_fail(self, done: str) -> None:
+        left = self.forget_words()
+        if left:
+            names = ", ".join(str(path) for path in left)
+            raise StoreError(
+                f"{done}, but the cache of searched words could not be emptied: {names}",
+                hint="delete these files (a cache: nothing is lost)",
             )
 
     def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
@@ -298,10 +326,13 @@ class MemoryService:
             from openclaw_cli.memory.search.context import ContextSteps
 
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
-        # One search per process: words its `neighbours` stage embeds are kept for the next process.
-        words = self.model_cache_dir() if self.one_shot else None
+        # Words the `neighbours` stage embeds are kept for later searches of any process of the home: a
+        # one-search process, and a warm one's first search of a question, then read them (~1 ms).
+        from openclaw_cli.memory.embedding.word_table import WordTables
+
+        words = WordTables.now(self.home.word_cache_dir, self.model_cache_dir())
         return HybridSearcher(
-            store, search, embedder, reranker, warm=self.warm, context=context, word_table_dir=words
+            store, search, embedder, reranker, warm=self.warm, context=context, word_tables=words
         )
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
@@ -311,7 +342,9 @@ class MemoryService:
         validate_request(request)
         moment = now or utc_now()
         self.sync_workspace(only_if_dirty=True)
-        with self.damage_guard():
+        from openclaw_cli.memory.search.word_warmup import searching
+
+        with self.damage_guard(), searching():  # a background word warm-up waits for it
             if self._preload is not None and request.mode != "bm25":
                 # One search in this process (preload_embedder): its vectors are read while the model loads.
                 for store in self.existing_stores():
@@ -346,7 +379,12 @@ class MemoryService:
             store = self.store(path)
             if only_if_dirty and not markdown_index.is_dirty(store, root):
                 return None
-            return markdown_index.sync(store, root, self.agent_id, progress)
+            report = markdown_index.sync(store, root, self.agent_id, progress)
+        if report.removed or report.indexed:  # notes went or were replaced: the tables may hold their words
+            left = self.forget_words()
+            if left:
+                report.warning = report.warning or f"could not empty the searched words' cache: {left[0]}"
+        return report
 
     def workspace_file_count(self) -> int:
         from openclaw_cli.memory.workspace.files import workspace_dir

@@ -1,19 +1,26 @@
-"""Single words' vectors kept on disk, for a process that runs one search and exits.
+"""Single words' vectors kept on disk, so that a word a search met is not embedded again by the next one.
 
 The `neighbours` stage (search/neighbours.py) embeds each content word of the best candidates alone: 50
-to 100 words for an English question at 20k memories, each a model run of its own on the unoptimised
-session a one-search process loads (~2-3 ms each: 120-190 ms of a cold search). A word's vector depends
-only on the model, never on the store, so it is kept here, beside the converted models: one SQLite table
-per model and way of running it (`words-<key>.sqlite`, 0600 in a 0700 directory), read back by the next
-process in about a millisecond. Homes that share a model cache share it, as they share jieba's table.
+to 100 words for an English question at 20k memories, each a model run of its own (~2-3 ms each on the
+unoptimised session a one-search process loads: 120-190 ms of a cold search; 10-107 ms of a warm
+process's first search of a question). The words are kept here: one SQLite table per model and way of
+running it (`words-<key>.sqlite`, 0600) in the home's word cache (Home.word_cache_dir, 0700), read back
+by the next search in about a millisecond.
+
+The table holds words of the memories searches scored highly, so it is the home's and is forgotten with
+them (forget_words: every purge of a person and every delete of a memory; DESIGN.md "Privacy"). A purge
+first writes a new token in the directory's FORGOTTEN file, then empties every table (secure_delete, in
+a write transaction, waiting out a busy one); a search notes the token before it reads its candidates
+(WordTables.now) and writes its words only if, inside its write transaction, the token is unchanged. So
+a search that read a memory before the purge removed it cannot put its words back after the purge.
 
 Nothing here is trusted: a row whose digest (of its word and bytes) fails, a file SQLite cannot read, or a
 table written under another key or format is dropped and the table started again; the caller also embeds
-one word it read again once per process and compares the bytes (search/neighbours.py WordVectors), since
-the key (the model files' sizes and times, onnxruntime's version, how the session runs) could miss a
-change. The table grows by the words searches meet: dictionary words only (search/vocabulary.py), at most
-the 21,746 whole words of MiniLM's vocabulary and their plurals for English (~1.6 KB each); a table past
-MAX_BYTES is started again.
+one word it read again once per process and table and compares the bytes (search/neighbours.py
+WordVectors), since the key (the model files' sizes and times, onnxruntime's version, how the session
+runs) could miss a change. The table grows by the words searches meet: dictionary words only
+(search/vocabulary.py), at most the 21,746 whole words of MiniLM's vocabulary and their plurals for
+English (~1.6 KB each); a table past MAX_BYTES is started again.
 """
 
 from __future__ import annotations
@@ -21,12 +28,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.fsutil import atomic_write_bytes, ensure_private_dir
 
 if TYPE_CHECKING:
     import apsw
@@ -37,11 +47,107 @@ BUSY_MS = 100  # another process writing: a read or write gives up after this an
 # A table past this size is started again: English words alone stay far below it (~35 MB for the whole
 # vocabulary), but the Chinese dictionary has ~350k words, and a cache must not grow without bound.
 MAX_BYTES = 128 * 1024 * 1024
+FORGOTTEN = "forgotten"  # the token a purge changes (see the module doc)
+TABLES = "words-*.sqlite"
+# A purge waits this long for a table another process holds (a read or write holds it for milliseconds;
+# only a stuck process holds it longer), then removes the file instead.
+PURGE_WAIT_S = 30.0
+PURGE_BUSY_MS = 1000
 
 
 def table_path(cache_dir: Path, key: str) -> Path:
     digest = hashlib.sha256(f"{FORMAT}|{key}".encode()).hexdigest()[:16]
     return cache_dir / f"words-{digest}.sqlite"
+
+
+def forgotten_token(directory: Path) -> str:
+    """The token the last purge wrote in `directory` ("" before any: no file)."""
+    try:
+        return (directory / FORGOTTEN).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+@dataclass(frozen=True)
+class WordTables:
+    """The word tables of one home, as a search found them when it started: words it embeds are kept
+    only while no purge has happened since (`token`)."""
+
+    directory: Path
+    token: str
+
+    @classmethod
+    def now(cls, directory: Path, legacy: Path | None = None) -> WordTables:
+        """`legacy`: where an earlier version kept every home's tables (the model cache): removed at
+        this home's first search since they moved, as they hold words of memories nobody can purge."""
+        if legacy is not None and not directory.is_dir():
+            remove_tables(legacy)
+        return cls(directory, forgotten_token(directory))
+
+    def current(self) -> bool:
+        """Whether no purge has happened since the search started."""
+        return forgotten_token(self.directory) == self.token
+
+
+def forget_words(directory: Path, legacy: Path | None = None) -> list[Path]:
+    """Empty every word table in `directory` (see the module doc), and remove those in `legacy` (as
+    WordTables.now); the files that still hold words because they could neither be emptied nor removed
+    (none, unless the file system refuses)."""
+    # Written even where no table is yet: a search that started before the purge may be about to make one.
+    atomic_write_bytes(directory / FORGOTTEN, secrets.token_hex(16).encode("ascii"))
+    left = [path for path in sorted(directory.glob(TABLES)) if not _emptied(path)]
+    return left + (remove_tables(legacy) if legacy is not None else [])
+
+
+def remove_tables(directory: Path) -> list[Path]:
+    """Remove the word tables in `directory` (where they were kept before they moved into the home);
+    the files that could not be removed."""
+    left = []
+    for path in sorted(directory.glob(TABLES)) if directory.is_dir() else []:
+        if not _removed(path):
+            left.append(path)
+    return left
+
+
+def _emptied(path: Path) -> bool:
+    """Delete every row of the table at `path`, overwriting the freed pages; a table held past
+    PURGE_WAIT_S, or one that is not a word table SQLite can read, is removed instead."""
+    import apsw
+
+    deadline = time.monotonic() + PURGE_WAIT_S
+    while True:
+        try:
+            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+        except apsw.Error:
+            return _removed(path)
+        try:
+            conn.setbusytimeout(PURGE_BUSY_MS)
+            conn.execute("PRAGMA secure_delete = ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM words")
+                conn.execute("COMMIT")  # busy while a reader finishes: waited for, then tried again
+            except BaseException:
+                with suppress(apsw.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            return True
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                return _removed(path)
+        except apsw.Error:  # not a database, damaged, or no words table: nothing to keep
+            return _removed(path)
+        finally:
+            conn.close()
+
+
+def _removed(path: Path) -> bool:
+    for suffix in ("", "-journal"):
+        try:
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            return False
+    return True
 
 
 def _digest(word: str, blob: bytes) -> int:
@@ -58,6 +164,7 @@ class WordTable:
         self.dimensions = dimensions
         self.resets = 0  # times the table was found damaged or stale and started again (for the tests)
         self._conn: apsw.Connection | None = None
+        self._opened: tuple[int, int] | None = None  # the file the connection has open
 
     def read(self, words: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors the table holds for `words`. A damaged row or file empties the table: {}."""
@@ -84,9 +191,10 @@ class WordTable:
             self.reset()
             return {}
 
-    def write(self, vectors: Mapping[str, np.ndarray]) -> None:
-        """Keep these words' vectors (float32 unit vectors). Never fails the caller: a table another
-        process holds is skipped, a damaged one started again."""
+    def write(self, vectors: Mapping[str, np.ndarray], token: str | None = None) -> None:
+        """Keep these words' vectors (float32 unit vectors), unless a purge has changed the directory's
+        token since `token` was read (None: no check). Never fails the caller: a table another process
+        holds is skipped, a damaged one started again."""
         import apsw
         import numpy as np
 
@@ -100,13 +208,23 @@ class WordTable:
         try:
             if self.path.exists() and self.path.stat().st_size > MAX_BYTES:
                 self.reset()
-            conn = self._connection()
-            with conn:
-                conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?, ?)", rows)
+            self._insert(self._connection(), rows, token)
         except apsw.BusyError:
             return
         except Exception:  # noqa: BLE001  # as in read(): the search goes on without the table
             self.reset()
+
+    def _insert(self, conn: apsw.Connection, rows: list[tuple[str, bytes, int]], token: str | None) -> None:
+        # IMMEDIATE: the token is read under the write lock a purge's DELETE takes (see the module doc).
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if token is None or forgotten_token(self.path.parent) == token:
+                conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            with suppress(Exception):
+                conn.execute("ROLLBACK")
+            raise
 
     def reset(self) -> None:
         """Start the table again, empty (it was damaged, stale, or gave a word another vector)."""
@@ -125,8 +243,11 @@ class WordTable:
     def _connection(self) -> apsw.Connection:
         import apsw
 
+        if self._conn is not None and self._file_id() != self._opened:
+            self.close()  # removed meanwhile (a purge gave up waiting, or another process reset it)
         if self._conn is None:
             self._conn = self._open()
+            self._opened = self._file_id()
             try:
                 self._check(self._conn)
             except apsw.BusyError:  # another process is making the table: not damage
@@ -135,8 +256,16 @@ class WordTable:
             except Exception:  # noqa: BLE001  # not SQLite, damaged, or another model's: start again
                 self.reset()
                 self._conn = self._open()
+                self._opened = self._file_id()
                 self._check(self._conn)
         return self._conn
+
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
 
     def _open(self) -> apsw.Connection:
         import apsw

@@ -24,8 +24,11 @@ vanished; lower thresholds or a weight above 1 lost MRR). The stage's figures ar
 Cost: one model run per word not met before (~2 ms each at load 6-9: 2,352 words for the eval's 138
 gated queries in 7.9 s), nothing for a word met before; benchmarks/test_bench_paraphrase.py. A process
 that runs one search starts with no words met, and its unoptimised models take ~2-3 ms a word (~100 words
-for an English question at 20k memories): it reads the words earlier processes met from a table beside the
-models (embedding/word_table.py) and adds its own; benchmarks/test_bench_search_100k.py measures both.
+for an English question at 20k memories), and a warm process's first search of a question pays the same
+for words it has not met (10-107 ms at 100k): both read the words any earlier search of the home met from
+the home's tables (embedding/word_table.py) and add their own, and a running gateway embeds the store's
+words ahead (search/word_warmup.py); benchmarks/test_bench_search_100k.py and test_bench_word_table.py
+measure them.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
-    from openclaw_cli.memory.embedding.word_table import WordTable
+    from openclaw_cli.memory.embedding.word_table import WordTable, WordTables
 
 Kind = Literal["en", "zh"]
 
@@ -59,6 +62,7 @@ POOL = 50  # the best candidates whose words are compared
 WEAK_KEYWORDS = 0.5  # the best keyword share below which the query may be a paraphrase
 WORD_CACHE = 50_000
 TEXT_CACHE = 20_000  # candidate texts whose words are kept
+OPEN_TABLES = 8  # word tables (2 per home) kept open; a process serves one home, a test run many
 
 _ENGLISH = re.compile(r"[a-z]{3,}")
 _CHINESE = re.compile(r"[\u3400-\u9fff]{2,}")
@@ -78,42 +82,34 @@ def meaningful_words(text: str) -> list[str]:
     return list(_meaningful(text))
 
 
+def dictionary_words(text: str) -> list[str]:
+    """As meaningful_words, but not kept: for a walk over every text of a store (search/word_warmup.py)."""
+    return [w for w in content_words(text) if word_kind(w) is not None and is_known(w)]
+
+
 @functools.lru_cache(maxsize=TEXT_CACHE)
 def _meaningful(text: str) -> tuple[str, ...]:
     # A warm searcher meets the same candidates again: their analysis (~0.5 ms a text) is kept.
-    return tuple(w for w in content_words(text) if word_kind(w) is not None and is_known(w))
+    return tuple(dictionary_words(text))
 
 
 class WordVectors:
     """Unit vectors of single words, by the model of each word's language, cached (least recently
-    used first out). With a `table_dir` (a process that runs one search), words met by earlier processes
-    are read from a table on disk beside the models (embedding/word_table.py) and the new ones kept there:
-    once per process and model, one word read back is embedded again and must match bit for bit, else
-    the table is started again and every word embedded."""
+    used first out). Given a home's WordTables (embedding/word_table.py), words met by earlier searches
+    of any process are read from its tables on disk and the new ones kept there, unless a purge came
+    between: once per process and table, one word read back is embedded again and must match bit for
+    bit, else the table is started again and every word embedded. A purge the cache has not seen (the
+    home's token changed) empties the cache too."""
 
-    def __init__(self, models: dict[Kind, Embedder], table_dir: Path | None = None) -> None:
+    def __init__(self, models: dict[Kind, Embedder]) -> None:
         self._models = models
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
-        self._tables: dict[Kind, WordTable] = {}
-        self._probed: set[Kind] = set()
+        self._tables: OrderedDict[tuple[Path, Kind], WordTable] = OrderedDict()
+        self._probed: set[Path] = set()
+        self._tokens: dict[Path, str] = {}  # per home's directory, the purge token the cache was filled under
         self.embedded = 0  # words run through a model (for the benchmark)
-        self.from_table = 0  # words read from the table on disk
-        if table_dir is not None:
-            self.use_table_dir(table_dir)
-
-    def use_table_dir(self, table_dir: Path) -> None:
-        """Read and keep words in tables under `table_dir` (for the models that say what their vectors
-        depend on: the packaged ones)."""
-        from openclaw_cli.memory.embedding.word_table import WordTable, table_path
-
-        with self._lock:
-            for kind, model in self._models.items():
-                vectors_key = getattr(model, "vectors_key", None)
-                if kind not in self._tables and callable(vectors_key):
-                    key = str(vectors_key())
-                    path = table_path(table_dir, key)
-                    self._tables[kind] = WordTable(path, key, model.identity.dimensions)
+        self.from_table = 0  # words read from the tables on disk
 
     def clear(self) -> None:
         with self._lock:
@@ -127,31 +123,48 @@ class WordVectors:
     def reads(self, kind: Kind | None) -> bool:
         return kind is not None and kind in self._models
 
-    def of(self, words: Iterable[str]) -> dict[str, np.ndarray]:
+    def of(self, words: Iterable[str], tables: WordTables | None = None) -> dict[str, np.ndarray]:
+        """The words' vectors (those a model reads); `tables`: the home's, as the search found them."""
         wanted = [w for w in dict.fromkeys(words) if self.reads(word_kind(w))]
         with self._lock:
+            if tables is not None and self._tokens.setdefault(tables.directory, tables.token) != tables.token:
+                self._cache.clear()  # a purge since: what the cache held may be the forgotten memories'
+                self._tokens[tables.directory] = tables.token
             new = [w for w in wanted if w not in self._cache]
+            fetched: dict[str, np.ndarray] = {}
             for kind, model in self._models.items():
                 batch = [w for w in new if word_kind(w) == kind]
                 if batch:
-                    found = self._fetch(kind, model, batch)
-                    self._cache.update((w, found[w]) for w in batch)
+                    fetched.update(self._fetch(kind, model, batch, tables))
+            if fetched and (tables is None or tables.current()):  # not words of memories purged meanwhile
+                self._cache.update(fetched)
             found = {}
             for word in wanted:
-                self._cache.move_to_end(word)
-                found[word] = self._cache[word]
+                if word in self._cache:
+                    self._cache.move_to_end(word)
+                    found[word] = self._cache[word]
+                else:
+                    found[word] = fetched[word]
             while len(self._cache) > WORD_CACHE:
                 self._cache.popitem(last=False)
         return found
 
-    def _fetch(self, kind: Kind, model: Embedder, words: list[str]) -> dict[str, np.ndarray]:
-        """`words`' vectors: from the table when it has them (checked once), else from the model."""
+    def forget(self) -> None:
+        """Drop every cached word (a purge in this process)."""
+        with self._lock:
+            self._cache.clear()
+            self._tokens.clear()
+
+    def _fetch(
+        self, kind: Kind, model: Embedder, words: list[str], tables: WordTables | None
+    ) -> dict[str, np.ndarray]:
+        """`words`' vectors: from the home's table when it has them (checked once), else from the model."""
         import numpy as np
 
-        table = self._tables.get(kind)
+        table = self._table(kind, model, tables)
         found = table.read(words) if table is not None else {}
-        if table is not None and found and kind not in self._probed:
-            self._probed.add(kind)
+        if table is not None and found and table.path not in self._probed:
+            self._probed.add(table.path)
             probe = random.choice(sorted(found))
             if not np.array_equal(self._embed(model, [probe])[0], found[probe]):
                 table.reset()
@@ -160,10 +173,27 @@ class WordVectors:
         missing = [w for w in words if w not in found]
         if missing:
             fresh = dict(zip(missing, self._embed(model, missing), strict=True))
-            if table is not None:
-                table.write(fresh)
+            if table is not None and tables is not None:
+                table.write(fresh, tables.token)
             found.update(fresh)
         return found
+
+    def _table(self, kind: Kind, model: Embedder, tables: WordTables | None) -> WordTable | None:
+        """The home's table of this model's words (for the models that say what their vectors depend
+        on: the packaged ones); the OPEN_TABLES most recently used stay open."""
+        from openclaw_cli.memory.embedding.word_table import WordTable, table_path
+
+        vectors_key = getattr(model, "vectors_key", None)
+        if tables is None or not callable(vectors_key):
+            return None
+        slot = (tables.directory, kind)
+        if slot not in self._tables:
+            key = str(vectors_key())
+            self._tables[slot] = WordTable(table_path(tables.directory, key), key, model.identity.dimensions)
+            while len(self._tables) > OPEN_TABLES:
+                self._tables.popitem(last=False)[1].close()
+        self._tables.move_to_end(slot)
+        return self._tables[slot]
 
     def _embed(self, model: Embedder, words: list[str]) -> np.ndarray:
         import numpy as np
@@ -178,11 +208,10 @@ _BY_EMBEDDER: weakref.WeakKeyDictionary[object, WordVectors] = weakref.WeakKeyDi
 _BY_EMBEDDER_LOCK = threading.Lock()
 
 
-def word_vectors(embedder: object, table_dir: Path | None = None) -> WordVectors | None:
+def word_vectors(embedder: object) -> WordVectors | None:
     """The word cache of the default (composite) embedder: its English and multilingual models. Other
     embedders get none: an API embedder would make one remote call per new word. A deferred embedder
-    (embedding/deferred.py) is read through: by the time a search compares words it has embedded the query.
-    `table_dir`: also keep the words on disk there (WordVectors)."""
+    (embedding/deferred.py) is read through: by the time a search compares words it has embedded the query."""
     resolve = getattr(embedder, "resolve", None)
     if callable(resolve):
         embedder = resolve()
@@ -193,15 +222,24 @@ def word_vectors(embedder: object, table_dir: Path | None = None) -> WordVectors
         found = _BY_EMBEDDER.get(embedder)
         if found is None:
             found = _BY_EMBEDDER[embedder] = WordVectors({"en": english, "zh": multilingual})
-    if table_dir is not None:
-        found.use_table_dir(table_dir)
     return found
 
 
-def neighbour_shares(query: str, candidates: dict[int, str], vectors: WordVectors) -> dict[int, float]:
+def forget_cached_words() -> None:
+    """Drop the words every word cache of this process holds (a purge or delete in this process)."""
+    with _BY_EMBEDDER_LOCK:
+        caches = list(_BY_EMBEDDER.values())
+    for cache in caches:
+        cache.forget()
+
+
+def neighbour_shares(
+    query: str, candidates: dict[int, str], vectors: WordVectors, tables: WordTables | None = None
+) -> dict[int, float]:
     """For each candidate (rowid -> its text), the share of the query's content words it holds a close
     neighbour of, each weighed by the neighbour's cosine. Every content word counts in the share, those
-    without a neighbour too ("what am I putting cash aside for": 4 words, 1 found at 0.70: 0.175)."""
+    without a neighbour too ("what am I putting cash aside for": 4 words, 1 found at 0.70: 0.175).
+    `tables`: the home's word tables (WordVectors.of)."""
     import numpy as np
 
     total_words = len(content_words(query))
@@ -210,7 +248,7 @@ def neighbour_shares(query: str, candidates: dict[int, str], vectors: WordVector
         return {}
     held = {rowid: set(_meaningful(text)) for rowid, text in candidates.items()}
     vocabulary = sorted(set().union(*held.values()) - set(asked))
-    vecs = vectors.of([*asked, *vocabulary])
+    vecs = vectors.of([*asked, *vocabulary], tables)
     by_kind: dict[str, tuple[list[str], np.ndarray]] = {}
     for language in {str(word_kind(w)) for w in asked}:
         same = [w for w in vocabulary if word_kind(w) == language and w in vecs]

@@ -55,10 +55,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from openclaw_cli.config import SearchSettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
+    from openclaw_cli.memory.embedding.word_table import WordTables
     from openclaw_cli.memory.search.rerank import Reranker
     from openclaw_cli.memory.store.memory_store import MemoryStore
 
@@ -82,8 +81,8 @@ class HybridSearcher:
 
     `disabled` names stages (stages.STAGES) to leave out: only the ablation benchmark sets it. `context`:
     the context steps of an earlier searcher of the same store and settings, whose per-memory caches a
-    warm process keeps across searches (MemoryService makes a searcher per search). `word_table_dir`:
-    where single words' vectors are kept on disk for the next process (a process that runs one search)."""
+    warm process keeps across searches (MemoryService makes a searcher per search). `word_tables`: the
+    home's tables of single words' vectors, as they were when the search started (embedding/word_table.py)."""
 
     def __init__(
         self,
@@ -95,7 +94,7 @@ class HybridSearcher:
         warm: bool = False,
         disabled: frozenset[str] = frozenset(),
         context: ContextSteps | None = None,
-        word_table_dir: Path | None = None,
+        word_tables: WordTables | None = None,
     ) -> None:
         unknown = disabled - set(STAGES)
         if unknown:
@@ -108,7 +107,7 @@ class HybridSearcher:
         self.disabled = disabled
         self.profile = profile_for(store.storage.vector_identity(), settings)
         self.context = context if context is not None else ContextSteps(store, settings)
-        self.word_table_dir = word_table_dir
+        self.word_tables = word_tables
         if warm:  # repeated searches: rank keyword matches from a copy of the index in memory
             store.storage.keep_keywords_in_memory()
 
@@ -232,7 +231,7 @@ class HybridSearcher:
 
     def word_vectors(self) -> WordVectors | None:
         """The embedder's cache of single-word vectors (search/neighbours.py), if it has one."""
-        return None if self.embedder is None else word_vectors(self.embedder, self.word_table_dir)
+        return None if self.embedder is None else word_vectors(self.embedder)
 
     def hub_correction(self) -> semantic.HubCorrection | None:
         """The store's centroid (kept by the store until the next write) with the profile's weight."""

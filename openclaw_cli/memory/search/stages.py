@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
+    from openclaw_cli.memory.embedding.word_table import WordTables
     from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.search.result import SearchRequest, SearchResult
@@ -49,6 +50,7 @@ class Searcher(Protocol):
 
     profile: SearchProfile
     context: ContextSteps
+    word_tables: WordTables | None
 
     def hub_correction(self) -> HubCorrection | None: ...
 
@@ -183,7 +185,8 @@ def neighbours(searcher: Searcher, p: Pass) -> None:
     if vectors is None:
         return
     pool = word_neighbours.best_first({c.rowid: c.relevance for c in p.candidates})
-    shares = word_neighbours.neighbour_shares(p.text, {r: p.facts[r].l0 for r in pool}, vectors)
+    texts = {r: p.facts[r].l0 for r in pool}
+    shares = word_neighbours.neighbour_shares(p.text, texts, vectors, searcher.word_tables)
     for cand in p.candidates:
         share = shares.get(cand.rowid, 0.0) ** searcher.profile.lexical_exponent
         if share > cand.lexical:
