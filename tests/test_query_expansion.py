@@ -328,3 +328,40 @@ def test_the_answers_are_kept_in_a_bounded_lru(fake) -> None:
         ask_model(query)
     # "first" was kept (asked again while held); "second" was the least recent when "third" came.
     assert asked(fake) == ["first question", "second question", "third question", "second question"]
+
+
+# -- the CLI keeps the local path unless asked ----------------------------------------------------------
+
+
+def _cli_seed(cli: Any) -> None:
+    for text in (DARK_MODE, "User's favourite tea is sencha"):
+        assert cli("memory", "add", text, "-c", "preference").returncode == 0
+
+
+def test_memory_inject_keeps_the_local_path_with_a_model_configured(cli, fake) -> None:
+    _cli_seed(cli)
+    fake.expand = lambda query: EXPANSION
+    result = cli("memory", "inject", "--query", PARAPHRASE, "--local", env=agent_helpers.config_env(fake.url))
+    assert result.returncode == 0, result.stderr
+    assert "(no memories to inject)" in result.stdout
+    assert fake.expansion_requests == []
+
+
+def test_memory_inject_expand_asks_the_model(cli, fake) -> None:
+    _cli_seed(cli)
+    fake.expand = lambda query: EXPANSION
+    result = cli(
+        "memory", "inject", "--query", PARAPHRASE, "--expand", env=agent_helpers.config_env(fake.url)
+    )
+    assert result.returncode == 0, result.stderr
+    assert DARK_MODE in result.stdout
+    assert asked(fake) == [PARAPHRASE]
+
+
+def test_memory_inject_expand_without_a_model_is_a_one_line_error(cli) -> None:
+    result = cli("memory", "inject", "--query", PARAPHRASE, "--expand")
+    assert result.returncode == 1
+    assert (
+        result.stderr.startswith("error: --expand needs a model") or "--expand needs a model" in result.stderr
+    )
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 2

@@ -102,12 +102,13 @@ class ModelExpander:
         return expansion.parse_reply(reply)
 
 
-def expander_for(settings: Settings) -> ModelExpander | None:
+def expander_for(settings: Settings, *, asked: bool = False) -> ModelExpander | None:
     """The expander the settings configure: the extraction model (the cheaper one, else the chat model),
-    unless `memory.queryExpansion.enabled` is off; None without a model."""
+    unless `memory.queryExpansion.enabled` is off and the caller was not `asked` for it explicitly (the
+    CLI's --expand); None without a model."""
     config = settings.memory.query_expansion
     model = settings.llm.extract_model or settings.llm.model
-    if not config.enabled or model is None:
+    if not (config.enabled or asked) or model is None:
         return None
     return ModelExpander(model, settings.llm.api_base, config.timeout_seconds)
 
