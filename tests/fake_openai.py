@@ -194,19 +194,8 @@ class FakeOpenAI:
             expand = self.expand
         if failure is not None:
             return failure, _error(failure, None)
-        query = str(body["messages"][-1].get("content") or "")
-        reply = expand(query) if expand is not None else '{"phrasings": []}'
-        message = {"role": "assistant", "content": reply}
-        usage = chat_usage(body, message)
-        choice = {"index": 0, "message": message, "finish_reason": "stop"}
-        return 200, {
-            "id": "chatcmpl-expansion",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "fake"),
-            "choices": [choice],
-            "usage": usage,
-        }
+        reply = expand(str(body["messages"][-1].get("content") or "")) if expand else '{"phrasings": []}'
+        return 200, completion(body, {"role": "assistant", "content": reply}, "chatcmpl-expansion")
 
     def _control(self, path: str, body: Any) -> tuple[int, dict[str, Any]]:
         body = body if isinstance(body, dict) else {}
@@ -246,18 +235,23 @@ class FakeOpenAI:
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         message = self.next_reply(body)
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        usage = chat_usage(body, message)
+        answer = completion(body, message, f"chatcmpl-fake-{len(self.requests)}")
         with self._lock:
-            self.usages.append((body, usage))
-        return {
-            "id": f"chatcmpl-fake-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
-        }
+            self.usages.append((body, answer["usage"]))
+        return answer
+
+
+def completion(body: dict[str, Any], message: dict[str, Any], completion_id: str) -> dict[str, Any]:
+    """A chat completion answering `body` with `message`, with the fake's token counts."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": chat_usage(body, message),
+    }
 
 
 def is_expansion(body: Any) -> bool:

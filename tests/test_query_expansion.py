@@ -365,3 +365,34 @@ def test_memory_inject_expand_without_a_model_is_a_one_line_error(cli) -> None:
         result.stderr.startswith("error: --expand needs a model") or "--expand needs a model" in result.stderr
     )
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 2
+
+
+def test_an_expansion_request_takes_none_of_the_agents_scripted_replies_or_failures(fake) -> None:
+    fake.script_chat("the agent's reply")
+    fake.fail_next(1, status=500, endpoint="/chat/completions")
+    assert ModelExpander("openai/fake-chat", fake.url, 5.0, query_expansion.AnswerCache(4))(PARAPHRASE) == ()
+    assert len(fake.expansion_requests) == 1 and fake.requests == []
+
+
+# -- fusing ---------------------------------------------------------------------------------------------
+
+
+def _hit(record_id: str, score: float) -> Any:
+    from openclaw_cli.memory.search.pipeline import Candidate, SearchHit
+    from openclaw_cli.memory.store.record_rows import new_record
+
+    record = new_record(
+        record_id=record_id, l0="x", agent_id="main", scope="user", user_id=ALICE, category="preference"
+    )
+    return SearchHit(record, Candidate(rowid=0, score=score))
+
+
+def test_the_users_own_words_win_at_equal_strength() -> None:
+    own = [_hit("mem-own", 0.6)]
+    through_phrasings = [[_hit("mem-phrased", 0.6), _hit("mem-own", 0.9)]]
+    fused = expansion.fuse(own, through_phrasings, k=10)
+    assert [(hit.record.id, round(hit.candidate.score, 2)) for hit in fused] == [
+        ("mem-own", 0.72),  # its better score, through a phrasing: 0.9 x 0.8
+        ("mem-phrased", 0.48),
+    ]
+    assert len(expansion.fuse(own, through_phrasings, k=1)) == 1

@@ -142,7 +142,7 @@ def recall(
         hits, warnings = _recall_local(service, text, k, user_id, now)
     if expander is None or not expansion.wanted(text, hits):
         return hits, warnings
-    phrasings = [p for p in expander(text) if p.strip()]
+    phrasings = [p for p in expander(text) if p.strip() and p.casefold() != text.casefold()]
     expanded = []
     for phrasing in phrasings:
         with guard:
