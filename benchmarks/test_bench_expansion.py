@@ -156,3 +156,64 @@ def test_added_latency_with_the_fake_model(
 
 def _load() -> str:
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _injection_ms(runtime: Any, text: str) -> float:
+    from tests.agent_helpers import turn
+
+    result, _ = turn(runtime, text, user_id="alice")
+    assert result.status == "ok", result.error
+    return float(result.stages["memory injection"])
+
+
+def test_a_turns_memory_injection_with_and_without_expansion(
+    benchmark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "memory injection" stage of real in-process turns (agent/loop.py), the fake model on loopback
+    answering two phrasings: a paraphrase (gated in: asked each time, the cache cleared) and a question
+    found locally (gated out), each with expansion on and off, interleaved."""
+    from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.memory.agent_memory import NewMemory
+    from openclaw_cli.paths import Home
+    from tests.agent_helpers import chat_settings
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    fake = FakeOpenAI().start()
+    fake.expand = _phrasings
+    runtimes = {
+        on: AgentRuntime(
+            Home(tmp_path / str(on)), chat_settings(fake.url, memory={"queryExpansion": {"enabled": on}})
+        )
+        for on in (True, False)
+    }
+    paraphrase, local = "what look do I want for my code editor?", "which tea is my favourite tea?"
+    try:
+        for runtime in runtimes.values():
+            for text in ("User prefers dark mode", "User's favourite tea is sencha", "User lives in Lisbon"):
+                runtime.services("main").memory.add(
+                    NewMemory(l0=text, category="preference", user_id="alice")
+                )
+            _injection_ms(runtime, paraphrase)  # warm: models, the openai client
+
+        def measure() -> dict[str, Any]:
+            times: dict[str, list[float]] = {}
+            for _ in range(ROUNDS * 4):
+                for on, runtime in runtimes.items():
+                    for name, text in (("paraphrase", paraphrase), ("found locally", local)):
+                        query_expansion.clear_cache()
+                        times.setdefault(f"{name}, expansion {'on' if on else 'off'}", []).append(
+                            _injection_ms(runtime, text)
+                        )
+            found = {name: round(statistics.median(values), 1) for name, values in times.items()}
+            found["expansion calls"] = len(fake.expansion_requests)
+            return found
+
+        result = benchmark.pedantic(measure, rounds=1, iterations=1)
+    finally:
+        for runtime in runtimes.values():
+            runtime.close()
+        fake.stop()
+        query_expansion.clear_cache()
+    benchmark.extra_info.update(result)
+    print(f"\na turn's memory injection, median ms (load {_load()}): {result}")
+    assert result["expansion calls"] == 1 + ROUNDS * 4  # the warm-up, then each gated turn once
