@@ -217,3 +217,42 @@ def test_a_turns_memory_injection_with_and_without_expansion(
     benchmark.extra_info.update(result)
     print(f"\na turn's memory injection, median ms (load {_load()}): {result}")
     assert result["expansion calls"] == 1 + ROUNDS * 4  # the warm-up, then each gated turn once
+
+
+def test_bounds_of_the_fusion_with_an_oracle_and_a_wrong_model(
+    benchmark: Any, paraphrase_service: MemoryService
+) -> None:
+    """What the fusion can do with the best and with a wrong answer, on the paraphrase set's gated
+    questions (no model: the expander is a function). Oracle: the one phrasing is the answer's own text
+    (an upper bound no model reaches). Wrong: the one phrasing is the text of the next question's answer
+    (a model answering about something else): how often the right answer leaves the top 3, and how often
+    the wrong memory enters it."""
+    items = paraphrase_set.load("queries.jsonl")
+    texts = {m["id"]: m["l0"] for m in paraphrase_set.load("memories.jsonl")}
+
+    def top3(query: str, expander: Any) -> list[str]:
+        hits, _ = recall(paraphrase_service, query, TOP_K, paraphrase_set.USER, NOW, expander)
+        return [hit.record.id for hit in hits[:3]]
+
+    def measure() -> dict[str, Any]:
+        counts = Counter[str]()
+        for number, item in enumerate(items):
+            query, answer = item["query"], item["expected"][0]
+            wrong = items[(number + 1) % len(items)]["expected"][0]
+            if not expansion.wanted(
+                query, recall(paraphrase_service, query, TOP_K, paraphrase_set.USER, NOW)[0]
+            ):
+                continue
+            counts["gated"] += 1
+            local = top3(query, None)
+            counts["hit@3 local"] += answer in local
+            counts["hit@3 oracle"] += answer in top3(query, lambda q, a=answer: (texts[a],))
+            misled = top3(query, lambda q, w=wrong: (texts[w],))
+            counts["hit@3 wrong model"] += answer in misled
+            counts["wrong memory in top 3"] += wrong in misled
+        return dict(counts)
+
+    result = benchmark.pedantic(measure, rounds=1, iterations=1)
+    benchmark.extra_info.update(result)
+    print(f"\nfusion bounds on the paraphrase set's gated questions: {result}")
+    assert result["hit@3 oracle"] >= result["hit@3 local"]

@@ -263,6 +263,31 @@ def test_a_failure_is_not_kept_the_next_turn_asks_again(runtime, model, fake, ex
     assert asked(fake) == [PARAPHRASE, PARAPHRASE]
 
 
+# -- a wrong answer does not choose what is injected ---------------------------------------------------
+
+
+def test_a_phrasing_cannot_bring_in_a_memory_the_query_itself_ranks_low(runtime, model, fake, expansions):
+    from openclaw_cli.memory.search.pipeline import SearchRequest
+    from tests.evalset import eval_record, load_jsonl
+
+    memory = runtime.services("main").memory
+    distractors = [m for m in load_jsonl("distractors.jsonl") if m["userId"] == "u-lin"][:120]
+    memory.add_many([eval_record(memory, {**m, "userId": ALICE}) for m in distractors])
+    wanted = remember(runtime, DARK_MODE)
+    request = SearchRequest(query=PARAPHRASE, k=200, user_id=ALICE, scopes=("user",), all_results=True)
+    ranked = [hit.record for hit in memory.search(request).hits]
+    assert wanted in [r.id for r in ranked[: expansion.AGREE]]  # the query's meaning points at it, weakly
+    far = ranked[-1]  # the memory the query itself ranks last: a model answering about something else
+    assert len(ranked) > expansion.AGREE
+    expansions.answers[PARAPHRASE] = json.dumps({"phrasings": [far.l0]})
+    result = ask(runtime, PARAPHRASE)
+    assert asked(fake) == [PARAPHRASE]
+    assert far.id not in result.memory_ids
+    query_expansion.clear_cache()
+    expansions.answers[PARAPHRASE] = EXPANSION  # a model that answers the question
+    assert ask(runtime, PARAPHRASE).memory_ids[0] == wanted
+
+
 # -- nonsense stays empty -------------------------------------------------------------------------------
 
 
@@ -390,9 +415,11 @@ def _hit(record_id: str, score: float) -> Any:
 def test_the_users_own_words_win_at_equal_strength() -> None:
     own = [_hit("mem-own", 0.6)]
     through_phrasings = [[_hit("mem-phrased", 0.6), _hit("mem-own", 0.9)]]
-    fused = expansion.fuse(own, through_phrasings, k=10)
+    agreed = {"mem-own", "mem-phrased"}
+    fused = expansion.fuse(own, through_phrasings, 10, agreed)
     assert [(hit.record.id, round(hit.candidate.score, 2)) for hit in fused] == [
         ("mem-own", 0.72),  # its better score, through a phrasing: 0.9 x 0.8
         ("mem-phrased", 0.48),
     ]
-    assert len(expansion.fuse(own, through_phrasings, k=1)) == 1
+    assert len(expansion.fuse(own, through_phrasings, 1, agreed)) == 1
+    assert [hit.record.id for hit in expansion.fuse(own, through_phrasings, 10, {"mem-own"})] == ["mem-own"]

@@ -135,29 +135,43 @@ def recall(
     (None, an anonymous message) sees the agent's memories only.
 
     With an `expander`, a weak result (search/expansion.py: `wanted`) is completed by the phrasings the
-    model gives for `text`, each searched for the same person in the same way (`fuse`). `lock` is held
-    for each search, not while the model answers."""
+    model gives for `text`, each searched for the same person in the same way, what they find kept only
+    where the query's own search agrees (`fuse`). `lock` is held for each search, not while the model
+    answers."""
     guard = lock or nullcontext()
     with guard:
         hits, warnings = _recall_local(service, text, k, user_id, now)
     if expander is None or not expansion.wanted(text, hits):
         return hits, warnings
     phrasings = [p for p in expander(text) if p.strip() and p.casefold() != text.casefold()]
+    if not phrasings:
+        return hits, warnings
     expanded = []
+    with guard:  # the memories the query itself ranks best, whatever the floor: what a phrasing may add
+        agreed = {
+            hit.record.id for hit in _recall_local(service, text, expansion.AGREE, user_id, now, True)[0]
+        }
     for phrasing in phrasings:
         with guard:
             expanded.append(_recall_local(service, phrasing, k, user_id, now)[0])
-    return expansion.fuse(hits, expanded, k), warnings
+    return expansion.fuse(hits, expanded, k, agreed), warnings
 
 
 def _recall_local(
-    service: AgentMemory, text: str, k: int, user_id: str | None, now: datetime | None
+    service: AgentMemory,
+    text: str,
+    k: int,
+    user_id: str | None,
+    now: datetime | None,
+    all_results: bool = False,
 ) -> tuple[list[SearchHit], list[str]]:
-    agent_only = SearchRequest(query=text, k=k, scopes=("agent",))
+    agent_only = SearchRequest(query=text, k=k, scopes=("agent",), all_results=all_results)
     if user_id is None:
         result = service.search(agent_only, now)
         return result.hits, list(result.warnings)
-    mine = service.search(SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",)), now)
+    mine = service.search(
+        SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",), all_results=all_results), now
+    )
     agent = service.search(agent_only, now)
     seen = {hit.record.id for hit in mine.hits}
     hits = mine.hits + [hit for hit in agent.hits if hit.record.id not in seen]

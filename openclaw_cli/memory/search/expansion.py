@@ -15,10 +15,12 @@ words (search/vocabulary.py): "asdf qwerty", "xkcd 927" and 嗯嗯 are never sen
 naming nobody ("purple monkey dishwasher") is not either. A message over MAX_QUERY_CHARS is talk, not a
 question about a memory, and is not sent.
 
-Nonsense: the prompt lets the model answer with no phrasings for a query that means nothing. And whatever
-it answers, the floors still hold: the expansion is used only for a query that passes `wanted` (so never
-for a query the project's nonsense signal rejects), and each phrasing is searched with the relevance floor
-like any query; a hit found only through a phrasing counts EXPANSION_WEIGHT of its score, so the user's
+Nonsense and wrong answers: the prompt lets the model answer with no phrasings for a query that means
+nothing. Whatever it answers, the floors still hold: the expansion is used only for a query that passes
+`wanted` (so never for a query the project's nonsense signal rejects), each phrasing is searched with the
+relevance floor like any query, and what a phrasing finds is kept only when the query's own search ranks
+it among its best AGREE (whatever its floor): the model may lift a memory the query's meaning points
+at, not choose one. A hit found through a phrasing counts EXPANSION_WEIGHT of its score, so the user's
 own words win at equal strength.
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.search.neighbours import WEAK_KEYWORDS
@@ -51,6 +53,11 @@ FOUND = 0.7
 # A hit found only through a phrasing counts this share of its score: the model's guess is weaker
 # evidence than the user's own words.
 EXPANSION_WEIGHT = 0.8
+# A phrasing may only bring in a memory that the query's own search (floor aside) ranks among its best
+# AGREE: a model answering about something else must not choose what is injected. On the paraphrase set's
+# gated questions the answer ranks 1st-32nd in the query's own list but for one (89th), and a wrong
+# model's memory (the next question's answer) is outside the best 50 for all but one of 20.
+AGREE = 50
 
 SYSTEM_PROMPT = (
     "You help a personal assistant search its memories about the user. Memories are short statements "
@@ -110,12 +117,17 @@ def _snippet(text: str) -> str:
     return repr(flat[:60] + ("..." if len(flat) > 60 else ""))
 
 
-def fuse(found: Sequence[SearchHit], expanded: Sequence[Sequence[SearchHit]], k: int) -> list[SearchHit]:
+def fuse(
+    found: Sequence[SearchHit], expanded: Sequence[Sequence[SearchHit]], k: int, agreed: Set[str]
+) -> list[SearchHit]:
     """The query's own hits and its phrasings' hits as one list, best score first, the top `k`: each
-    memory once, at the better of its own score and EXPANSION_WEIGHT x its best phrasing score."""
+    memory once, at the better of its own score and EXPANSION_WEIGHT x its best phrasing score. A phrasing
+    adds only memories in `agreed`: those the query's own search ranks among its best AGREE."""
     best: dict[str, SearchHit] = {hit.record.id: hit for hit in found}
     for hits in expanded:
         for hit in hits:
+            if hit.record.id not in agreed:
+                continue
             hit.candidate.score *= EXPANSION_WEIGHT
             hit.candidate.context["expansion"] = round(hit.candidate.score, 4)
             held = best.get(hit.record.id)
