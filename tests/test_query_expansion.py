@@ -423,3 +423,14 @@ def test_the_users_own_words_win_at_equal_strength() -> None:
     ]
     assert len(expansion.fuse(own, through_phrasings, 1, agreed)) == 1
     assert [hit.record.id for hit in expansion.fuse(own, through_phrasings, 10, {"mem-own"})] == ["mem-own"]
+
+
+def test_openclaw_chat_local_injects_the_paraphrase_found_through_the_expansion(cli, fake, model) -> None:
+    _cli_seed(cli)
+    fake.expand = lambda query: EXPANSION if query == PARAPHRASE else '{"phrasings": []}'
+    model.replies.append("Dark mode, as always.")
+    result = cli("chat", "--local", input=PARAPHRASE + "\n", env=agent_helpers.config_env(fake.url))
+    assert result.returncode == 0, result.stderr
+    assert "Dark mode, as always." in result.stdout
+    assert asked(fake) == [PARAPHRASE]
+    assert DARK_MODE in prompt_of_last_turn(model)
