@@ -12,7 +12,7 @@ EPILOG = (
     "Examples:\n\n  openclaw memory inject --query 'which editor theme should I pick?'\n\n"
     "  openclaw memory inject --session agent:main:main --json\n\n"
     "  openclaw memory inject --query 咖啡 --user lin\n\n"
-    "  openclaw memory inject --query 'what look do I want for my code editor?' --expand"
+    "  openclaw memory inject --query 'would a steak dinner suit me?' --expand"
 )
 
 
