@@ -47,7 +47,7 @@ _openclaw_words() {
         "options:openclaw memory import") echo "--on-conflict --dry-run --skip-invalid --json -h --help" ;;
         "valued:openclaw memory import") echo "--on-conflict" ;;
         "options:openclaw memory index") echo "--check --rebuild --json -h --help" ;;
-        "options:openclaw memory inject") echo "-q --query -s --session -u --user --json --local -h --help" ;;
+        "options:openclaw memory inject") echo "-q --query -s --session -u --user --expand --json --local -h --help" ;;
         "valued:openclaw memory inject") echo "-q --query -s --session -u --user" ;;
         "options:openclaw memory list") echo "-u --user -c --category --scope -n --limit --json -h --help" ;;
         "valued:openclaw memory list") echo "-u --user -c --category --scope -n --limit" ;;

@@ -242,6 +242,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory index'" -s h -l help -d 
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s q -l query -x -d 'Build the block for this text (\'-\' reads stdin).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s s -l session -x -d 'Build it from this session\'s recent messages (key or id).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s u -l user -x -d 'The person the block is for (default: the owner); never another\'s.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -l expand -d 'Let the configured model expand a weak query, as a chat turn does (needs llm.model; built in this process).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -l local -d 'Run in this process even when a gateway runs for this home.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory inject'" -s h -l help -d 'Show this message and exit.'

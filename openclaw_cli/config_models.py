@@ -156,6 +156,20 @@ class InjectSettings(_Section):
     top_k: int = Field(20, ge=1, le=200)
 
 
+class QueryExpansionSettings(_Section):
+    """A weak query expanded by the model before injection and the memory_search tool (issue 24;
+    memory/search/expansion.py says when it is asked). On by default when a model is configured: it only
+    runs when the local search found nothing strong, costs one short call, the answer is cached, and it
+    sends the user's own words to the provider the conversation already goes to, nothing more."""
+
+    enabled: bool = Field(
+        True, description="ask the model (llm.extractModel, else llm.model) when search is weak"
+    )
+    timeout_seconds: float = Field(
+        5, gt=0, le=60, description="the call's timeout; past it, the local result"
+    )
+
+
 class ReflectionSettings(_Section):
     min_unreflected: int = Field(50, ge=1, description="a run is due at this many unreflected memories")
     interval_hours: float = Field(
@@ -202,6 +216,7 @@ class MemorySettings(_Section):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     inject: InjectSettings = Field(default_factory=InjectSettings)
+    query_expansion: QueryExpansionSettings = Field(default_factory=QueryExpansionSettings)
     reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
     backup: BackupSettings = Field(default_factory=BackupSettings)
     workspace: str | None = Field(

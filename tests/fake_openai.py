@@ -12,6 +12,8 @@
         fake_openai.delay = 0.5  # seconds before every answer (timeouts, aborts)
         fake_openai.respond_with(lambda body: "reply computed from the request")
         fake_openai.script_chat({"role": "assistant", "content": None, "tool_calls": [...]})
+        fake_openai.expand = lambda query: '{"phrasings": ["..."]}'  # query expansion's answers
+        fake_openai.fail_next_expansions(1, status=500)
 
 Endpoints: POST /v1/embeddings (deterministic hashed bag-of-words vectors, `dimensions` honoured, float or
 base64 encoding), POST /v1/chat/completions (scripted replies in order, then the `respond_with` function,
@@ -19,6 +21,11 @@ then `default_reply`; a reply is a text or a whole assistant message with `tool_
 answers as server-sent events, one chunk per word, `chunk_delay` seconds apart, and a usage chunk when
 `stream_options.include_usage` asks), POST /v1/rerank and
 /rerank (Cohere/Jina-style results scored by query-word overlap).
+
+A query-expansion request (memory/search/expansion.py: its system prompt) is answered apart, by `expand`
+(default: no phrasings), and recorded in `expansion_requests` only: it takes none of the scripted replies,
+failures or delay meant for the agent's requests, so a test that does not care about expansion sees the
+requests it saw before it existed.
 
 Run standalone (for a process that is not the test's, e.g. a chat in tmux):
 `python -m tests.fake_openai [--port N]` prints its URL; POST /control/script {"replies": [...]},
@@ -94,6 +101,10 @@ class FakeOpenAI:
     _replies: deque[Reply] = field(default_factory=deque)
     _responder: Callable[[dict[str, Any]], Reply] | None = None
     _failures: deque[tuple[int, str | None, str | None]] = field(default_factory=deque)
+    # Query expansion (see the module docstring): query -> reply text.
+    expand: Callable[[str], str] | None = None
+    expansion_requests: list[Recorded] = field(default_factory=list)
+    _expansion_failures: deque[int] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
 
@@ -118,6 +129,11 @@ class FakeOpenAI:
                 del self._failures[index]
                 return status, message
         return None
+
+    def fail_next_expansions(self, count: int, status: int = 500) -> None:
+        """The next `count` query-expansion requests get HTTP `status`."""
+        with self._lock:
+            self._expansion_failures.extend([status] * count)
 
     def script_chat(self, *replies: Reply) -> None:
         """Replies to the next chat requests, in order: a text, or a whole assistant message dict."""
@@ -149,6 +165,8 @@ class FakeOpenAI:
     def handle(self, path: str, body: Any, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
         if path.startswith("/control/"):
             return self._control(path, body)
+        if is_expansion(body):
+            return self._expansion(path, body, headers)
         if self.delay:
             time.sleep(self.delay)
         with self._lock:
@@ -166,6 +184,18 @@ class FakeOpenAI:
         if route.endswith("/rerank"):
             return 200, _rerank(body, self.rerank_limit)
         return 404, _error(404, f"no route {path}")
+
+    def _expansion(
+        self, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.expansion_requests.append(Recorded(path, body, headers))
+            failure = self._expansion_failures.popleft() if self._expansion_failures else None
+            expand = self.expand
+        if failure is not None:
+            return failure, _error(failure, None)
+        reply = expand(str(body["messages"][-1].get("content") or "")) if expand else '{"phrasings": []}'
+        return 200, completion(body, {"role": "assistant", "content": reply}, "chatcmpl-expansion")
 
     def _control(self, path: str, body: Any) -> tuple[int, dict[str, Any]]:
         body = body if isinstance(body, dict) else {}
@@ -205,18 +235,33 @@ class FakeOpenAI:
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         message = self.next_reply(body)
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        usage = chat_usage(body, message)
+        answer = completion(body, message, f"chatcmpl-fake-{len(self.requests)}")
         with self._lock:
-            self.usages.append((body, usage))
-        return {
-            "id": f"chatcmpl-fake-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
-        }
+            self.usages.append((body, answer["usage"]))
+        return answer
+
+
+def completion(body: dict[str, Any], message: dict[str, Any], completion_id: str) -> dict[str, Any]:
+    """A chat completion answering `body` with `message`, with the fake's token counts."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": chat_usage(body, message),
+    }
+
+
+def is_expansion(body: Any) -> bool:
+    """Whether a request is openclaw's query expansion (its system prompt)."""
+    from openclaw_cli.memory.search.expansion import SYSTEM_PROMPT
+
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+        return False
+    first = body["messages"][0]
+    return isinstance(first, dict) and first.get("role") == "system" and first.get("content") == SYSTEM_PROMPT
 
 
 def chat_usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:

@@ -224,7 +224,8 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
     try:
         from openclaw_cli.memory.inject import build_memory_block
 
-        with span(stages, "memory injection"), services.memory_lock:
+        # The lock is taken for each search, not across the model's expansion (seconds at worst).
+        with span(stages, "memory injection"):
             block = build_memory_block(
                 services.memory,
                 turn.settings.memory.inject,
@@ -232,6 +233,8 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
                 messages=recent[-MEMORY_CONTEXT_MESSAGES:],
                 user_id=request.user_id,
                 now=turn.now(),
+                expander=services.query_expander,
+                lock=services.memory_lock,
             )
         memory_text = block.text
         turn.result.memory_ids = list(block.record_ids)

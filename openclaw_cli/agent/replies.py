@@ -58,14 +58,15 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
     store.append(session_id, "assistant", text, turn.now(), tool_calls=stored_calls)
     turn.appended += 1
     for call in calls:
-        with turn.services.memory_lock:
-            result = run_tool(
-                call.name,
-                call.arguments,
-                turn.services.memory,
-                turn.request.user_id,
-                lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
-            )
+        result = run_tool(
+            call.name,
+            call.arguments,
+            turn.services.memory,
+            turn.request.user_id,
+            lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
+            expander=turn.services.query_expander,
+            lock=turn.services.memory_lock,
+        )
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
         turn.appended += 1

@@ -14,6 +14,7 @@ from openclaw_cli.sessions.writer import Durability
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.memory.extraction.run import ExtractionService
+    from openclaw_cli.memory.query_expansion import ModelExpander
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.paths import Home
@@ -51,6 +52,13 @@ class AgentServices:
 
                 self._memory = MemoryService(self.home, self.agent_id, self.settings.memory, warm=True)
             return self._memory
+
+    @property
+    def query_expander(self) -> ModelExpander | None:
+        """The model that may expand a weak memory query of a turn (memory.queryExpansion), if any."""
+        from openclaw_cli.memory.query_expansion import expander_for
+
+        return expander_for(self.settings)
 
     @property
     def transcripts(self) -> TranscriptIndex:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,6 +18,7 @@ from openclaw_cli.errors import OpenclawError
 from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
+    from openclaw_cli.memory.inject import Expander
     from openclaw_cli.memory.service import MemoryService
 
 MAX_RESULTS = 10
@@ -87,8 +89,13 @@ def run_tool(
     memory: MemoryService,
     user_id: str | None,
     session_search: SessionSearch | None = None,
+    expander: Expander | None = None,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> dict[str, Any]:
-    """Run one tool call; the result (or the error) as a JSON-able dict for the tool message."""
+    """Run one tool call; the result (or the error) as a JSON-able dict for the tool message.
+
+    `expander`: a model that may expand a weak memory_search query (memory/inject.recall). `lock` is
+    held while a tool uses memory, but not while the model expands a query."""
     try:
         raw = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
@@ -98,15 +105,17 @@ def run_tool(
     bad = find_bad_text(raw)  # a model can write a lone `\ud800` escape too; nothing could store it
     if bad is not None:
         return {"error": f"invalid arguments ({bad.describe()})"}
+    guard = lock or nullcontext()
     try:
         if name == "memory_search":
-            return _search(SearchArgs.model_validate(raw), memory, user_id)
-        if name == "memory_add":
-            return _add(AddArgs.model_validate(raw), memory, user_id)
-        if name == "memory_forget":
-            return _forget(ForgetArgs.model_validate(raw), memory, user_id)
-        if name == "session_search" and session_search is not None:
-            return _session_search(SessionSearchArgs.model_validate(raw), session_search)
+            return _search(SearchArgs.model_validate(raw), memory, user_id, expander, guard)
+        with guard:
+            if name == "memory_add":
+                return _add(AddArgs.model_validate(raw), memory, user_id)
+            if name == "memory_forget":
+                return _forget(ForgetArgs.model_validate(raw), memory, user_id)
+            if name == "session_search" and session_search is not None:
+                return _session_search(SessionSearchArgs.model_validate(raw), session_search)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
@@ -116,12 +125,19 @@ def run_tool(
     return {"error": f"unknown tool {name!r}; the tools are {', '.join(sorted(TOOL_NAMES))}"}
 
 
-def _search(args: SearchArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+def _search(
+    args: SearchArgs,
+    memory: MemoryService,
+    user_id: str | None,
+    expander: Expander | None,
+    guard: AbstractContextManager[Any],
+) -> dict[str, Any]:
     from openclaw_cli.memory.inject import recall
 
-    found, _warnings = recall(memory, args.query, args.limit, user_id)
+    found, _warnings = recall(memory, args.query, args.limit, user_id, expander=expander, lock=guard)
     hits = [{"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in found]
-    memory.record_hits([hit["id"] for hit in hits])  # recalled by the model: an FSRS review
+    with guard:
+        memory.record_hits([hit["id"] for hit in hits])  # recalled by the model: an FSRS review
     return {"results": hits}
 
 

@@ -11,7 +11,8 @@ from openclaw_cli.cli import common, memory_common
 EPILOG = (
     "Examples:\n\n  openclaw memory inject --query 'which editor theme should I pick?'\n\n"
     "  openclaw memory inject --session agent:main:main --json\n\n"
-    "  openclaw memory inject --query 咖啡 --user lin"
+    "  openclaw memory inject --query 咖啡 --user lin\n\n"
+    "  openclaw memory inject --query 'would a steak dinner suit me?' --expand"
 )
 
 
@@ -34,6 +35,14 @@ def inject_cmd(
             "--user", "-u", help="The person the block is for (default: the owner); never another's."
         ),
     ] = None,
+    expand: Annotated[
+        bool,
+        typer.Option(
+            "--expand",
+            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model; "
+            "built in this process).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
     local: memory_common.LocalOpt = False,
 ) -> None:
@@ -44,16 +53,17 @@ def inject_cmd(
     It holds the person's own memories and the agent's, never another person's.
     Read-only: unlike the agent's own recall, it does not count as a review of the memories.
     When a gateway runs for this home it builds the block (same output); --local builds it here.
+    Without --expand the block comes from the local search alone, whatever model is configured.
     """
     if (query is None) == (session is None):
         raise typer.BadParameter("give --query TEXT or --session KEY, not both or neither")
     text = common.read_text_arg(query) if query is not None else None
     block = None
-    if not local:
+    if not local and not expand:
         params = {"query": text} if text is not None else {"session": session}
         block = memory_common.through_gateway("memory.inject", {**params, "userId": user} if user else params)
     if block is None:
-        block = _inject_here(text, session, user)
+        block = _inject_here(text, session, user, expand)
     if as_json:
         common.emit_json(block)
         return
@@ -62,13 +72,21 @@ def inject_cmd(
     common.echo(block["text"] or "(no memories to inject)")
 
 
-def _inject_here(text: str | None, session: str | None, user: str | None) -> dict[str, Any]:
-    """The block built in this process (no gateway, or --local): MemoryBlock.to_dict."""
+def _inject_here(text: str | None, session: str | None, user: str | None, expand: bool) -> dict[str, Any]:
+    """The block built in this process (no gateway, --local or --expand): MemoryBlock.to_dict."""
+    from openclaw_cli.errors import ConfigError
     from openclaw_cli.identity import canonical_person, owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
+    from openclaw_cli.memory.query_expansion import expander_for
     from openclaw_cli.sessions.store import SessionStore
 
     st = common.state()
+    expander = expander_for(st.agent_settings, asked=True) if expand else None
+    if expand and expander is None:
+        raise ConfigError(
+            "--expand needs a model and none is configured",
+            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
+        )
     messages = None
     if session is not None:
         messages = session_messages(SessionStore(st.home, st.agent), session)
@@ -82,5 +100,6 @@ def _inject_here(text: str | None, session: str | None, user: str | None) -> dic
             messages=messages,
             user_id=person,
             record_hits=False,
+            expander=expander,
         )
     return block.to_dict()

@@ -10,11 +10,13 @@ Rust" said three months ago). Insights come before facts that scored the same, a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from openclaw_cli.memory.search import expansion
 from openclaw_cli.memory.search.pipeline import SearchHit, SearchRequest
 from openclaw_cli.memory.text.analysis import has_han
 from openclaw_cli.sessions.tokens import count_tokens
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from openclaw_cli.sessions.store import SessionStore
 
 BlockLanguage = Literal["zh", "en"]
+# A weak query's alternative phrasings from a model (memory/query_expansion.py); empty when it has none.
+Expander = Callable[[str], Sequence[str]]
 
 # How much of a conversation becomes the search query: the last few messages carry the topic, and
 # search caps a query at 2000 characters anyway (search.MAX_QUERY_CHARS).
@@ -93,10 +97,14 @@ def build_memory_block(
     user_id: str | None = None,
     record_hits: bool = True,
     now: datetime | None = None,
+    expander: Expander | None = None,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> MemoryBlock:
     """The memory block for `query`, or for the recent `messages` of a conversation when no query is given.
 
-    `record_hits=False` leaves FSRS untouched (an operator looking, not the agent recalling).
+    `record_hits=False` leaves FSRS untouched (an operator looking, not the agent recalling). `expander`:
+    a model that may expand a weak query (recall). `lock`: held for each search and for recording the
+    hits, never while the model answers.
     """
     moment = now or datetime.now(UTC)
     raw = query if query is not None else query_from_messages(messages or ())
@@ -105,24 +113,65 @@ def build_memory_block(
     language = conversation_language(search_text if query is not None else _conversation_text(messages))
     if not search_text.strip():
         return MemoryBlock("", [], 0, language, search_text, ["nothing to search for: the query is empty"])
-    hits, warnings = recall(service, search_text, settings.top_k, user_id, moment)
+    hits, warnings = recall(service, search_text, settings.top_k, user_id, moment, expander, lock)
     text, chosen = render_block(order_hits(hits), language, settings)
     if record_hits and chosen:
-        service.record_hits(chosen, moment)
+        with lock or nullcontext():
+            service.record_hits(chosen, moment)
     return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
 
 
 def recall(
-    service: AgentMemory, text: str, k: int, user_id: str | None, now: datetime | None = None
+    service: AgentMemory,
+    text: str,
+    k: int,
+    user_id: str | None,
+    now: datetime | None = None,
+    expander: Expander | None = None,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> tuple[list[SearchHit], list[str]]:
     """The best `k` memories for `text` that `user_id` may see: their own memories and the agent's
     (which belong to nobody: lessons and cases of its work), never another person's. Nobody known
-    (None, an anonymous message) sees the agent's memories only."""
-    agent_only = SearchRequest(query=text, k=k, scopes=("agent",))
+    (None, an anonymous message) sees the agent's memories only.
+
+    With an `expander`, a weak result (search/expansion.py: `wanted`) is completed by the phrasings the
+    model gives for `text`, each searched for the same person in the same way, what they find kept only
+    where the query's own search agrees (`fuse`). `lock` is held for each search, not while the model
+    answers."""
+    guard = lock or nullcontext()
+    with guard:
+        hits, warnings = _recall_local(service, text, k, user_id, now)
+    if expander is None or not expansion.wanted(text, hits):
+        return hits, warnings
+    phrasings = [p for p in expander(text) if p.strip() and p.casefold() != text.casefold()]
+    if not phrasings:
+        return hits, warnings
+    expanded = []
+    with guard:  # the memories the query itself ranks best, whatever the floor: what a phrasing may add
+        agreed = {
+            hit.record.id for hit in _recall_local(service, text, expansion.AGREE, user_id, now, True)[0]
+        }
+    for phrasing in phrasings:
+        with guard:
+            expanded.append(_recall_local(service, phrasing, k, user_id, now)[0])
+    return expansion.fuse(hits, expanded, k, agreed), warnings
+
+
+def _recall_local(
+    service: AgentMemory,
+    text: str,
+    k: int,
+    user_id: str | None,
+    now: datetime | None,
+    all_results: bool = False,
+) -> tuple[list[SearchHit], list[str]]:
+    agent_only = SearchRequest(query=text, k=k, scopes=("agent",), all_results=all_results)
     if user_id is None:
         result = service.search(agent_only, now)
         return result.hits, list(result.warnings)
-    mine = service.search(SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",)), now)
+    mine = service.search(
+        SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",), all_results=all_results), now
+    )
     agent = service.search(agent_only, now)
     seen = {hit.record.id for hit in mine.hits}
     hits = mine.hits + [hit for hit in agent.hits if hit.record.id not in seen]
