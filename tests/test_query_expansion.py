@@ -160,6 +160,17 @@ def test_a_second_identical_query_makes_no_second_call(runtime, model, fake, exp
     assert len(model.agent_requests) == 2
 
 
+def test_a_purge_forgets_the_kept_answers_with_the_persons_memories(runtime, model, fake, expansions):
+    # The kept answers hold a person's questions and the model's phrasings of them: a purge of anyone
+    # drops them all, so the next identical question is asked again.
+    seed(runtime)
+    expansions.answers[PARAPHRASE] = EXPANSION
+    ask(runtime, PARAPHRASE)
+    runtime.services("main").memory.purge_user(ALICE)
+    ask(runtime, PARAPHRASE)
+    assert asked(fake) == [PARAPHRASE, PARAPHRASE]
+
+
 def test_an_answer_of_no_phrasings_is_kept_too(runtime, model, fake):
     seed(runtime)
     ask(runtime, PARAPHRASE)

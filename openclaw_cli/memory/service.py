@@ -244,16 +244,21 @@ class MemoryService:
     def forget_words(self) -> list[Path]:
         """Empty the home's tables of words searches met (embedding/word_table.py), remove those an
         earlier version kept in the model cache, and drop this process's cached words: they may be words
-        of the memories just forgotten. The table files that still hold words (normally none)."""
+        of the memories just forgotten, and the model's kept phrasings of questions (a person's words).
+        The table files that still hold words (normally none)."""
         import sys
 
         from openclaw_cli.memory.embedding.word_table import forget_words
 
         left = forget_words(self.home.word_cache_dir, self.model_cache_dir())
-        # Only a process that has searched holds cached words (and has loaded the module).
+        # Only a process that has searched holds cached words (and has loaded the module); one that
+        # expanded queries through the model keeps the questions and the model's phrasings of them.
         cached = sys.modules.get("openclaw_cli.memory.search.neighbours")
         if cached is not None:
             cached.forget_cached_words()
+        expansions = sys.modules.get("openclaw_cli.memory.query_expansion")
+        if expansions is not None:
+            expansions.clear_cache()
         return left
 
     def _forget_words_or_fail(self, done: str) -> None:
