@@ -4,8 +4,11 @@ so that no byte of the text is left anywhere under the home (seed 000 §12)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.vec import all_tables as vector_tables
@@ -35,13 +38,16 @@ def _fill(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     links = {"alice": ["telegram:alice"], "bob": ["telegram:bob"]}
     (home / "openclaw.json").write_text(json.dumps({"session": {"identityLinks": links}}), encoding="utf-8")
+    # main's three memories in one process (each `memory add` process loads both models).
+    main_memories = [
+        {"text": f"alice's code word is {MARKER}", "userId": "alice"},
+        {"text": f"{MARKER} 我喜欢喝咖啡", "userId": "alice", "category": "preference", "l1": MARKER},
+        {"text": "bob likes green tea", "userId": "bob"},
+    ]
+    lines = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in main_memories)
+    added = run_cli(home, "memory", "add", "--batch", "-", input=lines)
+    assert added.returncode == 0, added.stderr
     steps: list[tuple[tuple[str, ...], dict[str, str] | None]] = [
-        (("memory", "add", f"alice's code word is {MARKER}", "-u", "alice"), None),
-        (
-            ("memory", "add", f"{MARKER} 我喜欢喝咖啡", "-u", "alice", "-c", "preference", "--l1", MARKER),
-            None,
-        ),
-        (("memory", "add", "bob likes green tea", "-u", "bob"), None),
         (("--agent", "work", "memory", "add", f"alice said {MARKER} at work", "-u", "alice"), None),
         (("--agent", "team", "memory", "add", f"shared note {MARKER}", "-u", "alice"), shared),
         (
@@ -86,9 +92,22 @@ def _fill(home: Path) -> None:
     assert _cli(home, "memory", "search", "咖啡").returncode == 0  # jieba's cache is written
 
 
-def test_purge_of_one_agent_names_the_agents_it_did_not_cover(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """_fill's home, made once for the module: each test purges its own copy."""
+    home = tmp_path_factory.mktemp("filled") / "home"
     _fill(home)
+    return home
+
+
+def _copy_of(filled: Path, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(filled, home, symlinks=True)
+    return home
+
+
+def test_purge_of_one_agent_names_the_agents_it_did_not_cover(tmp_path: Path, filled: Path) -> None:
+    home = _copy_of(filled, tmp_path)
     done = _cli(home, "memory", "purge", "--user", "alice", "--yes", "--json")
     assert done.returncode == 1
     assert "work" in done.stderr and "--all-agents" in done.stderr
@@ -101,9 +120,8 @@ def test_purge_of_one_agent_names_the_agents_it_did_not_cover(tmp_path: Path) ->
     assert "agents/work/memory/memory.sqlite" in left
 
 
-def test_purge_all_agents_with_sessions_leaves_no_byte_of_the_text(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    _fill(home)
+def test_purge_all_agents_with_sessions_leaves_no_byte_of_the_text(tmp_path: Path, filled: Path) -> None:
+    home = _copy_of(filled, tmp_path)
     assert len(_files_holding(home, MARKER.encode())) >= 5
     assert _files_holding(home, "我喜欢喝咖啡".encode()) != []
     done = _cli(home, "memory", "purge", "--user", "alice", "--all-agents", "--sessions", "--yes", "--json")

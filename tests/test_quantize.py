@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,19 @@ import pytest
 from openclaw_cli.errors import StoreError
 from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
 from openclaw_cli.memory.embedding.quantize import cached_name, int8_compute_model, is_cached, weights_path
+from tests.memory_helpers import shared_model_cache
+
+
+def _converted(cache: Path) -> Path:
+    """`cache` holding the packaged model's conversion, copied from the run's shared model cache (made
+    there once, as for every CLI test home): a conversion costs ~4 s of CPU, and the tests that use this
+    are about what a later call does with the converted files; the first conversion itself is
+    test_conversion_is_cached_private_and_silent's subject."""
+    shared = int8_compute_model(local_model_files()[0], shared_model_cache())
+    cache.mkdir(parents=True, mode=0o700)
+    for path in (shared, weights_path(shared)):
+        shutil.copy2(path, cache / path.name)
+    return cache / shared.name
 
 
 def test_conversion_is_cached_private_and_silent(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -55,7 +69,8 @@ def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
 
     source, _ = local_model_files()
     cache = tmp_path / "models"
-    cached = int8_compute_model(source, cache)
+    cached = _converted(cache)
+    assert cached == int8_compute_model(source, cache) and is_cached(cached)  # found, not converted
     cached.write_bytes(b"not an onnx model")
     embedder = create_embedder(EmbeddingSettings(model="all-MiniLM-L6-v2-int8"), cache_dir=cache)
     assert embedder.embed_query("hello world").vector.shape == (384,)
@@ -68,7 +83,8 @@ def test_a_truncated_weights_file_is_converted_again(tmp_path: Path) -> None:
 
     source, _ = local_model_files()
     cache = tmp_path / "models"
-    weights = weights_path(int8_compute_model(source, cache))
+    weights = weights_path(_converted(cache))
+    assert int8_compute_model(source, cache) == weights.with_suffix("")
     size = weights.stat().st_size
     with weights.open("r+b") as handle:
         handle.truncate(size // 2)
@@ -83,7 +99,8 @@ def test_a_missing_weights_file_means_conversion(tmp_path: Path) -> None:
 
     source, _ = local_model_files()
     cache = tmp_path / "models"
-    model = int8_compute_model(source, cache)
+    model = _converted(cache)
+    assert int8_compute_model(source, cache) == model
     settings = EmbeddingSettings(model="all-MiniLM-L6-v2-int8")
     assert not model_needs_preparing(settings, cache)
     weights_path(model).unlink()  # a crash between the two renames, or a file removed by hand
@@ -100,7 +117,7 @@ def test_external_weights_give_the_vectors_of_the_single_file_model(tmp_path: Pa
     from openclaw_cli.memory.embedding.onnx_embedder import OnnxEmbedder
 
     source, tokenizer = local_model_files()
-    split = int8_compute_model(source, tmp_path / "models")
+    split = _converted(tmp_path / "models")
     whole = tmp_path / "whole.onnx"
     onnx.save_model(onnx.load(str(split)), str(whole))  # the weights read back into one file
     assert not list(tmp_path.glob("whole.onnx.*"))

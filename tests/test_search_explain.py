@@ -3,6 +3,7 @@ that adds up, each stage's factor with its reason; `--json` carries the same fie
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -23,8 +24,10 @@ QUERY = "what kind of coffee does he like"
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("explain")
-    for text in MEMORIES:
-        assert run_cli(home, "memory", "add", text).returncode == 0
+    # One process for the five (each `memory add` process loads both models): the subject is the search.
+    lines = "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in MEMORIES)
+    added = run_cli(home, "memory", "add", "--batch", "-", input=lines)
+    assert added.returncode == 0, added.stderr
     return home
 
 

@@ -4,6 +4,7 @@ that refuse what they do not know. Real databases, the default local models, the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,9 +143,10 @@ def test_user_filter_is_exact_and_says_when_nobody_matches(service: MemoryServic
 
 
 def test_category_lists_and_repeats(cli) -> None:  # type: ignore[no-untyped-def]
-    cli("memory", "add", "Opened PR #4242", "-c", "event")
-    cli("memory", "add", "PR #4242 taught us to retry", "-c", "lesson")
-    cli("memory", "add", "PR #4242 reviewer prefers tabs", "-c", "preference")
+    memories = [("Opened PR #4242", "event"), ("PR #4242 taught us to retry", "lesson")]
+    memories.append(("PR #4242 reviewer prefers tabs", "preference"))
+    lines = "".join(json.dumps({"text": text, "category": category}) + "\n" for text, category in memories)
+    assert cli("memory", "add", "--batch", "-", input=lines).returncode == 0  # one process, not three
     for args in (["-c", "event,lesson"], ["-c", "event", "-c", "lesson"]):
         found = cli("memory", "search", "PR #4242", *args, "--json")
         assert found.returncode == 0, found.stderr
