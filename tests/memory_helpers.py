@@ -76,3 +76,17 @@ class FixedJudge:
 
 def dedup_service(tmp_path: Path, **dedup: Any) -> MemoryService:
     return service_for(tmp_path / "home", settings_with(dedup=dedup) if dedup else None)
+
+
+def table_words(directory: Path) -> set[str]:
+    """Every word in the word tables under `directory` (embedding/word_table.py), read-only."""
+    import apsw
+
+    found: set[str] = set()
+    for path in sorted(directory.glob("words-*.sqlite")):
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            found |= {str(row[0]) for row in conn.execute("SELECT word FROM words")}
+        finally:
+            conn.close()
+    return found

@@ -27,7 +27,7 @@ from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.conftest import SHARED_MODEL_CACHE, run_cli
 from tests.gateway_helpers import echo_server, request, running_gateway, write_config
-from tests.memory_helpers import service_for
+from tests.memory_helpers import service_for, table_words
 
 ALICE = ["User is saving money for a sailing boat", "User plays badminton on Tuesday nights"]
 BOB = ["User grows tomatoes in the greenhouse"]
@@ -41,14 +41,7 @@ def _mode(path: Path) -> int:
 
 def _words(home: Path) -> set[str]:
     """Every word in the home's word tables."""
-    found: set[str] = set()
-    for path in sorted(Home(home).word_cache_dir.glob("words-*.sqlite")):
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-        try:
-            found |= {str(row[0]) for row in conn.execute("SELECT word FROM words")}
-        finally:
-            conn.close()
-    return found
+    return table_words(Home(home).word_cache_dir)
 
 
 def _tables_bytes(home: Path) -> bytes:

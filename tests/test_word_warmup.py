@@ -12,7 +12,6 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-import apsw
 import pytest
 
 from openclaw_cli.memory.agent_memory import NewMemory
@@ -23,24 +22,13 @@ from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.conftest import run_cli
 from tests.gateway_helpers import echo_server, request, running_gateway, write_config
-from tests.memory_helpers import service_for
+from tests.memory_helpers import service_for, table_words
 
 TEXTS = [
     "User is saving money for a sailing boat",
     "User plays badminton on Tuesday nights",
     "用户喜欢喝绿茶",
 ]
-
-
-def _table_words(directory: Path) -> set[str]:
-    found: set[str] = set()
-    for path in sorted(directory.glob("words-*.sqlite")):
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-        try:
-            found |= {str(row[0]) for row in conn.execute("SELECT word FROM words")}
-        finally:
-            conn.close()
-    return found
 
 
 def _expected(texts: list[str]) -> set[str]:
@@ -71,7 +59,7 @@ def test_a_pass_keeps_every_dictionary_word_of_the_memories(service: MemoryServi
     assert warmup.run_pass(_sources(service))
     expected = _expected(TEXTS)
     assert {"money", "sailing", "badminton", "绿茶"} <= expected
-    assert _table_words(service.home.word_cache_dir) == expected
+    assert table_words(service.home.word_cache_dir) == expected
     assert warmup.embedded == len(expected)
 
 
@@ -83,14 +71,14 @@ def test_a_later_pass_resumes_and_takes_only_new_memories(service: MemoryService
     assert again.run_pass(_sources(service))
     new = _expected(["User rents a canoe every summer"]) - _expected(TEXTS)
     assert again.embedded == len(new) + 1  # and one word read back, embedded again to check the table
-    assert "canoe" in _table_words(service.home.word_cache_dir)
+    assert "canoe" in table_words(service.home.word_cache_dir)
 
 
 def test_a_deleted_memory_gives_no_words(service: MemoryService) -> None:
     record, _ = service.add(NewMemory(l0="User collects porcelain teapots"))
     service.delete(record.id)
     assert _warmup(service).run_pass(_sources(service))
-    assert "porcelain" not in _table_words(service.home.word_cache_dir)
+    assert "porcelain" not in table_words(service.home.word_cache_dir)
 
 
 def test_after_a_purge_every_store_is_walked_again(service: MemoryService) -> None:
@@ -98,10 +86,10 @@ def test_after_a_purge_every_store_is_walked_again(service: MemoryService) -> No
     assert _warmup(service).run_pass(_sources(service))
     forget_words(words)
     assert read_marks(words, "") != {}  # done before the purge...
-    assert _table_words(words) == set() and read_marks(words, forgotten_token(words)) == {}  # ...not after
+    assert table_words(words) == set() and read_marks(words, forgotten_token(words)) == {}  # ...not after
     warmup = _warmup(service)
     assert warmup.run_pass(_sources(service))
-    assert _table_words(words) == _expected(TEXTS) and warmup.embedded == len(_expected(TEXTS))
+    assert table_words(words) == _expected(TEXTS) and warmup.embedded == len(_expected(TEXTS))
 
 
 def test_it_waits_while_busy_and_ends_when_stopped(service: MemoryService) -> None:
@@ -165,13 +153,13 @@ def test_a_running_gateway_warms_the_words_of_its_memories_and_again_after_a_pur
         write_config(home, fake, memory={"extraction": {"enabled": False}})
         with running_gateway(home) as gw:
             _until(lambda: (_status(gw)["wordWarmUp"] or {}).get("passes", 0) >= 1)
-            assert _table_words(words) == everything
+            assert table_words(words) == everything
             with gw.ws() as conn:  # a memory added through the gateway is warmed by the next pass
                 added = request(conn, "memory.add", {"text": "User rents a canoe every summer"})
             assert added["ok"], added
-            _until(lambda: "canoe" in _table_words(words))
+            _until(lambda: "canoe" in table_words(words))
             purged = run_cli(home, "memory", "purge", "--user", "alice", "--yes", "--json")
             assert purged.returncode == 0 and json.loads(purged.stdout)["via"] == "gateway"
             left = _expected(["User grows tomatoes in the greenhouse", "User rents a canoe every summer"])
-            _until(lambda: _table_words(words) == left)  # walked again, without Alice's words
+            _until(lambda: table_words(words) == left)  # walked again, without Alice's words
             assert _status(gw)["wordWarmUp"]["failed"] is None
