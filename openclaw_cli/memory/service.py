@@ -242,33 +242,15 @@ class MemoryService:
         return report
 
     def forget_words(self) -> list[Path]:
-        """Empty the home's tables of words searches met (embedding/word_table.py), remove those an
-        earlier version kept in the model cache, and drop this process's cached words: they may be words
-        of the memories just forgotten, and the model's kept phrasings of questions (a person's words).
-        The table files that still hold words (normally none)."""
-        import sys
+        """Forget the words the caches keep (memory/cached_words.py); the table files left, if any."""
+        from openclaw_cli.memory.cached_words import forget_cached_words
 
-        from openclaw_cli.memory.embedding.word_table import forget_words
-
-        left = forget_words(self.home.word_cache_dir, self.model_cache_dir())
-        # Only a process that has searched holds cached words (and has loaded the module); one that
-        # expanded queries through the model keeps the questions and the model's phrasings of them.
-        cached = sys.modules.get("openclaw_cli.memory.search.neighbours")
-        if cached is not None:
-            cached.forget_cached_words()
-        expansions = sys.modules.get("openclaw_cli.memory.query_expansion")
-        if expansions is not None:
-            expansions.clear_cache()
-        return left
+        return forget_cached_words(self.home.word_cache_dir, self.model_cache_dir())
 
     def _forget_words_or_fail(self, done: str) -> None:
-        left = self.forget_words()
-        if left:
-            names = ", ".join(str(path) for path in left)
-            raise StoreError(
-                f"{done}, but the cache of searched words could not be emptied: {names}",
-                hint="delete these files (a cache: nothing is lost)",
-            )
+        from openclaw_cli.memory.cached_words import require_forgotten
+
+        require_forgotten(self.forget_words(), done)
 
     def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
         """Review each hit; one deleted since the search is skipped (see MemoryStore.record_hits)."""

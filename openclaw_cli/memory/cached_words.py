@@ -1,0 +1,41 @@
+"""Forgetting the words that caches keep, with the memories they came from.
+
+A purge or a delete forgets memories, but three caches may still hold their words:
+- the home's word tables (embedding/word_table.py);
+- this process's cached word vectors (search/neighbours.py);
+- the model's kept phrasings of questions (query_expansion.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from openclaw_cli.errors import StoreError
+
+
+def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Path]:
+    """Empty the home's word tables, remove those an earlier version kept in the model cache, and drop
+    what this process keeps. Returns the table files that still hold words (normally none)."""
+    from openclaw_cli.memory.embedding.word_table import forget_words
+
+    left = forget_words(word_cache_dir, model_cache_dir)
+    # Only a process that has searched (or expanded a query through the model) holds anything, and it
+    # has loaded the module that keeps it; the others need not import it.
+    neighbours = sys.modules.get("openclaw_cli.memory.search.neighbours")
+    if neighbours is not None:
+        neighbours.forget_cached_words()
+    expansions = sys.modules.get("openclaw_cli.memory.query_expansion")
+    if expansions is not None:
+        expansions.clear_cache()
+    return left
+
+
+def require_forgotten(left: list[Path], done: str) -> None:
+    """Fail when a table could be neither emptied nor removed: `done` says what did happen."""
+    if left:
+        names = ", ".join(str(path) for path in left)
+        raise StoreError(
+            f"{done}, but the cache of searched words could not be emptied: {names}",
+            hint="delete these files (a cache: nothing is lost)",
+        )
