@@ -74,11 +74,10 @@ def _search_process(home: Path, *args: str) -> list[str]:
         "        events.append('import records')\n"
         "sys.addaudithook(audit)\n"
         "sys.argv = ['openclaw', *sys.argv[1:]]\n"
-        "try:\n"
-        "    runpy.run_module('openclaw_cli', run_name='__main__')\n"
-        "except SystemExit as done:\n"
-        "    assert not done.code, done.code\n"
-        "print('\\n'.join(events), file=sys.stderr)\n"
+        # The CLI leaves through entry.leave (os._exit after the atexit functions): report from one.
+        "import atexit\n"
+        "atexit.register(lambda: print('\\n'.join(events), file=sys.stderr))\n"
+        "runpy.run_module('openclaw_cli', run_name='__main__')\n"
     )
     env = {
         **os.environ,
