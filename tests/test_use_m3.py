@@ -3,6 +3,7 @@ numpy forward pass and SentencePiece port, on real files (the conversion runs on
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
@@ -288,3 +289,31 @@ def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(  # typ
     # Compared with the tokenizers-based embedder: the first fast one still reads the damaged file it
     # opened, so its answer depends on which lookups an earlier test left in its memo.
     assert again.token_ids("我喜欢喝咖啡") == embedder.token_ids("我喜欢喝咖啡")
+
+
+def test_fast_start_embeds_a_batch_on_several_threads(fast, embedder: MultilingualEmbedder) -> None:  # type: ignore[no-untyped-def]
+    # One session per thread shares the vocabulary table's connection: apsw refuses a connection another
+    # thread is inside (a `session search` process embedding its pending turns failed so).
+    _, cache = fast
+    several = MultilingualEmbedder(cache, threads=4, fast_start=True)
+    rng = random.Random(7)  # many distinct strings: most lookups miss the memo and read the table
+    texts = ["".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(60)) for _ in range(200)]
+    assert np.array_equal(several.embed_passages(texts), embedder.embed_passages(texts))
+
+
+def test_the_vocabulary_table_answers_several_threads_at_once(fast) -> None:  # type: ignore[no-untyped-def]
+    # The same race as above without the model runs between lookups, so that it shows on any machine.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import apsw
+
+    from openclaw_cli.memory.embedding.use_m3_pieces import PrefixTable, cache_path
+
+    _, cache = fast
+    path = str(cache_path(cached_paths(cache)[1]))
+    table = PrefixTable(apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY))
+    keys = [chr(0x4E00 + n) + chr(0x4E00 + n // 7) for n in range(20_000)]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(table.get, keys))
+    alone = PrefixTable(apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY))
+    assert answers == [alone.get(key) for key in keys]

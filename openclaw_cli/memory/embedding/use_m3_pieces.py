@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from array import array
 from collections.abc import Callable
 from contextlib import suppress
@@ -46,17 +47,23 @@ def cache_path(tokenizer_json: Path) -> Path:
 
 
 class PrefixTable:
-    """`Prefixes` answered by the table, each key read once."""
+    """`Prefixes` answered by the table, each key read once. Safe from several threads: embedding a batch
+    runs one thread per session, and apsw refuses a connection that another thread is inside
+    (ThreadingViolationError, seen in a `session search` process embedding pending turns)."""
 
     def __init__(self, conn: apsw.Connection) -> None:
         self._conn = conn
         self._memo: dict[str, int | None] = {}
+        self._lock = threading.Lock()
 
     def get(self, key: str) -> int | None:
-        if key not in self._memo:
+        if key in self._memo:  # keys are only ever added: a read needs no lock
+            return self._memo[key]
+        with self._lock:
             row = self._conn.execute("SELECT value FROM prefix WHERE key = ?", (key,)).fetchone()
-            self._memo[key] = None if row is None else int(row[0])
-        return self._memo[key]
+        value = None if row is None else int(row[0])
+        self._memo[key] = value
+        return value
 
 
 class PieceTokenizer:
