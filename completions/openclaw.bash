@@ -62,7 +62,7 @@ _openclaw_words() {
         "valued:openclaw memory reassign") echo "--from --to -w --where" ;;
         "options:openclaw memory recover") echo "--yes --json -h --help" ;;
         "options:openclaw memory restore") echo "--shared --yes --json -h --help" ;;
-        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --json --local -h --help" ;;
+        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --json --local -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -h --help" ;;

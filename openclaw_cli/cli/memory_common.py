@@ -20,6 +20,7 @@ from openclaw_cli.cli import common
 from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError
 
 if TYPE_CHECKING:
+    from openclaw_cli.memory.query_expansion import ModelExpander
     from openclaw_cli.memory.service import MemoryService
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
@@ -173,3 +174,18 @@ def one_category(value: str) -> str:
     if len(chosen) != 1:
         raise typer.BadParameter(f"give one category, not {value!r}", param_hint="'--category'")
     return chosen[0]
+
+
+def asked_expander() -> ModelExpander:
+    """The model that --expand asks (memory.queryExpansion applies, whether or not it is enabled for chat);
+    a one-line error when no model is configured."""
+    from openclaw_cli.errors import ConfigError
+    from openclaw_cli.memory.query_expansion import expander_for
+
+    expander = expander_for(common.state().agent_settings, asked=True)
+    if expander is None:
+        raise ConfigError(
+            "--expand needs a model and none is configured",
+            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
+        )
+    return expander

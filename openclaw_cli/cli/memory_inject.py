@@ -74,19 +74,12 @@ def inject_cmd(
 
 def _inject_here(text: str | None, session: str | None, user: str | None, expand: bool) -> dict[str, Any]:
     """The block built in this process (no gateway, --local or --expand): MemoryBlock.to_dict."""
-    from openclaw_cli.errors import ConfigError
     from openclaw_cli.identity import canonical_person, owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
-    from openclaw_cli.memory.query_expansion import expander_for
     from openclaw_cli.sessions.store import SessionStore
 
     st = common.state()
-    expander = expander_for(st.agent_settings, asked=True) if expand else None
-    if expand and expander is None:
-        raise ConfigError(
-            "--expand needs a model and none is configured",
-            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
-        )
+    expander = memory_common.asked_expander() if expand else None
     messages = None
     if session is not None:
         messages = session_messages(SessionStore(st.home, st.agent), session)

@@ -20,6 +20,8 @@ SEARCH_EXAMPLES = """Examples:
   openclaw memory search -- -leading-dash
 
   printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
+
+  openclaw memory search 'would a steak dinner suit me?' --expand --explain
 """
 SEARCH_MODES = ("hybrid", "bm25", "vector")
 
@@ -42,6 +44,8 @@ def _render_search(result: dict[str, Any], explain: bool, as_json: bool) -> None
                 common.echo(line)
     if explain:
         _render_analysis(result)
+        if "expansion" in result:
+            common.echo(search_explain.expansion_line(result["expansion"]))
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -101,6 +105,14 @@ def search_cmd(
             help="JSON Lines of {query, k, userId, category} ('-' = stdin); answers JSON Lines, one per query.",
         ),
     ] = None,
+    expand: Annotated[
+        bool,
+        typer.Option(
+            "--expand",
+            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model; "
+            "runs in this process).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     local: memory_common.LocalOpt = False,
 ) -> None:
@@ -111,16 +123,20 @@ def search_cmd(
     remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.7 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once. When a gateway runs for this home, a single query is answered by it (its model is
-    already loaded) with the same output; --local, --record-hit and --batch run in this process.
+    already loaded) with the same output; --local, --record-hit, --batch and --expand run in this process.
+    --expand asks the model for other phrasings of a weak query, as a chat turn's memory injection does,
+    and --explain or --json shows what it answered.
     """
     if mode not in SEARCH_MODES:
         raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
     if (query is None) == (batch is None):
         raise typer.BadParameter("give QUERY or --batch FILE, not both or neither")
+    if expand and batch is not None:
+        raise typer.BadParameter("--expand takes one QUERY, not a --batch", param_hint="'--expand'")
     chosen_scopes = memory_common.scopes(scope)
     chosen_categories = memory_common.categories(category)
     text = common.read_text_arg(query) if query is not None else None
-    if text is not None and not (local or record_hit):  # --record-hit writes: it stays in-process
+    if text is not None and not (local or record_hit or expand):  # --record-hit writes: in-process
         remote = memory_common.through_gateway(
             "memory.search",
             {
@@ -149,6 +165,7 @@ def search_cmd(
         all_results,
         record_hit,
         as_json,
+        expand,
     )
 
 
@@ -164,8 +181,10 @@ def _search_here(
     all_results: bool,
     record_hit: bool,
     as_json: bool,
+    expand: bool,
 ) -> None:
-    """The search in this process (no gateway, --local, --record-hit or --batch)."""
+    """The search in this process (no gateway, --local, --record-hit, --batch or --expand)."""
+    expander = memory_common.asked_expander() if expand else None  # no model: fail before loading one
     if text is not None and mode != "bm25":
         # Before the search's own imports (~0.5 s of records, pydantic, the store), which then overlap
         # the model load instead of preceding it.
@@ -193,7 +212,12 @@ def _search_here(
         memory_common.announce_model_preparation(service)
         if request.mode != "bm25":
             service.preload_embedder()
-        result = service.search(request)
+        if expander is None:
+            result = service.search(request)
+        else:
+            from openclaw_cli.memory.query_expansion import search_expanded
+
+            result = search_expanded(service.search, request, expander)
         if record_hit:
             service.record_hits([hit.record.id for hit in result.hits])
     _render_search(result.to_dict(request), request.explain, as_json)

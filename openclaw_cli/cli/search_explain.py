@@ -18,8 +18,24 @@ def result_lines(e: dict[str, Any]) -> list[str]:
         _INDENT + f"score = relevance {e['relevance']:.2f} × recall {e['retrievability']:.2f} "
         "(how well it is remembered)"
     )
+    phrasing = e.get("phrasing")
+    if phrasing is not None:
+        from openclaw_cli.memory.search.expansion import EXPANSION_WEIGHT
+
+        lines.append(
+            _INDENT + f"found through the model's phrasing “{phrasing}”: that score × {EXPANSION_WEIGHT:g} "
+            f"→ {e['context']['expansion']:.2f}"
+        )
     lines.append(_INDENT + _legs_text(e))
     return lines
+
+
+def expansion_line(expansion: dict[str, Any]) -> str:
+    """What --expand did: whether the model was asked and what it answered."""
+    if not expansion["asked"]:
+        return f"expansion: {expansion['model']} not asked (the query's own words found strong results)"
+    phrasings = "; ".join(f"“{p}”" for p in expansion["phrasings"]) or "none"
+    return f"expansion: {expansion['model']} gave {phrasings}"
 
 
 def _fusion_text(e: dict[str, Any]) -> str:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import OpenclawError
@@ -27,6 +28,7 @@ from openclaw_cli.memory.search import expansion
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
+    from openclaw_cli.memory.search.result import SearchRequest, SearchResult
 
 log = logging.getLogger("openclaw.memory")
 
@@ -74,18 +76,22 @@ class ModelExpander:
     answers: AnswerCache = field(default_factory=lambda: SHARED)
 
     def __call__(self, query: str) -> tuple[str, ...]:
+        return self.expand(query)[0]
+
+    def expand(self, query: str) -> tuple[tuple[str, ...], str | None]:
+        """The phrasings for `query` and, when the model could not give them, why (else None)."""
         key = (self.model, self.api_base, query)
         cached = self.answers.get(key)
         if cached is not None:
-            return cached
+            return cached, None
         try:
             phrasings = self._ask(query)
         except (OpenclawError, expansion.InvalidExpansion) as exc:
             reason = exc.message if isinstance(exc, OpenclawError) else str(exc)
             log.warning("query expansion with %s failed, the local result is used: %s", self.model, reason)
-            return ()
+            return (), reason
         self.answers.put(key, phrasings)
-        return phrasings
+        return phrasings, None
 
     def _ask(self, query: str) -> tuple[str, ...]:
         from openclaw_cli import llm
@@ -116,3 +122,34 @@ def expander_for(settings: Settings, *, asked: bool = False) -> ModelExpander | 
 def clear_cache() -> None:
     """Forget every kept answer."""
     SHARED.clear()
+
+
+def search_expanded(
+    search: Callable[[SearchRequest], SearchResult], request: SearchRequest, expander: ModelExpander
+) -> SearchResult:
+    """`request` searched as `memory search --expand` does: the local result, completed as a chat turn's
+    injection completes it (inject.recall) when it is weak, with the same filters for every phrasing. The
+    result says whether the model was asked and what it answered (SearchResult.expansion); a model that
+    fails leaves the local result and a warning."""
+    result = search(request)
+    if not expansion.wanted(request.query, result.hits):
+        result.expansion = {"model": expander.model, "asked": False, "phrasings": []}
+        return result
+    answered, failure = expander.expand(request.query)
+    phrasings = [p for p in answered if p.strip() and p.casefold() != request.query.casefold()]
+    result.expansion = {"model": expander.model, "asked": True, "phrasings": phrasings}
+    if failure is not None:
+        result.warnings.append(f"the model could not expand the query ({failure}): local results only")
+    if not phrasings:
+        return result
+    # What a phrasing may add: the memories the query itself ranks best, whatever the floor.
+    wide = replace(request, k=max(expansion.AGREE, request.k), all_results=True, explain=False)
+    agreed = {hit.record.id for hit in search(wide).hits}
+    expanded = []
+    for phrasing in phrasings:
+        hits = search(replace(request, query=phrasing)).hits
+        for hit in hits:
+            hit.candidate.phrasing = phrasing
+        expanded.append(hits)
+    result.hits = expansion.fuse(result.hits, expanded, request.k, agreed)
+    return result

@@ -20,6 +20,7 @@ class Candidate:
     rerank_score: float | None = None
     retrievability: float = 1.0
     score: float = 0.0
+    phrasing: str | None = None  # the model's phrasing of the query that found it (query expansion)
     context: dict[str, float] = field(default_factory=dict)  # what subject/dialogue rules did, for --explain
     # (stage, its factor or share, the relevance it left), in the order the stages ran: for --explain.
     trail: list[tuple[str, float, float]] = field(default_factory=list)

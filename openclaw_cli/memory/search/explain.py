@@ -90,6 +90,8 @@ def details(c: Candidate, language: str, profile: SearchProfile | None) -> dict[
     }
     if profile is not None:
         out["fusion"] = fusion(profile, c.lexical, c.semantic)
+    if c.phrasing is not None:
+        out["phrasing"] = c.phrasing
     return out
 
 

@@ -74,6 +74,9 @@ class SearchResult:
     profile: SearchProfile | None = None
     query: str = ""
     floor: float | None = None  # the relevance floor this query was held to (none with --all)
+    # With `memory search --expand` (query_expansion.search_expanded): the model, whether it was asked
+    # and the phrasings it gave; None for a search that could not expand.
+    expansion: dict[str, Any] | None = None
 
     def words(self) -> dict[str, Any]:
         """The words searched as typed, each with its terms, and the words left out (for --explain)."""
@@ -97,6 +100,7 @@ class SearchResult:
                 **(self.words() if request.explain else {}),
             },
             "warnings": self.warnings,
+            **({} if self.expansion is None else {"expansion": self.expansion}),
         }
 
 
