@@ -143,18 +143,15 @@ def recall(
         hits, warnings = _recall_local(service, text, k, user_id, now)
     if expander is None or not expansion.wanted(text, hits):
         return hits, warnings
-    phrasings = [p for p in expander(text) if p.strip() and p.casefold() != text.casefold()]
+    phrasings = expansion.usable(text, expander(text))
     if not phrasings:
         return hits, warnings
-    expanded = []
-    with guard:  # the memories the query itself ranks best, whatever the floor: what a phrasing may add
-        agreed = {
-            hit.record.id for hit in _recall_local(service, text, expansion.AGREE, user_id, now, True)[0]
-        }
-    for phrasing in phrasings:
+
+    def search(query: str, size: int, everything: bool) -> list[SearchHit]:
         with guard:
-            expanded.append(_recall_local(service, phrasing, k, user_id, now)[0])
-    return expansion.fuse(hits, expanded, k, agreed), warnings
+            return _recall_local(service, query, size, user_id, now, everything)[0]
+
+    return expansion.complete(text, k, hits, phrasings, search), warnings
 
 
 def _recall_local(

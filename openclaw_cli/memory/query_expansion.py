@@ -28,7 +28,7 @@ from openclaw_cli.memory.search import expansion
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
-    from openclaw_cli.memory.search.result import SearchRequest, SearchResult
+    from openclaw_cli.memory.search.result import SearchHit, SearchRequest, SearchResult
 
 log = logging.getLogger("openclaw.memory")
 
@@ -136,20 +136,18 @@ def search_expanded(
         result.expansion = {"model": expander.model, "asked": False, "phrasings": []}
         return result
     answered, failure = expander.expand(request.query)
-    phrasings = [p for p in answered if p.strip() and p.casefold() != request.query.casefold()]
+    phrasings = expansion.usable(request.query, answered)
     result.expansion = {"model": expander.model, "asked": True, "phrasings": phrasings}
     if failure is not None:
         result.warnings.append(f"the model could not expand the query ({failure}): local results only")
     if not phrasings:
         return result
-    # What a phrasing may add: the memories the query itself ranks best, whatever the floor.
-    wide = replace(request, k=max(expansion.AGREE, request.k), all_results=True, explain=False)
-    agreed = {hit.record.id for hit in search(wide).hits}
-    expanded = []
-    for phrasing in phrasings:
-        hits = search(replace(request, query=phrasing)).hits
-        for hit in hits:
-            hit.candidate.phrasing = phrasing
-        expanded.append(hits)
-    result.hits = expansion.fuse(result.hits, expanded, request.k, agreed)
+
+    def hits(query: str, k: int, everything: bool) -> list[SearchHit]:
+        wanted = everything or request.all_results
+        return search(
+            replace(request, query=query, k=k, all_results=wanted, explain=request.explain and not everything)
+        ).hits
+
+    result.hits = expansion.complete(request.query, request.k, result.hits, phrasings, hits)
     return result

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.search.neighbours import WEAK_KEYWORDS
@@ -134,3 +134,29 @@ def fuse(
             if held is None or hit.candidate.score > held.candidate.score:
                 best[hit.record.id] = hit
     return sorted(best.values(), key=lambda hit: -hit.candidate.score)[:k]
+
+
+# A search for the completion: (query, k, all results whatever the floor) -> hits, best first, with the
+# same person, scopes and filters as the query's own search.
+HitSearch = Callable[[str, int, bool], list["SearchHit"]]
+
+
+def usable(query: str, phrasings: Sequence[str]) -> list[str]:
+    """The phrasings worth a search: not blank, not the query itself again."""
+    return [p for p in phrasings if p.strip() and p.casefold() != query.casefold()]
+
+
+def complete(
+    query: str, k: int, found: Sequence[SearchHit], phrasings: Sequence[str], search: HitSearch
+) -> list[SearchHit]:
+    """The query's hits completed by what its phrasings find (`fuse`), each phrasing searched as the query
+    was; the memories a phrasing may add are those the query's own search ranks among its best AGREE,
+    whatever the floor. A hit found through a phrasing names it (Candidate.phrasing, for --explain)."""
+    agreed = {hit.record.id for hit in search(query, max(AGREE, k), True)}
+    expanded = []
+    for phrasing in phrasings:
+        hits = search(phrasing, k, False)
+        for hit in hits:
+            hit.candidate.phrasing = phrasing
+        expanded.append(hits)
+    return fuse(found, expanded, k, agreed)
