@@ -110,3 +110,45 @@ def test_expand_with_a_batch_is_a_usage_error(cli, fake) -> None:
     assert failed.returncode == 2
     assert "--expand takes one QUERY" in failed.stderr
     assert fake.expansion_requests == []
+
+
+def test_a_running_gateway_expands_and_the_cli_loads_neither_model(home, fake) -> None:
+    """Through a gateway (started with the model configured) the CLI imports no litellm and no embedder:
+    the gateway asks the model and searches; the output is the in-process one."""
+    from tests.conftest import run_cli
+    from tests.gateway_helpers import start_gateway
+    from tests.import_trace import traced
+
+    _seed(lambda *args, **kw: run_cli(home, *args, **kw))
+    fake.expand = lambda query: json.dumps({"phrasings": PHRASINGS})
+    gateway = start_gateway(home, env=agent_helpers.config_env(fake.url))
+    try:
+        proc, modules = traced(
+            home, "-v", "memory", "search", QUESTION, "--user", "default", "--expand", "--json"
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "through the gateway at" in proc.stderr
+        result = json.loads(proc.stdout)
+        assert [r["l0"] for r in result["results"]][:1] == [DARK]
+        assert result["expansion"]["asked"] is True and result["expansion"]["phrasings"] == PHRASINGS
+        assert {m.split(".")[0] for m in modules} & {"litellm", "onnxruntime", "numpy"} == set()
+        assert _asked(fake) == [QUESTION]
+        block = run_cli(home, "-v", "memory", "inject", "--query", QUESTION, "--expand")
+        assert block.returncode == 0, block.stderr
+        assert "through the gateway at" in block.stderr and DARK in block.stdout
+    finally:
+        gateway.stop()
+
+
+def test_a_gateway_without_a_model_leaves_the_cli_to_say_so(home) -> None:
+    from tests.conftest import run_cli
+    from tests.gateway_helpers import start_gateway
+
+    gateway = start_gateway(home)
+    try:
+        failed = run_cli(home, "memory", "search", QUESTION, "--expand")
+        assert failed.returncode == 1
+        assert failed.stderr.startswith("openclaw: error: --expand needs a model")
+        assert len(failed.stderr.strip().splitlines()) == 1
+    finally:
+        gateway.stop()

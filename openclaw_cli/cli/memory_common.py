@@ -177,15 +177,7 @@ def one_category(value: str) -> str:
 
 
 def asked_expander() -> ModelExpander:
-    """The model that --expand asks (memory.queryExpansion applies, whether or not it is enabled for chat);
-    a one-line error when no model is configured."""
-    from openclaw_cli.errors import ConfigError
-    from openclaw_cli.memory.query_expansion import expander_for
+    """The model that --expand asks; a one-line error when no model is configured."""
+    from openclaw_cli.memory.query_expansion import asked_expander as for_settings
 
-    expander = expander_for(common.state().agent_settings, asked=True)
-    if expander is None:
-        raise ConfigError(
-            "--expand needs a model and none is configured",
-            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
-        )
-    return expander
+    return for_settings(common.state().agent_settings)

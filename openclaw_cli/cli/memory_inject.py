@@ -39,8 +39,7 @@ def inject_cmd(
         bool,
         typer.Option(
             "--expand",
-            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model; "
-            "built in this process).",
+            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model).",
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
@@ -59,9 +58,10 @@ def inject_cmd(
         raise typer.BadParameter("give --query TEXT or --session KEY, not both or neither")
     text = common.read_text_arg(query) if query is not None else None
     block = None
-    if not local and not expand:
-        params = {"query": text} if text is not None else {"session": session}
-        block = memory_common.through_gateway("memory.inject", {**params, "userId": user} if user else params)
+    if not local:
+        params: dict[str, Any] = {"query": text} if text is not None else {"session": session}
+        params |= ({"userId": user} if user else {}) | ({"expand": True} if expand else {})
+        block = memory_common.through_gateway("memory.inject", params)
     if block is None:
         block = _inject_here(text, session, user, expand)
     if as_json:
@@ -73,7 +73,7 @@ def inject_cmd(
 
 
 def _inject_here(text: str | None, session: str | None, user: str | None, expand: bool) -> dict[str, Any]:
-    """The block built in this process (no gateway, --local or --expand): MemoryBlock.to_dict."""
+    """The block built in this process (no gateway, or --local): MemoryBlock.to_dict."""
     from openclaw_cli.identity import canonical_person, owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore

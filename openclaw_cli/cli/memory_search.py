@@ -109,8 +109,7 @@ def search_cmd(
         bool,
         typer.Option(
             "--expand",
-            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model; "
-            "runs in this process).",
+            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model).",
         ),
     ] = False,
     as_json: JsonOpt = False,
@@ -123,7 +122,7 @@ def search_cmd(
     remembered). Nothing is returned when even the best result is below the relevance floor (0.35 by default; 0.7 when no memory holds any of its words, 0.3 for a query of four terms or more); --all shows everything.
     Read-only unless --record-hit. --batch answers one JSON line per input line, in order, loading the
     model once. When a gateway runs for this home, a single query is answered by it (its model is
-    already loaded) with the same output; --local, --record-hit, --batch and --expand run in this process.
+    already loaded) with the same output; --local, --record-hit and --batch run in this process.
     --expand asks the model for other phrasings of a weak query, as a chat turn's memory injection does,
     and --explain or --json shows what it answered.
     """
@@ -136,7 +135,7 @@ def search_cmd(
     chosen_scopes = memory_common.scopes(scope)
     chosen_categories = memory_common.categories(category)
     text = common.read_text_arg(query) if query is not None else None
-    if text is not None and not (local or record_hit or expand):  # --record-hit writes: in-process
+    if text is not None and not (local or record_hit):  # --record-hit writes: it stays in-process
         remote = memory_common.through_gateway(
             "memory.search",
             {
@@ -148,6 +147,7 @@ def search_cmd(
                 "mode": mode,
                 "explain": explain,
                 "all": all_results,
+                **({"expand": True} if expand else {}),
             },
         )
         if remote is not None:

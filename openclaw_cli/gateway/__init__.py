@@ -8,7 +8,8 @@
   and session of a channel message; inbox.py journals every acknowledged message; config_watch.py applies
   changes to openclaw.json; purge.py runs `memory.purge` in the gateway.
 - control.py, pidfile.py and ws_client.py are the CLI's side: start, stop, find and call a gateway;
-  remote_reads.py sends `memory search` and `memory inject` to a running gateway of the same version.
+  remote_reads.py sends `memory search` and `memory inject` to a running gateway of the same version,
+  where memory_reads.py reads their params and runs them (with the model when --expand asks for it).
 
 May import agent/, sessions/, memory/, forget/ (purge.py only), config and the small shared modules;
 nothing from cli/.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli import identity, person_ids
 from openclaw_cli.agent_config import for_agent
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
+from openclaw_cli.gateway import memory_reads
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.lanes import Listener
 from openclaw_cli.sessions.keys import build_key, parse_key
@@ -104,7 +105,7 @@ class Methods:
 
         return SessionStore(self.core.home, agent_id, Durability.from_settings(self.core.settings.session))
 
-    async def _with_memory(self, agent_id: str, work: Callable[[MemoryService], Any]) -> Any:
+    def _memory_of(self, agent_id: str) -> tuple[MemoryService, threading.Lock]:
         from openclaw_cli.memory.service import MemoryService
 
         if agent_id not in self._memory:
@@ -112,7 +113,10 @@ class Methods:
                 self.core.home, agent_id, for_agent(self.core.settings, agent_id).memory, warm=True
             )
             self._memory[agent_id] = (service, threading.Lock())
-        service, lock = self._memory[agent_id]
+        return self._memory[agent_id]
+
+    async def _with_memory(self, agent_id: str, work: Callable[[MemoryService], Any]) -> Any:
+        service, lock = self._memory_of(agent_id)
 
         def locked() -> Any:
             with lock:
@@ -241,24 +245,23 @@ class Methods:
 
         query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
         k = p.param_int(params, "k", 10, 1, MAX_K)
-        person = self._reader(params)
+        agent_id, person = self._agent(params), self._reader(params)
+        expander = memory_reads.expander(params, for_agent(self.core.settings, agent_id))
+        service, lock = self._memory_of(agent_id)
         if person is None:  # the operator (the token's holder) looks at every memory, filtered as asked
-            request = _operator_search(params, query, k)
-            result = await self._with_memory(self._agent(params), lambda service: service.search(request))
+            request = memory_reads.operator_request(params, query, k)
+            result = await asyncio.to_thread(memory_reads.searched, service, lock, request, expander)
             return result.to_dict(request)
 
-        def for_person(service: MemoryService) -> Any:
-            from openclaw_cli.memory.inject import recall
+        from openclaw_cli.memory.inject import recall
 
-            hits, warnings = recall(service, query, k, person)
-            return {
-                "query": query,
-                "userId": person,
-                "results": [hit.to_dict(False) for hit in hits],
-                "warnings": warnings,
-            }
-
-        return await self._with_memory(self._agent(params), for_person)
+        hits, warnings = await asyncio.to_thread(recall, service, query, k, person, None, expander, lock)
+        return {
+            "query": query,
+            "userId": person,
+            "results": [hit.to_dict(False) for hit in hits],
+            "warnings": warnings,
+        }
 
     async def session_search(self, params: dict[str, Any], listener: Listener | None) -> Any:
         """Search the agent's transcripts (`openclaw session search` sends these when a gateway runs). With
@@ -282,9 +285,11 @@ class Methods:
         if (query is None) == (session is None):
             raise InvalidInput('give "query" or "session", not both or neither')
         person = self._reader(params) or identity.owner_id(self.core.settings)
-        inject = for_agent(self.core.settings, agent_id).memory.inject
+        settings = for_agent(self.core.settings, agent_id)
+        expander = memory_reads.expander(params, settings)
+        service, lock = self._memory_of(agent_id)
 
-        def block(service: MemoryService) -> Any:
+        def block() -> Any:
             messages = None
             if session is not None:
                 store = self._store(agent_id)
@@ -293,11 +298,18 @@ class Methods:
                 finally:
                     store.close()
             built = build_memory_block(
-                service, inject, query=query, messages=messages, user_id=person, record_hits=False
+                service,
+                settings.memory.inject,
+                query=query,
+                messages=messages,
+                user_id=person,
+                record_hits=False,
+                expander=expander,
+                lock=lock,  # held for each search, never while the model answers
             )
             return built.to_dict()
 
-        return await self._with_memory(agent_id, block)
+        return await asyncio.to_thread(block)
 
     async def memory_add(self, params: dict[str, Any], listener: Listener | None) -> Any:
         from openclaw_cli.memory.agent_memory import NewMemory
@@ -353,38 +365,3 @@ class Methods:
 
         result = await self._with_memory(agent_id, reflect)
         return result.to_dict() if hasattr(result, "to_dict") else result
-
-
-def _operator_search(params: dict[str, Any], query: str, k: int) -> Any:
-    """The SearchRequest of `openclaw memory search` (which sends these when a gateway runs): `filterUserId`
-    keeps one person's memories, as its --user does; `categories`, `scopes`, `mode`, `explain`, `all`."""
-    from openclaw_cli.memory.search.pipeline import SearchRequest
-    from openclaw_cli.memory.store.records import CATEGORIES
-
-    mode = p.param_str(params, "mode", required=False, max_length=16) or "hybrid"
-    if mode not in ("hybrid", "bm25", "vector"):
-        raise InvalidInput(f"unknown mode {mode!r}", hint="use hybrid, bm25 or vector")
-    return SearchRequest(
-        query=query,
-        k=k,
-        user_id=p.param_str(params, "filterUserId", required=False, max_length=256),
-        scopes=_names(params, "scopes", ("user", "agent")),
-        categories=_names(params, "categories", CATEGORIES),
-        mode=mode,  # type: ignore[arg-type]  # checked above
-        explain=_flag(params, "explain"),
-        all_results=_flag(params, "all"),
-    )
-
-
-def _names(params: dict[str, Any], name: str, known: Any) -> tuple[str, ...]:
-    value = params.get(name, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v in known for v in value):
-        raise InvalidInput(f'parameter "{name}" must be a list of {", ".join(known)}')
-    return tuple(value)
-
-
-def _flag(params: dict[str, Any], name: str) -> bool:
-    value = params.get(name, False)
-    if not isinstance(value, bool):
-        raise InvalidInput(f'parameter "{name}" must be true or false')
-    return value

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.errors import ConfigError, OpenclawError
 from openclaw_cli.memory.search import expansion
 
 if TYPE_CHECKING:
@@ -117,6 +117,18 @@ def expander_for(settings: Settings, *, asked: bool = False) -> ModelExpander | 
     if not (config.enabled or asked) or model is None:
         return None
     return ModelExpander(model, settings.llm.api_base, config.timeout_seconds)
+
+
+def asked_expander(settings: Settings) -> ModelExpander:
+    """The model an explicit --expand asks (whether or not expansion is on for chat turns); a one-line
+    error when no model is configured."""
+    expander = expander_for(settings, asked=True)
+    if expander is None:
+        raise ConfigError(
+            "--expand needs a model and none is configured",
+            hint="set one with `openclaw config set llm.model openai/gpt-4o-mini`",
+        )
+    return expander
 
 
 def clear_cache() -> None:
