@@ -248,6 +248,30 @@ def complete(
     **options: Any,
 ) -> str:
     """The assistant text of one chat completion (options such as temperature pass through)."""
+    return completion_response(
+        model,
+        messages,
+        api_base,
+        max_retries=max_retries,
+        base_delay=base_delay,
+        api_key=api_key,
+        timeout=timeout,
+        **options,
+    )[0]
+
+
+def completion_response(
+    model: str,
+    messages: Sequence[dict[str, Any]],
+    api_base: str | None = None,
+    *,
+    max_retries: int = 2,
+    base_delay: float = 0.5,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    **options: Any,
+) -> tuple[str, Any]:
+    """`complete`'s text and the provider's whole response (its `usage`: llm_usage.complete_counted)."""
     completion = route(model).completion
     kwargs = request_kwargs(model, timeout, api_base, api_key, messages=list(messages), **options)
     response = with_retries(
@@ -260,7 +284,7 @@ def complete(
         content = response.choices[0].message.content
     except (AttributeError, IndexError) as exc:
         raise ModelUnavailable(f"completion with {model} returned no message") from exc
-    return content or ""
+    return content or "", response
 
 
 def complete_json(

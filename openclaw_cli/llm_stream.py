@@ -11,10 +11,10 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_cli import llm_openai
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, client, request_kwargs, route, with_retries
+from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, request_kwargs, route, with_retries
 from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable, describe, overflowed
+from openclaw_cli.llm_usage import Usage, call_usage
 
 
 @dataclass(frozen=True)
@@ -25,22 +25,6 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class Usage:
-    """Tokens model calls used, as the provider reported them; cost in USD where litellm knows the
-    model's price (None where it does not: an unknown price is not a price of 0)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-
-    def __add__(self, other: Usage) -> Usage:
-        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost
-        )
-
-
-@dataclass(frozen=True)
 class StreamPiece:
     """One step of a streamed reply: a piece of text, the tool calls the model asked for (whole), or
     (last) the usage the provider reported for the call."""
@@ -48,32 +32,6 @@ class StreamPiece:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
-
-
-# Models litellm's cost map has no price for. The map is the packaged one (llm.py sets
-# LITELLM_LOCAL_MODEL_COST_MAP) and does not change while the process runs, and litellm does not cache a
-# miss: each lookup of an unpriced model tries every generalisation of its name again (a few ms a call).
-_unpriced: set[str] = set()
-
-
-def _usage(model: str, reported: Any) -> Usage:
-    """The provider's usage of one call, priced by litellm's cost map (None for a model it has not)."""
-    prompt = int(getattr(reported, "prompt_tokens", 0) or 0)
-    completion = int(getattr(reported, "completion_tokens", 0) or 0)
-    if llm_openai.handles(model):
-        return Usage(prompt, completion, llm_openai.price(model, prompt, completion))
-    if model in _unpriced:
-        return Usage(prompt, completion, None)
-    litellm = client()
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt, completion_tokens=completion
-        )
-        cost: float | None = float(prompt_cost) + float(completion_cost)
-    except Exception:  # noqa: BLE001 - an unpriced model; the turn never fails over its cost
-        _unpriced.add(model)
-        cost = None
-    return Usage(prompt, completion, cost)
 
 
 def _close_stream(stream: Any) -> None:
@@ -154,7 +112,7 @@ def complete_stream(
             )
         )
     if reported is not None:
-        yield StreamPiece(usage=_usage(model, reported))
+        yield StreamPiece(usage=call_usage(model, reported))
 
 
 def _merge_tool_call(calls: dict[int, dict[str, str]], delta: Any) -> None:

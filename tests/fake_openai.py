@@ -104,6 +104,8 @@ class FakeOpenAI:
     # Query expansion (see the module docstring): query -> reply text.
     expand: Callable[[str], str] | None = None
     expansion_requests: list[Recorded] = field(default_factory=list)
+    # (query, usage) of every expansion answered: what a turn that asked should count.
+    expansion_usages: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     _expansion_failures: deque[int] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -194,8 +196,12 @@ class FakeOpenAI:
             expand = self.expand
         if failure is not None:
             return failure, _error(failure, None)
-        reply = expand(str(body["messages"][-1].get("content") or "")) if expand else '{"phrasings": []}'
-        return 200, completion(body, {"role": "assistant", "content": reply}, "chatcmpl-expansion")
+        query = str(body["messages"][-1].get("content") or "")
+        reply = expand(query) if expand else '{"phrasings": []}'
+        answer = completion(body, {"role": "assistant", "content": reply}, "chatcmpl-expansion")
+        with self._lock:
+            self.expansion_usages.append((query, answer["usage"]))
+        return 200, answer
 
     def _control(self, path: str, body: Any) -> tuple[int, dict[str, Any]]:
         body = body if isinstance(body, dict) else {}

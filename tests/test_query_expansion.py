@@ -445,3 +445,25 @@ def test_openclaw_chat_local_injects_the_paraphrase_found_through_the_expansion(
     assert "Dark mode, as always." in result.stdout
     assert asked(fake) == [PARAPHRASE]
     assert DARK_MODE in prompt_of_last_turn(model)
+
+
+def test_the_expansion_calls_tokens_count_in_the_turns_usage(runtime, model, fake, expansions):
+    from tests.fake_openai import chat_usage
+
+    seed(runtime)
+    expansions.answers[PARAPHRASE] = EXPANSION
+    result = ask(runtime, PARAPHRASE)
+    [asked_for] = fake.expansion_requests
+    spent = chat_usage(asked_for.body, {"role": "assistant", "content": EXPANSION})
+    chat = [usage for body, usage in fake.usages]
+    assert result.usage is not None
+    assert result.usage.prompt_tokens == spent["prompt_tokens"] + sum(u["prompt_tokens"] for u in chat)
+    assert result.usage.completion_tokens == spent["completion_tokens"] + sum(
+        u["completion_tokens"] for u in chat
+    )
+    # A second turn asking the same finds the answer kept: no call, nothing more counted.
+    again = ask(runtime, PARAPHRASE)
+    assert len(fake.expansion_requests) == 1
+    assert again.usage is not None and again.usage.prompt_tokens == sum(
+        u["prompt_tokens"] for body, u in fake.usages[len(chat) :]
+    )

@@ -53,6 +53,17 @@ def _agent_usages(server: FakeOpenAI, text: str) -> list[dict[str, int]]:
     ]
 
 
+def _turn_usage(server: FakeOpenAI, text: str) -> dict[str, int]:
+    """What a turn asking `text` should count: its one agent call and the model's expansion of its weak
+    memory query, when the turn asked for one (memory.queryExpansion)."""
+    [agent] = _agent_usages(server, text)
+    expanded = [usage for query, usage in server.expansion_usages if query == text]
+    return {
+        name: agent[name] + sum(usage[name] for usage in expanded)
+        for name in ("prompt_tokens", "completion_tokens")
+    }
+
+
 def _meta_of_user(gw: Gateway, user_text: str) -> dict[str, Any]:
     """meta.json, as on disk, of the session holding `user_text`."""
     store = SessionStore(Home(gw.home), "main")
@@ -79,7 +90,7 @@ def test_v1_usage_is_what_the_model_reported_and_adds_to_meta(gateway: Gateway, 
     first = client.chat.completions.create(
         model="main", messages=[{"role": "user", "content": "count my tokens"}], user="usage-ann"
     )
-    [reported] = _agent_usages(gw_fake, "count my tokens")
+    reported = _turn_usage(gw_fake, "count my tokens")
     assert first.choices[0].message.content == "echo: count my tokens"
     assert first.usage is not None and first.usage.prompt_tokens > 0
     assert first.usage.prompt_tokens == reported["prompt_tokens"]
@@ -94,9 +105,11 @@ def test_v1_usage_is_what_the_model_reported_and_adds_to_meta(gateway: Gateway, 
     second = client.chat.completions.create(
         model="main", messages=[{"role": "user", "content": "and once more"}], user="usage-ann"
     )
-    [again] = _agent_usages(gw_fake, "and once more")
+    again = _turn_usage(gw_fake, "and once more")
     assert second.usage is not None and second.usage.prompt_tokens == again["prompt_tokens"]
-    assert again["prompt_tokens"] > reported["prompt_tokens"]  # the history grew
+    [first_call] = _agent_usages(gw_fake, "count my tokens")
+    [second_call] = _agent_usages(gw_fake, "and once more")
+    assert second_call["prompt_tokens"] > first_call["prompt_tokens"]  # the history grew
     after = _meta_with_totals(gateway, "and once more", before["totalInputTokens"] + again["prompt_tokens"])
     assert after["sessionId"] == before["sessionId"]
     assert after["totalInputTokens"] == before["totalInputTokens"] + again["prompt_tokens"]
@@ -115,7 +128,7 @@ def test_a_stream_ends_with_the_usage_chunk_when_asked(gateway: Gateway, gw_fake
             stream_options={"include_usage": True},
         )
     )
-    [reported] = _agent_usages(gw_fake, "stream and count")
+    reported = _turn_usage(gw_fake, "stream and count")
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "echo: stream and count"
     last = chunks[-1]
     assert last.choices == [] and last.usage is not None
@@ -147,7 +160,7 @@ def test_the_websocket_final_event_carries_the_usage(gateway: Gateway, gw_fake: 
             payload = frame.get("payload") or {}
             if frame.get("event") == "chat" and payload.get("runId") == run and payload["state"] == "final":
                 final = payload
-    [reported] = _agent_usages(gw_fake, "usage over ws")
+    reported = _turn_usage(gw_fake, "usage over ws")
     assert final["usage"] == {
         "inputTokens": reported["prompt_tokens"],
         "outputTokens": reported["completion_tokens"],
@@ -169,6 +182,8 @@ def test_a_turn_sums_the_usage_of_its_tool_rounds(
         runtime.close()
     calls = [usage for body, usage in fake.usages if body.get("tools")]
     assert len(calls) == 2 and result.reply == "Nothing about tea yet."
+    # The model's expansions of the turn's weak memory queries (injection, the tool) count too.
+    calls += [usage for _, usage in fake.expansion_usages]
     assert result.usage is not None
     assert result.usage.prompt_tokens == sum(u["prompt_tokens"] for u in calls)
     assert result.usage.completion_tokens == sum(u["completion_tokens"] for u in calls)

@@ -233,7 +233,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
                 messages=recent[-MEMORY_CONTEXT_MESSAGES:],
                 user_id=request.user_id,
                 now=turn.now(),
-                expander=services.query_expander,
+                expander=turn.expander(),
                 lock=services.memory_lock,
             )
         memory_text = block.text

@@ -43,8 +43,7 @@ def stream_reply(
             if piece.tool_calls:
                 calls = piece.tool_calls
             if piece.usage is not None:
-                used = turn.result.usage
-                turn.result.usage = piece.usage if used is None else used + piece.usage
+                turn.add_usage(piece.usage)
     return "".join(pieces), calls
 
 
@@ -64,7 +63,7 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
             turn.services.memory,
             turn.request.user_id,
             lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
-            expander=turn.services.query_expander,
+            expander=turn.expander(),
             lock=turn.services.memory_lock,
         )
         text_result = json.dumps(result, ensure_ascii=False)

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
     from openclaw_cli.config import Settings
+    from openclaw_cli.llm_usage import Usage
 
 
 class Cancel(Protocol):
@@ -33,3 +34,23 @@ class TurnContext:
     def notice(self, text: str) -> None:
         self.result.notices.append(text)
         self.sink("notice", {"text": text})
+
+    def add_usage(self, used: Usage) -> None:
+        """Count what one model call used in the turn's totals (the session's meta.json gets them)."""
+        before = self.result.usage
+        self.result.usage = used if before is None else before + used
+
+    def expander(self) -> Callable[[str], tuple[str, ...]] | None:
+        """The model that may expand the turn's weak memory queries (memory.queryExpansion), whose calls
+        count in the turn's usage like its chat calls; None without one."""
+        model = self.services.query_expander
+        if model is None:
+            return None
+
+        def expand(query: str) -> tuple[str, ...]:
+            answered = model.expand(query)
+            if answered.usage is not None:
+                self.add_usage(answered.usage)
+            return answered.phrasings
+
+        return expand

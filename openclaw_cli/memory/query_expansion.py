@@ -28,6 +28,7 @@ from openclaw_cli.memory.search import expansion
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
+    from openclaw_cli.llm_usage import Usage
     from openclaw_cli.memory.search.result import SearchHit, SearchRequest, SearchResult
 
 log = logging.getLogger("openclaw.memory")
@@ -67,6 +68,16 @@ SHARED = AnswerCache(CACHE_SIZE)  # every expander of the process: keyed by mode
 
 
 @dataclass(frozen=True)
+class Expansion:
+    """One expansion: the phrasings (empty: none), why the model gave none when it failed, and the tokens
+    the call used (None when the answer was kept from before or the provider said nothing)."""
+
+    phrasings: tuple[str, ...]
+    failure: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
 class ModelExpander:
     """Expands a query with one model; callable as `expander(query) -> phrasings` (empty: none)."""
 
@@ -76,27 +87,27 @@ class ModelExpander:
     answers: AnswerCache = field(default_factory=lambda: SHARED)
 
     def __call__(self, query: str) -> tuple[str, ...]:
-        return self.expand(query)[0]
+        return self.expand(query).phrasings
 
-    def expand(self, query: str) -> tuple[tuple[str, ...], str | None]:
-        """The phrasings for `query` and, when the model could not give them, why (else None)."""
+    def expand(self, query: str) -> Expansion:
+        """The phrasings for `query`, why the model could not give them, and what the call used."""
         key = (self.model, self.api_base, query)
         cached = self.answers.get(key)
         if cached is not None:
-            return cached, None
+            return Expansion(cached)
         try:
-            phrasings = self._ask(query)
+            phrasings, used = self._ask(query)
         except (OpenclawError, expansion.InvalidExpansion) as exc:
             reason = exc.message if isinstance(exc, OpenclawError) else str(exc)
             log.warning("query expansion with %s failed, the local result is used: %s", self.model, reason)
-            return (), reason
+            return Expansion((), failure=reason)
         self.answers.put(key, phrasings)
-        return phrasings, None
+        return Expansion(phrasings, usage=used)
 
-    def _ask(self, query: str) -> tuple[str, ...]:
-        from openclaw_cli import llm
+    def _ask(self, query: str) -> tuple[tuple[str, ...], Usage | None]:
+        from openclaw_cli.llm_usage import complete_counted
 
-        reply = llm.complete(
+        reply, used = complete_counted(
             self.model,
             expansion.messages(query),
             self.api_base,
@@ -105,7 +116,7 @@ class ModelExpander:
             max_tokens=expansion.MAX_TOKENS,
             temperature=0,
         )
-        return expansion.parse_reply(reply)
+        return expansion.parse_reply(reply), used
 
 
 def expander_for(settings: Settings, *, asked: bool = False) -> ModelExpander | None:
@@ -147,11 +158,12 @@ def search_expanded(
     if not expansion.wanted(request.query, result.hits):
         result.expansion = {"model": expander.model, "asked": False, "phrasings": []}
         return result
-    answered, failure = expander.expand(request.query)
-    phrasings = expansion.usable(request.query, answered)
+    answered = expander.expand(request.query)
+    phrasings = expansion.usable(request.query, answered.phrasings)
     result.expansion = {"model": expander.model, "asked": True, "phrasings": phrasings}
-    if failure is not None:
-        result.warnings.append(f"the model could not expand the query ({failure}): local results only")
+    if answered.failure is not None:
+        reason = answered.failure
+        result.warnings.append(f"the model could not expand the query ({reason}): local results only")
     if not phrasings:
         return result
 
