@@ -237,27 +237,11 @@ def rerank(
 
 
 def complete(
-    model: str,
-    messages: Sequence[dict[str, Any]],
-    api_base: str | None = None,
-    *,
-    max_retries: int = 2,
-    base_delay: float = 0.5,
-    api_key: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_SECONDS,
-    **options: Any,
+    model: str, messages: Sequence[dict[str, Any]], api_base: str | None = None, **options: Any
 ) -> str:
-    """The assistant text of one chat completion (options such as temperature pass through)."""
-    return completion_response(
-        model,
-        messages,
-        api_base,
-        max_retries=max_retries,
-        base_delay=base_delay,
-        api_key=api_key,
-        timeout=timeout,
-        **options,
-    )[0]
+    """The assistant text of one chat completion: `completion_response`'s options (retries, timeout, key)
+    and the request's own (temperature, max_tokens) pass through."""
+    return completion_response(model, messages, api_base, **options)[0]
 
 
 def completion_response(

@@ -29,6 +29,13 @@ LocalOpt = Annotated[
     typer.Option("--local", help="Run in this process even when a gateway runs for this home."),
 ]
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id the memory belongs to / filter.")]
+ExpandOpt = Annotated[
+    bool,
+    typer.Option(
+        "--expand",
+        help="Let the configured model expand a weak query, as a chat turn does (needs llm.model).",
+    ),
+]
 
 
 @contextmanager

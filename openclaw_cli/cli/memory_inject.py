@@ -35,13 +35,7 @@ def inject_cmd(
             "--user", "-u", help="The person the block is for (default: the owner); never another's."
         ),
     ] = None,
-    expand: Annotated[
-        bool,
-        typer.Option(
-            "--expand",
-            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model).",
-        ),
-    ] = False,
+    expand: memory_common.ExpandOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
     local: memory_common.LocalOpt = False,
 ) -> None:

@@ -105,13 +105,7 @@ def search_cmd(
             help="JSON Lines of {query, k, userId, category} ('-' = stdin); answers JSON Lines, one per query.",
         ),
     ] = None,
-    expand: Annotated[
-        bool,
-        typer.Option(
-            "--expand",
-            help="Let the configured model expand a weak query, as a chat turn does (needs llm.model).",
-        ),
-    ] = False,
+    expand: memory_common.ExpandOpt = False,
     as_json: JsonOpt = False,
     local: memory_common.LocalOpt = False,
 ) -> None:
