@@ -5,10 +5,15 @@ as each test scripts them. The wordings are not the README's."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests import agent_helpers
 from tests.agent_helpers import WindowedFakeOpenAI
+from tests.conftest import run_cli
 
 fake = agent_helpers.fake
 
@@ -20,7 +25,10 @@ PHRASINGS = ["User prefers a dark or light theme in the code editor", "editor co
 BOBS = "Bob prefers a light theme in the code editor"
 
 
-def _seed(cli: Any) -> None:
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home holding the owner's two memories and Bob's, written once for the module."""
+    home = tmp_path_factory.mktemp("seeded") / "home"
     lines = "".join(
         json.dumps(item) + "\n"
         for item in (
@@ -29,8 +37,20 @@ def _seed(cli: Any) -> None:
             {"text": BOBS, "category": "preference", "userId": "bob"},
         )
     )
-    done = cli("memory", "add", "--batch", "-", input=lines)
+    done = run_cli(home, "memory", "add", "--batch", "-", input=lines)
     assert done.returncode == 0, done.stderr
+    return home
+
+
+@pytest.fixture
+def cli(seeded: Path, home: Path) -> Any:
+    """The CLI against this test's copy of the seeded home."""
+    shutil.copytree(seeded, home)
+
+    def run(*args: str, **kwargs: Any) -> Any:
+        return run_cli(home, *args, **kwargs)
+
+    return run
 
 
 def _search(cli: Any, fake: WindowedFakeOpenAI, *args: str) -> Any:
@@ -42,7 +62,6 @@ def _asked(fake: WindowedFakeOpenAI) -> list[str]:
 
 
 def test_a_weak_query_is_expanded_and_finds_its_memory(cli, fake) -> None:
-    _seed(cli)
     fake.expand = lambda query: json.dumps({"phrasings": PHRASINGS})
     local = _search(cli, fake, QUESTION, "--user", "default", "--json", "--local")
     assert [r["l0"] for r in json.loads(local.stdout)["results"]] == []  # what the CLI finds alone
@@ -56,7 +75,6 @@ def test_a_weak_query_is_expanded_and_finds_its_memory(cli, fake) -> None:
 
 
 def test_explain_shows_what_the_model_gave_and_which_phrasing_found_each_result(cli, fake) -> None:
-    _seed(cli)
     fake.expand = lambda query: json.dumps({"phrasings": PHRASINGS})
     shown = _search(cli, fake, QUESTION, "--user", "default", "--expand", "--explain")
     assert shown.returncode == 0, shown.stderr
@@ -66,7 +84,6 @@ def test_explain_shows_what_the_model_gave_and_which_phrasing_found_each_result(
 
 
 def test_a_phrasing_finds_nothing_outside_the_users_filter(cli, fake) -> None:
-    _seed(cli)
     fake.expand = lambda query: json.dumps({"phrasings": [BOBS]})
     found = _search(cli, fake, QUESTION, "--user", "default", "--expand", "--json", "--all")
     assert found.returncode == 0, found.stderr
@@ -78,7 +95,6 @@ def test_a_phrasing_finds_nothing_outside_the_users_filter(cli, fake) -> None:
 
 
 def test_a_query_its_own_words_find_asks_no_model(cli, fake) -> None:
-    _seed(cli)
     fake.expand = lambda query: json.dumps({"phrasings": PHRASINGS})
     found = _search(cli, fake, "sencha tea", "--expand", "--json")
     assert found.returncode == 0, found.stderr
@@ -89,7 +105,6 @@ def test_a_query_its_own_words_find_asks_no_model(cli, fake) -> None:
 
 
 def test_a_failing_model_leaves_the_local_result_and_one_warning(cli, fake) -> None:
-    _seed(cli)
     fake.fail_next_expansions(1, status=500)
     found = _search(cli, fake, QUESTION, "--user", "default", "--expand")
     assert found.returncode == 0, found.stderr
@@ -112,14 +127,13 @@ def test_expand_with_a_batch_is_a_usage_error(cli, fake) -> None:
     assert fake.expansion_requests == []
 
 
-def test_a_running_gateway_expands_and_the_cli_loads_neither_model(home, fake) -> None:
+def test_a_running_gateway_expands_and_the_cli_loads_neither_model(cli, home, fake) -> None:
     """Through a gateway (started with the model configured) the CLI imports no litellm and no embedder:
     the gateway asks the model and searches; the output is the in-process one."""
-    from tests.conftest import run_cli
     from tests.gateway_helpers import start_gateway
     from tests.import_trace import traced
 
-    _seed(lambda *args, **kw: run_cli(home, *args, **kw))
+    del cli  # the seeded copy in `home`
     fake.expand = lambda query: json.dumps({"phrasings": PHRASINGS})
     gateway = start_gateway(home, env=agent_helpers.config_env(fake.url))
     try:
@@ -141,7 +155,6 @@ def test_a_running_gateway_expands_and_the_cli_loads_neither_model(home, fake) -
 
 
 def test_a_gateway_without_a_model_leaves_the_cli_to_say_so(home) -> None:
-    from tests.conftest import run_cli
     from tests.gateway_helpers import start_gateway
 
     gateway = start_gateway(home)
