@@ -5,6 +5,8 @@ the server or a purge on it means to the user are decided here; the rest of the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,3 +113,34 @@ def server_error(exc: Exception, stores: list[MemoryStore]) -> StoreError:
             hint="nothing of the unfinished change was kept; run the command again once the server is back",
         )
     return StoreError(f"PostgreSQL: {detail}")
+
+
+@contextmanager
+def damage_guard(stores: dict[Path, MemoryStore]) -> Iterator[None]:
+    """Turn an error met mid-operation on `stores` into what to do about it: a server's error named with
+    its store, or, when page damage explains an SQLite error, the damage and the repair (a damaged vec0
+    chunk fails as "could not open vectors blob", not as CorruptError)."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.startswith("psycopg"):
+            raise server_error(exc, list(stores.values())) from None
+        if type(exc).__module__ != "apsw" or type(exc).__name__ in ("BusyError", "ConstraintError"):
+            raise
+        found = _damage_error(stores)
+        if found is None:
+            raise
+        raise found from exc
+
+
+def _damage_error(stores: dict[Path, MemoryStore]) -> StoreError | None:
+    from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT, find_damage
+
+    for path, store in stores.items():
+        if not store.is_sqlite:
+            continue
+        damage = find_damage(store.conn)
+        if not damage.ok:
+            hint = RESTORE_HINT if damage.core else REBUILD_HINT
+            return StoreError(f"{path}: {damage.describe()}", hint=hint)
+    return None

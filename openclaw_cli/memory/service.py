@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.errors import NotFound
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.store.bulk import BulkWriter
@@ -128,33 +128,9 @@ class MemoryService:
             if self.settings.backend == "postgres" or path.exists():
                 yield self.store(path)
 
-    @contextmanager
-    def damage_guard(self) -> Iterator[None]:
-        """Turn an SQLite error met mid-operation into what to do about it, when page damage explains it
-        (a damaged vec0 chunk fails as "could not open vectors blob", not as CorruptError)."""
-        try:
-            yield
-        except Exception as exc:
-            if type(exc).__module__.startswith("psycopg"):
-                raise backends.server_error(exc, list(self._stores.values())) from None
-            if type(exc).__module__ != "apsw" or type(exc).__name__ in ("BusyError", "ConstraintError"):
-                raise
-            found = self._damage_error()
-            if found is None:
-                raise
-            raise found from exc
-
-    def _damage_error(self) -> StoreError | None:
-        from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT, find_damage
-
-        for path, store in self._stores.items():
-            if not store.is_sqlite:
-                continue
-            damage = find_damage(store.conn)
-            if not damage.ok:
-                hint = RESTORE_HINT if damage.core else REBUILD_HINT
-                return StoreError(f"{path}: {damage.describe()}", hint=hint)
-        return None
+    def damage_guard(self) -> AbstractContextManager[None]:
+        """An SQLite error met mid-operation turned into what to do about it (backends.damage_guard)."""
+        return backends.damage_guard(self._stores)
 
     def close(self) -> None:
         if self._preload is not None:  # never leave a model half-loaded at interpreter exit
