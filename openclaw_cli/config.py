@@ -129,8 +129,6 @@ def _settings_class(env: Mapping[str, str]) -> type[Settings]:
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """The raw contents of openclaw.json; {} when it does not exist."""
-    import json5
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -141,6 +139,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
     if not text.strip():
         return {}
+    import json5  # only for a file to parse (~5 ms to import; a home without a file reads none)
+
     try:
         data = json5.loads(text)
     except RecursionError as exc:  # the parser recurses once per level: a hostile file can exhaust it

@@ -72,6 +72,8 @@ def _search_process(home: Path, *args: str) -> list[str]:
         "def audit(event, args):\n"
         "    if event == 'import' and args[0] == 'openclaw_cli.memory.store.records':\n"
         "        events.append('import records')\n"
+        "    if event == 'import' and args[0] == 'json5' and args[0] not in sys.modules:\n"
+        "        events.append('import json5')\n"
         "sys.addaudithook(audit)\n"
         "sys.argv = ['openclaw', *sys.argv[1:]]\n"
         # The CLI leaves through entry.leave (os._exit after the atexit functions): report from one.
@@ -100,6 +102,29 @@ def test_a_search_process_starts_the_model_load_before_importing_the_records(tmp
     create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
     events = _search_process(tmp_path / "home", "tea with milk")
     assert events.index("thread embedder-preload") < events.index("import records")
+
+
+def test_a_home_without_a_config_file_imports_no_json5_parser(tmp_path: Path) -> None:
+    events = _search_process(tmp_path / "home", "tea with milk", "--mode", "bm25")
+    assert "import records" in events and "import json5" not in events
+
+
+def test_a_json5_config_file_is_still_read(tmp_path: Path) -> None:
+    from openclaw_cli.paths import CONFIG_FILENAME
+
+    home = tmp_path / "home"
+    home.mkdir()
+    # JSON5 (a comment, an unquoted key): read, and its value applies (threads 0 is refused).
+    (home / CONFIG_FILENAME).write_text("{memory: {embedding: {threads: 0}}}  // JSON5", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", "memory", "search", "tea", "--local"],
+        env={**os.environ, "OPENCLAW_HOME": str(home)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and "threads" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_keyword_only_search_loads_no_model(tmp_path: Path) -> None:

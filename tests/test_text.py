@@ -477,6 +477,24 @@ def test_has_han() -> None:
     assert has_han("abc 咖啡")
     assert has_han("𠀀")  # CJK extension B
     assert not has_han("abc 123 ，。")
+    assert not has_han("what does Maya like to drink") and not has_han("PR #4521")  # ASCII, not scanned
+    assert not has_han("café crème, Zürich") and has_han("café 咖啡")
+
+
+def test_an_english_search_process_compiles_no_han_pattern() -> None:
+    """The Han patterns' astral ranges take ~7 ms to compile: only a process that meets non-ASCII pays."""
+    script = (
+        "from openclaw_cli.memory.text import analysis as a\n"
+        "a.detect_language('what does Maya like to drink'); a.query_terms('PR #4521')\n"
+        "print(a._han_patterns.cache_info().currsize)\n"
+        "a.detect_language('林伟喜欢喝什么')\n"
+        "print(a._han_patterns.cache_info().currsize)\n"
+    )
+    root = Path(__file__).resolve().parent.parent  # this tree's package, not an installed one
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["0", "1"]
     assert not has_han("")
 
 
