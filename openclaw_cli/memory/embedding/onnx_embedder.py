@@ -244,40 +244,34 @@ class OnnxEmbedder:
     def _run_each(self, encodings: Sequence[Encoding]) -> np.ndarray:
         import numpy as np
 
-        sessions = self._sessions_for(len(encodings))
+        from openclaw_cli.memory.embedding.per_text import run_each
+
         out = np.empty((len(encodings), self.identity.dimensions), dtype=np.float32)
+        # Asked once (each call crosses into C++); every session is the same model.
+        names = [i.name for i in self._session.get_inputs()]
 
-        def work(worker: int) -> None:
-            session = sessions[worker]
-            names = [i.name for i in session.get_inputs()]  # asked once: each call crosses into C++
-            for i in range(worker, len(encodings), len(sessions)):
-                # One unpadded text: its mask is all ones, so mean pooling is a plain mean.
-                enc = encodings[i]
-                arrays = {
-                    "input_ids": np.array([enc.ids], dtype=np.int64),
-                    "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
-                    "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
-                }
-                output = session.run(None, {name: arrays[name] for name in names})[0]
-                out[i] = l2_normalise(self._pool(output, arrays["attention_mask"]))[0]
+        def one(session: InferenceSession, i: int) -> None:
+            # One unpadded text: its mask is all ones, so mean pooling is a plain mean.
+            enc = encodings[i]
+            arrays = {
+                "input_ids": np.array([enc.ids], dtype=np.int64),
+                "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
+                "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
+            }
+            output = session.run(None, {name: arrays[name] for name in names})[0]
+            out[i] = l2_normalise(self._pool(output, arrays["attention_mask"]))[0]
 
-        if len(sessions) == 1:
-            work(0)
-            return out
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(len(sessions))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_each(len(encodings), self._threads, self._session_number, one)
         return out
 
-    def _sessions_for(self, count: int) -> list[InferenceSession]:
-        """Sessions to share `count` texts; more are loaded on first need (a query needs only one)."""
-        wanted = max(1, min(self._threads, count))
+    def _session_number(self, number: int) -> InferenceSession:
+        """Session `number` of the per-text runs, loaded on first need (a query needs only the first)."""
+        if number < len(self._workers):  # the loaded ones are never replaced: no lock to read them
+            return self._workers[number]
         with self._lock:
-            while len(self._workers) < wanted:
+            while len(self._workers) <= number:
                 self._workers.append(load_session(self._model_path, 1, optimise=self._optimise))
-            return self._workers[:wanted]
+            return self._workers[number]
 
     def run(self, encodings: Sequence[Encoding], pad_to: int | None = None) -> np.ndarray:
         """L2-normalised vectors for already tokenised texts (one model run; pad_to is for checking)."""

@@ -297,18 +297,12 @@ class MultilingualEmbedder:
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        sessions = self._sessions_for(len(texts))
+        from openclaw_cli.memory.embedding.per_text import run_each
 
-        def work(worker: int) -> None:
-            for i in range(worker, len(texts), len(sessions)):
-                out[i] = self._run(sessions[worker], self._piece_ids(texts[i]))
+        def one(session: InferenceSession, i: int) -> None:
+            out[i] = self._run(session, self._piece_ids(texts[i]))
 
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(1, len(sessions))]
-        for thread in threads:
-            thread.start()
-        work(0)
-        for thread in threads:
-            thread.join()
+        run_each(len(texts), self._threads, self._session_number, one)
         return out
 
     def vectors_key(self) -> str:
@@ -337,13 +331,14 @@ class MultilingualEmbedder:
         ids = np.array([[_BOS, *pieces, _EOS]], dtype=np.int64)
         return session.run(None, {"input_ids": ids})[0][0]
 
-    def _sessions_for(self, count: int) -> list[InferenceSession]:
-        """Sessions to share `count` texts; more are loaded on first need (a query needs only one)."""
-        wanted = max(1, min(self._threads, count))
+    def _session_number(self, number: int) -> InferenceSession:
+        """Session `number` of a list's runs, loaded on first need (a query needs only the first)."""
+        if number < len(self._workers):  # the loaded ones are never replaced: no lock to read them
+            return self._workers[number]
         with self._lock:
-            while len(self._workers) < wanted:
+            while len(self._workers) <= number:
                 self._workers.append(load_session(self._model_path, 1))
-            return self._workers[:wanted]
+            return self._workers[number]
 
 
 def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Tokenizer | PieceTokenizer]:
