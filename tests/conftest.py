@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(scheduling.ModuleClock(), "module-clock")
     if os.environ.get(PROCESS_LOG_VARIABLE):
         log_every_process()
+        config.pluginmanager.register(InProcessClock(os.environ[PROCESS_LOG_VARIABLE]), "in-process-clock")
 
 
 # Opt-in measurement: `SUITE_PROCESS_LOG=/tmp/p.jsonl python -m pytest ...` makes every Python process of
@@ -48,6 +50,31 @@ def log_every_process() -> None:
     paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     if directory not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([directory, *[p for p in paths if p]])
+
+
+class InProcessClock:
+    """Writes one process-log line per test for the CPU the test process itself spent on it (set-up, call,
+    teardown), so the summary can charge the pytest workers' own CPU to modules, as it does their children's."""
+
+    def __init__(self, log: str) -> None:
+        self.log = log
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Any:
+        before, started = os.times(), time.monotonic()
+        yield
+        after = os.times()
+        cpu = after.user + after.system - before.user - before.system
+        line = {
+            "argv": ["(in the test process)"],
+            "test": item.nodeid,
+            "cpu": round(cpu, 3),
+            "wall": round(time.monotonic() - started, 3),
+            "litellm": False,
+            "onnxruntime": False,
+        }
+        with open(self.log, "a", encoding="ascii") as log:
+            log.write(json.dumps(line) + "\n")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -10,7 +10,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from openclaw_cli.config import SearchSettings, Settings
 from openclaw_cli.memory.agent_memory import NewMemory
+from openclaw_cli.memory.embedding.onnx_embedder import Embedder
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
@@ -129,9 +130,12 @@ def split_halves() -> dict[str, Half]:
     return halves
 
 
-def build_service(home_dir: Path, embedding_model: str | None = None) -> MemoryService:
+def build_service(
+    home_dir: Path, embedding_model: str | None = None, share: Callable[[Embedder], Embedder] | None = None
+) -> MemoryService:
     """A memory database holding every eval record (memories, distractors, dialogue turns), written at once,
-    with the default embedder or the packaged model named."""
+    with the default embedder or the packaged model named. `share` wraps the embedder the service uses for
+    everything (tests/eval_vectors.py: vectors computed once per run)."""
     settings = with_shared_models(Settings())
     if embedding_model is not None:
         embedding = settings.memory.embedding.model_copy(update={"model": embedding_model})
@@ -139,6 +143,9 @@ def build_service(home_dir: Path, embedding_model: str | None = None) -> MemoryS
             update={"memory": settings.memory.model_copy(update={"embedding": embedding})}
         )
     service = MemoryService(Home(home_dir), "main", settings.memory)
+    if share is not None:
+        shared = share(service.embedder())
+        service.embedder = lambda: shared  # type: ignore[method-assign]
     service.add_many([eval_record(service, m) for name in MEMORY_FILES for m in load_jsonl(name)])
     return service
 

@@ -74,7 +74,8 @@ class Context:
 
 @dataclass
 class _UserMemories:
-    """What does not depend on the query, computed once per user: subjects, utterances, places."""
+    """What does not depend on the query, computed once per user (~30 queries each): subjects, utterances,
+    places, each memory's stored terms, and its vectors with their norms and hubness (_UserVectors)."""
 
     names: frozenset[str]
     own: frozenset[str]  # the user's own names (people.own_names)
@@ -85,15 +86,77 @@ class _UserMemories:
     texts: list[str]
     places: list[dialogue.Place | None]
     sessions: dict[str, list[tuple[int, dialogue.Place]]]
+    rowids: list[int]
+    ids: list[str]
+    trust: np.ndarray
+    languages: np.ndarray
+    terms: _StoredTerms
+    vectors: _UserVectors
+    lacks: dict[str, np.ndarray] = field(default_factory=dict)  # lacks_answer, by the kind asked for
 
 
-def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str], own: frozenset[str]) -> _UserMemories:
+class _StoredTerms:
+    """lexical.IndexedTerms over one user's rows, read from the index once instead of once per query."""
+
+    def __init__(self, storage: lexical.IndexedTerms, rowids: list[int]) -> None:
+        self.rowids = rowids
+        self.found = storage.indexed_terms(rowids)
+
+    def indexed_terms(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        assert list(rowids) == self.rowids, "asked for other rows than the user's"
+        return self.found
+
+
+class _UserVectors:
+    """semantic.leg_cosines over all of one user's memories, with what does not depend on the query (the
+    stacked vectors, each leg's row norms and hubness) worked out once. The same numpy operations in the
+    same order, so the same bits: `check` compares one query with leg_cosines itself."""
+
+    def __init__(
+        self, rows: dict[int, np.ndarray], rowids: list[int], legs: Sequence[int], hubs: Any
+    ) -> None:
+        self.rows, self.legs, self.hubs = rows, legs, hubs
+        matrix = np.stack([rows[rowid] for rowid in rowids]).astype(np.float32, copy=False)
+        self.blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+        start = 0
+        for leg, width in enumerate(legs):
+            block = matrix[:, start : start + width]
+            hubness = None if hubs is None else hubs.weight * hubs.centroid.hubness(leg, block)
+            self.blocks.append((block, np.linalg.norm(block, axis=1), hubness))
+            start += width
+
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        """(memories, legs): each memory's corrected cosine with `query`, leg by leg, as float64 (what
+        leg_cosines returns are Python floats)."""
+        columns: list[np.ndarray] = []
+        start = 0
+        for (block, block_norms, hubness), width in zip(self.blocks, self.legs, strict=True):
+            q = query[start : start + width]
+            norms = block_norms * float(np.linalg.norm(q))
+            column = np.where(norms > 0, (block @ q) / np.maximum(norms, 1e-12), 0.0)
+            if hubness is not None:
+                column = column - hubness
+            columns.append(column)
+            start += width
+        return np.stack(columns, axis=1).astype(np.float64)
+
+    def check(self, query: np.ndarray, table: np.ndarray) -> None:
+        expected = semantic.leg_cosines(query, self.rows, self.legs, self.hubs)
+        assert np.array_equal(table, np.array([expected[r] for r in self.rows])), (
+            "harness drifted from search"
+        )
+
+
+def _user_memories(
+    rows: list[tuple[Any, ...]], names: frozenset[str], own: frozenset[str], store: Any, vectors_of: Any
+) -> _UserMemories:
     cast = subject.cast_pattern(names)
     places = [dialogue.place_of(r[5]) for r in rows]
     sessions: dict[str, list[tuple[int, dialogue.Place]]] = {}
     for i, place in enumerate(places):
         if place is not None:
             sessions.setdefault(place.session, []).append((i, place))
+    rowids = [int(r[0]) for r in rows]
     return _UserMemories(
         names=names,
         own=own,
@@ -104,6 +167,12 @@ def _user_memories(rows: list[tuple[Any, ...]], names: frozenset[str], own: froz
         texts=[r[4] for r in rows],
         places=places,
         sessions=sessions,
+        rowids=rowids,
+        ids=[str(r[1]) for r in rows],
+        trust=np.array([semantic.LANGUAGE_TRUST.get(str(r[3]), 0.0) for r in rows]),
+        languages=np.array([str(r[3]) for r in rows]),
+        terms=_StoredTerms(store.storage, rowids),
+        vectors=vectors_of(rowids),
     )
 
 
@@ -114,15 +183,23 @@ def _context(query: str, user: _UserMemories, full_match: np.ndarray) -> Context
     spared = full_match if asked.is_user and not asked.about_user else np.zeros(len(full_match), dtype=bool)
     return Context(
         other_person=np.array([subject.mismatch(asked, about) for about in user.subjects]) & ~spared,
-        lacks_answer=np.array(
-            [kind is not None and not answer_type.could_answer(kind, t) for t in user.texts]
-        ),
+        lacks_answer=_lacks(user, kind),
         question=user.question,
         assistant=user.assistant,
         turn=user.turn,
         places=user.places,
         sessions=user.sessions,
     )
+
+
+def _lacks(user: _UserMemories, kind: answer_type.AnswerKind | None) -> np.ndarray:
+    """Which memories hold no answer of the kind asked for: a question of a kind asked once per user."""
+    key = str(kind)
+    if key not in user.lacks:
+        user.lacks[key] = np.array(
+            [kind is not None and not answer_type.could_answer(kind, t) for t in user.texts]
+        )
+    return user.lacks[key]
 
 
 def _weigh_context(f: Features, rel: np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -164,19 +241,26 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
     )
     out = []
     users: dict[str, _UserMemories] = {}
+
+    def vectors_of(rowids: list[int]) -> _UserVectors:
+        return _UserVectors(matrix.rows(rowids), rowids, profile.legs, hubs)
+
     for item in queries:
-        mine = [r for r in rows if r[2] == item["userId"]]
-        if item["userId"] not in users:
+        first_of_user = item["userId"] not in users
+        if first_of_user:
             users[item["userId"]] = _user_memories(
-                mine,
+                [r for r in rows if r[2] == item["userId"]],
                 people.cast(store.storage, item["userId"]),
                 people.own_names(store.storage, item["userId"]),
+                store,
+                vectors_of,
             )
-        rowids = [int(r[0]) for r in mine]
+        user = users[item["userId"]]
+        rowids = user.rowids
         text = item["query"]
         terms = query_terms(text)
         searcher._term_weights(terms)
-        lex = lexical.relevance(store.storage, rowids, terms, searcher._weights) if terms else {}
+        lex = lexical.relevance(user.terms, rowids, terms, searcher._weights) if terms else {}
         strength = max(searcher._weights.values(), default=0.0) if terms else 0.0
         full_match = np.array([lex.get(r, 0.0) > 0 and lex.get(r, 0.0) >= strength - 1e-9 for r in rowids])
         bm25 = dict(
@@ -190,25 +274,26 @@ def prepare(service: MemoryService, queries: Iterable[dict[str, Any]]) -> list[F
             {r for r, _ in store.storage.keyword_candidates(searched, where, pool)} if terms else set()
         )
         vector_pool = set(semantic.candidates(matrix, query, profile, pool, where, hubs))
-        cosines = semantic.leg_cosines(query.vector, matrix.rows(rowids), profile.legs, hubs)
-        legs = np.array([cosines[r] for r in rowids])
+        legs = user.vectors.cosines(query.vector)
+        if first_of_user:
+            user.vectors.check(query.vector, legs)
         out.append(
             Features(
                 query=item["query"],
                 kind=item["kind"],
                 expected=set(item["expected"]),
                 pieces=evidence_pieces(item),
-                ids=[str(r[1]) for r in mine],
+                ids=user.ids,
                 lexical=np.array([lex.get(r, 0.0) for r in rowids]),
                 bm25=np.array([bm25.get(r, 0.0) for r in rowids]),
                 legs=legs,
-                trust=np.array([semantic.LANGUAGE_TRUST.get(str(r[3]), 0.0) for r in mine]),
-                languages=(detect_language(item["query"]), np.array([str(r[3]) for r in mine])),
+                trust=user.trust,
+                languages=(detect_language(item["query"]), user.languages),
                 unknown_share=query.unknown_share,
                 has_terms=bool(terms),
                 terms=len(terms),
                 topic=STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0,
-                context=_context(text, users[item["userId"]], full_match),
+                context=_context(text, user, full_match),
                 unmatched=bool(terms) and not any(searcher._counts.get(t, 0) for t in terms),
                 keyword_pool=np.array([r in keyword_pool for r in rowids], dtype=bool),
                 vector_pool=np.array([r in vector_pool for r in rowids], dtype=bool),

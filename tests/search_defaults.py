@@ -12,6 +12,8 @@ the tuning half's objective, 1.040 against 1.032, and lost the held-out one, 1.0
 The checks live here; each embedder has its own test module (CHECKED). A store built with the real models
 takes a minute of CPU, and the default run hands each module whole to one worker (tests/scheduling.py):
 three modules let both workers build at once, where one module of three builds was the run's longest.
+The three embed the same texts with the same two models: each text is embedded once per run and its
+vector shared between them (tests/eval_vectors.py).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import pytest
 
 from openclaw_cli.config import SearchSettings
 from openclaw_cli.memory.embedding.loader import LOCAL_MODELS
+from openclaw_cli.memory.embedding.onnx_embedder import Embedder
 from openclaw_cli.memory.search.profiles import SearchProfile, profile_for
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.sqlite import vec
 from tests import fusion_eval
+from tests.eval_vectors import run_directory, shared_vectors
 from tests.evalset import HALVES, build_service, evaluate, load_queries, query_key, split_halves
 
 # One step each way around every default.
@@ -74,7 +78,16 @@ class Evaluation:
 def evaluation_of(embedder: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluation]:
     """The body of each module's fixture: `embedder`'s eval store, its features and its profile."""
     model = None if embedder == DEFAULT_PAIR else embedder
-    service = build_service(Path(tmp_path_factory.mktemp("eval")), model)
+    directory, published = run_directory(tmp_path_factory), []
+
+    def share(real: Embedder) -> Embedder:
+        shared, models = shared_vectors(real, directory)
+        published.extend(models)
+        return shared
+
+    service = build_service(Path(tmp_path_factory.mktemp("eval")), model, share)
+    for shared_model in published:
+        shared_model.publish()  # the memories' vectors, for a module building its store meanwhile
     store = next(iter(service.existing_stores()))
     profile = profile_for(vec.stored_identity(store.conn))
     split = split_halves()  # once for both halves (load_queries(half=...) would work it out per half)
@@ -83,6 +96,8 @@ def evaluation_of(embedder: str, tmp_path_factory: pytest.TempPathFactory) -> It
         half: fusion_eval.prepare(service, [q for q in queries if split[query_key(q)] == half])
         for half in HALVES
     }
+    for shared_model in published:
+        shared_model.publish()  # and the queries'
     yield Evaluation(service, halves, profile)
     service.close()
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROCESS_LOG_VARIABLE, ROOT, log_every_process
-from tests.process_log.summary import command, summarise
+from tests.conftest import PROCESS_LOG_VARIABLE, ROOT, InProcessClock, log_every_process
+from tests.process_log.summary import IN_TEST_PROCESS, command, summarise
 
 LOG_DIRECTORY = str(ROOT / "tests" / "process_log")
 
@@ -89,3 +89,32 @@ def test_a_command_is_named_by_its_first_two_words() -> None:
     assert command(["-m", "openclaw_cli"]) == "(no command)"
     assert command(["-c", "print(1)"]) == "python -c"
     assert command(["-u", "script.py"]) == "-u script.py"
+
+
+class _Item:
+    nodeid = "tests/test_a.py::test_b"
+
+
+def test_the_test_process_logs_its_own_cpu_for_each_test(tmp_path: Path) -> None:
+    log = tmp_path / "processes.jsonl"
+    hook = InProcessClock(str(log)).pytest_runtest_protocol(_Item())  # type: ignore[arg-type]
+    next(hook)  # the test runs now
+    sum(i * i for i in range(3 * 10**6))
+    with pytest.raises(StopIteration):
+        hook.send(None)
+    (line,) = [json.loads(text) for text in log.read_text().splitlines()]
+    assert line["argv"] == [IN_TEST_PROCESS] and line["test"] == "tests/test_a.py::test_b"
+    assert line["cpu"] > 0 and line["wall"] > 0
+
+
+def test_the_summary_charges_in_process_lines_to_their_module_but_not_to_the_total() -> None:
+    records = [
+        {"argv": ["-u", "-c", "worker"], "test": "", "cpu": 10.0, "wall": 20.0, "litellm": False,
+         "onnxruntime": True},
+        {"argv": [IN_TEST_PROCESS], "test": "tests/test_a.py::t", "cpu": 3.0, "wall": 4.0, "litellm": False,
+         "onnxruntime": False},
+    ]  # fmt: skip
+    text = summarise(records)
+    assert text.splitlines()[0] == "1 processes, 10 cpu s (0 in processes with litellm)"
+    assert "      1      3.0      4.0     0     0  tests/test_a.py" in text
+    assert f"      1      3.0      4.0     0     0  {IN_TEST_PROCESS}" in text

@@ -12,6 +12,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+# conftest.InProcessClock's lines: a test's share of its pytest worker's own CPU, which the worker's own
+# line at exit (outside a test) counts again, so the total leaves them out.
+IN_TEST_PROCESS = "(in the test process)"
+
 # The global options that take a value (`openclaw --help`): skipped with it to reach the command.
 GLOBAL_WITH_VALUE = ("--home", "--agent")
 
@@ -48,9 +52,10 @@ def summarise(records: list[dict[str, Any]], limit: int = 40) -> str:
             row[2] += record["wall"]
             row[3] += record["litellm"]
             row[4] += record["onnxruntime"]
-    total_cpu = sum(r["cpu"] for r in records)
+    total_cpu = sum(r["cpu"] for r in records if r["argv"] != [IN_TEST_PROCESS])
     litellm_cpu = sum(r["cpu"] for r in records if r["litellm"])
-    lines = [f"{len(records)} processes, {total_cpu:.0f} cpu s ({litellm_cpu:.0f} in processes with litellm)"]
+    processes = sum(1 for r in records if r["argv"] != [IN_TEST_PROCESS])
+    lines = [f"{processes} processes, {total_cpu:.0f} cpu s ({litellm_cpu:.0f} in processes with litellm)"]
     return "\n".join(lines + table("by module", by_module, limit) + table("by command", by_command, limit))
 
 
