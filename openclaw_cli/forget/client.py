@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.errors import Conflict, NotFound, OpenclawError
 from openclaw_cli.forget.everywhere import ForgetReport, ForgetRequest, forget_person
-from openclaw_cli.gateway.pidfile import running_gateway
+from openclaw_cli.gateway.pidfile import gateway_process, running_gateway
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -26,6 +26,15 @@ def purge(home: Home, settings: Settings, request: ForgetRequest, *, token: str 
     """Forget `request.person`; `token` authenticates to a running gateway (None: its token file)."""
     endpoint = running_gateway(home)
     if endpoint is None:
+        busy = gateway_process(home)
+        if (
+            busy is not None
+        ):  # alive but not answering: purging here would leave its caches holding the person
+            raise Conflict(
+                f"the gateway of this home (pid {busy['pid']}) runs but does not answer, so it cannot forget "
+                "what it holds in memory: nothing was purged",
+                hint="try again in a moment, or stop it with `openclaw gateway stop` and purge then",
+            )
         return forget_person(home, settings, request)
     from openclaw_cli.gateway.control import GatewayDown, call, client_token
 

@@ -62,6 +62,20 @@ def probe(host: str, port: int, path: str = "/healthz", timeout: float = 2.0) ->
     return value if isinstance(value, dict) else None
 
 
+def gateway_process(home: Home) -> dict[str, Any] | None:
+    """The pid record of this home's gateway when its process lives, answering or not: a gateway too busy
+    to answer /healthz in time still holds its databases and its caches. A pid the system has since given
+    to another program (its command line names no gateway, where /proc tells) is not one."""
+    record = read_pid_record(home)
+    if record is None or not process_alive(record["pid"]):
+        return None
+    try:
+        argv = Path(f"/proc/{record['pid']}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return record  # no /proc here (or no permission): a live process named by the file counts
+    return record if b"gateway" in argv else None
+
+
 def running_gateway(home: Home) -> tuple[str, int] | None:
     """(host, port) of this home's gateway when it is up (its pid file names a live process that answers
     /healthz), else None."""

@@ -32,12 +32,13 @@ MEMORY_DB = Path("memory") / "memory.sqlite"
 
 
 def refuse_while_gateway_runs(home: Home, what: str) -> None:
-    from openclaw_cli.gateway.pidfile import running_gateway
+    """Refuse while this home's gateway process lives, whether or not it answers: a busy one still writes."""
+    from openclaw_cli.gateway.pidfile import gateway_process
 
-    endpoint = running_gateway(home)
-    if endpoint is not None:
+    record = gateway_process(home)
+    if record is not None:
         raise Conflict(
-            f"refusing to {what} while the gateway of this home runs (port {endpoint[1]}): it writes to the "
+            f"refusing to {what} while the gateway of this home runs (pid {record['pid']}): it writes to the "
             "database through connections of its own",
             hint="stop it with `openclaw gateway stop`, run this again, then start it again",
         )
