@@ -32,14 +32,14 @@ def operator_request(params: dict[str, Any], query: str, k: int) -> SearchReques
         scopes=_names(params, "scopes", ("user", "agent")),
         categories=_names(params, "categories", CATEGORIES),
         mode=mode,  # type: ignore[arg-type]  # checked above
-        explain=flag(params, "explain"),
-        all_results=flag(params, "all"),
+        explain=p.param_bool(params, "explain"),
+        all_results=p.param_bool(params, "all"),
     )
 
 
 def expander(params: dict[str, Any], settings: Settings) -> ModelExpander | None:
     """The model `expand: true` asks (the CLI's --expand), None when not asked; an error without a model."""
-    if not flag(params, "expand"):
+    if not p.param_bool(params, "expand"):
         return None
     from openclaw_cli.memory.query_expansion import asked_expander
 
@@ -60,13 +60,6 @@ def searched(
     from openclaw_cli.memory.query_expansion import search_expanded
 
     return search_expanded(search, request, model)
-
-
-def flag(params: dict[str, Any], name: str) -> bool:
-    value = params.get(name, False)
-    if not isinstance(value, bool):
-        raise InvalidInput(f'parameter "{name}" must be true or false')
-    return value
 
 
 def _names(params: dict[str, Any], name: str, known: Any) -> tuple[str, ...]:

@@ -135,6 +135,14 @@ def param_str(
     return value
 
 
+def param_bool(params: dict[str, Any], name: str) -> bool:
+    """A true/false parameter, false when absent."""
+    value = params.get(name, False)
+    if not isinstance(value, bool):
+        raise FrameError(INVALID_PARAMS, f'parameter "{name}" must be true or false')
+    return value
+
+
 def param_int(params: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
     value = params.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

@@ -31,13 +31,6 @@ if TYPE_CHECKING:
 IDLE_WAIT = 30.0  # seconds the queued and running turns get to finish before the purge goes ahead
 
 
-def _flag(params: dict[str, Any], name: str) -> bool:
-    value = params.get(name, False)
-    if not isinstance(value, bool):
-        raise p.FrameError(p.INVALID_PARAMS, f'parameter "{name}" must be true or false')
-    return value
-
-
 async def purge(
     core: GatewayCore, params: dict[str, Any], close_memory: Callable[[], None]
 ) -> dict[str, Any]:
@@ -48,7 +41,9 @@ async def purge(
     given = p.param_str(params, "userId", max_length=256) or ""
     person = resolve_person(given, settings)
     agent_id = core.agent_id(p.param_str(params, "agentId", required=False, max_length=128))
-    request = ForgetRequest(person, agent_id, _flag(params, "allAgents"), _flag(params, "sessions"))
+    request = ForgetRequest(
+        person, agent_id, p.param_bool(params, "allAgents"), p.param_bool(params, "sessions")
+    )
     await _drain(core)
     async with core.limiter.exclusive():
         await asyncio.to_thread(core.runtime.settle_extraction)

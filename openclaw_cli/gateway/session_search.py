@@ -34,13 +34,6 @@ def transcript_request(params: dict[str, Any], reader: str | None, owner: str) -
         query=p.param_str(params, "query", max_length=MAX_QUERY) or "",
         k=p.param_int(params, "k", 10, 1, MAX_K),
         where=where,
-        explain=_flag(params, "explain"),
-        all_results=_flag(params, "all"),
+        explain=p.param_bool(params, "explain"),
+        all_results=p.param_bool(params, "all"),
     )
-
-
-def _flag(params: dict[str, Any], name: str) -> bool:
-    value = params.get(name, False)
-    if not isinstance(value, bool):
-        raise InvalidInput(f'parameter "{name}" must be true or false')
-    return value
