@@ -26,10 +26,9 @@ def purge(home: Home, settings: Settings, request: ForgetRequest, *, token: str 
     """Forget `request.person`; `token` authenticates to a running gateway (None: its token file)."""
     endpoint = running_gateway(home)
     if endpoint is None:
+        # Alive but not answering: purging here would leave the person in the gateway's caches.
         busy = gateway_process(home)
-        if (
-            busy is not None
-        ):  # alive but not answering: purging here would leave its caches holding the person
+        if busy is not None:
             raise Conflict(
                 f"the gateway of this home (pid {busy['pid']}) runs but does not answer, so it cannot forget "
                 "what it holds in memory: nothing was purged",
