@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from openclaw_cli.gateway.run_limiter import RunLimiter
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
+from tests.memory_helpers import shared_model_cache
 
 KEY = "agent:main:direct:lane"
 
@@ -61,6 +63,7 @@ def _settings(fake: FakeOpenAI) -> Settings:
         {
             "llm": {"model": "openai/fake", "apiBase": fake.url, "maxRetries": 0},
             "session": {"reset": {"atHour": None}},
+            "memory": {"embedding": {"modelCacheDir": str(shared_model_cache())}},
         },
         {},
         Path("openclaw.json"),
@@ -68,9 +71,15 @@ def _settings(fake: FakeOpenAI) -> Settings:
 
 
 class Harness:
+    # Every harness a test made, closed after it (close_harnesses): a runtime left open keeps its transcript
+    # indexer, extraction and after-turn threads loading models and embedding in the worker during the
+    # tests that follow, and they die mid-call when the interpreter exits.
+    made: list[Harness] = []
+
     def __init__(self, home: Path, settings: Settings, limit: int = 4, debounce_ms: int = 150) -> None:
         self.home = Home(home)
         self.runtime = AgentRuntime(self.home, settings)
+        Harness.made.append(self)
         self.limiter = RunLimiter(limit)
         self.lanes = LaneManager(self.runtime.run_turn, self.limiter, debounce_ms=debounce_ms)
         self.events: list[tuple[str, dict[str, Any]]] = []
@@ -98,6 +107,13 @@ class Harness:
         session_id = store.current_session_id(key)
         assert session_id is not None
         return [(m["role"], m["content"]) for m in store.read_messages(session_id).messages]
+
+
+@pytest.fixture(autouse=True)
+def close_harnesses() -> Iterator[None]:
+    yield
+    while Harness.made:
+        Harness.made.pop().runtime.close()
 
 
 def _run(coro: Any) -> Any:

@@ -21,7 +21,7 @@ from openclaw_cli.gateway.lanes import Turn
 from openclaw_cli.sessions.store import SessionStore
 from tests.agent_helpers import tool_call
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
-from tests.test_lanes import KEY, Harness, _run, _settings
+from tests.test_lanes import KEY, Harness, _run, _settings, close_harnesses  # noqa: F401 (fixture)
 
 
 class Script:
