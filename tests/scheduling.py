@@ -1,4 +1,4 @@
-"""The order in which the default run (`-n 2 --dist loadfile`) hands its test modules to the two workers.
+"""The order in which the default run (`-n 3 --dist loadfile`) hands its test modules to the workers.
 
 With `loadfile` a module is one unit of work, run whole by one worker, so that what its tests share (a
 running gateway, a store filled by the real models) is built once, not once on each worker that runs one of
@@ -6,7 +6,7 @@ its tests (xdist's `loadgroup` would let a module opt out, but it cannot group a
 
 Modules are handed out longest first, by the seconds they took when last measured (tests/module_seconds.json,
 refreshed with `--record-module-seconds`): a long module started last would keep one worker busy while the
-other waits. A module not measured yet counts DEFAULT_TEST_SECONDS per test. The order only decides when a
+others wait. A module not measured yet counts DEFAULT_TEST_SECONDS per test. The order only decides when a
 module runs, never whether or how: every test still runs, with its own fixtures.
 """
 
