@@ -23,7 +23,7 @@ from openclaw_cli.gateway.run_limiter import RunLimiter
 from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
-from tests.memory_helpers import shared_model_cache
+from tests.memory_helpers import with_shared_models
 
 KEY = "agent:main:direct:lane"
 
@@ -59,15 +59,15 @@ def model(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> SlowEcho:
 
 
 def _settings(fake: FakeOpenAI) -> Settings:
-    return validate_settings(
+    settings = validate_settings(
         {
             "llm": {"model": "openai/fake", "apiBase": fake.url, "maxRetries": 0},
             "session": {"reset": {"atHour": None}},
-            "memory": {"embedding": {"modelCacheDir": str(shared_model_cache())}},
         },
         {},
         Path("openclaw.json"),
     )
+    return with_shared_models(settings)  # the run's converted models, not a conversion in each test's home
 
 
 class Harness:
