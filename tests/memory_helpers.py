@@ -85,6 +85,7 @@ def table_words(directory: Path) -> set[str]:
     found: set[str] = set()
     for path in sorted(directory.glob("words-*.sqlite")):
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.setbusytimeout(10_000)  # a running gateway may be writing the table at this moment
         try:
             found |= {str(row[0]) for row in conn.execute("SELECT word FROM words")}
         finally:
