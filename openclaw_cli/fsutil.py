@@ -96,6 +96,21 @@ def create_private_file(path: Path) -> None:
 
 
 @contextmanager
+def one_builder_at_a_time(path: Path) -> Iterator[None]:
+    """Hold the lock file `<path>.lock` (0600, kept) while this process builds the derived file `path`.
+
+    A model conversion costs seconds of CPU. Processes started together on a fresh cache (a gateway
+    and a CLI command, or several commands from a script) each converted the same model side by side;
+    now the others wait here while one builds, then find the file built: callers check again inside.
+    """
+    import filelock
+
+    ensure_private_dir(path.parent)
+    with filelock.FileLock(f"{path}.lock", mode=FILE_MODE):
+        yield
+
+
+@contextmanager
 def temp_files_inside(directory: Path) -> Iterator[None]:
     """Send what libraries write through `tempfile` into `directory` for the duration.
 

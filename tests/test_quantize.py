@@ -39,7 +39,11 @@ def test_conversion_is_cached_private_and_silent(tmp_path: Path, capfd: pytest.C
     stamp = first.stat().st_mtime_ns
     assert int8_compute_model(source, cache) == first
     assert first.stat().st_mtime_ns == stamp  # reused, not converted again
-    assert sorted(p.name for p in cache.iterdir()) == sorted([first.name, weights.name])  # no temp files
+    lock = cache / f"{first.name}.lock"  # kept: other processes wait on it while one converts
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [first.name, weights.name, lock.name]
+    )  # no temp files
+    assert lock.stat().st_mode & 0o777 == 0o600
     out, err = capfd.readouterr()
     assert out == "" and err == ""
 
@@ -153,7 +157,7 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (openclaw_cli/onnx_runtime.py).
     assert list(system_temp.iterdir()) == []
-    assert sorted(p.suffix for p in (tmp_path / "models").iterdir()) == [".onnx", ".weights"]
+    assert sorted(p.suffix for p in (tmp_path / "models").iterdir()) == [".lock", ".onnx", ".weights"]
 
 
 def test_the_quantizer_stays_quiet_until_the_last_parallel_conversion_ends() -> None:

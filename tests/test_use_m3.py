@@ -112,7 +112,7 @@ def reference() -> np.ndarray:
 def test_conversion_is_cached_private_and_complete(embedder: MultilingualEmbedder, cache_dir: Path) -> None:
     model, tokenizer = cached_paths(cache_dir)
     table = table_path(model)
-    files = [model, table, tokenizer]
+    files = [model, table, tokenizer, model.with_name(f"{model.name}.lock")]  # the lock others wait on
     assert sorted(p.name for p in cache_dir.iterdir()) == sorted(p.name for p in files)  # no temp dirs
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in files)
     assert cache_dir.stat().st_mode & 0o777 == 0o700

@@ -177,6 +177,7 @@ def _words_but(home: Path, skip: Path) -> set[str]:
     for path in Home(home).word_cache_dir.glob("words-*.sqlite"):
         if path != skip:
             conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+            conn.setbusytimeout(10_000)  # a running gateway may be writing the table at this moment
             found |= {str(row[0]) for row in conn.execute("SELECT word FROM words")}
             conn.close()
     return found
@@ -293,6 +294,7 @@ def _table_rows(directory: Path) -> int:
     total = 0
     for path in directory.glob("words-*.sqlite"):
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.setbusytimeout(10_000)
         total += int(conn.execute("SELECT count(*) FROM words").fetchall()[0][0])
         conn.close()
     return total

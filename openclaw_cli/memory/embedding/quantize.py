@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import ensure_private_dir, temp_files_inside
+from openclaw_cli.fsutil import one_builder_at_a_time, temp_files_inside
 
 FORMAT = "dq-int8-v3"  # bump when the conversion changes, so old cached files are not reused
 # v3: the weights (tensors of WEIGHTS_MIN_BYTES or more, 22 MB of the 23) live in their own file next to the
@@ -53,8 +53,9 @@ def int8_compute_model(source: Path, cache_dir: Path) -> Path:
     if is_cached(target):
         return target
     try:
-        ensure_private_dir(cache_dir)
-        _convert(source, target)
+        with one_builder_at_a_time(target):
+            if not is_cached(target):  # not converted by another process while this one waited
+                _convert(source, target)
     except StoreError:
         raise
     except Exception as exc:  # onnx/onnxruntime raise many types; the message is what matters

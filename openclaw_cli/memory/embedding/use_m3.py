@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import ensure_private_dir, temp_files_inside
+from openclaw_cli.fsutil import one_builder_at_a_time, temp_files_inside
 from openclaw_cli.memory.embedding import use_m3_graph, use_m3_pieces
 from openclaw_cli.memory.embedding.onnx_embedder import (
     EmbedderIdentity,
@@ -114,8 +114,9 @@ def convert(cache_dir: Path) -> tuple[Path, Path]:
     if not needs_conversion(cache_dir):
         return model, tokenizer
     try:
-        ensure_private_dir(cache_dir)
-        _convert_into(cache_dir, model, tokenizer)
+        with one_builder_at_a_time(model):
+            if needs_conversion(cache_dir):  # not converted by another process while this one waited
+                _convert_into(cache_dir, model, tokenizer)
     except StoreError:
         raise
     except Exception as exc:  # numpy/onnx/onnxruntime raise many types; the message is what matters

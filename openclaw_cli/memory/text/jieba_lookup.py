@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.fsutil import ensure_private_dir, one_builder_at_a_time
 
 if TYPE_CHECKING:
     import apsw
@@ -71,7 +71,9 @@ def open_frequencies(cache_dir: Path, tokenizer: Any) -> tuple[PrefixFrequencies
         dictionary = Path(handle.name)
     path = table_path(cache_dir, dictionary)
     if not path.exists():
-        _build(path, tokenizer)
+        with one_builder_at_a_time(path):
+            if not path.exists():  # not built by another process while this one waited
+                _build(path, tokenizer)
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     row = conn.execute("SELECT freq FROM freq_total").fetchone()
     if row is None:  # cannot happen for a table this module built; a damaged one is rebuilt
