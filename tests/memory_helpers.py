@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,24 @@ def shared_model_cache() -> Path:
     """One directory of converted models for the whole test run (per user; conversions are keyed by
     their source files and format, so reusing it across runs is safe)."""
     return Path(tempfile.gettempdir()) / f"openclaw-test-models-{os.getuid()}"
+
+
+def copy_shared_models(destination: Path) -> None:
+    """Copy the packaged models' current conversions (converted first if need be) from the shared cache
+    into `destination`, without jieba's table. Only the current ones: on a developer's machine the shared
+    cache also holds the conversions of every other checkout, gigabytes that copying took seconds over."""
+    from openclaw_cli.memory.embedding import use_m3, use_m3_pieces
+    from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
+    from openclaw_cli.memory.embedding.quantize import int8_compute_model, weights_path
+
+    shared = shared_model_cache()
+    minilm = int8_compute_model(local_model_files()[0], shared)
+    model, tokenizer = use_m3.convert(shared)
+    files = [minilm, weights_path(minilm), model, use_m3.table_path(model), tokenizer]
+    pieces = use_m3_pieces.cache_path(tokenizer)
+    destination.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for path in [*files, *([pieces] if pieces.exists() else [])]:
+        shutil.copy2(path, destination / path.name)
 
 
 def with_shared_models(settings: Settings) -> Settings:

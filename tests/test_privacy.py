@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -13,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SHARED_MODEL_CACHE, base_env
+from tests.conftest import ROOT, base_env
+from tests.memory_helpers import copy_shared_models
 
 
 def _run_with_umask(
@@ -58,7 +58,7 @@ def test_every_file_is_0600_and_every_directory_0700_whatever_the_umask(tmp_path
     home = tmp_path / "home"
     # The converted models, without jieba's table: the commands build that table beside them, under the umask.
     models = tmp_path / "models"
-    shutil.copytree(SHARED_MODEL_CACHE, models, ignore=shutil.ignore_patterns("jieba*"))
+    copy_shared_models(models)
     for args in COMMANDS:
         done = _run_with_umask(home, umask, *args, models=models)
         assert done.returncode == 0, (args, done.stderr)
