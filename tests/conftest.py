@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests import scheduling
+from tests import rewrite_cache, scheduling
 from tests.memory_helpers import shared_model_cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
     the workers start (and is a cheap no-op in each worker); up-to-date files are left alone."""
     for package in ("openclaw_cli", "tests"):
         compileall.compile_dir(ROOT / package, quiet=1)
+    if not hasattr(config, "workerinput") and config.getoption("assertmode") == "rewrite":
+        rewrite_cache.write_missing(ROOT / "tests", config)
     if config.getoption(scheduling.RECORD_OPTION) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(scheduling.ModuleClock(), "module-clock")
     if os.environ.get(PROCESS_LOG_VARIABLE):

@@ -8,11 +8,13 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-
-from openai import OpenAI
+from typing import TYPE_CHECKING
 
 from tests import fake_openai as fake_server
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+
+if TYPE_CHECKING:
+    from openai import OpenAI
 
 fake_openai = fake_server.fake_openai
 
@@ -20,6 +22,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def client(fake: FakeOpenAI) -> OpenAI:
+    from openai import OpenAI  # here, not at the top: each xdist worker imports every test module (~1.2 s)
+
     return OpenAI(base_url=fake.url, api_key=FAKE_API_KEY, max_retries=0)
 
 
@@ -78,6 +82,8 @@ def test_standalone_server_prints_its_url_and_obeys_control_requests() -> None:
     try:
         assert process.stdout is not None
         url = process.stdout.readline().strip()
+        from openai import OpenAI
+
         api = OpenAI(base_url=url, api_key=FAKE_API_KEY, max_retries=0)
         ask = [{"role": "user", "content": "hi"}]
         assert (

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openai
 import pytest
 
 from openclaw_cli.agent.after_turn import AfterTurn
@@ -201,6 +200,8 @@ def test_v1_stream_gives_the_timing_as_a_comment_clients_skip(gateway: Gateway) 
     [comment] = [line for line in lines if line.startswith(":")]
     assert comment.startswith(": server-timing ") and "model-call;dur=" in comment
     assert lines.index(comment) == len(lines) - 2  # after the last chunk, before [DONE]
+    import openai  # here: every xdist worker imports every test module, and openai takes ~0.7 s
+
     client = openai.OpenAI(base_url=gateway.http + "/v1", api_key=gateway.token, max_retries=0, timeout=60)
     chunks = list(client.chat.completions.create(**{**body, "user": "timing-cy"}))  # type: ignore[call-overload]
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "echo: hi"

@@ -7,9 +7,8 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
@@ -40,7 +39,13 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, gw_fake: FakeOpenAI) -> It
         yield gw
 
 
+if TYPE_CHECKING:
+    import openai
+
+
 def _client(gw: Gateway) -> openai.OpenAI:
+    import openai  # here: every xdist worker imports every test module, and openai takes ~0.7 s
+
     return openai.OpenAI(base_url=gw.http + "/v1", api_key=gw.token, max_retries=0, timeout=60)
 
 
