@@ -53,7 +53,23 @@ def _gateway(root: Path, timeout: float, cap: int) -> Iterator[Gateway]:
         gateway={"headerTimeoutSeconds": timeout, "maxPendingConnections": cap},
     )
     with running_gateway(home) as gw:
+        _settled(gw)
         yield gw
+
+
+def _settled(gw: Gateway) -> None:
+    """Ready, with its descriptors no longer changing: the tests count the gateway's open files before a
+    flood and after it, and the warm-up (stores, the piece table, the word cache) opens files of its own
+    for a while after start."""
+    deadline = time.monotonic() + 120
+    while http_json(gw.http + "/readyz")[0] != 200:
+        assert time.monotonic() < deadline, "the gateway did not become ready"
+        time.sleep(0.05)
+    counts = [_open_files(gw)]
+    while len(counts) < 20 or len(set(counts[-20:])) > 1:  # the same count for a second
+        assert time.monotonic() < deadline, f"the gateway's open files keep changing: {counts[-20:]}"
+        time.sleep(0.05)
+        counts.append(_open_files(gw))
 
 
 @pytest.fixture(scope="module")
