@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from openclaw_cli.memory.text.analysis import _jieba, fts_match, index_terms, query_terms
+from openclaw_cli.memory.text.analysis import fts_match, index_terms, query_terms
+from openclaw_cli.memory.text.jieba_dictionary import segmenter
 
 ENGLISH = [
     "User prefers dark mode in every editor and terminal they use.",
@@ -59,7 +60,7 @@ def test_index_terms_chinese(benchmark: Any) -> None:
 
 def test_query_analysis_mixed(benchmark: Any) -> None:
     queries = ["what does alice deploy on fridays", "咖啡馆在哪里", "部署到k8s集群", "PR #342 v2.3.1"]
-    _jieba()
+    segmenter()
 
     def analyse() -> int:
         return sum(len(fts_match(query_terms(q)) or "") for q in queries)
@@ -68,7 +69,8 @@ def test_query_analysis_mixed(benchmark: Any) -> None:
 
 
 def test_jieba_dictionary_load(benchmark: Any) -> None:
-    """What the first Han text costs a process: building jieba's prefix dictionary (from its cache)."""
+    """What the whole dictionary costs a process that loads it (text/jieba_dictionary.py: one that segments
+    many texts): building jieba's prefix dictionary from its cache."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)

@@ -341,11 +341,11 @@ def test_sign_prefilter_returns_the_exact_neighbours(tmp_path: Path, monkeypatch
 
 
 def test_the_service_points_jieba_at_the_model_cache_dir(tmp_path: Path) -> None:
-    from openclaw_cli.memory.text import analysis as text
+    from openclaw_cli.memory.text import jieba_dictionary
 
     service = service_for(tmp_path)
     add(service, "我喜欢喝咖啡")
-    assert text._jieba_cache_dir == service.model_cache_dir()
+    assert jieba_dictionary.cache_dir() == service.model_cache_dir()
     service.close()
 
 

@@ -549,10 +549,10 @@ def test_l0_hash_never_raises_and_ignores_surrounding_space(text: str) -> None:
 # --------------------------------------------------------------------------- jieba's dictionary cache
 
 
-def _run_fresh(script: str, tmp_env: Path) -> subprocess.CompletedProcess[str]:
+def _run_fresh(script: str, tmp_env: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(tmp_env)}
     return subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120, env=env
     )
 
 
@@ -561,19 +561,56 @@ def test_jieba_cache_lives_in_the_given_dir_and_nothing_goes_to_temp(tmp_path: P
     system_tmp.mkdir()
     cache = tmp_path / "home" / "cache"
     script = (
+        "import sys\n"
         "from pathlib import Path\n"
-        "from openclaw_cli.memory.text.analysis import index_terms, set_jieba_cache_dir\n"
-        f"set_jieba_cache_dir(Path({str(cache)!r}))\n"
+        "from openclaw_cli.memory.text import jieba_dictionary\n"
+        "from openclaw_cli.memory.text.analysis import index_terms\n"
+        f"jieba_dictionary.set_cache_dir(Path({str(cache)!r}))\n"
         "assert '咖啡' in index_terms('我喜欢喝咖啡').split()\n"
+        "assert not jieba_dictionary.full_loaded()\n"
+        "if sys.argv[1:] == ['full']:\n"
+        "    jieba_dictionary.load_full()\n"
+        "    assert jieba_dictionary.full_loaded() and '咖啡' in index_terms('他喜欢喝咖啡').split()\n"
     )
-    first = _run_fresh(script, system_tmp)
+    first = _run_fresh(script, system_tmp)  # a few texts: the dictionary's table alone
     assert first.returncode == 0 and first.stderr == "", first.stderr
-    assert [p.name for p in cache.iterdir()] == ["jieba.cache"]
+    [table] = [p for p in cache.iterdir() if p.suffix == ".sqlite"]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([table.name, f"{table.name}.lock"])
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
-    assert stat.S_IMODE((cache / "jieba.cache").stat().st_mode) == 0o600
-    second = _run_fresh(script, system_tmp)  # loads from the cache, still silent
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in cache.iterdir())
+    second = _run_fresh(script, system_tmp, "full")  # the whole dictionary, and its cache beside the table
     assert second.returncode == 0 and second.stderr == "", second.stderr
+    assert stat.S_IMODE((cache / "jieba.cache").stat().st_mode) == 0o600
+    third = _run_fresh(script, system_tmp, "full")  # loads from the cache, still silent
+    assert third.returncode == 0 and third.stderr == "", third.stderr
     assert list(system_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("one_shot", [False, True], ids=["lasting", "one-shot"])
+def test_only_a_process_that_segments_many_texts_loads_the_whole_dictionary(
+    tmp_path: Path, one_shot: bool
+) -> None:
+    """Past FULL_AFTER Han runs a lasting process loads the whole dictionary on a thread and answers from
+    it, the same terms before and after; a one-shot process stays with the table."""
+    script = (
+        "import time\n"
+        "from pathlib import Path\n"
+        "from openclaw_cli.memory.text import jieba_dictionary\n"
+        "from openclaw_cli.memory.text.analysis import index_terms\n"
+        "jieba_dictionary.FULL_AFTER = 5\n"
+        f"jieba_dictionary.set_cache_dir(Path({str(tmp_path / 'cache')!r}), one_shot={one_shot})\n"
+        "texts = ['我喜欢喝咖啡', '小朋友在学哪种水上运动', '张三升了经理', '编辑器快捷键偏好', '喝茶吗', '我家在杭州']\n"
+        "before = [index_terms(t) for t in texts]\n"
+        "deadline = time.monotonic() + 60\n"
+        "while not jieba_dictionary.full_loaded() and time.monotonic() < deadline and not "
+        f"{one_shot}:\n"
+        "    time.sleep(0.02)\n"
+        "print(jieba_dictionary.full_loaded())\n"
+        "assert [index_terms(t) for t in texts] == before\n"
+    )
+    proc = _run_fresh(script, tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.split() == [str(not one_shot)]
 
 
 def test_without_a_cache_dir_jieba_writes_nothing(tmp_path: Path) -> None:

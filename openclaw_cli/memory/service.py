@@ -19,7 +19,7 @@ from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.records import MemoryRecord, utc_now
-from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
+from openclaw_cli.memory.text import jieba_dictionary
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 # The search pipeline is imported where used: a one-search process starts loading the model before it
@@ -113,7 +113,7 @@ class MemoryService:
             # The first Han text loads jieba's dictionary from here (entry by entry in a short process).
             # It sits beside the converted models: both are derived from packaged files only, so homes
             # that share a model cache share it too (building it costs ~1 s of CPU per directory).
-            set_jieba_cache_dir(self.model_cache_dir(), point_lookups=self.fast_start or self.one_shot)
+            jieba_dictionary.set_cache_dir(self.model_cache_dir(), one_shot=self.fast_start or self.one_shot)
             self._stores[path] = backends.open_store(
                 self.home, self.settings, path, self.embedder, create=create
             )

@@ -106,9 +106,9 @@ class BackendMove:
     def run(self, mode: Mode = "empty", progress: Progress | None = None) -> list[StoreMove]:
         """Move every store; a store whose target refuses (see the module doc) stops the run before any
         later store is touched. Stores moved before stay moved (each is whole)."""
-        from openclaw_cli.memory.text.analysis import set_jieba_cache_dir
+        from openclaw_cli.memory.text import jieba_dictionary
 
-        set_jieba_cache_dir(self.home.cache_dir, point_lookups=False)  # the target analyses Han text
+        jieba_dictionary.set_cache_dir(self.home.cache_dir)  # the target analyses Han text
         moved = []
         for name in self.names:
             with (

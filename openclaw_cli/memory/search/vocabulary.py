@@ -22,7 +22,8 @@ from __future__ import annotations
 import functools
 import re
 
-from openclaw_cli.memory.text.analysis import in_dictionary, is_stopword, typed_words
+from openclaw_cli.memory.text.analysis import is_stopword, typed_words
+from openclaw_cli.memory.text.jieba_dictionary import in_dictionary
 from openclaw_cli.memory.text.scripts import HAN_CLASS
 
 MIN_KNOWN = 2  # content words a query must have in a dictionary: one word alone says too little

@@ -3,6 +3,6 @@ index stores and a query searches for (jieba for Chinese, stems and stopwords fo
 cut to a limit. Pure functions on strings; jieba's dictionary loads on the first Han text, not on import.
 
 May import (in memory/): nothing.
-Exports: analysis (detect_language, index_terms, query_terms, typed_words, fts_match, is_stopword, in_dictionary,
-set_jieba_cache_dir), bounded.bounded, scripts, stopwords.
+Exports: analysis (detect_language, index_terms, query_terms, typed_words, fts_match, is_stopword), bounded.bounded,
+jieba_dictionary (set_cache_dir, in_dictionary), scripts, stopwords.
 """

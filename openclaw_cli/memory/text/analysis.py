@@ -38,11 +38,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from openclaw_cli.fsutil import ensure_private_dir
-from openclaw_cli.memory.text import scripts
+from openclaw_cli.memory.text import jieba_dictionary, scripts
 from openclaw_cli.memory.text.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, LATIN_STOPWORDS
 
 FTS_TOKENIZE = "unicode61 remove_diacritics 2"
@@ -50,7 +48,6 @@ FTS_TOKENIZE = "unicode61 remove_diacritics 2"
 # keyword index was written with, and `memory index` re-analyses an older one. 1 = before per-script runs.
 ANALYSIS_VERSION = 2
 
-JIEBA_CACHE_NAME = "jieba.cache"
 MAX_QUERY_TERMS = 64
 MAX_TERM_CHARS = 64  # longer words (hashes, base64 blobs) are cut; identically on both sides
 
@@ -139,7 +136,7 @@ def typed_words(text: str) -> list[tuple[str, list[str]]]:
     words: list[tuple[str, list[str]]] = []
     for kind, run in scripts.runs(unicodedata.normalize("NFKC", text)):
         if kind == "han":
-            pieces = [w for w in _jieba().lcut(run) if w.strip()]
+            pieces = [w for w in jieba_dictionary.segmenter().lcut(run) if w.strip()]
             words += [(w, [t for t, _ in _han_terms(w, for_query=True)]) for w in pieces]
         elif kind != "other":
             words.append((run, [t for t, _ in _analyse(run, for_query=True)]))
@@ -298,7 +295,7 @@ def _stemmer(language: str) -> Callable[[str], str]:
 
 
 def _han_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
-    words = [word for word in _jieba().cut_for_search(run) if word.strip()]
+    words = [word for word in jieba_dictionary.segmenter().cut_for_search(run) if word.strip()]
     for word in words:
         stop = _chinese_stopword(word)
         yield word, stop
@@ -327,76 +324,6 @@ def _japanese_terms(run: str, *, for_query: bool) -> Iterator[tuple[str, bool]]:
         elif is_kana and len(sub) == 1 and (not for_query or len(run) == 1):
             yield sub, False
     yield from ((pair, False) for pair in scripts.kana_bigrams(run))
-
-
-_jieba_cache_dir: Path | None = None
-
-
-_jieba_point_lookups = False
-
-
-def set_jieba_cache_dir(path: Path, *, point_lookups: bool = False) -> None:
-    """Where jieba keeps its prefix-dictionary cache (`jieba.cache`, created 0600 in a 0700 directory).
-
-    Without it jieba would write the cache to the system temp directory, outside the user's home; so
-    until this is called the dictionary is built from its source on every load and nothing is written.
-    `point_lookups`: this process segments a few texts and exits, so the dictionary is read entry by
-    entry from a table on disk instead of loaded whole (text/jieba_lookup.py; same segmentation).
-    """
-    global _jieba_cache_dir, _jieba_point_lookups
-    _jieba_cache_dir = path
-    _jieba_point_lookups = point_lookups
-
-
-@lru_cache(maxsize=1)
-def _jieba() -> Any:
-    """Import and initialise jieba on first Han text; its dictionary load costs ~0.6 s from the cache and
-    ~1-2 s without it, and it logs "Building prefix dict..." to stderr at DEBUG level, which core code
-    must not let through."""
-    import logging
-
-    jieba = _import_jieba()
-    jieba.setLogLevel(logging.WARNING)
-    tokenizer = jieba.dt
-    if _jieba_cache_dir is not None and _jieba_point_lookups:
-        from openclaw_cli.memory.text.jieba_lookup import open_frequencies
-
-        tokenizer.FREQ, tokenizer.total = open_frequencies(_jieba_cache_dir, tokenizer)
-        tokenizer.initialized = True
-    elif _jieba_cache_dir is None:
-        # jieba.initialize() always dumps its cache into tempfile.gettempdir(): build the dictionary here.
-        with tokenizer.get_dict_file() as source:
-            tokenizer.FREQ, tokenizer.total = tokenizer.gen_pfdict(source)
-        tokenizer.initialized = True
-    else:
-        ensure_private_dir(_jieba_cache_dir)
-        # jieba writes the cache with mkstemp(dir=tmp_dir) (0600) and renames it into place.
-        tokenizer.tmp_dir = str(_jieba_cache_dir)
-        tokenizer.cache_file = JIEBA_CACHE_NAME
-        jieba.initialize()
-    return jieba
-
-
-def in_dictionary(word: str) -> bool:
-    """Whether jieba's dictionary lists `word` as a word (its prefix table also holds mere prefixes, at 0)."""
-    return bool(_jieba().dt.FREQ.get(word))
-
-
-def _import_jieba() -> Any:
-    """jieba imports pkg_resources (~70 ms, half the cost of a one-shot Chinese query's analysis) only to
-    open its own data files, and opens them with plain open() when it is missing: so it is hidden while
-    jieba is imported, unless something has already loaded it. Same files, same dictionary."""
-    import sys
-
-    hide = "pkg_resources" not in sys.modules
-    if hide:
-        sys.modules["pkg_resources"] = None  # type: ignore[assignment]  # makes the import fail
-    try:
-        import jieba
-    finally:
-        if hide and sys.modules.get("pkg_resources", False) is None:
-            del sys.modules["pkg_resources"]
-    return jieba
 
 
 # --------------------------------------------------------------------------- exact dedup
