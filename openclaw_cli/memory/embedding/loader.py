@@ -7,13 +7,13 @@ nothing, and start-up time matters.
 
 from __future__ import annotations
 
-import atexit
+import functools
 import tempfile
 import threading
-from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.background import start_load
 from openclaw_cli.errors import ConfigError, OpenclawError, StoreError
 from openclaw_cli.memory.embedding.onnx_embedder import (
     LOCAL_DIMENSIONS,
@@ -94,16 +94,10 @@ def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = Fa
     reported here: that call meets it again. The process waits for the load before it exits, since a
     model half-loaded at interpreter exit can crash it."""
     settle_imports(settings)
-    thread = threading.Thread(
-        target=_load_quietly, args=(settings, one_shot, cache_dir), name="embedder-preload", daemon=True
+    start_load(
+        functools.partial(create_embedder, settings, one_shot=one_shot, cache_dir=cache_dir),
+        "embedder-preload",
     )
-    thread.start()
-    atexit.register(thread.join)
-
-
-def _load_quietly(settings: EmbeddingSettings, one_shot: bool, cache_dir: Path) -> None:
-    with suppress(Exception):
-        create_embedder(settings, one_shot=one_shot, cache_dir=cache_dir)
 
 
 def _process_model_dir() -> Path:

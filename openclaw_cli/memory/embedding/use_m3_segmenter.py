@@ -16,11 +16,11 @@ loads it.
 
 from __future__ import annotations
 
-import atexit
 import threading
-from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from openclaw_cli.background import start_load
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -55,11 +55,8 @@ class Segmenter:
         if count < BULK_TEXTS or self._source is None or self._loading is not None:
             return
         with self._lock:
-            if self._loading is None:
-                self._loading = threading.Thread(target=self._load, name="use-m3-vocabulary", daemon=True)
-                self._loading.start()
-                # A thread still inside tokenizers' loader at interpreter exit can crash it.
-                atexit.register(self._loading.join)
+            if self._loading is None:  # a failed load leaves the table answering, with the same ids
+                self._loading = start_load(self.load_full, "use-m3-vocabulary")
 
     def load_full(self) -> None:
         """Load the full tokenizer now, in this thread (a failure raises, as loading it at start did)."""
@@ -71,10 +68,6 @@ class Segmenter:
     def piece_ids(self, text: str) -> list[int]:
         full = self._full
         return full_piece_ids(full, text) if full is not None else self._pieces.piece_ids(text)
-
-    def _load(self) -> None:
-        with suppress(Exception):  # the table goes on answering with the same ids
-            self.load_full()
 
 
 def full_piece_ids(tokenizer: Tokenizer, text: str) -> list[int]:

@@ -14,14 +14,14 @@ Without a cache directory nothing may be written, so the dictionary is built fro
 
 from __future__ import annotations
 
-import atexit
+import functools
 import itertools
 import threading
-from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from openclaw_cli.background import start_load
 from openclaw_cli.fsutil import ensure_private_dir
 
 JIEBA_CACHE_NAME = "jieba.cache"
@@ -99,18 +99,8 @@ def _jieba() -> Any:
 def _start_full_load(jieba: Any, directory: Path) -> None:
     global _loading
     with _loading_lock:
-        if _loading is not None:
-            return
-        _loading = threading.Thread(
-            target=_load_quietly, args=(jieba, directory), name="jieba-dictionary", daemon=True
-        )
-        _loading.start()
-        atexit.register(_loading.join)  # not cut off mid-write of jieba.cache at exit
-
-
-def _load_quietly(jieba: Any, directory: Path) -> None:
-    with suppress(Exception):  # the table goes on answering with the same values
-        _swap_in_full(jieba, directory)
+        if _loading is None:  # a failed load leaves the table answering, with the same values
+            _loading = start_load(functools.partial(_swap_in_full, jieba, directory), "jieba-dictionary")
 
 
 def _swap_in_full(jieba: Any, directory: Path) -> None:
