@@ -88,7 +88,7 @@ def test_ready_only_once_the_model_client_embedders_and_searcher_are_loaded(
         with gateway.ws() as conn:
             ack = request(conn, "chat.send", {"text": "after warm-up"})
             [*_, final] = chat_until_final(conn, {ack["payload"]["runId"]})
-        assert final["state"] == "final" and final["text"] == "echo: after warm-up"
+        assert final["state"] == "final" and final["text"] == "echo: after warm-up", final  # says why if not
     [ready] = [line for line in gateway.log().splitlines() if "ready: loaded" in line]
     assert "model client" in ready and "search work" in ready
 
