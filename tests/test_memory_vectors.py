@@ -246,3 +246,49 @@ def test_the_sampled_bound_selects_the_same_rows_as_a_full_selection() -> None:
     few = np.zeros(50_000, dtype=bool)
     few[:100] = True
     assert sorted(vector_matrix._best(flat, 2048, few).tolist()) == list(range(100))
+
+
+def test_a_long_full_scan_on_two_threads_gives_the_one_thread_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At PARALLEL_SCAN_MIN_ROWS rows or more the full scan's second half runs on a thread: every dot
+    product is the float32 the one-thread scan gives, to the bit, including the rows that end a chunk
+    and the odd rows past the last whole chunk."""
+    rng = np.random.default_rng(21)
+    rows = rng.integers(-127, 128, size=(vector_matrix.PARALLEL_SCAN_MIN_ROWS + 3001, 96), dtype=np.int8)
+    query = rng.normal(size=96).astype(np.float32)
+    started: list[str] = []
+    real_thread = vector_matrix.threading.Thread
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        started.append(kwargs.get("name", ""))
+        return real_thread(*args, **kwargs)
+
+    monkeypatch.setattr(vector_matrix.threading, "Thread", counted)
+    two = vector_matrix._chunked_dot(rows, query)
+    assert started == ["vector-scan"]
+    one = np.concatenate(
+        [vector_matrix._dot(rows[at : at + 8192], query) for at in range(0, len(rows), 8192)]
+    )
+    assert two.dtype == np.float32 and np.array_equal(two, one)
+    short = vector_matrix._chunked_dot(rows[:1000], query)
+    assert started == ["vector-scan"] and np.array_equal(short, one[:1000])
+
+
+@pytest.mark.parametrize("one_search", [True, False])
+def test_the_rows_asked_for_are_found_by_rowid_in_any_order(one_search: bool) -> None:
+    """`rows` finds rows by rowid whatever order the matrix holds them in (a rewritten memory's vector
+    moves to a later slot): through one pass over the rowids in a one-search process, through a dict of
+    every row in the others; rowids it does not hold are left out."""
+    rng = np.random.default_rng(4)
+    rowids = rng.permutation(np.arange(1, 5001)) * 3
+    blob = rng.integers(-127, 128, size=(5000, 896), dtype=np.int8).tobytes()
+    fmt = codec.int8_format(896)
+    matrix = vector_matrix.VectorMatrix.of_int8(rowids.tolist(), blob, fmt)
+    matrix.sign_prefilter = not one_search
+    stored = np.frombuffer(blob, dtype=np.int8).reshape(5000, 896)
+    asked = [int(rowids[7]), 2, int(rowids[4999]), int(rowids[0]), 15001]
+    found = matrix.rows(asked)
+    assert list(found) == [int(rowids[7]), int(rowids[4999]), int(rowids[0])]
+    for position in (7, 4999, 0):
+        expected = stored[position].astype(np.float32) * np.float32(fmt.step)
+        assert np.array_equal(found[int(rowids[position])], expected)
+    assert (matrix._positions is None) == one_search
