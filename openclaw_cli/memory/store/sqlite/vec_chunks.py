@@ -6,10 +6,14 @@ chunk separately. Its shadow tables hold the same bytes a chunk at a time (1024 
 has each chunk's size, validity bitmap and rowids, `{table}_vector_chunks00` its vectors back to back.
 Reading those is one blob per 1024 rows (~30 ms for 90 MB).
 
-The blobs are read straight into one block of memory that is not touched until then and asks for huge
-pages: at 100k rows, reading them as 98 bytes objects cost 64 ms (22k page faults of 4 KB, in a virtual
-machine ~2-3 us each) and copying them into one array another 18 ms; reading into the block costs 20 ms,
-and the rows are then compacted in place (`chunk_arrays`) instead of copied.
+The blobs are read straight into one block of memory whose pages the kernel maps in one call, and the
+rows are then compacted in place (`chunk_arrays`) instead of copied. At 100k rows (90 MB) reading them as
+98 bytes objects cost 64 ms (22k page faults of 4 KB, ~2-3 us each in a virtual machine) and copying
+them into one array another 18 ms; into the mapped block the read costs 43-52 ms. Huge pages read in
+20-26 ms, but in a virtual machine they cost 100-200 ms whenever the host must first back them (after
+another process freed its memory): a whole one-search process, run after another process each time,
+took 452-462 ms with the mapped block, 467-483 ms with 4 KB pages faulted one by one and 424-598 ms
+(median ~525) with huge pages.
 
 That layout is sqlite-vec's, not ours, so nothing is trusted: every chunk's sizes must agree with each
 other and with the table's width, the valid rows must be exactly the rows vec0 counts, and sampled rows
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Iterator, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -100,7 +103,7 @@ def _read_vectors(
     conn: apsw.Connection, vectors_table: str, listed: list[tuple[int, int, bytes, bytes]], row_bytes: int
 ) -> list[Chunk]:
     """The listed chunks with their vectors, read into one block (see the module's doc)."""
-    block = memoryview(_untouched_block(sum(size for _, size, _, _ in listed) * row_bytes))
+    block = memoryview(_mapped_block(sum(size for _, size, _, _ in listed) * row_bytes))
     chunks = []
     at = 0
     for chunk_id, size, validity, rowids in listed:
@@ -112,15 +115,13 @@ def _read_vectors(
     return chunks
 
 
-def _untouched_block(size: int) -> mmap.mmap | bytearray:
-    """`size` bytes of private memory, given page by page as they are first written, in huge pages
-    where the system allows them (as numpy asks for its large arrays)."""
-    if size == 0:
-        return bytearray()
-    block = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    with suppress(AttributeError, OSError):  # no huge pages here: 4 KB pages, only slower
-        block.madvise(mmap.MADV_HUGEPAGE)
-    return block
+def _mapped_block(size: int) -> mmap.mmap | bytearray:
+    """`size` bytes of private memory whose pages are mapped at once (MAP_POPULATE) rather than one fault
+    at a time as they are written; a plain bytearray where the system has no such mapping."""
+    if size == 0 or not hasattr(mmap, "MAP_ANONYMOUS"):
+        return bytearray(size)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
+    return mmap.mmap(-1, size, flags=flags)
 
 
 def chunk_arrays(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
@@ -136,7 +137,7 @@ def chunk_arrays(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
         np.unpackbits(np.frombuffer(c.validity, np.uint8), bitorder="little").astype(bool) for c in chunks
     ]
     count = sum(int(v.sum()) for v in valid)
-    shared = cast("mmap.mmap | bytearray", chunks[0].vectors.obj)  # the block of `_untouched_block`
+    shared = cast("mmap.mmap | bytearray", chunks[0].vectors.obj)  # the block of `_mapped_block`
     assert all(c.vectors.obj is shared for c in chunks), "chunks of one read_chunks"
     block = np.frombuffer(shared, dtype=np.uint8)
     block = block[: sum(c.size for c in chunks) * width].reshape(-1, width)
