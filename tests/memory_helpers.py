@@ -43,15 +43,15 @@ def copy_shared_models(destination: Path) -> None:
     """Copy the packaged models' current conversions (converted first if need be) from the shared cache
     into `destination`, without jieba's table. Only the current ones: on a developer's machine the shared
     cache also holds the conversions of every other checkout, gigabytes that copying took seconds over."""
-    from openclaw_cli.memory.embedding import use_m3, use_m3_pieces
+    from openclaw_cli.memory.embedding import use_m3
     from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
     from openclaw_cli.memory.embedding.quantize import int8_compute_model, weights_path
 
     shared = shared_model_cache()
     minilm = int8_compute_model(local_model_files()[0], shared)
-    model, tokenizer = use_m3.convert(shared)
-    files = [minilm, weights_path(minilm), model, use_m3.table_path(model), tokenizer]
-    pieces = use_m3_pieces.cache_path(tokenizer)
+    model = use_m3.convert(shared)
+    files = [minilm, weights_path(minilm), model, use_m3.table_path(model)]
+    pieces = use_m3.pieces_path(model)
     destination.mkdir(parents=True, exist_ok=True, mode=0o700)
     for path in [*files, *([pieces] if pieces.exists() else [])]:
         shutil.copy2(path, destination / path.name)

@@ -37,8 +37,8 @@ def _minilm(cache: Path) -> tuple[Path, list[Path], Callable[[], object]]:
 
 
 def _use_m3(cache: Path) -> tuple[Path, list[Path], Callable[[], object]]:
-    model, tokenizer = use_m3.cached_paths(cache)
-    return model, [model, use_m3.table_path(model), tokenizer], lambda: use_m3.convert(cache)
+    model = use_m3.cached_model(cache)
+    return model, [model, use_m3.table_path(model)], lambda: use_m3.convert(cache)
 
 
 def _jieba(cache: Path) -> tuple[Path, list[Path], Callable[[], object]]:

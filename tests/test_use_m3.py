@@ -1,5 +1,5 @@
-"""The USE multilingual v3 embedder: its converted ONNX model and tokenizer against the package's own
-numpy forward pass and SentencePiece port, on real files (the conversion runs once per test session)."""
+"""The USE multilingual v3 embedder: its converted ONNX model and both segmentations against the package's
+own numpy forward pass and SentencePiece port, on real files (the conversion runs once per test session)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import pytest
 from openclaw_cli.memory.embedding.use_m3 import (
     MAX_TOKENS,
     MultilingualEmbedder,
-    cached_paths,
+    cached_model,
     convert,
     needs_conversion,
     package_resources,
+    pieces_path,
     table_path,
 )
 
@@ -99,7 +100,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def embedder(cache_dir: Path) -> MultilingualEmbedder:
-    """The embedder segmenting with tokenizers' full Unigram, as bulk work does: the reference the
+    """The embedder segmenting with the `sentencepiece` library, as bulk work does: the reference the
     piece table's segmentation is compared with."""
     loaded = MultilingualEmbedder(cache_dir, threads=2)
     loaded.load_full_vocabulary()
@@ -116,18 +117,16 @@ def reference() -> np.ndarray:
 
 
 def test_conversion_is_cached_private_and_complete(embedder: MultilingualEmbedder, cache_dir: Path) -> None:
-    model, tokenizer = cached_paths(cache_dir)
+    model = cached_model(cache_dir)
     table = table_path(model)
-    from openclaw_cli.memory.embedding.use_m3_pieces import cache_path
-
     # the lock others wait on, and the piece table every embedder segments with first
-    files = [model, table, tokenizer, model.with_name(f"{model.name}.lock"), cache_path(tokenizer)]
+    files = [model, table, model.with_name(f"{model.name}.lock"), pieces_path(model)]
     assert sorted(p.name for p in cache_dir.iterdir()) == sorted(p.name for p in files)  # no temp dirs
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in files)
     assert cache_dir.stat().st_mode & 0o777 == 0o700
     assert not needs_conversion(cache_dir) and needs_conversion(cache_dir.parent / "elsewhere")
     stamp = model.stat().st_mtime_ns
-    assert convert(cache_dir) == (model, tokenizer) and model.stat().st_mtime_ns == stamp  # reused
+    assert convert(cache_dir) == model and model.stat().st_mtime_ns == stamp  # reused
     # The embedding table stayed uint8 (float32 would be 262 MB), in its own file: 128,010 rows x 512.
     assert table.stat().st_size == 128_010 * 512
     assert model.stat().st_size < 16_000_000
@@ -140,7 +139,7 @@ def test_a_missing_table_means_conversion(
 
     cache = tmp_path / "models"
     shutil.copytree(cache_dir, cache)
-    model, _ = cached_paths(cache)
+    model = cached_model(cache)
     table_path(model).unlink()  # a crash between the renames, or a file removed by hand
     assert needs_conversion(cache)
     again = MultilingualEmbedder(cache, threads=1)
@@ -152,9 +151,8 @@ def test_a_missing_table_means_conversion(
 
 def test_conversion_is_deterministic(tmp_path: Path, embedder: MultilingualEmbedder, cache_dir: Path) -> None:
     again = convert(tmp_path / "models")
-    for first, second in zip(cached_paths(cache_dir), again, strict=True):
-        assert first.read_bytes() == second.read_bytes(), first.name
-    assert table_path(cached_paths(cache_dir)[0]).read_bytes() == table_path(again[0]).read_bytes()
+    assert cached_model(cache_dir).read_bytes() == again.read_bytes()
+    assert table_path(cached_model(cache_dir)).read_bytes() == table_path(again).read_bytes()
 
 
 def test_tokenizer_ids_equal_the_package_tokenizer(embedder: MultilingualEmbedder) -> None:
@@ -235,8 +233,8 @@ def test_a_damaged_cached_file_is_converted_again(
 
     cache = tmp_path / "models"
     shutil.copytree(cache_dir, cache)  # a converted cache, without paying for another conversion
-    model, tokenizer = cached_paths(cache)
-    for damaged in (model, table_path(model), tokenizer):
+    model = cached_model(cache)
+    for damaged in (model, table_path(model)):
         size = damaged.stat().st_size
         with damaged.open("r+b") as handle:
             handle.truncate(size // 2)
@@ -285,17 +283,15 @@ def test_fast_start_gives_the_same_ids_and_vectors(fast, embedder: MultilingualE
 def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(  # type: ignore[no-untyped-def]
     fast, embedder: MultilingualEmbedder
 ) -> None:
-    from openclaw_cli.memory.embedding.use_m3_pieces import cache_path
-
     _, cache = fast
-    pieces = cache_path(cached_paths(cache)[1])
+    pieces = pieces_path(cached_model(cache))
     assert pieces.stat().st_mode & 0o777 == 0o600
     size = pieces.stat().st_size
     with pieces.open("r+b") as handle:
         handle.truncate(size // 3)
     again = MultilingualEmbedder(cache, threads=1, fast_start=True)
     assert pieces.stat().st_size == size
-    # Compared with the tokenizers-based embedder: the first fast one still reads the damaged file it
+    # Compared with the library-based embedder: the first fast one still reads the damaged file it
     # opened, so its answer depends on which lookups an earlier test left in its memo.
     assert again.token_ids("我喜欢喝咖啡") == embedder.token_ids("我喜欢喝咖啡")
 
@@ -312,7 +308,7 @@ def test_fast_start_embeds_a_batch_on_several_threads(fast, embedder: Multilingu
 
 
 def test_a_few_texts_never_load_the_full_tokenizer(cache_dir: Path, embedder: MultilingualEmbedder) -> None:
-    # A gateway's queries, a chat, a `memory index` of a small store: ~0.46 s and ~128 MB saved.
+    # A gateway's queries, a chat, a `memory index` of a small store: ~0.2 s and ~30 MB saved.
     lean = MultilingualEmbedder(cache_dir, threads=2)
     few = [*SENTENCES[:3], *EDGE_TEXTS]
     assert np.array_equal(lean.embed_passages(few), embedder.embed_passages(few))
@@ -345,13 +341,67 @@ def test_the_vocabulary_table_answers_several_threads_at_once(fast) -> None:  # 
 
     import apsw
 
-    from openclaw_cli.memory.embedding.use_m3_pieces import PrefixTable, cache_path
+    from openclaw_cli.memory.embedding.use_m3_pieces import PrefixTable
 
     _, cache = fast
-    path = str(cache_path(cached_paths(cache)[1]))
+    path = str(pieces_path(cached_model(cache)))
     table = PrefixTable(apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY))
     keys = [chr(0x4E00 + n) + chr(0x4E00 + n // 7) for n in range(20_000)]
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(table.get, keys))
     alone = PrefixTable(apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY))
     assert answers == [alone.get(key) for key in keys]
+
+
+def _random_texts(seed: int, count: int) -> list[str]:
+    """Texts of every kind the two segmentations might part on: runs of characters no piece knows (one
+    [unk] each for the package, one per run for the library), special pieces written out, rare planes,
+    spacing, and sentences made of real words."""
+    rng = random.Random(seed)
+    words = " ".join(SENTENCES).split()
+    planes = [(0x20, 0x7E), (0xA0, 0x2FFF), (0x4E00, 0x9FFF), (0xE000, 0xFFFD), (0x10000, 0x1FFFF)]
+    texts = []
+    for _ in range(count):
+        low, high = rng.choice(planes)
+        texts.append("".join(chr(rng.randint(low, high)) for _ in range(rng.randint(1, 25))))
+        texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))))
+    specials = ["<unk>", "<s>", "</s>", "extra_token_id_2", "▁", "  ", "\t"]
+    texts += [rng.choice(words) + rng.choice(specials) + rng.choice(texts) for _ in range(count // 4)]
+    return texts
+
+
+def test_the_library_segments_as_the_table_does(cache_dir: Path, embedder: MultilingualEmbedder) -> None:
+    # The piece table runs the package's own Viterbi (tested against the package above).
+    quick = MultilingualEmbedder(cache_dir, threads=1, fast_start=True)
+    assert embedder.full_vocabulary_loaded
+    texts = [*EDGE_TEXTS, *_random_texts(seed=23, count=1500)]
+    differ = [t for t in texts if quick.token_ids(t) != embedder.token_ids(t)]
+    assert differ == []
+
+
+def test_the_library_reads_the_model_without_its_normaliser() -> None:
+    import sentencepiece
+
+    from openclaw_cli.memory.embedding.sentencepiece_model import without_normalizer
+
+    data = package_resources()[1].read_bytes()
+    plain = sentencepiece.SentencePieceProcessor(model_proto=data)
+    bare = sentencepiece.SentencePieceProcessor(model_proto=without_normalizer(data))
+    text = "  ＦＵＬＬ   width  "
+    assert plain.normalize(text) == "▁FULL▁width"  # the model's own rules: NFKC, spaces, dummy prefix
+    assert bare.normalize(text) == text  # left to build_normalizer, which the table shares
+    assert bare.get_piece_size() == plain.get_piece_size() == 128_000
+    assert [bare.id_to_piece(i) for i in range(6)] == [plain.id_to_piece(i) for i in range(6)]
+
+
+def test_a_tokenizer_json_left_by_an_earlier_version_is_removed(tmp_path: Path, cache_dir: Path) -> None:
+    import shutil
+
+    cache = tmp_path / "models"
+    shutil.copytree(cache_dir, cache)
+    model = cached_model(cache)
+    stale = model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.json")
+    stale.write_text("{}")
+    stamp = model.stat().st_mtime_ns
+    assert convert(cache) == model and not stale.exists()
+    assert model.stat().st_mtime_ns == stamp  # not converted again for it

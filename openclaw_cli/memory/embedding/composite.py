@@ -42,12 +42,20 @@ class CompositeEmbedder:
         ~80% of the embedding time of a short text."""
         import numpy as np
 
+        self.expect_passages(len(texts))  # loading while the English model runs
         read = [i for i, text in enumerate(texts) if LANGUAGE_TRUST.get(detect_language(text), 0.0) > 0]
         first = np.tile(unread_half(self.english.identity.dimensions), (len(texts), 1))
         if read:
             first[read] = self.english.embed_passages([texts[i] for i in read])
         second = self.multilingual.embed_passages(texts)
         return np.hstack([first, second]).astype(np.float32, copy=False)
+
+    def expect_passages(self, count: int) -> None:
+        """`count` texts are about to be embedded: the multilingual model starts loading what bulk work
+        needs, if it has anything to load (embedding/use_m3_segmenter.py)."""
+        expect = getattr(self.multilingual, "expect_passages", None)
+        if expect is not None:
+            expect(count)
 
     def embed_query(self, text: str) -> QueryEmbedding:
         """Both halves unit-norm and unweighted: search weighs them per query and per memory. The unknown

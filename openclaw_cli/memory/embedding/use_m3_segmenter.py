@@ -3,15 +3,16 @@
 Both give the same piece ids (tests/test_use_m3.py checks them against the package's own tokenizer):
 - the piece table (embedding/use_m3_pieces.py) opens in ~45 ms and ~11 MB, and segments a sentence in
   ~46 µs once its lookups are in its memo (~370 µs the first time);
-- tokenizers' Unigram from tokenizer.json takes ~0.46 s of CPU (holding the GIL) and ~128 MB to load, and
-  then ~12 µs a sentence.
+- the `sentencepiece` library on the package's sp.model takes ~0.16-0.2 s and ~30 MB to load, without
+  holding the GIL, and then a few µs a sentence. (tokenizers' Unigram from tokenizer.json, used before,
+  took 0.3-0.46 s holding the GIL, and 128 MB: it stalled every embedding thread of a bulk load's first
+  chunk.)
 
 A process starts with the table. Only bulk work (a call that segments BULK_TEXTS texts or more: a batch of
-memories, an index rebuild, the words of a store) starts loading the full tokenizer, on a thread of its
+memories, an index rebuild, the words of a store) starts loading the full segmentation, on a thread of its
 own; calls go on with the table until it is there. So a gateway, a chat or a `memory index` of a small
-store no longer pays 0.46 s and 128 MB for the few texts they segment, and bulk work still gets the faster
-segmentation within its first chunk. A process that embeds a few texts and exits (`fast_start`) never
-loads it.
+store does not pay for it, and bulk work gets the faster segmentation within its first chunk. A process
+that embeds a few texts and exits (`fast_start`) never loads it.
 """
 
 from __future__ import annotations
@@ -23,26 +24,24 @@ from typing import TYPE_CHECKING
 from openclaw_cli.background import start_load
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
+    from sentencepiece import SentencePieceProcessor
 
     from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
 
-# A call segmenting this many texts is bulk work: what the full tokenizer saves on it (~34 µs a text
+# A call segmenting this many texts is bulk work: what the full segmentation saves on it (~40 µs a text
 # against a warm table, ~360 µs against a cold one) soon repays its load.
 BULK_TEXTS = 64
 UNK = 0  # fixed by the SentencePiece trainer spec of the shipped model
-_UNK_PIECE = "<unk>"
 
 
 class Segmenter:
-    """USE-m3's piece ids of a text, from the table until bulk work has loaded the full tokenizer."""
+    """USE-m3's piece ids of a text, from the table until bulk work has loaded the full segmentation."""
 
-    def __init__(self, pieces: PieceTokenizer, tokenizer_json: Path | None, max_tokens: int) -> None:
-        """`tokenizer_json`: where the full tokenizer is, or None for a process that never loads it."""
+    def __init__(self, pieces: PieceTokenizer, sp_model: Path | None) -> None:
+        """`sp_model`: the package's SentencePiece model, or None for a process that never loads it."""
         self._pieces = pieces
-        self._source = tokenizer_json
-        self._max_tokens = max_tokens
-        self._full: Tokenizer | None = None  # set once, by the loading thread or load_full
+        self._source = sp_model
+        self._full: FullSegmentation | None = None  # set once, by the loading thread or load_full
         self._loading: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -51,7 +50,7 @@ class Segmenter:
         return self._full is not None
 
     def expect(self, count: int) -> None:
-        """`count` texts are about to be segmented: bulk work starts loading the full tokenizer."""
+        """`count` texts are about to be segmented: bulk work starts loading the full segmentation."""
         if count < BULK_TEXTS or self._source is None or self._loading is not None:
             return
         with self._lock:
@@ -59,33 +58,63 @@ class Segmenter:
                 self._loading = start_load(self.load_full, "use-m3-vocabulary")
 
     def load_full(self) -> None:
-        """Load the full tokenizer now, in this thread (a failure raises, as loading it at start did)."""
+        """Load the full segmentation now, in this thread (a failure raises)."""
         if self._full is None and self._source is not None:
-            from openclaw_cli.memory.embedding.onnx_embedder import load_tokenizer
-
-            self._full = load_tokenizer(self._source, self._max_tokens)
+            self._full = FullSegmentation(self._source.read_bytes())
 
     def piece_ids(self, text: str) -> list[int]:
         full = self._full
-        return full_piece_ids(full, text) if full is not None else self._pieces.piece_ids(text)
+        if full is None:
+            return self._pieces.piece_ids(text)
+        normalized = self._pieces.normalize(text)
+        ids = full.piece_ids(normalized) if normalized else None
+        return ids if ids is not None else self._pieces.normalized_piece_ids(normalized)
 
 
-def full_piece_ids(tokenizer: Tokenizer, text: str) -> list[int]:
-    """SentencePiece ids of `text`, without BOS/EOS; [unk] for a text that normalises to nothing.
-
-    tokenizers' Unigram fuses a run of unknown characters into one [unk]; SentencePiece (and the package
-    the model was validated with) gives one [unk] per character, and the vector depends on the count.
-    So the model runs on the normalised text directly and each fused [unk] is split up again: one per
-    literal "<unk>" in it (the piece itself matches, with the best possible score 0) and one per other
-    character (only characters no piece starts with become [unk]).
+class FullSegmentation:
+    """SentencePiece's own segmentation of text normalised beforehand (the table's normaliser), adjusted
+    to the package's tokenizer in its two differences:
+    - a run of unknown characters is one [unk] for `sentencepiece`, one per character for the package
+      (the vector depends on the count);
+    - the package lets a special piece (<unk>, <s>, a user-defined symbol) match inside a text as any
+      other piece; such rare texts are left to the table (`piece_ids` answers None).
     """
-    assert tokenizer.normalizer is not None
-    normalized = tokenizer.normalizer.normalize_str(text)
-    ids: list[int] = []
-    for token in tokenizer.model.tokenize(normalized) if normalized else []:
-        if token.id == UNK:
-            parts = token.value.split(_UNK_PIECE)
-            ids.extend([UNK] * (len(parts) - 1 + sum(map(len, parts))))
-        else:
-            ids.append(token.id)
-    return ids or [UNK]
+
+    def __init__(self, sp_model: bytes) -> None:
+        import sentencepiece
+
+        from openclaw_cli.memory.embedding.sentencepiece_model import without_normalizer
+
+        processor = sentencepiece.SentencePieceProcessor(model_proto=without_normalizer(sp_model))
+        self._processor: SentencePieceProcessor = processor
+        self._specials = _special_pieces(processor)
+
+    def piece_ids(self, normalized: str) -> list[int] | None:
+        if any(special in normalized for special in self._specials):
+            return None
+        ids: list[int] = self._processor.encode(normalized)
+        if UNK in ids:
+            ids = []
+            for piece in self._processor.encode(normalized, return_type="proto").pieces:
+                ids.extend([UNK] * len(piece.surface) if piece.id == UNK else [piece.id])
+        return ids or [UNK]
+
+
+def _special_pieces(processor: SentencePieceProcessor) -> tuple[str, ...]:
+    """The pieces that may not be ordinary text: unknown, control and unused ones, and those scored 0
+    (user-defined symbols are; no learnt piece is), which the library has no test for. Asked of all
+    128,000 ids at once: a call per id took ~80 ms."""
+    ids = list(range(processor.get_piece_size()))
+    flags = zip(
+        processor.IsUnknown(ids),
+        processor.IsControl(ids),
+        processor.IsUnused(ids),
+        processor.GetScore(ids),
+        strict=True,
+    )
+    special = [
+        i
+        for i, (unknown, control, unused, score) in enumerate(flags)
+        if unknown or control or unused or score == 0.0
+    ]
+    return tuple(processor.IdToPiece(special))
