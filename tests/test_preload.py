@@ -148,3 +148,46 @@ def test_settings_that_do_not_validate_leave_the_searchs_own_checks_first(tmp_pa
     assert bad_k.returncode == 2 and "0 is not between 1 and" in bad_k.stderr
     bad_settings = search()
     assert bad_settings.returncode != 0 and "threads" in bad_settings.stderr
+
+
+def _thread_starts(home: Path, *args: str, stdin: str | None = None) -> list[str]:
+    """Which thread starts which, in one CLI process: "starter -> started"."""
+    script = (
+        "import sys, threading, runpy, atexit\n"
+        "events = []\n"
+        "start = threading.Thread.start\n"
+        "def watched(self):\n"
+        "    events.append(threading.current_thread().name + ' -> ' + self.name)\n"
+        "    return start(self)\n"
+        "threading.Thread.start = watched\n"
+        "sys.argv = ['openclaw', *sys.argv[1:]]\n"
+        "atexit.register(lambda: print('\\n'.join(events), file=sys.stderr))\n"
+        "runpy.run_module('openclaw_cli', run_name='__main__')\n"
+    )
+    env = {
+        **os.environ,
+        "OPENCLAW_HOME": str(home),
+        "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache()),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stderr.splitlines() if " -> " in line]
+
+
+def test_a_bulk_load_starts_the_full_segmentation_with_the_models(tmp_path: Path) -> None:
+    # Loaded by the preload thread as soon as the models are in, while the input is still being read.
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    lines = "".join(f'{{"text": "note number {n} about the garden"}}\n' for n in range(3))
+    starts = _thread_starts(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
+    assert "embedder-preload -> use-m3-vocabulary" in starts
+    searched = _thread_starts(tmp_path / "home", "memory", "search", "garden", "--local", "--json")
+    assert "MainThread -> embedder-preload" in searched  # one search: its models, not the library
+    assert not any(s.endswith("use-m3-vocabulary") for s in searched)

@@ -105,7 +105,10 @@ def add_cmd(
     with memory_common.service(fast_start=batch is None) as service:
         memory_common.announce_model_preparation(service)
         if batch is not None:
-            service.preload_embedder()  # the models load while the input is read and validated
+            from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
+
+            # The models load while the input is read and validated.
+            service.preload_embedder(passages=BULK_TEXTS)
             _add_batch(service, batch, as_json)
             return
         assert text is not None

@@ -80,21 +80,29 @@ class MemoryService:
             fast_start=self.fast_start,
         )
 
-    def preload_embedder(self) -> None:
+    def preload_embedder(self, *, passages: int = 0) -> None:
         """Start loading the embedder in the background, for a process about to run one search: model
         sessions initialise without holding the GIL while the store opens, the query is analysed and the
         keyword leg runs, and the search waits for them only when it embeds the query. A failure here is
-        not reported: the search meets it again, where it is used."""
+        not reported: the search meets it again, where it is used.
+
+        `passages`: how many texts the process will embed (a bulk load), so that what embedding that many
+        needs (USE-m3's full segmentation) starts loading as soon as the models are in."""
         if self._preload is None:
             from openclaw_cli.memory.embedding.loader import settle_imports
 
             settle_imports(self.settings.embedding)
-            self._preload = threading.Thread(target=self._load_quietly, name="embedder-preload", daemon=True)
+            self._preload = threading.Thread(
+                target=self._load_quietly, args=(passages,), name="embedder-preload", daemon=True
+            )
             self._preload.start()
 
-    def _load_quietly(self) -> None:
+    def _load_quietly(self, passages: int) -> None:
         with suppress(Exception):
-            self.embedder()
+            embedder = self.embedder()
+            expect = getattr(embedder, "expect_passages", None)
+            if passages and expect is not None:
+                expect(passages)
 
     def model_cache_dir(self) -> Path:
         from openclaw_cli.memory.embedding.loader import model_cache_dir

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store.records import CATEGORIES, SCOPES, parse_created_at
 from openclaw_cli.textcheck import HINT as TEXT_HINT
 from openclaw_cli.textcheck import find_bad_text
+
+if TYPE_CHECKING:  # the search pipeline's imports (~50 ms) are not for `memory add --batch`
+    from openclaw_cli.memory.search.pipeline import SearchRequest
 
 ADD_FIELDS = {"text", "l0", "category", "scope", "userId", "l1", "l2", "id", "createdAt", "source"}
 SEARCH_FIELDS = {"query", "k", "userId", "user", "category", "categories", "scope", "mode", "explain"}
@@ -171,6 +173,8 @@ def _search_categories(obj: dict[str, Any], defaults: SearchRequest, where: str)
 def parse_search_line(
     line: str, number: int, defaults: SearchRequest, source: str = "input"
 ) -> SearchRequest:
+    from openclaw_cli.memory.search.pipeline import SearchRequest
+
     where = f"{source} line {number}"
     obj = _object(line, number, source, SEARCH_HINT)
     unknown = set(obj) - SEARCH_FIELDS
