@@ -394,14 +394,17 @@ def test_the_library_reads_the_model_without_its_normaliser() -> None:
     assert [bare.id_to_piece(i) for i in range(6)] == [plain.id_to_piece(i) for i in range(6)]
 
 
-def test_a_tokenizer_json_left_by_an_earlier_version_is_removed(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_cache_shared_with_an_earlier_version_keeps_its_tokenizer_json(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    # Earlier versions wrote tokenizer.json beside the same model and convert again when it is missing.
     import shutil
 
     cache = tmp_path / "models"
     shutil.copytree(cache_dir, cache)
     model = cached_model(cache)
-    stale = model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.json")
-    stale.write_text("{}")
+    earlier = model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.json")
+    earlier.write_text("{}")
     stamp = model.stat().st_mtime_ns
-    assert convert(cache) == model and not stale.exists()
-    assert model.stat().st_mtime_ns == stamp  # not converted again for it
+    assert convert(cache) == model and earlier.read_text() == "{}"
+    assert model.stat().st_mtime_ns == stamp  # not converted again either

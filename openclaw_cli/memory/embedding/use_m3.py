@@ -118,8 +118,8 @@ def convert(cache_dir: Path) -> Path:
     needs_conversion() reports and the next call completes.
     """
     model = cached_model(cache_dir)
-    # Earlier versions also wrote a tokenizer.json (4.6 MB) that nothing reads any more.
-    model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.json").unlink(missing_ok=True)
+    # Earlier versions also wrote a tokenizer.json beside it: left alone, since they may share this cache
+    # (a conversion's name is kept while its bytes are the same) and would convert again without it.
     if not needs_conversion(cache_dir):
         return model
     try:
