@@ -59,14 +59,16 @@ def test_the_model_cache_is_the_configured_one_else_the_homes(tmp_path: Path) ->
     assert model_cache_dir(configured, home_cache) == Path("~/elsewhere/models").expanduser()
 
 
-def _search_process(home: Path, *args: str) -> list[str]:
-    """The order in which one `memory search` process starts the model load and imports the searcher."""
+def _watched_process(home: Path, *args: str, stdin: str | None = None) -> list[str]:
+    """What one CLI process did, in order: "thread NAME" and "STARTER -> NAME" for each thread started,
+    "import records" and "import json5" when those modules were first imported."""
     script = (
         "import sys, threading, runpy\n"
         "events = []\n"
         "start = threading.Thread.start\n"
         "def watched(self):\n"
         "    events.append('thread ' + self.name)\n"
+        "    events.append(threading.current_thread().name + ' -> ' + self.name)\n"
         "    return start(self)\n"
         "threading.Thread.start = watched\n"
         "def audit(event, args):\n"
@@ -87,15 +89,23 @@ def _search_process(home: Path, *args: str) -> list[str]:
         "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache()),
     }
     done = subprocess.run(
-        [sys.executable, "-c", script, "memory", "search", *args, "--local", "--json"],
+        [sys.executable, "-c", script, *args],
         env=env,
         cwd=ROOT,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    return [line for line in done.stderr.splitlines() if line.startswith(("thread ", "import "))]
+    return [
+        line for line in done.stderr.splitlines() if line.startswith(("thread ", "import ")) or " -> " in line
+    ]
+
+
+def _search_process(home: Path, *args: str) -> list[str]:
+    """The order in which one `memory search` process starts the model load and imports the searcher."""
+    return _watched_process(home, "memory", "search", *args, "--local", "--json")
 
 
 def test_a_search_process_starts_the_model_load_before_importing_the_records(tmp_path: Path) -> None:
@@ -150,44 +160,12 @@ def test_settings_that_do_not_validate_leave_the_searchs_own_checks_first(tmp_pa
     assert bad_settings.returncode != 0 and "threads" in bad_settings.stderr
 
 
-def _thread_starts(home: Path, *args: str, stdin: str | None = None) -> list[str]:
-    """Which thread starts which, in one CLI process: "starter -> started"."""
-    script = (
-        "import sys, threading, runpy, atexit\n"
-        "events = []\n"
-        "start = threading.Thread.start\n"
-        "def watched(self):\n"
-        "    events.append(threading.current_thread().name + ' -> ' + self.name)\n"
-        "    return start(self)\n"
-        "threading.Thread.start = watched\n"
-        "sys.argv = ['openclaw', *sys.argv[1:]]\n"
-        "atexit.register(lambda: print('\\n'.join(events), file=sys.stderr))\n"
-        "runpy.run_module('openclaw_cli', run_name='__main__')\n"
-    )
-    env = {
-        **os.environ,
-        "OPENCLAW_HOME": str(home),
-        "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache()),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        env=env,
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return [line for line in done.stderr.splitlines() if " -> " in line]
-
-
 def test_a_bulk_load_starts_the_full_segmentation_with_the_models(tmp_path: Path) -> None:
     # Loaded by the preload thread as soon as the models are in, while the input is still being read.
     create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
     lines = "".join(f'{{"text": "note number {n} about the garden"}}\n' for n in range(3))
-    starts = _thread_starts(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
+    starts = _watched_process(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
     assert "embedder-preload -> use-m3-vocabulary" in starts
-    searched = _thread_starts(tmp_path / "home", "memory", "search", "garden", "--local", "--json")
+    searched = _search_process(tmp_path / "home", "garden")
     assert "MainThread -> embedder-preload" in searched  # one search: its models, not the library
     assert not any(s.endswith("use-m3-vocabulary") for s in searched)
