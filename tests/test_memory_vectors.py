@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from openclaw_cli.memory.store import sign_scan, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
-from openclaw_cli.memory.store import vector_matrix, vectors
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.sqlite import migrations, vec
@@ -271,6 +271,44 @@ def test_a_long_full_scan_on_two_threads_gives_the_one_thread_sums(monkeypatch: 
     assert two.dtype == np.float32 and np.array_equal(two, one)
     short = vector_matrix._chunked_dot(rows[:1000], query)
     assert started == ["vector-scan"] and np.array_equal(short, one[:1000])
+
+
+@pytest.mark.parametrize("rows", [1000, sign_scan.PARALLEL_MIN_ROWS + 77])
+def test_the_sign_prefilter_sums_each_leg_as_one_thread_does(
+    rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm search's sign disagreements, each leg summed word by word (the first on a helper thread
+    from PARALLEL_MIN_ROWS rows): to the bit the float32 sums of the plain loop, a leg no weighting uses
+    left out, and a word of weight 0 skipped."""
+    rng = np.random.default_rng(5)
+    vectors_ = rng.normal(size=(rows, 896)).astype(np.float32)
+    signs = np.ascontiguousarray(codec.sign_words(vectors_).T)  # word-major, as VectorMatrix keeps them
+    query = rng.normal(size=896).astype(np.float32)
+    query[64:128] = 0  # a word the query has no weight in
+    query_words = codec.sign_words(query[None, :])[0]
+    weights = codec.word_weights(query, signs.shape[0])
+    spans = [range(0, 6), None, range(6, 14)]
+
+    def plain(words: range) -> np.ndarray:
+        total = np.zeros(rows, dtype=np.float32)
+        for word in words:
+            if weights[word] > 0:
+                total += np.bitwise_count(signs[word] ^ query_words[word]) * weights[word]
+        return total
+
+    handed_over: list[bool] = []
+    real_pool = sign_scan._pool
+
+    def pool() -> Any:
+        handed_over.append(True)
+        return real_pool()
+
+    monkeypatch.setattr(sign_scan, "_pool", pool)
+    first, unused, second = sign_scan.leg_disagreements(signs, query_words, weights, spans)
+    assert handed_over == ([True] if rows >= sign_scan.PARALLEL_MIN_ROWS else [])
+    assert unused is None and first is not None and second is not None
+    assert first.dtype == np.float32 and np.array_equal(first, plain(range(0, 6)))
+    assert np.array_equal(second, plain(range(6, 14)))
 
 
 @pytest.mark.parametrize("one_search", [True, False])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.int8_scan import Int8Scan
 from openclaw_cli.memory.store.protocol import StoredRows
+from openclaw_cli.memory.store.sign_scan import leg_disagreements
 from openclaw_cli.memory.store.sqlite.vec_chunks import chunk_arrays
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
@@ -339,16 +340,11 @@ class VectorMatrix:
             return self._sign_pools([scale_legs(query, legs, factors) for factors in scalings], pool, mask)
         query_words = codec.sign_words(query[None, :])[0]
         weights = codec.word_weights(query, self._signs.shape[0])
-        per_leg: list[np.ndarray | None] = []
-        for n, (start, width) in enumerate(zip(starts, legs, strict=True)):
-            if not any(factors[n] != 0 for factors in scalings):
-                per_leg.append(None)
-                continue
-            disagreement = np.zeros(self._signs.shape[1], dtype=np.float32)
-            for word in range(start // 64, (start + width + 63) // 64):
-                if weights[word] > 0:
-                    disagreement += np.bitwise_count(self._signs[word] ^ query_words[word]) * weights[word]
-            per_leg.append(disagreement)
+        spans = [
+            range(start // 64, (start + width + 63) // 64) if any(f[n] != 0 for f in scalings) else None
+            for n, (start, width) in enumerate(zip(starts, legs, strict=True))
+        ]
+        per_leg = leg_disagreements(self._signs, query_words, weights, spans)
         out = []
         for factors in scalings:
             parts = [
