@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_cli.memory.store import sign_scan, vector_matrix, vectors
+from openclaw_cli.memory.store import leg_scan, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
@@ -273,7 +273,7 @@ def test_a_long_full_scan_on_two_threads_gives_the_one_thread_sums(monkeypatch: 
     assert started == ["vector-scan"] and np.array_equal(short, one[:1000])
 
 
-@pytest.mark.parametrize("rows", [1000, sign_scan.PARALLEL_MIN_ROWS + 77])
+@pytest.mark.parametrize("rows", [1000, leg_scan.PARALLEL_MIN_ROWS + 77])
 def test_the_sign_prefilter_sums_each_leg_as_one_thread_does(
     rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,15 +297,15 @@ def test_the_sign_prefilter_sums_each_leg_as_one_thread_does(
         return total
 
     handed_over: list[bool] = []
-    real_pool = sign_scan._pool
+    real_pool = leg_scan._pool
 
     def pool() -> Any:
         handed_over.append(True)
         return real_pool()
 
-    monkeypatch.setattr(sign_scan, "_pool", pool)
-    first, unused, second = sign_scan.leg_disagreements(signs, query_words, weights, spans)
-    assert handed_over == ([True] if rows >= sign_scan.PARALLEL_MIN_ROWS else [])
+    monkeypatch.setattr(leg_scan, "_pool", pool)
+    first, unused, second = leg_scan.leg_disagreements(signs, query_words, weights, spans)
+    assert handed_over == ([True] if rows >= leg_scan.PARALLEL_MIN_ROWS else [])
     assert unused is None and first is not None and second is not None
     assert first.dtype == np.float32 and np.array_equal(first, plain(range(0, 6)))
     assert np.array_equal(second, plain(range(6, 14)))
@@ -330,3 +330,22 @@ def test_the_rows_asked_for_are_found_by_rowid_in_any_order(one_search: bool) ->
         expected = stored[position].astype(np.float32) * np.float32(fmt.step)
         assert np.array_equal(found[int(rowids[position])], expected)
     assert (matrix._positions is None) == one_search
+
+
+def test_a_warm_search_at_scale_sums_its_legs_on_two_threads_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From PARALLEL_MIN_ROWS rows a warm search sums its legs' sign disagreements on two threads
+    (store/leg_scan.py): the candidates and their scores are, to the bit, those of one thread."""
+    rng = np.random.default_rng(8)
+    count = leg_scan.PARALLEL_MIN_ROWS + 500
+    blob = rng.integers(-127, 128, size=(count, 896), dtype=np.int8).tobytes()
+    fmt = codec.int8_format(896)
+    matrix = vector_matrix.VectorMatrix.of_int8(list(range(1, count + 1)), blob, fmt)
+    assert matrix._signs is not None  # the sign prefilter's path, as at 100k
+    query = rng.normal(size=896).astype(np.float32)
+    legs, scalings = (384, 512), [(1.0, 1.0), (0.4, 1.0)]
+    where = vectors.VectorFilter()
+    two = matrix.knn_scaled(query, legs, scalings, 10, where)
+    monkeypatch.setattr(leg_scan, "PARALLEL_MIN_ROWS", 10**9)
+    assert matrix.knn_scaled(query, legs, scalings, 10, where) == two and len(two[0]) == 10

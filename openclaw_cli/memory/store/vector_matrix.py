@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.int8_scan import Int8Scan
+from openclaw_cli.memory.store.leg_scan import leg_disagreements
 from openclaw_cli.memory.store.protocol import StoredRows
-from openclaw_cli.memory.store.sign_scan import leg_disagreements
 from openclaw_cli.memory.store.sqlite.vec_chunks import chunk_arrays
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
