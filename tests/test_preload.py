@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.config import EmbeddingSettings, Settings
 from openclaw_cli.errors import StoreError
 from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir, preload
+from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
+from openclaw_cli.memory.service import MemoryService
+from openclaw_cli.paths import Home
 from tests.memory_helpers import shared_model_cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,12 +163,46 @@ def test_settings_that_do_not_validate_leave_the_searchs_own_checks_first(tmp_pa
     assert bad_settings.returncode != 0 and "threads" in bad_settings.stderr
 
 
-def test_a_bulk_load_starts_the_full_segmentation_with_the_models(tmp_path: Path) -> None:
-    # Loaded by the preload thread as soon as the models are in, while the input is still being read.
+def test_a_bulk_load_starts_the_full_segmentation_and_a_small_one_does_not(tmp_path: Path) -> None:
     create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
-    lines = "".join(f'{{"text": "note number {n} about the garden"}}\n' for n in range(3))
+    lines = "".join(f'{{"text": "note number {n} about the garden"}}\n' for n in range(BULK_TEXTS))
     starts = _watched_process(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
-    assert "embedder-preload -> use-m3-vocabulary" in starts
+    # Started once the models are in: by the preload, the command, or the first chunk, whichever is first.
+    assert any(s.endswith(" -> use-m3-vocabulary") for s in starts)
+    three = "".join(lines.splitlines(keepends=True)[:3])  # a small batch: the table segments it
+    few = _watched_process(tmp_path / "few", "memory", "add", "--batch", "-", stdin=three)
+    assert "MainThread -> embedder-preload" in few and not any(s.endswith("use-m3-vocabulary") for s in few)
     searched = _search_process(tmp_path / "home", "garden")
     assert "MainThread -> embedder-preload" in searched  # one search: its models, not the library
     assert not any(s.endswith("use-m3-vocabulary") for s in searched)
+
+
+@pytest.mark.parametrize("told_first", [True, False])
+def test_the_texts_expected_reach_the_preloaded_embedder_whether_told_before_or_after_it_is_in(
+    tmp_path: Path, told_first: bool
+) -> None:
+    loaded = threading.Event()
+    told: list[int] = []
+
+    class Embedder:
+        def expect_passages(self, count: int) -> None:
+            told.append(count)
+
+    def embedder() -> Embedder:
+        loaded.wait(30)
+        return Embedder()
+
+    service = MemoryService(Home(tmp_path), "main", Settings().memory)
+    service.embedder = embedder  # type: ignore[method-assign,assignment]
+    if not told_first:
+        loaded.set()
+    service.preload_embedder()
+    if told_first:
+        service.expect_passages(300)
+        assert told == []  # the models are not in yet
+        loaded.set()
+    _wait_for_preloads()
+    if not told_first:
+        assert told == []  # nothing expected yet
+        service.expect_passages(300)
+    assert told == [300]

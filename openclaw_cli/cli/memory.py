@@ -105,10 +105,7 @@ def add_cmd(
     with memory_common.service(fast_start=batch is None) as service:
         memory_common.announce_model_preparation(service)
         if batch is not None:
-            from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
-
-            # The models load while the input is read and validated.
-            service.preload_embedder(passages=BULK_TEXTS)
+            service.preload_embedder()  # the models load while the input is read and validated
             _add_batch(service, batch, as_json)
             return
         assert text is not None
@@ -147,6 +144,7 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
 
     label = "stdin" if source == "-" else source
     items = parse_add_lines(memory_common.read_lines(source), label)
+    service.expect_passages(len(items))
     records: list[MemoryRecord] = []
 
     def built() -> Iterator[MemoryRecord]:

@@ -57,6 +57,9 @@ class MemoryService:
         self._stores: dict[Path, MemoryStore] = {}
         self._contexts: dict[Path, ContextSteps] = {}  # a warm process's search caches, by store
         self._preload: threading.Thread | None = None
+        self._preloaded = False  # the preload's embedder is in
+        self._expected = 0  # texts the process said it will embed (expect_passages)
+        self._expected_lock = threading.Lock()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -80,29 +83,40 @@ class MemoryService:
             fast_start=self.fast_start,
         )
 
-    def preload_embedder(self, *, passages: int = 0) -> None:
+    def preload_embedder(self) -> None:
         """Start loading the embedder in the background, for a process about to run one search: model
         sessions initialise without holding the GIL while the store opens, the query is analysed and the
         keyword leg runs, and the search waits for them only when it embeds the query. A failure here is
-        not reported: the search meets it again, where it is used.
-
-        `passages`: how many texts the process will embed (a bulk load), so that what embedding that many
-        needs (USE-m3's full segmentation) starts loading as soon as the models are in."""
+        not reported: the search meets it again, where it is used."""
         if self._preload is None:
             from openclaw_cli.memory.embedding.loader import settle_imports
 
             settle_imports(self.settings.embedding)
-            self._preload = threading.Thread(
-                target=self._load_quietly, args=(passages,), name="embedder-preload", daemon=True
-            )
+            self._preload = threading.Thread(target=self._load_quietly, name="embedder-preload", daemon=True)
             self._preload.start()
 
-    def _load_quietly(self, passages: int) -> None:
+    def expect_passages(self, count: int) -> None:
+        """`count` texts are about to be embedded: what embedding that many needs (USE-m3's full
+        segmentation, for a bulk load) starts loading as soon as the preloaded models are in, now if they
+        are. Without a preload the embedder meets the count itself, when the texts come."""
+        with self._expected_lock:
+            self._expected = count
+            loaded = self._preloaded
+        if loaded:
+            self._start_expected()
+
+    def _load_quietly(self) -> None:
         with suppress(Exception):
-            embedder = self.embedder()
-            expect = getattr(embedder, "expect_passages", None)
-            if passages and expect is not None:
-                expect(passages)
+            self.embedder()
+            with self._expected_lock:  # expect_passages before or after this: one of the two starts it
+                self._preloaded = True
+            self._start_expected()
+
+    def _start_expected(self) -> None:
+        with suppress(Exception):
+            expect = getattr(self.embedder(), "expect_passages", None)
+            if self._expected and expect is not None:
+                expect(self._expected)
 
     def model_cache_dir(self) -> Path:
         from openclaw_cli.memory.embedding.loader import model_cache_dir
