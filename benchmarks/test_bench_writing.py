@@ -195,8 +195,8 @@ def test_bench_bulk_cli_against_embedding_alone(benchmark, tmp_path: Path) -> No
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     embedder = service_for(tmp_path / "models").embedder()
     embedder.embed_passages(["warm up", "预热"])  # loaded and converted before anything is timed
-    # The reference segments as bulk work does once USE-m3's full tokenizer is in (use_m3_segmenter.py);
-    # the CLI's batch starts that load with its first chunk and pays for it inside its timed rate.
+    # The reference segments as bulk work does once USE-m3's full segmentation is in (use_m3_segmenter.py);
+    # the CLI's batch starts that load once its models are in and pays for it inside its timed rate.
     multilingual = getattr(embedder, "multilingual", embedder)
     if hasattr(multilingual, "load_full_vocabulary"):
         multilingual.load_full_vocabulary()

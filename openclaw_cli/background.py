@@ -1,7 +1,7 @@
 """A load started on a thread of its own, for a result the process may want later.
 
 Used where something slow can be loaded ahead of need (the models at a command's start) or once it is
-clearly needed (USE-m3's full tokenizer, jieba's whole dictionary, for bulk work). A failure is dropped:
+clearly needed (USE-m3's full segmentation, jieba's whole dictionary, for bulk work). A failure is dropped:
 the caller either meets it again on its own path or goes on with what it has. The process joins the thread
 before it exits, since a thread still inside a native loader at interpreter exit can crash it.
 """

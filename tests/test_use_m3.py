@@ -307,7 +307,7 @@ def test_fast_start_embeds_a_batch_on_several_threads(fast, embedder: Multilingu
     assert not several.full_vocabulary_loaded  # a process that embeds a few texts and exits never loads it
 
 
-def test_a_few_texts_never_load_the_full_tokenizer(cache_dir: Path, embedder: MultilingualEmbedder) -> None:
+def test_a_few_texts_never_load_the_full_segmentation(cache_dir: Path, embedder: MultilingualEmbedder) -> None:
     # A gateway's queries, a chat, a `memory index` of a small store: ~0.2 s and ~30 MB saved.
     lean = MultilingualEmbedder(cache_dir, threads=2)
     few = [*SENTENCES[:3], *EDGE_TEXTS]
@@ -319,7 +319,7 @@ def test_a_few_texts_never_load_the_full_tokenizer(cache_dir: Path, embedder: Mu
     assert not lean.full_vocabulary_loaded
 
 
-def test_bulk_work_loads_the_full_tokenizer_and_no_vector_changes(
+def test_bulk_work_loads_the_full_segmentation_and_no_vector_changes(
     cache_dir: Path, embedder: MultilingualEmbedder
 ) -> None:
     from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
