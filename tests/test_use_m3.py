@@ -307,7 +307,9 @@ def test_fast_start_embeds_a_batch_on_several_threads(fast, embedder: Multilingu
     assert not several.full_vocabulary_loaded  # a process that embeds a few texts and exits never loads it
 
 
-def test_a_few_texts_never_load_the_full_segmentation(cache_dir: Path, embedder: MultilingualEmbedder) -> None:
+def test_a_few_texts_never_load_the_full_segmentation(
+    cache_dir: Path, embedder: MultilingualEmbedder
+) -> None:
     # A gateway's queries, a chat, a `memory index` of a small store: ~0.2 s and ~30 MB saved.
     lean = MultilingualEmbedder(cache_dir, threads=2)
     few = [*SENTENCES[:3], *EDGE_TEXTS]
