@@ -8,7 +8,6 @@ ModelProto: 1 = repeated SentencePiece {1 piece, 2 score (float32)}, 3 = Normali
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
 from typing import Any
 
 _PIECES, _NORMALIZER = 1, 3
@@ -48,39 +47,23 @@ def without_normalizer(data: bytes) -> bytes:
 def _fields(data: bytes) -> dict[int, list[Any]]:
     """One message: field number -> values (int for varints, bytes otherwise), in order."""
     fields: dict[int, list[Any]] = {}
-    for field, start, end in _raw_fields(data):
-        key, pos = _varint(data, start)
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
         wire = key & 7
         value: Any
         if wire == 0:
-            value = _varint(data, pos)[0]
-        elif wire == _LENGTH_DELIMITED:
-            value = data[_varint(data, pos)[1] : end]
-        else:  # fixed 32 or 64 bits
-            value = data[pos:end]
-        fields.setdefault(field, []).append(value)
-    return fields
-
-
-def _raw_fields(data: bytes) -> Iterator[tuple[int, int, int]]:
-    """(field number, first byte, end) of each field of one message, its key included."""
-    pos = 0
-    while pos < len(data):
-        start = pos
-        key, pos = _varint(data, pos)
-        wire = key & 7
-        if wire == 0:
-            pos = _varint(data, pos)[1]
+            value, pos = _varint(data, pos)
         elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
+            size = 8 if wire == 1 else 4
+            value, pos = data[pos : pos + size], pos + size
         elif wire == _LENGTH_DELIMITED:
             size, pos = _varint(data, pos)
-            pos += size
+            value, pos = data[pos : pos + size], pos + size
         else:
             raise ValueError(f"unsupported protobuf wire type {wire}")
-        if pos > len(data):
-            raise ValueError("protobuf message cut off")
-        yield key >> 3, start, pos
+        fields.setdefault(key >> 3, []).append(value)
+    return fields
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
