@@ -1,11 +1,12 @@
-"""Per-text runs spread over several sessions (embedding/per_text.py): every text runs once, a busy
-thread does not hold the others up, a failure comes back to the caller, and with the real models a
-text's vector does not depend on how many sessions shared the list."""
+"""Per-text runs spread over several threads sharing one session (embedding/per_text.py): every text
+runs once, a busy thread does not hold the others up, a failure comes back to the caller, and with the
+real models a text's vector does not depend on how many threads shared the list or ran at once."""
 
 from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -15,84 +16,70 @@ from openclaw_cli.memory.embedding.per_text import run_each
 from tests.memory_helpers import service_for
 
 
-def test_every_text_runs_once_on_the_sessions_asked_for() -> None:
+def test_every_text_runs_once_on_at_most_the_threads_asked_for() -> None:
     seen: list[tuple[str, int]] = []
     lock = threading.Lock()
 
-    def one(session: str, i: int) -> None:
+    def one(i: int) -> None:
+        time.sleep(0.001)  # long enough for the helpers to take some
         with lock:
-            seen.append((session, i))
+            seen.append((threading.current_thread().name, i))
 
-    run_each(50, 3, lambda n: f"session{n}", one)
+    run_each(50, 3, one)
     assert sorted(i for _, i in seen) == list(range(50))
-    assert {s for s, _ in seen} <= {"session0", "session1", "session2"}
+    assert {name for name, _ in seen} <= {threading.current_thread().name, "embed-1", "embed-2"}
 
 
 def test_no_more_threads_than_texts_and_none_for_an_empty_list() -> None:
-    asked: list[int] = []
     threads: set[str] = set()
+    calls: list[int] = []
 
-    def session(n: int) -> int:
-        asked.append(n)
-        return n
-
-    def one(session_number: int, i: int) -> None:
+    def one(i: int) -> None:
         threads.add(threading.current_thread().name)
+        calls.append(i)
 
-    run_each(1, 4, session, one)
-    # One text: the caller's thread and its first session only.
-    assert asked == [0] and threads == {threading.current_thread().name}
-    run_each(0, 4, session, one)
-    assert asked == [0, 0] and len(threads) == 1
+    run_each(1, 4, one)
+    # One text: the caller's thread only.
+    assert calls == [0] and threads == {threading.current_thread().name}
+    run_each(0, 4, one)
+    assert calls == [0] and len(threads) == 1
 
 
-def test_a_slow_session_leaves_the_remaining_texts_to_the_other() -> None:
-    """Session 1 is slow (as when another thread of the process takes its core): session 0 runs the
+def test_a_slow_thread_leaves_the_remaining_texts_to_the_other() -> None:
+    """The helper is slow (as when another thread of the process takes its core): the caller runs the
     texts it has not taken instead of waiting at the end with half of them."""
-    runs = {0: 0, 1: 0}
+    caller = threading.current_thread().name
+    runs = {"caller": 0, "helper": 0}
+    lock = threading.Lock()
 
-    def one(session: int, i: int) -> None:
-        time.sleep(0.2 if session == 1 else 0.001)
-        runs[session] += 1
+    def one(i: int) -> None:
+        who = "caller" if threading.current_thread().name == caller else "helper"
+        time.sleep(0.2 if who == "helper" else 0.001)
+        with lock:
+            runs[who] += 1
 
-    run_each(40, 2, lambda n: n, one)
-    assert runs[0] + runs[1] == 40
-    assert runs[1] <= 2 and runs[0] >= 38
-
-
-def test_a_session_loading_late_does_not_hold_up_the_first() -> None:
-    loaded = threading.Event()
-    order: list[int] = []
-
-    def session(n: int) -> int:
-        if n == 1:
-            loaded.wait(5)  # loads while session 0 already works
-        return n
-
-    def one(session_number: int, i: int) -> None:
-        order.append(session_number)
-        if len(order) == 10:
-            loaded.set()
-
-    run_each(20, 2, session, one)
-    assert order[:10] == [0] * 10 and len(order) == 20
+    run_each(40, 2, one)
+    assert runs["caller"] + runs["helper"] == 40
+    assert runs["helper"] <= 2 and runs["caller"] >= 38
 
 
 def test_a_failure_in_any_thread_is_raised_to_the_caller() -> None:
-    def one(session: int, i: int) -> None:
+    def one(i: int) -> None:
         if i == 7:
             raise ValueError("text 7 failed")
 
     with pytest.raises(ValueError, match="text 7 failed"):
-        run_each(30, 2, lambda n: n, one)
+        run_each(30, 2, one)
 
-    def session(n: int) -> int:
-        if n == 1:
-            raise RuntimeError("no session")
-        return n
+    caller = threading.current_thread().name
 
-    with pytest.raises(RuntimeError, match="no session"):
-        run_each(30, 2, session, lambda session_number, i: None)
+    def helper_fails(i: int) -> None:
+        if threading.current_thread().name != caller:
+            raise RuntimeError("helper failed")
+        time.sleep(0.01)  # the helper takes a text before the caller runs out of them
+
+    with pytest.raises(RuntimeError, match="helper failed"):
+        run_each(30, 2, helper_fails)
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +89,22 @@ def composite(tmp_path_factory: pytest.TempPathFactory) -> CompositeEmbedder:
     return embedder
 
 
-def test_vectors_do_not_depend_on_how_many_sessions_share_the_list(composite: CompositeEmbedder) -> None:
-    texts = [f"Note {n}: prefers {n % 7} monitors and tea at {n % 12}pm" for n in range(40)]
-    texts += ["每周跑步三次，一般早上六点半沿钱塘江跑。", "私はコーヒーが好きです"]
-    together = composite.embed_passages(texts)  # two sessions per model (memory.embedding.threads)
-    alone = np.vstack([composite.embed_passages([t]) for t in texts])  # one session, one text at a time
+TEXTS = [f"Note {n}: prefers {n % 7} monitors and tea at {n % 12}pm" for n in range(40)]
+TEXTS += ["每周跑步三次，一般早上六点半沿钱塘江跑。", "私はコーヒーが好きです"]
+
+
+def test_vectors_do_not_depend_on_how_many_threads_share_the_list(composite: CompositeEmbedder) -> None:
+    together = composite.embed_passages(TEXTS)  # two threads per model (memory.embedding.threads)
+    alone = np.vstack([composite.embed_passages([t]) for t in TEXTS])  # one thread, one text at a time
     np.testing.assert_array_equal(together, alone)
+
+
+def test_one_session_serves_many_lists_at_once(composite: CompositeEmbedder) -> None:
+    """Four callers embed overlapping lists at the same time, each on two threads, all on each model's
+    one session: every vector is the one a lone run gives."""
+    alone = np.vstack([composite.embed_passages([t]) for t in TEXTS])
+    lists = [TEXTS[n:] + TEXTS[:n] for n in (0, 5, 11, 29)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(composite.embed_passages, lists))
+    for n, got in zip((0, 5, 11, 29), results, strict=True):
+        np.testing.assert_array_equal(got, np.roll(alone, -n, axis=0))

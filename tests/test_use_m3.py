@@ -297,7 +297,7 @@ def test_fast_start_vocabulary_cache_is_private_and_rebuilt_when_damaged(  # typ
 
 
 def test_fast_start_embeds_a_batch_on_several_threads(fast, embedder: MultilingualEmbedder) -> None:  # type: ignore[no-untyped-def]
-    # One session per thread shares the vocabulary table's connection: apsw refuses a connection another
+    # Several threads share the vocabulary table's connection: apsw refuses a connection another
     # thread is inside (a `session search` process embedding its pending turns failed so).
     _, cache = fast
     several = MultilingualEmbedder(cache, threads=4, fast_start=True)

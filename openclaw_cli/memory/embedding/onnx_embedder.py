@@ -187,7 +187,7 @@ class OnnxEmbedder:
         optimise: bool = True,
         per_text: bool = False,
     ) -> None:
-        # per_text: run every text alone, on `threads` single-threaded sessions in parallel. Needed by
+        # per_text: run every text alone, on `threads` threads sharing one single-threaded session. Needed by
         # dynamically quantized models, whose activation scale is taken over the whole input tensor: in a
         # batch, a text's vector would depend on its neighbours and on padding. It is also faster here
         # (652 vs 600 passages/s on 2 cores: no padding, no synchronisation between cores).
@@ -197,14 +197,13 @@ class OnnxEmbedder:
         self._tokenizer_path = tokenizer_path
         self._optimise = optimise
         self._session = load_session(model_path, 1 if per_text else threads, optimise=optimise)
-        self._workers: list[InferenceSession] = [self._session]
         self._tokenizer = load_tokenizer(tokenizer_path, MAX_TOKENS)
         self._pooling = pooling
         self._query_prefix = query_prefix
         self._passage_prefix = passage_prefix
         self._unk_id = _unknown_token_id(self._tokenizer)
-        # One session run at a time: onnxruntime is thread-safe, but two concurrent runs would each
-        # want all `threads` cores.
+        # One batched run at a time: onnxruntime is thread-safe, but two concurrent runs would each
+        # want all `threads` cores (per-text runs are single-threaded and do run concurrently).
         self._lock = threading.Lock()
         dimensions = self._output_dimensions()
         if expected_dimensions is not None and expected_dimensions != dimensions:
@@ -250,7 +249,7 @@ class OnnxEmbedder:
         # Asked once (each call crosses into C++); every session is the same model.
         names = [i.name for i in self._session.get_inputs()]
 
-        def one(session: InferenceSession, i: int) -> None:
+        def one(i: int) -> None:
             # One unpadded text: its mask is all ones, so mean pooling is a plain mean.
             enc = encodings[i]
             arrays = {
@@ -258,20 +257,11 @@ class OnnxEmbedder:
                 "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
                 "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
             }
-            output = session.run(None, {name: arrays[name] for name in names})[0]
+            output = self._session.run(None, {name: arrays[name] for name in names})[0]
             out[i] = l2_normalise(self._pool(output, arrays["attention_mask"]))[0]
 
-        run_each(len(encodings), self._threads, self._session_number, one)
+        run_each(len(encodings), self._threads, one)
         return out
-
-    def _session_number(self, number: int) -> InferenceSession:
-        """Session `number` of the per-text runs, loaded on first need (a query needs only the first)."""
-        if number < len(self._workers):  # the loaded ones are never replaced: no lock to read them
-            return self._workers[number]
-        with self._lock:
-            while len(self._workers) <= number:
-                self._workers.append(load_session(self._model_path, 1, optimise=self._optimise))
-            return self._workers[number]
 
     def run(self, encodings: Sequence[Encoding], pad_to: int | None = None) -> np.ndarray:
         """L2-normalised vectors for already tokenised texts (one model run; pad_to is for checking)."""

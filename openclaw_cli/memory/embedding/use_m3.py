@@ -17,7 +17,6 @@ import hashlib
 import importlib.util
 import os
 import tempfile
-import threading
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -197,17 +196,15 @@ class MultilingualEmbedder:
     """USE-m3 through onnxruntime: 512-dimensional, L2-normalised, one text per run.
 
     Each text runs alone (dynamic quantisation takes the activation scale over the whole input, so in a
-    batch a vector would depend on its neighbours); `threads` single-threaded sessions share a list of
-    texts, as OnnxEmbedder(per_text=True) does for MiniLM.
+    batch a vector would depend on its neighbours); `threads` threads share a list of texts and the one
+    single-threaded session, as OnnxEmbedder(per_text=True) does for MiniLM (embedding/per_text.py).
     """
 
     def __init__(self, cache_dir: Path, threads: int, *, fast_start: bool = False) -> None:
         """`fast_start`: the process embeds a few texts and exits, so it never loads the full
         segmentation (embedding/use_m3_segmenter.py: same ids; others load it once bulk work shows up)."""
         self._threads = max(1, threads)
-        self._model_path, session, self._segmenter = _load(cache_dir, fast_start)
-        self._workers: list[InferenceSession] = [session]
-        self._lock = threading.Lock()
+        self._model_path, self._session, self._segmenter = _load(cache_dir, fast_start)
         self.identity = EmbedderIdentity("local", f"{MODEL_NAME}-int8", DIMENSIONS)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
@@ -219,10 +216,10 @@ class MultilingualEmbedder:
             return out
         from openclaw_cli.memory.embedding.per_text import run_each
 
-        def one(session: InferenceSession, i: int) -> None:
-            out[i] = self._run(session, self._piece_ids(texts[i]))
+        def one(i: int) -> None:
+            out[i] = self._run(self._session, self._piece_ids(texts[i]))
 
-        run_each(len(texts), self._threads, self._session_number, one)
+        run_each(len(texts), self._threads, one)
         return out
 
     def expect_passages(self, count: int) -> None:
@@ -237,7 +234,7 @@ class MultilingualEmbedder:
     def embed_query(self, text: str) -> QueryEmbedding:
         pieces = self._piece_ids(text)
         share = sum(1 for piece in pieces if piece == _UNK) / len(pieces)
-        return QueryEmbedding(vector=self._run(self._workers[0], pieces), unknown_share=share)
+        return QueryEmbedding(vector=self._run(self._session, pieces), unknown_share=share)
 
     def token_ids(self, text: str) -> list[int]:
         """The ids one run sees: BOS, at most MAX_TOKENS - 2 pieces, EOS."""
@@ -260,15 +257,6 @@ class MultilingualEmbedder:
 
         ids = np.array([[_BOS, *pieces, _EOS]], dtype=np.int64)
         return session.run(None, {"input_ids": ids})[0][0]
-
-    def _session_number(self, number: int) -> InferenceSession:
-        """Session `number` of a list's runs, loaded on first need (a query needs only the first)."""
-        if number < len(self._workers):  # the loaded ones are never replaced: no lock to read them
-            return self._workers[number]
-        with self._lock:
-            while len(self._workers) <= number:
-                self._workers.append(load_session(self._model_path, 1))
-            return self._workers[number]
 
 
 def _load(cache_dir: Path, fast_start: bool) -> tuple[Path, InferenceSession, Segmenter]:
