@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_cli.memory.store import leg_scan, vector_matrix, vectors
+from openclaw_cli.memory.store import leg_scan, row_scan, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
@@ -235,17 +235,17 @@ def test_the_sampled_bound_selects_the_same_rows_as_a_full_selection() -> None:
         scores = rng.normal(size=size).astype(np.float32)
         mask = rng.random(size) < 0.5
         for where in (None, mask):
-            chosen = vector_matrix._best(scores, pool, where)
+            chosen = row_scan.best(scores, pool, where)
             masked = scores if where is None else np.where(where, scores, -np.inf)
             expected = np.argsort(-masked, kind="stable")[:pool]
             expected = expected[np.isfinite(masked[expected])]
             assert sorted(chosen.tolist()) == sorted(expected.tolist())
     # Ties, and a pool larger than what the filter allows.
     flat = np.zeros(50_000, dtype=np.float32)
-    assert len(vector_matrix._best(flat, 2048, None)) == 2048
+    assert len(row_scan.best(flat, 2048, None)) == 2048
     few = np.zeros(50_000, dtype=bool)
     few[:100] = True
-    assert sorted(vector_matrix._best(flat, 2048, few).tolist()) == list(range(100))
+    assert sorted(row_scan.best(flat, 2048, few).tolist()) == list(range(100))
 
 
 def test_a_long_full_scan_on_two_threads_gives_the_one_thread_sums(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,23 +253,21 @@ def test_a_long_full_scan_on_two_threads_gives_the_one_thread_sums(monkeypatch: 
     product is the float32 the one-thread scan gives, to the bit, including the rows that end a chunk
     and the odd rows past the last whole chunk."""
     rng = np.random.default_rng(21)
-    rows = rng.integers(-127, 128, size=(vector_matrix.PARALLEL_SCAN_MIN_ROWS + 3001, 96), dtype=np.int8)
+    rows = rng.integers(-127, 128, size=(row_scan.PARALLEL_SCAN_MIN_ROWS + 3001, 96), dtype=np.int8)
     query = rng.normal(size=96).astype(np.float32)
     started: list[str] = []
-    real_thread = vector_matrix.threading.Thread
+    real_thread = row_scan.threading.Thread
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         started.append(kwargs.get("name", ""))
         return real_thread(*args, **kwargs)
 
-    monkeypatch.setattr(vector_matrix.threading, "Thread", counted)
-    two = vector_matrix._chunked_dot(rows, query)
+    monkeypatch.setattr(row_scan.threading, "Thread", counted)
+    two = row_scan.chunked_dot(rows, query)
     assert started == ["vector-scan"]
-    one = np.concatenate(
-        [vector_matrix._dot(rows[at : at + 8192], query) for at in range(0, len(rows), 8192)]
-    )
+    one = np.concatenate([row_scan.dot(rows[at : at + 8192], query) for at in range(0, len(rows), 8192)])
     assert two.dtype == np.float32 and np.array_equal(two, one)
-    short = vector_matrix._chunked_dot(rows[:1000], query)
+    short = row_scan.chunked_dot(rows[:1000], query)
     assert started == ["vector-scan"] and np.array_equal(short, one[:1000])
 
 

@@ -10,7 +10,6 @@ nothing ahead still ask vec0 for the nearest rows (store/sqlite/vec.py).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.int8_scan import Int8Scan
 from openclaw_cli.memory.store.leg_scan import leg_disagreements
 from openclaw_cli.memory.store.protocol import StoredRows
+from openclaw_cli.memory.store.row_scan import best, chunked_dot, dot
 from openclaw_cli.memory.store.sqlite.vec_chunks import chunk_arrays
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
@@ -36,9 +36,6 @@ SIGN_PREFILTER_MIN_ROWS = 20_000  # int8 tables: below this every row is scored,
 # final top-10 lists identical (mean overlap 0.9987) and cut the vector stage from 5.8-6.5 to 4.6-4.8 ms
 # CPU (p50; p95 8.4-8.9 -> 6.2-6.8): each row rescored is a gather of 896 bytes.
 SIGN_POOL = 1024
-SAMPLE_STRIDE = 16  # _best's bound comes from every 16th score of a large array
-_CHUNK = 8192  # rows converted to float32 at a time when an int8 matrix is scored in full
-PARALLEL_SCAN_MIN_ROWS = 32_768  # a full scan this long takes ~12 ms on one core: worth a second thread
 
 
 def read_rows(storage: MemoryStorage) -> StoredRows:
@@ -213,7 +210,7 @@ class VectorMatrix:
         source = self._rows8 if gathered is None else gathered
         for width, wanted in zip(legs, used, strict=True):
             if wanted:
-                out.append(_chunked_dot(source[:, start : start + width], query[start : start + width]))
+                out.append(chunked_dot(source[:, start : start + width], query[start : start + width]))
             else:
                 out.append(np.zeros(count, dtype=np.float32))
             start += width
@@ -269,7 +266,7 @@ class VectorMatrix:
         assert self._matrix is not None
         if self._int8 is not None:
             approx = self._int8.scores(query).astype(np.float32)
-            rows = _best(approx, max(RESCORE_POOL, 4 * k), mask)
+            rows = best(approx, max(RESCORE_POOL, 4 * k), mask)
             return rows, self._matrix[rows] @ query
         exact = self._matrix @ query
         if mask is not None:
@@ -285,8 +282,8 @@ class VectorMatrix:
         assert self._rows8 is not None
         if self._signs is not None:
             rows = self._sign_pool(query, max(SIGN_POOL, 8 * k), mask)
-            return rows, _dot(self._rows8[rows], query) * np.float32(self._step)
-        exact = _chunked_dot(self._rows8, query) * np.float32(self._step)
+            return rows, dot(self._rows8[rows], query) * np.float32(self._step)
+        exact = chunked_dot(self._rows8, query) * np.float32(self._step)
         if mask is not None:
             exact = np.where(mask, exact, -np.inf)
         return np.arange(len(exact)), exact
@@ -318,7 +315,7 @@ class VectorMatrix:
                 if key not in counts:
                     counts[key] = np.bitwise_count(self._signs[word] ^ query_words[word])
                 disagreement += counts[key] * weights[word]
-            out.append(_best(-disagreement, pool, mask))
+            out.append(best(-disagreement, pool, mask))
         return out
 
     def _scaled_sign_pools(
@@ -351,7 +348,7 @@ class VectorMatrix:
                 d * np.float32(f) for d, f in zip(per_leg, factors, strict=True) if d is not None and f != 0
             ]
             total = np.sum(parts, axis=0) if parts else np.zeros(self._signs.shape[1], np.float32)
-            out.append(_best(-total, pool, mask))
+            out.append(best(-total, pool, mask))
         return out
 
     def _mask(self, where: VectorFilter) -> np.ndarray | None:
@@ -384,75 +381,6 @@ class VectorMatrix:
                 missing = np.array([r is None for r in aligned], dtype=bool)
                 self._codes[name] = (index, np.where(missing, -1, codes).astype(np.int32))
         return self._codes
-
-
-def _dot(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """int8 rows . float32 query without a float32 copy of the rows (einsum converts as it goes)."""
-    import numpy as np
-
-    return np.einsum("ij,j->i", rows, query, dtype=np.float32, casting="unsafe")
-
-
-def _chunked_dot(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """`_dot` of every row, _CHUNK rows at a time (no float32 copy of the whole matrix), the second half on
-    a thread of its own when there are PARALLEL_SCAN_MIN_ROWS rows or more: einsum lets go of the GIL, and
-    a one-search process scans every row while its other core has nothing left to load (at 100k rows
-    39 ms on one core, 19 ms on two)."""
-    import numpy as np
-
-    out = np.empty(len(rows), dtype=np.float32)
-
-    def fill(start: int, stop: int) -> None:
-        for at in range(start, stop, _CHUNK):
-            end = min(at + _CHUNK, stop)
-            out[at:end] = _dot(rows[at:end], query)
-
-    if len(rows) < PARALLEL_SCAN_MIN_ROWS:
-        fill(0, len(rows))
-        return out
-    half = len(rows) // 2 // _CHUNK * _CHUNK  # the chunks of the one-thread scan: the same sums
-    failure: list[BaseException] = []
-
-    def second_half() -> None:
-        try:
-            fill(half, len(rows))
-        except BaseException as error:  # noqa: BLE001  # raised again on the caller's thread
-            failure.append(error)
-
-    helper = threading.Thread(target=second_half, name="vector-scan", daemon=True)
-    helper.start()
-    fill(0, half)
-    helper.join()
-    if failure:
-        raise failure[0]
-    return out
-
-
-def _best(scores: np.ndarray, pool: int, mask: np.ndarray | None) -> np.ndarray:
-    """Indices of the `pool` highest scores among the rows `mask` allows (all when None).
-
-    On a large array a bound is first taken from every SAMPLE_STRIDE-th score, low enough that more than
-    `pool` rows pass it (checked), so the exact selection runs on a few thousand rows instead of 100k:
-    the same rows as selecting over all of them (among rows tied at the pool's edge, which ones is
-    arbitrary either way), in a quarter of the time.
-    """
-    import numpy as np
-
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    pool = min(pool, len(scores))
-    if pool == 0:
-        return np.zeros(0, dtype=np.int64)
-    sample = scores[::SAMPLE_STRIDE]
-    wanted = 2 * pool // SAMPLE_STRIDE + 1  # twice the pool's share of the sample
-    if len(scores) >= 8 * pool and wanted < len(sample):
-        bound = np.partition(sample, len(sample) - wanted)[len(sample) - wanted]
-        passing = np.flatnonzero(scores >= bound)
-        if len(passing) >= pool:
-            rows = passing[np.argpartition(-scores[passing], pool - 1)[:pool]]
-            return rows[np.isfinite(scores[rows])]
-    rows = np.argpartition(-scores, pool - 1)[:pool]
-    return rows[np.isfinite(scores[rows])]
 
 
 def _encode(values: list[str]) -> tuple[dict[str, int], np.ndarray]:
