@@ -6,7 +6,6 @@ It knows where each scope lives (the agent's database, or the shared one for use
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, suppress
 from datetime import datetime
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import NotFound
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory, record_of
+from openclaw_cli.memory.embedder_preload import EmbedderPreload
 from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.records import MemoryRecord, utc_now
@@ -56,10 +56,7 @@ class MemoryService:
         self.fast_start = fast_start
         self._stores: dict[Path, MemoryStore] = {}
         self._contexts: dict[Path, ContextSteps] = {}  # a warm process's search caches, by store
-        self._preload: threading.Thread | None = None
-        self._preloaded = False  # the preload's embedder is in
-        self._expected = 0  # texts the process said it will embed (expect_passages)
-        self._expected_lock = threading.Lock()
+        self._preload = EmbedderPreload(lambda: self.embedder())
 
     # ------------------------------------------------------------------ plumbing
 
@@ -88,35 +85,17 @@ class MemoryService:
         sessions initialise without holding the GIL while the store opens, the query is analysed and the
         keyword leg runs, and the search waits for them only when it embeds the query. A failure here is
         not reported: the search meets it again, where it is used."""
-        if self._preload is None:
+        if not self._preload.started:
             from openclaw_cli.memory.embedding.loader import settle_imports
 
             settle_imports(self.settings.embedding)
-            self._preload = threading.Thread(target=self._load_quietly, name="embedder-preload", daemon=True)
             self._preload.start()
 
     def expect_passages(self, count: int) -> None:
         """`count` texts are about to be embedded: what embedding that many needs (USE-m3's full
         segmentation, for a bulk load) starts loading as soon as the preloaded models are in, now if they
         are. Without a preload the embedder meets the count itself, when the texts come."""
-        with self._expected_lock:
-            self._expected = count
-            loaded = self._preloaded
-        if loaded:
-            self._start_expected()
-
-    def _load_quietly(self) -> None:
-        with suppress(Exception):
-            self.embedder()
-            with self._expected_lock:  # expect_passages before or after this: one of the two starts it
-                self._preloaded = True
-            self._start_expected()
-
-    def _start_expected(self) -> None:
-        with suppress(Exception):
-            expect = getattr(self.embedder(), "expect_passages", None)
-            if self._expected and expect is not None:
-                expect(self._expected)
+        self._preload.expect(count)
 
     def model_cache_dir(self) -> Path:
         from openclaw_cli.memory.embedding.loader import model_cache_dir
@@ -155,8 +134,7 @@ class MemoryService:
         return backends.damage_guard(self._stores)
 
     def close(self) -> None:
-        if self._preload is not None:  # never leave a model half-loaded at interpreter exit
-            self._preload.join()
+        self._preload.join()  # never leave a model half-loaded at interpreter exit
         for store in self._stores.values():
             with suppress(Exception):
                 store.close()
@@ -305,7 +283,7 @@ class MemoryService:
             # keyword leg), not now.
             from openclaw_cli.memory.embedding.deferred import DeferredEmbedder
 
-            embedder = DeferredEmbedder(self.embedder) if self._preload is not None else self.embedder()
+            embedder = DeferredEmbedder(self.embedder) if self._preload.started else self.embedder()
         context = None
         if self.warm:  # each memory's subject and answer kinds are read once per process, not per search
             from openclaw_cli.memory.search.context import ContextSteps
@@ -330,7 +308,7 @@ class MemoryService:
         from openclaw_cli.memory.search.word_warmup import searching
 
         with self.damage_guard(), searching():  # a background word warm-up waits for it
-            if self._preload is not None and request.mode != "bm25":
+            if self._preload.started and request.mode != "bm25":
                 # One search in this process (preload_embedder): its vectors are read while the model loads.
                 for store in self.existing_stores():
                     store.load_vectors_ahead()
