@@ -347,3 +347,22 @@ def test_a_warm_search_at_scale_sums_its_legs_on_two_threads_with_the_same_resul
     two = matrix.knn_scaled(query, legs, scalings, 10, where)
     monkeypatch.setattr(leg_scan, "PARALLEL_MIN_ROWS", 10**9)
     assert matrix.knn_scaled(query, legs, scalings, 10, where) == two and len(two[0]) == 10
+
+
+def test_a_weightings_sign_agreement_is_minus_the_sum_of_its_scaled_legs_to_the_bit() -> None:
+    """The sign pool ranks rows by minus their weighted disagreement, summed leg after leg in place: the
+    float32 values of negating the plain sum, with a leg left out when it is None or weighted 0."""
+    rng = np.random.default_rng(5)
+    rows = 10_007
+    legs = [rng.integers(0, 64 * 40, rows).astype(np.float32) * np.float32(rng.random()) for _ in range(2)]
+    for per_leg, factors in [
+        (legs, (0.37, 0.63)),
+        (legs, (0.0, 1.0)),
+        ([None, legs[1]], (0.5, 0.5)),
+        ([legs[0], None], (1.0, 0.2)),
+    ]:
+        parts = [d * np.float32(f) for d, f in zip(per_leg, factors, strict=True) if d is not None and f != 0]
+        expected = -np.sum(parts, axis=0)
+        got = vector_matrix._agreement(per_leg, factors, rows)
+        assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
+    assert not vector_matrix._agreement([None, None], (1.0, 1.0), rows).any()

@@ -342,14 +342,7 @@ class VectorMatrix:
             for n, (start, width) in enumerate(zip(starts, legs, strict=True))
         ]
         per_leg = leg_disagreements(self._signs, query_words, weights, spans)
-        out = []
-        for factors in scalings:
-            parts = [
-                d * np.float32(f) for d, f in zip(per_leg, factors, strict=True) if d is not None and f != 0
-            ]
-            total = np.sum(parts, axis=0) if parts else np.zeros(self._signs.shape[1], np.float32)
-            out.append(best(-total, pool, mask))
-        return out
+        return [best(_agreement(per_leg, factors, self._signs.shape[1]), pool, mask) for factors in scalings]
 
     def _mask(self, where: VectorFilter) -> np.ndarray | None:
         import numpy as np
@@ -381,6 +374,24 @@ class VectorMatrix:
                 missing = np.array([r is None for r in aligned], dtype=bool)
                 self._codes[name] = (index, np.where(missing, -1, codes).astype(np.int32))
         return self._codes
+
+
+def _agreement(per_leg: Sequence[np.ndarray | None], factors: Sequence[float], rows: int) -> np.ndarray:
+    """Minus the weighted sum of the legs' disagreements, summed leg after leg into one buffer: the
+    same float32 values as negating the sum (negation is exact), without a temporary per leg."""
+    import numpy as np
+
+    out: np.ndarray | None = None
+    scaled = np.empty(rows, dtype=np.float32)
+    for disagreement, factor in zip(per_leg, factors, strict=True):
+        if disagreement is None or factor == 0:
+            continue
+        if out is None:
+            out = np.multiply(disagreement, -np.float32(factor))
+        else:
+            np.multiply(disagreement, np.float32(factor), out=scaled)
+            out -= scaled
+    return np.zeros(rows, np.float32) if out is None else out
 
 
 def _encode(values: list[str]) -> tuple[dict[str, int], np.ndarray]:
