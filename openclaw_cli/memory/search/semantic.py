@@ -171,5 +171,5 @@ def leg_cosines(
             column = column - hubs.weight * hubs.centroid.hubness(len(columns), block)
         columns.append(column)
         start += width
-    table = np.stack(columns, axis=1)
-    return {rowid: tuple(float(v) for v in table[i]) for i, rowid in enumerate(ids)}
+    # One conversion of the whole table to Python floats: a row at a time took ~0.2 ms a warm search.
+    return dict(zip(ids, map(tuple, np.stack(columns, axis=1).tolist()), strict=True))

@@ -175,7 +175,7 @@ class VectorMatrix:
             everything = np.arange(len(self._rowids))
             return [self._top(everything, self._scores(dots, factors, mask), k) for factors in scalings]
         pools = self._scaled_sign_pools(query, legs, scalings, max(SIGN_POOL, 8 * k), mask)
-        union = np.unique(np.concatenate(pools))
+        union = _union(pools)
         dots = self._leg_dots(query, legs, used, union)
         out = []
         for factors, rows in zip(scalings, pools, strict=True):
@@ -226,7 +226,9 @@ class VectorMatrix:
             return []
         top = np.argpartition(-exact, k - 1)[:k]
         top = top[np.argsort(-exact[top], kind="stable")]
-        return [(int(self._rowids[rows[i]]), float(exact[i])) for i in top if np.isfinite(exact[i])]
+        top = top[np.isfinite(exact[top])]
+        # Whole arrays to lists at once: a row at a time took ~0.17 ms of a warm search at 100k.
+        return list(zip(self._rowids[rows[top]].tolist(), exact[top].tolist(), strict=True))
 
     def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors of these rows, as float32 (int8 rows dequantised)."""
@@ -392,6 +394,17 @@ def _agreement(per_leg: Sequence[np.ndarray | None], factors: Sequence[float], r
             np.multiply(disagreement, np.float32(factor), out=scaled)
             out -= scaled
     return np.zeros(rows, np.float32) if out is None else out
+
+
+def _union(pools: Sequence[np.ndarray]) -> np.ndarray:
+    """The distinct positions of `pools`, ascending. A sort and a comparison: np.unique hashes integers
+    first, ~0.2 ms for two pools of 1024 against ~0.03 ms."""
+    import numpy as np
+
+    ordered = np.sort(np.concatenate(pools))
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 def _encode(values: list[str]) -> tuple[dict[str, int], np.ndarray]:
