@@ -247,3 +247,73 @@ def test_a_warm_service_answers_as_a_fresh_one_before_and_after_a_write(tmp_path
         assert copy_answers()
     finally:
         warm.close()
+
+
+def test_the_copys_document_counts_are_fts5s_vocabulary_counts(db: Path) -> None:
+    conn = open_db(db)
+    copy = KeywordMemory.build("k", _content(conn), Tokens(conn))
+    tokens = Tokens(conn)
+    checked = 0
+    for terms in _term_lists():
+        found = copy.document_counts(terms, tokens)
+        if found is None:  # a term of several tokens: the vocabulary table answers it
+            assert any(tokens.of(t) != (t,) for t in terms)
+            continue
+        assert found == keyword.document_counts(conn, terms), terms
+        checked += bool(found)
+    assert checked > 8
+    assert copy.document_counts(["tea", "e-mail"], tokens) is None
+    assert copy.document_counts(["zzz"], tokens) == {}
+    conn.close()
+
+
+def test_the_cache_gives_document_counts_only_for_the_state_it_was_built_at(db: Path) -> None:
+    conn = open_db(db)
+    cache = KeywordCache(_reader(db))
+    try:
+        key = keyword.state(conn)
+        assert cache.document_counts(conn, key, ["tea"]) is None  # no copy yet
+        cache.ranked(conn, key, ["tea"], 10)
+        cache.wait()
+        assert cache.document_counts(conn, key, ["tea", "maya"]) == keyword.document_counts(
+            conn, ["tea", "maya"]
+        )
+        with conn:
+            keyword.write_row(conn, 40, "green tea with Maya", None)
+        assert cache.document_counts(conn, keyword.state(conn), ["tea"]) is None  # stale: FTS5 answers
+    finally:
+        cache.close()
+        conn.close()
+
+
+def test_threads_scoring_at_once_each_list_what_fts5_lists(db: Path) -> None:
+    """Each thread scores in buffers of its own, left all zeros after every query."""
+    import threading
+
+    conn = open_db(db)
+    copy = KeywordMemory.build("k", _content(conn), Tokens(conn))
+    expected = {tuple(terms): keyword.bm25_candidates(conn, terms, PLAIN, 50) for terms in _term_lists()}
+    conn.close()
+    failures: list[object] = []
+
+    def search_repeatedly() -> None:
+        reader = open_db(db, create=False, readonly=True)
+        tokens = Tokens(reader)
+        try:
+            for _ in range(30):
+                for terms, fts5 in expected.items():
+                    found = copy.candidates(list(terms), 50, tokens)
+                    if found != fts5:
+                        failures.append((terms, found, fts5))
+            score, listed = copy._buffers()
+            if score.any() or listed.any():
+                failures.append("buffers left dirty")
+        finally:
+            reader.close()
+
+    threads = [threading.Thread(target=search_repeatedly) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []

@@ -176,7 +176,9 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
             self._in_memory.wait()
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        return self._terms.counts(self.conn, terms)
+        cache = self._in_memory
+        found = None if cache is None else cache.document_counts(self.conn, keyword.state(self.conn), terms)
+        return found if found is not None else self._terms.counts(self.conn, terms)
 
     def store_size(self) -> int:
         return self._terms.max_rowid(self.conn)
