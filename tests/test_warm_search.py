@@ -12,7 +12,7 @@ import pytest
 
 from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
 from openclaw_cli.memory.search import semantic
-from openclaw_cli.memory.search.pipeline import SearchRequest
+from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.memory_store import MemoryStore
@@ -91,6 +91,54 @@ def test_queries_are_embedded_on_a_kept_worker_thread(home: Path) -> None:
         assert second.result().unknown_share == direct.unknown_share
         assert watched.threads[0] is watched.threads[1] is not threading.main_thread()
         assert watched.threads[0].name.startswith("query-prefetch")
+    finally:
+        service.close()
+
+
+class _WaitsForFacts:
+    """The real embedder, whose query embedding first waits (up to 10 s) for `read`: it is set when the
+    search reads the keyword hits' ranking facts, so it is set in time only if that happens meanwhile."""
+
+    def __init__(self, real: Embedder, read: threading.Event) -> None:
+        self.real, self.read = real, read
+        self.identity = real.identity
+        self.waited: list[bool] = []
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.real.embed_passages(texts)
+
+    def embed_query(self, text: str) -> QueryEmbedding:
+        self.waited.append(self.read.wait(10))
+        return self.real.embed_query(text)
+
+
+def test_the_keyword_hits_facts_are_read_while_the_query_embeds(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = service_for(home, warm=True)
+    try:
+        store = _store(service)
+        expected = _answers(service, "oolong tea")
+        read, asked = threading.Event(), []
+        original = store.ranking_facts
+
+        def ranking_facts(rowids: object) -> object:
+            rows = list(rowids)  # type: ignore[call-overload]
+            asked.append(rows)
+            found = original(rows)
+            read.set()
+            return found
+
+        monkeypatch.setattr(store, "ranking_facts", ranking_facts)
+        embedder = _WaitsForFacts(service.embedder(), read)
+        searcher = HybridSearcher(store, service.settings.search, embedder, warm=True)  # type: ignore[arg-type]
+        result = searcher.search(SearchRequest("oolong tea", k=5), NOW)
+        assert embedder.waited == [True]
+        oolong = int(store.conn.execute("SELECT rowid FROM records WHERE l0 LIKE 'Maya%'").fetchone()[0])
+        assert asked[0] == [oolong]  # the keyword hit, before any vector row
+        assert all(oolong not in rows for rows in asked[1:])  # never asked for twice
+        assert [h.record.l0 for h in result.hits] == [text for text, _ in expected]
+        assert [h.candidate.score for h in result.hits] == pytest.approx([s for _, s in expected], abs=1e-6)
     finally:
         service.close()
 

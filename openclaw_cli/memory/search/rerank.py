@@ -19,11 +19,14 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     model_dir_files,
     pad_encodings,
 )
+from openclaw_cli.memory.text.analysis import detect_language
 
 if TYPE_CHECKING:
     import numpy as np
 
     from openclaw_cli.config import RerankSettings
+    from openclaw_cli.memory.search.stages import Pass
+    from openclaw_cli.memory.store.memory_store import MemoryStore
 
 # Cross-encoders read query and document together; 512 word pieces is the usual BERT-family limit.
 PAIR_MAX_TOKENS = 512
@@ -153,3 +156,31 @@ def create_reranker(settings: RerankSettings) -> Reranker | None:
             cached = OnnxReranker(settings.path) if settings.provider == "onnx" else LiteLLMReranker(settings)
             _cache[key] = cached
         return cached
+
+
+def rerank_candidates(reranker: Reranker, settings: RerankSettings, store: MemoryStore, p: Pass) -> None:
+    """The search's rerank step: the best `settings.top_n` candidates whose query and memory are in the
+    reranker's languages, put in the reranker's order."""
+    query, merged, facts = p.request.query, p.candidates, p.facts
+    languages = set(settings.languages)
+    if languages and detect_language(query) not in languages:
+        return
+    top = [c for c in merged[: settings.top_n] if not languages or facts[c.rowid].language in languages]
+    if not top:
+        return
+    records = store.by_rowids(c.rowid for c in top)
+    top = [c for c in top if c.rowid in records]
+    try:
+        scores = reranker.rerank(query, [records[c.rowid].l0 for c in top])
+    except RerankUnavailable as exc:
+        p.result.warnings.append(f"{exc.message}: results are in fused order")
+        return
+    for candidate, score in zip(top, scores, strict=True):
+        candidate.rerank_score = float(score)
+    # The reranker decides the order of the candidates it scored; they keep the relevance values they had
+    # between them, so scores stay on the one documented scale and the floors mean the same.
+    values = sorted((c.relevance for c in top), reverse=True)
+    for candidate, value in zip(sorted(top, key=lambda c: -(c.rerank_score or 0.0)), values, strict=True):
+        candidate.relevance = value
+        candidate.trail.append(("rerank", candidate.rerank_score or 0.0, value))
+    merged.sort(key=lambda c: (-c.relevance, -(c.rerank_score or 0.0), c.rowid))

@@ -71,6 +71,7 @@ class Pass:
     candidates: list[Candidate] = field(default_factory=list)
     by_row: dict[int, Candidate] = field(default_factory=dict)
     facts: dict[int, RankingFacts] = field(default_factory=dict)
+    coverage: dict[int, float] = field(default_factory=dict)  # keyword hits' share of the query's terms
     query: QueryEmbedding | None = None
     prefetch: QueryPrefetch | None = None  # the query's vector on its way (semantic.QueryPrefetch)
     hubs: HubCorrection | None = None
