@@ -363,6 +363,6 @@ def test_a_weightings_sign_agreement_is_minus_the_sum_of_its_scaled_legs_to_the_
     ]:
         parts = [d * np.float32(f) for d, f in zip(per_leg, factors, strict=True) if d is not None and f != 0]
         expected = -np.sum(parts, axis=0)
-        got = vector_matrix._agreement(per_leg, factors, rows)
+        got = leg_scan.agreement(per_leg, factors, rows)
         assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
-    assert not vector_matrix._agreement([None, None], (1.0, 1.0), rows).any()
+    assert not leg_scan.agreement([None, None], (1.0, 1.0), rows).any()

@@ -80,6 +80,24 @@ def _disagreement(
     return total
 
 
+def agreement(per_leg: Sequence[np.ndarray | None], factors: Sequence[float], rows: int) -> np.ndarray:
+    """Minus the weighted sum of the legs' disagreements, summed leg after leg into one buffer: the
+    same float32 values as negating the sum (negation is exact), without a temporary per leg."""
+    import numpy as np
+
+    out: np.ndarray | None = None
+    scaled = np.empty(rows, dtype=np.float32)
+    for disagreement, factor in zip(per_leg, factors, strict=True):
+        if disagreement is None or factor == 0:
+            continue
+        if out is None:
+            out = np.multiply(disagreement, -np.float32(factor))
+        else:
+            np.multiply(disagreement, np.float32(factor), out=scaled)
+            out -= scaled
+    return np.zeros(rows, np.float32) if out is None else out
+
+
 def _pool() -> ThreadPoolExecutor:
     global _helper
     with _helper_lock:

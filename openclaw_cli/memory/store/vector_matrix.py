@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.int8_scan import Int8Scan
-from openclaw_cli.memory.store.leg_scan import leg_disagreements
+from openclaw_cli.memory.store.leg_scan import agreement, leg_disagreements
 from openclaw_cli.memory.store.protocol import StoredRows
-from openclaw_cli.memory.store.row_scan import best, chunked_dot, dot
+from openclaw_cli.memory.store.row_scan import best, chunked_dot, distinct, dot
 from openclaw_cli.memory.store.sqlite.vec_chunks import chunk_arrays
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
@@ -175,7 +175,7 @@ class VectorMatrix:
             everything = np.arange(len(self._rowids))
             return [self._top(everything, self._scores(dots, factors, mask), k) for factors in scalings]
         pools = self._scaled_sign_pools(query, legs, scalings, max(SIGN_POOL, 8 * k), mask)
-        union = _union(pools)
+        union = distinct(pools)
         dots = self._leg_dots(query, legs, used, union)
         out = []
         for factors, rows in zip(scalings, pools, strict=True):
@@ -344,7 +344,7 @@ class VectorMatrix:
             for n, (start, width) in enumerate(zip(starts, legs, strict=True))
         ]
         per_leg = leg_disagreements(self._signs, query_words, weights, spans)
-        return [best(_agreement(per_leg, factors, self._signs.shape[1]), pool, mask) for factors in scalings]
+        return [best(agreement(per_leg, factors, self._signs.shape[1]), pool, mask) for factors in scalings]
 
     def _mask(self, where: VectorFilter) -> np.ndarray | None:
         import numpy as np
@@ -376,35 +376,6 @@ class VectorMatrix:
                 missing = np.array([r is None for r in aligned], dtype=bool)
                 self._codes[name] = (index, np.where(missing, -1, codes).astype(np.int32))
         return self._codes
-
-
-def _agreement(per_leg: Sequence[np.ndarray | None], factors: Sequence[float], rows: int) -> np.ndarray:
-    """Minus the weighted sum of the legs' disagreements, summed leg after leg into one buffer: the
-    same float32 values as negating the sum (negation is exact), without a temporary per leg."""
-    import numpy as np
-
-    out: np.ndarray | None = None
-    scaled = np.empty(rows, dtype=np.float32)
-    for disagreement, factor in zip(per_leg, factors, strict=True):
-        if disagreement is None or factor == 0:
-            continue
-        if out is None:
-            out = np.multiply(disagreement, -np.float32(factor))
-        else:
-            np.multiply(disagreement, np.float32(factor), out=scaled)
-            out -= scaled
-    return np.zeros(rows, np.float32) if out is None else out
-
-
-def _union(pools: Sequence[np.ndarray]) -> np.ndarray:
-    """The distinct positions of `pools`, ascending. A sort and a comparison: np.unique hashes integers
-    first, ~0.2 ms for two pools of 1024 against ~0.03 ms."""
-    import numpy as np
-
-    ordered = np.sort(np.concatenate(pools))
-    if len(ordered) < 2:
-        return ordered
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 def _encode(values: list[str]) -> tuple[dict[str, int], np.ndarray]:
