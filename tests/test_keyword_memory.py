@@ -77,17 +77,26 @@ def _term_lists() -> list[list[str]]:
     return [terms for terms in lists if terms] + [["tea", "maya", "tea"], ["zzz"]]
 
 
-def test_the_copy_lists_what_fts5_lists_with_the_same_scores_and_order(db: Path) -> None:
+def test_the_copy_lists_and_counts_what_fts5_does_with_the_same_scores_and_order(db: Path) -> None:
+    """The candidates of `ORDER BY bm25()`, and the document counts of FTS5's vocabulary table."""
     conn = open_db(db)
     copy = KeywordMemory.build("k", _content(conn), Tokens(conn))
     tokens = Tokens(conn)
-    compared = 0
+    compared = counted = 0
     for terms in _term_lists():
         for pool in (1, 2, 3, 50):
             fts5 = keyword.bm25_candidates(conn, terms, PLAIN, pool)
             assert copy.candidates(terms, pool, tokens) == fts5, (terms, pool)
             compared += bool(fts5)
-    assert compared > 20  # most of the queries match something
+        counts = copy.document_counts(terms, tokens)
+        if counts is None:  # a term of several tokens: the vocabulary table answers it
+            assert any(tokens.of(t) != (t,) for t in terms)
+            continue
+        assert counts == keyword.document_counts(conn, terms), terms
+        counted += bool(counts)
+    assert compared > 20 and counted > 8  # most of the queries match something
+    assert copy.document_counts(["tea", "e-mail"], tokens) is None
+    assert copy.document_counts(["zzz"], tokens) == {}
     conn.close()
 
 
@@ -128,14 +137,18 @@ def test_the_cache_answers_only_for_the_state_it_was_built_at(db: Path) -> None:
     cache = KeywordCache(_reader(db))
     try:
         key = keyword.state(conn)
+        assert cache.document_counts(conn, key, ["tea"]) is None  # no copy yet: the vocabulary answers
         assert cache.ranked(conn, key, ["tea"], 10) is None  # the first build starts
         cache.wait()
         assert cache.ranked(conn, key, ["tea"], 10) == keyword.bm25_candidates(conn, ["tea"], PLAIN, 10)
+        counts = cache.document_counts(conn, key, ["tea", "maya"])
+        assert counts == keyword.document_counts(conn, ["tea", "maya"]) and counts
         with conn:
             keyword.write_row(conn, 40, "green tea with Maya", None)
         changed = keyword.state(conn)
         assert changed != key
         assert cache.ranked(conn, changed, ["tea"], 10) is None  # stale: FTS5 answers
+        assert cache.document_counts(conn, changed, ["tea"]) is None
         assert not cache.building  # one search on a new state builds nothing yet
         assert cache.ranked(conn, changed, ["tea"], 10) is None  # the second one starts the build
         cache.wait()
@@ -247,43 +260,6 @@ def test_a_warm_service_answers_as_a_fresh_one_before_and_after_a_write(tmp_path
         assert copy_answers()
     finally:
         warm.close()
-
-
-def test_the_copys_document_counts_are_fts5s_vocabulary_counts(db: Path) -> None:
-    conn = open_db(db)
-    copy = KeywordMemory.build("k", _content(conn), Tokens(conn))
-    tokens = Tokens(conn)
-    checked = 0
-    for terms in _term_lists():
-        found = copy.document_counts(terms, tokens)
-        if found is None:  # a term of several tokens: the vocabulary table answers it
-            assert any(tokens.of(t) != (t,) for t in terms)
-            continue
-        assert found == keyword.document_counts(conn, terms), terms
-        checked += bool(found)
-    assert checked > 8
-    assert copy.document_counts(["tea", "e-mail"], tokens) is None
-    assert copy.document_counts(["zzz"], tokens) == {}
-    conn.close()
-
-
-def test_the_cache_gives_document_counts_only_for_the_state_it_was_built_at(db: Path) -> None:
-    conn = open_db(db)
-    cache = KeywordCache(_reader(db))
-    try:
-        key = keyword.state(conn)
-        assert cache.document_counts(conn, key, ["tea"]) is None  # no copy yet
-        cache.ranked(conn, key, ["tea"], 10)
-        cache.wait()
-        assert cache.document_counts(conn, key, ["tea", "maya"]) == keyword.document_counts(
-            conn, ["tea", "maya"]
-        )
-        with conn:
-            keyword.write_row(conn, 40, "green tea with Maya", None)
-        assert cache.document_counts(conn, keyword.state(conn), ["tea"]) is None  # stale: FTS5 answers
-    finally:
-        cache.close()
-        conn.close()
 
 
 def test_threads_scoring_at_once_each_list_what_fts5_lists(db: Path) -> None:
