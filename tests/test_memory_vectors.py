@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from openclaw_cli.memory.search import semantic
 from openclaw_cli.memory.store import leg_scan, row_scan, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.memory_store import MemoryStore
@@ -328,6 +329,15 @@ def test_the_rows_asked_for_are_found_by_rowid_in_any_order(one_search: bool) ->
         expected = stored[position].astype(np.float32) * np.float32(fmt.step)
         assert np.array_equal(found[int(rowids[position])], expected)
     assert (matrix._positions is None) == one_search
+    held, block = matrix.block(asked)  # the same rows as one matrix, for search's leg cosines
+    assert held == list(found) and np.array_equal(block, np.stack(list(found.values())))
+    query = rng.standard_normal(896).astype(np.float32)
+    assert semantic.block_cosines(query, held, block, (384, 512)) == semantic.leg_cosines(
+        query, found, (384, 512)
+    )
+    assert (
+        matrix.block([2, 15001])[0] == [] and semantic.block_cosines(query, [], block[:0], (384, 512)) == {}
+    )
 
 
 def test_a_warm_search_at_scale_sums_its_legs_on_two_threads_with_the_same_results(

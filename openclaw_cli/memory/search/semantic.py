@@ -138,7 +138,7 @@ def candidates(
         if hubs is None:
             found = {rowid: (score,) for rowid, score in nearest}
             rest = [rowid for rowid in also if rowid not in found]
-            return found | (leg_cosines(vector, source.rows(rest), profile.legs) if rest else {})
+            return found | (_cosines(source, vector, rest, profile.legs) if rest else {})
         rowids = [rowid for rowid, _ in nearest]
     else:
         split = profile.legs[0]
@@ -147,7 +147,23 @@ def candidates(
         scalings = [(0.0, 1.0)] + ([(weight, 1.0 - weight)] if weight > 0 else [])
         scanned = knn_scaled(source, vector, (split, len(vector) - split), scalings, pool, where)
         rowids = [rowid for hits in scanned for rowid, _ in hits]
-    return leg_cosines(vector, source.rows(list(dict.fromkeys([*rowids, *also]))), profile.legs, hubs)
+    return _cosines(source, vector, list(dict.fromkeys([*rowids, *also])), profile.legs, hubs)
+
+
+def _cosines(
+    source: VectorSource,
+    query: np.ndarray,
+    rowids: list[int],
+    legs: Sequence[int],
+    hubs: HubCorrection | None = None,
+) -> dict[int, tuple[float, ...]]:
+    """`leg_cosines` of the source's stored rows among `rowids`; the in-memory matrix hands them over as
+    one block, the same float32 matrix as stacking its rows (~0.2 ms less a warm search)."""
+    whole = getattr(source, "block", None)
+    if whole is None:
+        return leg_cosines(query, source.rows(rowids), legs, hubs)
+    ids, matrix = whole(rowids)
+    return block_cosines(query, ids, matrix, legs, hubs)
 
 
 def leg_cosines(
@@ -160,7 +176,22 @@ def leg_cosines(
     if not rows:
         return {}
     ids = list(rows)
-    matrix = np.stack([rows[rowid] for rowid in ids]).astype(np.float32, copy=False)
+    return block_cosines(query, ids, np.stack([rows[rowid] for rowid in ids]), legs, hubs)
+
+
+def block_cosines(
+    query: np.ndarray,
+    ids: list[int],
+    matrix: np.ndarray,
+    legs: Sequence[int],
+    hubs: HubCorrection | None = None,
+) -> dict[int, tuple[float, ...]]:
+    """`leg_cosines` of rows given as one matrix, row n being row `ids[n]`."""
+    import numpy as np
+
+    if not ids:
+        return {}
+    matrix = matrix.astype(np.float32, copy=False)
     columns: list[np.ndarray] = []
     start = 0
     for width in legs:

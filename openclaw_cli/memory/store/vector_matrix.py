@@ -232,17 +232,25 @@ class VectorMatrix:
 
     def rows(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors of these rows, as float32 (int8 rows dequantised)."""
+        held, block = self.block(rowids)
+        return dict(zip(held, block, strict=True))
+
+    def block(self, rowids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """The rows among `rowids` this matrix holds, in that order, and their vectors as one float32
+        matrix (int8 rows dequantised): what `rows` gives, without a dict of row views to stack again."""
         import numpy as np
 
         if self._rowids is None or (self._matrix is None and self._rows8 is None):
-            return {}
+            return [], np.zeros((0, 0), dtype=np.float32)
         found = self._positions_of(rowids)
+        at = [i for _, i in found]
         if self._rows8 is not None:
             # One gather and one conversion for all rows (same values as row by row).
-            block = self._rows8[[i for _, i in found]].astype(np.float32) * np.float32(self._step)
-            return {r: block[n] for n, (r, _) in enumerate(found)}
-        assert self._matrix is not None
-        return {r: self._matrix[i] for r, i in found}
+            block = self._rows8[at].astype(np.float32) * np.float32(self._step)
+        else:
+            assert self._matrix is not None
+            block = self._matrix[at]
+        return [r for r, _ in found], block
 
     def _positions_of(self, rowids: Sequence[int]) -> list[tuple[int, int]]:
         """(rowid, position in the matrix) of those of `rowids` it holds. A process that searches once
