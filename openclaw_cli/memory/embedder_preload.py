@@ -13,6 +13,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
+from openclaw_cli.background import start_load
+
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
 
@@ -34,8 +36,7 @@ class EmbedderPreload:
         """Start loading (once). A failure is not reported here: the caller meets it again where it uses
         the embedder."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="embedder-preload", daemon=True)
-            self._thread.start()
+            self._thread = start_load(self._run, "embedder-preload")
 
     def expect(self, count: int) -> None:
         """`count` texts are about to be embedded: what embedding that many needs starts loading as soon
@@ -51,11 +52,10 @@ class EmbedderPreload:
             self._thread.join()
 
     def _run(self) -> None:
-        with suppress(Exception):
-            self._load()
-            with self._lock:  # `expect` before or after this: one of the two starts it
-                self._loaded = True
-            self._start_expected()
+        self._load()  # a failure ends the thread quietly (start_load): the caller meets it again
+        with self._lock:  # `expect` before or after this: one of the two starts it
+            self._loaded = True
+        self._start_expected()
 
     def _start_expected(self) -> None:
         with suppress(Exception):
