@@ -1,8 +1,9 @@
 """The tables of searched words (embedding/word_table.py) are the home's and are forgotten with its memories
 (DESIGN.md "Privacy"): a search fills the home's own table, every purge of a person and every delete of a
-memory empties it (through the CLI and through a running gateway), a table another process holds is
-waited for, a search that began before a purge cannot put its words back, two homes never share a table,
-and the tables an earlier version kept in the shared model cache are removed."""
+memory empties it (through the CLI and through a running gateway, whose warm-up then fills it again with
+the words of what is left and never with those forgotten), a table another process holds is waited for, a
+search that began before a purge cannot put its words back, two homes never share a table, and the tables
+an earlier version kept in the shared model cache are removed."""
 
 from __future__ import annotations
 
@@ -132,21 +133,36 @@ def test_two_homes_never_share_a_table(tmp_path: Path) -> None:
     assert _words(one) == set() and "piano" in _words(two)  # a purge of one home leaves the other's
 
 
-def test_a_purge_and_a_delete_through_the_running_gateway_empty_the_table(filled: Path) -> None:
+def _until(check: Any, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.1)
+
+
+def test_a_purge_and_a_delete_through_the_running_gateway_forget_their_words(filled: Path) -> None:
+    """The gateway's warm-up walks the stores again after each (search/word_warmup.py), so the table is
+    not left empty: it ends holding the words of what is left, and never again those forgotten."""
+    left = set(neighbours.dictionary_words(BOB[0]))
+    boat = "User is saving money for a sailing boat"
     with echo_server() as fake:
         write_config(filled, fake, memory={"extraction": {"enabled": False}})
         with running_gateway(filled) as gw:
             report = _cli(filled, "memory", "purge", "--user", "alice", "--yes", "--json").json()
             assert report["via"] == "gateway" and report["left"] == []
-            assert _words(filled) == set()
-            _add(filled, "bob", ["User is saving money for a sailing boat"])
+            assert ALICE_WORDS.isdisjoint(_words(filled))
+            _until(lambda: _words(filled) == left)
+            _add(filled, "bob", [boat])
             with gw.ws() as conn:  # the gateway's own search keeps its words in the home's table
                 found = request(conn, "memory.search", {"query": QUERY, "filterUserId": "bob"})
                 assert found["ok"] and found["payload"]["results"], found
                 assert "boat" in _words(filled)
-                done = request(conn, "memory.delete", {"id": _ids(filled, "bob")[0]})
+                done = request(conn, "memory.delete", {"id": _ids(filled, "bob", "boat")[0]})
             assert done["ok"], done
-            assert _words(filled) == set()
+            forgotten = set(neighbours.dictionary_words(boat)) - left
+            assert forgotten == {"saving", "money", "sailing", "boat"}
+            assert forgotten.isdisjoint(_words(filled))
+            _until(lambda: _words(filled) == left)  # the delete woke the warm-up: what is left, warmed again
 
 
 def test_a_batch_search_keeps_its_words_and_gives_the_same_results_again(filled: Path) -> None:

@@ -337,6 +337,7 @@ class Methods:
             return service.delete(record_id)
 
         record = await self._with_memory(self._agent(params), delete)
+        self.core.wake_words()  # the emptied word tables are warmed again with the words of what is left
         return {"deleted": record.id}
 
     async def memory_purge(self, params: dict[str, Any], listener: Listener | None) -> Any:
