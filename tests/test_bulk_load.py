@@ -100,6 +100,35 @@ def test_a_batch_of_many_chunks_stores_what_one_chunk_at_a_time_stores(tmp_path:
     assert piped == separately == [(10, 1), (12, 7)]
 
 
+class _Sizes(CompositeEmbedder):
+    """The synthetic embedder, noting how many texts each call embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.sizes.append(len(texts))
+        return super().embed_passages(texts)
+
+
+@pytest.mark.parametrize(("count", "sizes"), [(46, [8] * 5 + [2] * 3), (48, [8] * 5 + [2] * 4)])
+def test_the_last_records_go_in_quarter_chunks_and_store_what_one_transaction_stores(
+    tmp_path: Path, count: int, sizes: list[int]
+) -> None:
+    """The records after the last full chunk, and the last full chunk when the worker does not have it
+    yet (the first AHEAD + 1 are handed over while the input is read), are embedded and written in pieces."""
+    texts = [f"the user keeps note {n} about the garden shed" for n in range(count)]
+    seen = _Sizes()
+    report, path, _ = _write(tmp_path / "piped", texts, chunk=8, embedder=seen)
+    assert seen.sizes == sizes and len(report.ids) == count
+    whole = _service(tmp_path / "whole")
+    store = whole.store(whole.db_path("user"))
+    store.add(_records(whole, texts), chunk=count)
+    whole.close()
+    assert _stored(path) == _stored(store.path)
+
+
 def test_a_duplicate_in_a_later_chunk_is_a_duplicate_of_the_first_copy(tmp_path: Path) -> None:
     texts = ["prefers tea in the morning", "b", "c", "d", "Prefers TEA in the morning!"]
     report, path, position = _write(tmp_path, texts, chunk=2)
