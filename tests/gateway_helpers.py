@@ -178,6 +178,14 @@ def frames_until(conn: ClientConnection, done: Any, timeout: float = 30) -> list
             return seen
 
 
+def until(check: Any, timeout: float = 90) -> None:
+    """Wait until `check()` holds (what a running gateway does in the background), failing after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.1)
+
+
 def request(
     conn: ClientConnection, method: str, params: dict[str, Any] | None = None, timeout: float = 30
 ) -> dict[str, Any]:

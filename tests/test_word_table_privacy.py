@@ -27,7 +27,7 @@ from openclaw_cli.memory.search import neighbours
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.conftest import SHARED_MODEL_CACHE, run_cli
-from tests.gateway_helpers import echo_server, request, running_gateway, write_config
+from tests.gateway_helpers import echo_server, request, running_gateway, until, write_config
 from tests.memory_helpers import service_for, table_words
 
 ALICE = ["User is saving money for a sailing boat", "User plays badminton on Tuesday nights"]
@@ -133,13 +133,6 @@ def test_two_homes_never_share_a_table(tmp_path: Path) -> None:
     assert _words(one) == set() and "piano" in _words(two)  # a purge of one home leaves the other's
 
 
-def _until(check: Any, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "not in time"
-        time.sleep(0.1)
-
-
 def test_a_purge_and_a_delete_through_the_running_gateway_forget_their_words(filled: Path) -> None:
     """The gateway's warm-up walks the stores again after each (search/word_warmup.py), so the table is
     not left empty: it ends holding the words of what is left, and never again those forgotten."""
@@ -151,7 +144,7 @@ def test_a_purge_and_a_delete_through_the_running_gateway_forget_their_words(fil
             report = _cli(filled, "memory", "purge", "--user", "alice", "--yes", "--json").json()
             assert report["via"] == "gateway" and report["left"] == []
             assert ALICE_WORDS.isdisjoint(_words(filled))
-            _until(lambda: _words(filled) == left)
+            until(lambda: _words(filled) == left)
             _add(filled, "bob", [boat])
             with gw.ws() as conn:  # the gateway's own search keeps its words in the home's table
                 found = request(conn, "memory.search", {"query": QUERY, "filterUserId": "bob"})
@@ -162,7 +155,7 @@ def test_a_purge_and_a_delete_through_the_running_gateway_forget_their_words(fil
             forgotten = set(neighbours.dictionary_words(boat)) - left
             assert forgotten == {"saving", "money", "sailing", "boat"}
             assert forgotten.isdisjoint(_words(filled))
-            _until(lambda: _words(filled) == left)  # the delete woke the warm-up: what is left, warmed again
+            until(lambda: _words(filled) == left)  # the delete woke the warm-up: what is left, warmed again
 
 
 def test_a_batch_search_keeps_its_words_and_gives_the_same_results_again(filled: Path) -> None:

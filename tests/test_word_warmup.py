@@ -21,7 +21,7 @@ from openclaw_cli.memory.search.word_warmup import Source, WordWarmUp, read_mark
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.conftest import run_cli
-from tests.gateway_helpers import echo_server, request, running_gateway, write_config
+from tests.gateway_helpers import echo_server, request, running_gateway, until, write_config
 from tests.memory_helpers import service_for, table_words
 
 TEXTS = [
@@ -135,13 +135,6 @@ def _status(gw: Any) -> dict[str, Any]:
     return dict(reply["payload"])
 
 
-def _until(check: Any, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "not in time"
-        time.sleep(0.2)
-
-
 def test_a_running_gateway_warms_the_words_of_its_memories_and_again_after_a_purge(tmp_path: Path) -> None:
     home = tmp_path / "home"
     words = Home(home).word_cache_dir
@@ -152,14 +145,14 @@ def test_a_running_gateway_warms_the_words_of_its_memories_and_again_after_a_pur
     with echo_server() as fake:
         write_config(home, fake, memory={"extraction": {"enabled": False}})
         with running_gateway(home) as gw:
-            _until(lambda: (_status(gw)["wordWarmUp"] or {}).get("passes", 0) >= 1)
+            until(lambda: (_status(gw)["wordWarmUp"] or {}).get("passes", 0) >= 1)
             assert table_words(words) == everything
             with gw.ws() as conn:  # a memory added through the gateway is warmed by the next pass
                 added = request(conn, "memory.add", {"text": "User rents a canoe every summer"})
             assert added["ok"], added
-            _until(lambda: "canoe" in table_words(words))
+            until(lambda: "canoe" in table_words(words))
             purged = run_cli(home, "memory", "purge", "--user", "alice", "--yes", "--json")
             assert purged.returncode == 0 and json.loads(purged.stdout)["via"] == "gateway"
             left = _expected(["User grows tomatoes in the greenhouse", "User rents a canoe every summer"])
-            _until(lambda: table_words(words) == left)  # walked again, without Alice's words
+            until(lambda: table_words(words) == left)  # walked again, without Alice's words
             assert _status(gw)["wordWarmUp"]["failed"] is None
