@@ -128,7 +128,10 @@ def resolve_token(home: Home, bind: str, given: str | None, env_token: str | Non
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto says TCP, and
+    # accepted connections inherit it. With Nagle on, an event written while the response before it was
+    # not yet acknowledged waited for the client's delayed ACK: ~40 ms on every WebSocket turn.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
