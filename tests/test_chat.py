@@ -330,6 +330,37 @@ def test_chat_through_a_running_gateway(home: Path, fake: WindowedFakeOpenAI, mo
     assert contents(home) == []
 
 
+def test_through_a_gateway_the_reply_renderer_loads_while_the_user_types(
+    home: Path, tmp_path: Path, fake: WindowedFakeOpenAI, model: ScriptedModel
+) -> None:
+    """The gateway client has no turn of its own to load, but the terminal's renderer it has (rich's
+    Markdown: ~36 ms of the first turn): it is imported once the prompt is up, before anything is typed."""
+    from tests.gateway_helpers import running_gateway, write_config
+
+    write_config(home, fake)
+    model.replies.append("Hello **from** the gateway.")
+    trace = tmp_path / "imports.txt"
+    env = {**base_env(home), "TERM": "xterm-256color", "COLUMNS": "100", "OPENAI_API_KEY": FAKE_API_KEY}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    with running_gateway(home) as gateway:
+        chat_command = (
+            f"exec {shlex.quote(sys.executable)} -X importtime -m openclaw_cli chat --port {gateway.port}"
+        )
+        terminal = Terminal(tmp_path, ["sh", "-c", f"{chat_command} 2>{shlex.quote(str(trace))}"], env)
+        try:
+            terminal.wait_for("you>")
+            deadline = time.monotonic() + 60
+            while "| rich.markdown" not in trace.read_text():
+                assert time.monotonic() < deadline, "the renderer was not loaded while the prompt waited"
+                time.sleep(0.1)
+            terminal.type("hello", "Enter")
+            shown = terminal.wait_for("the gateway.")
+        finally:
+            terminal.close()
+    assert "Hello from the gateway." in shown  # drawn as Markdown: no asterisks
+    assert f"(gateway ws://127.0.0.1:{gateway.port}/ws)" in shown
+
+
 def test_a_wrong_gateway_token_is_one_clear_error(home: Path, fake: WindowedFakeOpenAI) -> None:
     from tests.gateway_helpers import running_gateway, write_config
 

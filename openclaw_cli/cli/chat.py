@@ -105,7 +105,7 @@ def chat_cmd(
     from rich.console import Console
 
     from openclaw_cli.agent.turn_types import NO_MODEL
-    from openclaw_cli.cli.chat_ui import read_lines, run_chat
+    from openclaw_cli.cli.chat_ui import read_lines, run_chat, start_loading_renderer
     from openclaw_cli.paths import validate_agent_id
     from openclaw_cli.sessions.keys import build_key, parse_key
 
@@ -136,7 +136,11 @@ def chat_cmd(
         banner.append(NO_MODEL)
     history = _history_path(agent_id, person) if interactive else None
     try:
-        lines = functools.partial(read_lines, history, interactive, on_prompt=backend.preload)
+        def on_prompt() -> None:  # what the first reply needs loads while the user types
+            backend.preload()
+            start_loading_renderer()
+
+        lines = functools.partial(read_lines, history, interactive, on_prompt=on_prompt)
         run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
         backend.close()
