@@ -34,13 +34,29 @@ def read_pid_record(home: Home) -> dict[str, Any] | None:
 
 
 def process_alive(pid: int) -> bool:
+    """Whether process `pid` runs. One that exited but was not yet reaped (a zombie) does not: a gateway
+    started in the background is the child of init, and in a container init may reap late or never, so
+    `gateway stop` waited for the reaping (1.5-2 s here) or for its whole timeout."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not _exited(pid)
+
+
+def _exited(pid: int) -> bool:
+    """Whether /proc says `pid` is a zombie or gone (False where there is no /proc to ask)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return Path("/proc/self/stat").exists()
+    except OSError:
+        return False
+    # "pid (name) state ...": the name may hold spaces and parentheses, the state follows the last ")".
+    fields = stat.rpartition(")")[2].split()
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def probe(host: str, port: int, path: str = "/healthz", timeout: float = 2.0) -> dict[str, Any] | None:
