@@ -136,6 +136,7 @@ def chat_cmd(
         banner.append(NO_MODEL)
     history = _history_path(agent_id, person) if interactive else None
     try:
+
         def on_prompt() -> None:  # what the first reply needs loads while the user types
             backend.preload()
             start_loading_renderer()
