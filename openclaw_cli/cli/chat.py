@@ -135,12 +135,12 @@ def chat_cmd(
     if backend.mode == "in-process" and for_agent(st.settings, agent_id).llm.model is None:
         banner.append(NO_MODEL)
     history = _history_path(agent_id, person) if interactive else None
+
+    def on_prompt() -> None:  # what the first reply needs loads while the user types
+        backend.preload()
+        start_loading_renderer()
+
     try:
-
-        def on_prompt() -> None:  # what the first reply needs loads while the user types
-            backend.preload()
-            start_loading_renderer()
-
         lines = functools.partial(read_lines, history, interactive, on_prompt=on_prompt)
         run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
