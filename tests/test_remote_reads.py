@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Result, run_cli
-from tests.gateway_helpers import Gateway, start_gateway
+from tests.gateway_helpers import Gateway, http_json, request, start_gateway
 from tests.import_trace import imported_modules
 from tests.memory_helpers import add, service_for
 
@@ -144,6 +144,7 @@ def test_search_through_the_gateway_loads_no_model_in_the_cli(served: Gateway) -
     modules = _modules(served.home, "memory", "search", "which editor theme")
     heavy = {m.split(".")[0] for m in modules} & {"numpy", "onnxruntime", "jieba", "litellm"}
     assert heavy == set()
+    assert "websockets" not in {m.split(".")[0] for m in modules}  # plain HTTP: ~25 ms less to import
 
 
 def test_a_person_sees_only_their_own_memories_through_the_gateway(served: Gateway) -> None:
@@ -233,3 +234,61 @@ def _modules(home: Path, *args: str) -> set[str]:
     status, modules = imported_modules(home, *args)
     assert status == 0
     return modules
+
+
+# -- the endpoint the CLI's reads use (gateway/http_reads.py) -------------------------------------------
+
+
+def test_the_reads_endpoint_needs_the_token(served: Gateway) -> None:
+    for url, body in (
+        (served.http + "/rpc", None),
+        (served.http + "/rpc/memory.search", {"query": "coffee"}),
+    ):
+        status, answer = http_json(url, body)
+        assert status == 401 and "token" in answer["error"]["message"]
+        status, _ = http_json(url, body, token="wrong-" + served.token)
+        assert status == 401
+
+
+def test_the_reads_endpoint_says_its_version(served: Gateway) -> None:
+    import openclaw_cli
+
+    assert http_json(served.http + "/rpc", token=served.token) == (200, {"version": openclaw_cli.__version__})
+
+
+def test_the_reads_endpoint_answers_what_the_websocket_answers(served: Gateway) -> None:
+    params = {"query": "coffee", "userId": "mia"}
+    status, answer = http_json(served.http + "/rpc/memory.search", params, token=served.token)
+    with served.ws() as conn:
+        frame = request(conn, "memory.search", params)
+    assert status == 200 and answer["ok"] is True and frame["ok"] is True
+    texts = [hit["l0"] for hit in answer["payload"]["results"]]
+    assert texts == [hit["l0"] for hit in frame["payload"]["results"]]
+    assert texts and not any("Lin" in text for text in texts)  # Mia's search, never Lin's memories
+
+
+def test_the_reads_endpoint_serves_no_other_method(served: Gateway) -> None:
+    before = run_cli(served.home, "memory", "list", "--json").json()
+    status, answer = http_json(served.http + "/rpc/memory.add", {"text": "sneaked in"}, token=served.token)
+    assert status == 404 and "not served over HTTP" in answer["error"]["message"]
+    status, _ = http_json(served.http + "/rpc/chat.send", {"text": "hello"}, token=served.token)
+    assert status == 404
+    assert run_cli(served.home, "memory", "list", "--json").json() == before
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"{not json", "the body is not JSON"),
+        (b'["coffee"]', "the body must be a JSON object"),
+        (b'{"query": 7}', "query"),
+    ],
+    ids=["not-json", "not-an-object", "bad-param"],
+)
+def test_a_bad_read_request_is_a_400_that_says_why(served: Gateway, raw: bytes, message: str) -> None:
+    status, answer = http_json(served.http + "/rpc/memory.search", raw=raw, token=served.token)
+    assert status == 400
+    error = answer["error"]
+    assert message in error["message"]
+    if "code" in error:  # refused by the method itself, as its WebSocket response frame would say
+        assert answer["ok"] is False and error["code"] == "INVALID_PARAMS"

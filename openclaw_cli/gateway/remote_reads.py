@@ -7,14 +7,14 @@ the token, one of another version (its hello says which), or one that answers th
 give an Answer without a payload and with the reason, and the command runs in-process as it would without a
 gateway. So a remote failure can never change what the command prints: the in-process path says it.
 
-Imports nothing of the memory stack, the settings or the gateway server; websockets only when a pid file
-names a live process.
+Imports nothing of the memory stack, the settings or the gateway server; http.client only when a pid file
+names a live process. Plain HTTP (gateway/http_reads.py), not a WebSocket: websockets took ~25 ms of a
+~110 ms command to import, and its handshake and hello one more exchange.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -71,48 +71,58 @@ def ask_gateway(
         return Answer(reason="the gateway pid file names no port")
     target = "127.0.0.1" if host == "0.0.0.0" else host
     try:
-        payload = _call(f"ws://{target}:{port}/ws", token, method, params, open_timeout, reply_timeout)
+        payload = _call(target, port, token, method, params, open_timeout, reply_timeout)
     except _NoAnswer as exc:
         return Answer(reason=str(exc))
     return Answer(payload=payload, via=f"{target}:{port}")
 
 
 def _call(
-    url: str,
+    host: str,
+    port: int,
     token: str | None,
     method: str,
     params: dict[str, Any],
     open_timeout: float,
     reply_timeout: float,
 ) -> Any:
-    from websockets.exceptions import WebSocketException
+    """Ask the gateway's version (within `open_timeout`: a gateway that cannot answer that is not well),
+    then, on the same connection, the method (gateway/http_reads.py)."""
+    import http.client
 
-    from openclaw_cli.gateway.ws_client import GatewayRefused, open_ws
-
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    conn = http.client.HTTPConnection(host, port, timeout=open_timeout)
     try:
-        with open_ws(url, token, open_timeout=open_timeout, close_timeout=1, max_size=None) as ws:
-            # The hello answers `connect` (the token again, for gateways that still wait for it).
-            hello = _request(ws, "c", "connect", {"auth": {"token": token or ""}}, open_timeout)
-            theirs = hello.get("version") if isinstance(hello, dict) else None
-            if theirs != openclaw_cli.__version__:
-                raise _NoAnswer(
-                    f"the gateway runs version {theirs or 'unknown'}, this is {openclaw_cli.__version__}"
-                )
-            return _request(ws, "1", method, params, reply_timeout)
-    except GatewayRefused as exc:
-        raise _NoAnswer(exc.message) from exc
-    except (OSError, WebSocketException, TimeoutError, ValueError) as exc:
-        raise _NoAnswer(f"the gateway at {url} does not answer ({exc.__class__.__name__})") from exc
+        theirs = _answer(conn, "GET", "/rpc", None, headers).get("version")
+        if theirs != openclaw_cli.__version__:
+            raise _NoAnswer(
+                f"the gateway runs version {theirs or 'unknown'}, this is {openclaw_cli.__version__}"
+            )
+        if conn.sock is not None:
+            conn.sock.settimeout(reply_timeout)  # a search may wait for a model the gateway still loads
+        answer = _answer(conn, "POST", f"/rpc/{method}", json.dumps(params).encode("utf-8"), headers)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        raise _NoAnswer(f"the gateway at {host}:{port} does not answer ({exc.__class__.__name__})") from exc
+    finally:
+        conn.close()
+    if not answer.get("ok"):
+        error = answer.get("error") or {}
+        raise _NoAnswer(f"the gateway answered {method} with {error.get('code')}: {error.get('message')}")
+    return answer.get("payload")
 
 
-def _request(ws: Any, request_id: str, method: str, params: dict[str, Any], timeout: float) -> Any:
-    ws.send(json.dumps({"type": "req", "id": request_id, "method": method, "params": params}))
-    deadline = time.monotonic() + timeout
-    while True:
-        frame = json.loads(ws.recv(timeout=max(0.01, deadline - time.monotonic())))
-        if not isinstance(frame, dict) or frame.get("type") != "res" or frame.get("id") != request_id:
-            continue  # events pushed meanwhile
-        if not frame.get("ok"):
-            error = frame.get("error") or {}
-            raise _NoAnswer(f"the gateway answered {method} with {error.get('code')}: {error.get('message')}")
-        return frame.get("payload")
+def _answer(conn: Any, verb: str, path: str, body: bytes | None, headers: dict[str, str]) -> dict[str, Any]:
+    """The JSON object one request answers; _NoAnswer when the gateway refuses it or does not serve it."""
+    sent = {**headers, "Content-Type": "application/json"} if body is not None else headers
+    conn.request(verb, path, body, sent)
+    reply = conn.getresponse()
+    data = reply.read()
+    value = json.loads(data) if data else {}
+    if not isinstance(value, dict):
+        raise ValueError("the answer is not a JSON object")
+    if reply.status in (401, 429):
+        message = (value.get("error") or {}).get("message") or reply.reason
+        raise _NoAnswer(f"the gateway refused the connection (HTTP {reply.status}: {message})")
+    if reply.status == 404 and path == "/rpc":
+        raise _NoAnswer("the gateway does not serve reads over HTTP (an older version)")
+    return value

@@ -3,7 +3,7 @@
 Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox has been recovered and
 what a first turn needs is loaded: the model client, the embedders, the searcher; see gateway/core.py). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
 of WebSocket `/` or `/ws` (refused with HTTP 401 without it), POST /v1/chat/completions, GET /v1/models,
-POST /hooks/agent.
+POST /hooks/agent, and the CLI's reads: GET /rpc and POST /rpc/METHOD (gateway/http_reads.py).
 
 uvicorn runs its h11 protocol extended by gateway/limits.py: a connection that has not sent a whole request
 head (so, for a WebSocket, not yet authenticated) within gateway.headerTimeoutSeconds is closed, and at most
@@ -28,7 +28,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from openclaw_cli.errors import ConfigError, OpenclawError
-from openclaw_cli.gateway import http_api
+from openclaw_cli.gateway import http_api, http_reads
 from openclaw_cli.gateway.app import GatewayApp
 from openclaw_cli.gateway.auth import FailureLimiter
 from openclaw_cli.gateway.config_watch import ConfigWatcher
@@ -73,6 +73,12 @@ def build_app(gateway: GatewayApp) -> Starlette:
 
         return await http_api.guarded(gateway, request, listing)
 
+    async def rpc_version(request: Request) -> Response:
+        return await http_api.guarded(gateway, request, http_reads.version)
+
+    async def rpc_call(request: Request) -> Response:
+        return await http_api.guarded(gateway, request, http_reads.call)
+
     async def websocket(ws: WebSocket) -> None:
         await Connection(gateway, ws).serve()
 
@@ -97,6 +103,8 @@ def build_app(gateway: GatewayApp) -> Starlette:
             Route("/v1/chat/completions", completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/hooks/agent", hooks, methods=["POST"]),
+            Route("/rpc", rpc_version, methods=["GET"]),  # the CLI's reads (gateway/http_reads.py)
+            Route("/rpc/{method}", rpc_call, methods=["POST"]),
             WebSocketRoute("/", websocket),
             WebSocketRoute("/ws", websocket),
         ],
