@@ -6,7 +6,7 @@ its loop would compete with the measuring client for the GIL and inflate what th
 Opens SIZE sockets, each sending part of a request head (half a request line, half the headers, half a
 WebSocket upgrade without its token) and nothing more, then prints `ready` on stdout. `hold` leaves them;
 `reconnect` opens a new one whenever the gateway closes one. Stops when stdin closes, and prints
-{"reopened": N} on stdout.
+{"reopened": N} on stdout. `running` starts it from a benchmark or a test (tests/test_gateway_limits.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,16 @@ from __future__ import annotations
 import json
 import selectors
 import socket
+import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAYLOADS = (
     b"GET /healthz HT",
@@ -75,6 +83,38 @@ def main() -> None:
     stop.set()
     worker.join()
     print(json.dumps({"reopened": result[0] if result else -1}), flush=True)
+
+
+@dataclass
+class FloodRun:
+    process: subprocess.Popen[str]
+    reopened: int = -1  # known once the flood has stopped
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+@contextmanager
+def running(port: int, size: int, mode: str, settle: float = 0.5) -> Iterator[FloodRun]:
+    """This flood against `port` ("hold" or "reconnect") in a process of its own while the block runs,
+    from `settle` seconds after its sockets are open (past its first burst: the steady state)."""
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.flood_worker", str(port), str(size), mode],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stdin is not None and worker.stdout is not None
+    run = FloodRun(worker)
+    try:
+        assert worker.stdout.readline().strip() == "ready"
+        time.sleep(settle)
+        yield run
+    finally:
+        worker.stdin.close()
+        run.reopened = int(json.loads(worker.stdout.readline() or "{}").get("reopened", -1))
+        worker.wait(30)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from benchmarks import flood_worker
 from tests.conftest import ROOT
 from tests.gateway_helpers import Gateway, chat_until_final, request, start_gateway, write_config
 
@@ -240,22 +241,9 @@ def plain_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]
 @contextmanager
 def _flood(port: int, size: int, mode: str, report: dict[str, Any]) -> Iterator[None]:
     """benchmarks/flood_worker.py against `port` ("hold" or "reconnect"); its reopen count into `report`."""
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.flood_worker", str(port), str(size), mode],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert worker.stdin is not None and worker.stdout is not None
-    try:
-        assert worker.stdout.readline().strip() == "ready"
-        time.sleep(0.5)  # past the flood's first burst: what is measured is the steady state
+    with flood_worker.running(port, size, mode) as run:
         yield
-    finally:
-        worker.stdin.close()
-        report.update(json.loads(worker.stdout.readline() or "{}"))
-        worker.wait(30)
+    report["reopened"] = run.reopened
 
 
 def _models(gateway: Gateway) -> None:

@@ -15,7 +15,6 @@ import json
 import os
 import selectors
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import ClientConnection
 
+from benchmarks import flood_worker
 from openclaw_cli.config import validate_settings
 from openclaw_cli.errors import ConfigError
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
@@ -346,48 +346,13 @@ def test_an_upgrade_with_a_wrong_token_is_answered_and_closed(capped: Gateway) -
         assert sock in closed and closed[sock] - started < CAPPED_TIMEOUT / 2
 
 
-class Flood:
-    """`size` sockets with unfinished heads, kept up: each one the server closes is opened again."""
-
-    def __init__(self, port: int, size: int) -> None:
-        self.port = port
-        self.socks = [
-            sock for sock, _ in _stalled(port, [HALF_LINE, HALF_HEADERS, HALF_UPGRADE] * (size // 3))
-        ]
-        self.reopened = 0
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._keep_up, daemon=True)
-
-    def __enter__(self) -> Flood:
-        """Once the gateway is closing the flood's sockets and the flood is reopening them."""
-        self.thread.start()
-        deadline = time.monotonic() + SLACK
-        while not self.reopened:
-            assert time.monotonic() < deadline, "the gateway closed none of the flood's sockets"
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self.thread.join(30)
-        _close_all(self.socks)
-
-    def _keep_up(self) -> None:
-        payloads = [HALF_LINE, HALF_HEADERS, HALF_UPGRADE]
-        while not self._stop.is_set():
-            for i, sock in enumerate(self.socks):
-                if _closed_by_server(sock):
-                    sock.close()
-                    self.socks[i] = _stalled(self.port, [payloads[i % 3]])[0][0]
-                    self.reopened += 1
-            time.sleep(0.01)
-
-
 def test_authorised_requests_are_served_during_a_flood(capped: Gateway) -> None:
     """A flood of 198 unfinished requests, reopened as fast as they are closed: open and authorised
     requests still get through, each well before the flood's sockets would time out. (Their latency
-    with and without a flood: benchmarks/test_bench_gateway.py.)"""
-    with Flood(capped.port, 198) as flood:
+    with and without a flood: benchmarks/test_bench_gateway.py.) The flood runs in a process of its own,
+    as an attacker's would: as a thread of this one, it held the interpreter while the client was between
+    connecting and sending its upgrade, and that silent client was once closed as the oldest pending."""
+    with flood_worker.running(capped.port, 198, "reconnect") as flood:
         started = time.monotonic()
         assert http_json(f"{capped.http}/healthz") == (200, {"ok": True})
         status, models = http_json(f"{capped.http}/v1/models", token=capped.token)
@@ -397,7 +362,8 @@ def test_authorised_requests_are_served_during_a_flood(capped: Gateway) -> None:
         status, _ = http_json(f"{capped.http}/v1/models", token="wrong-token-wrong-token")
         assert status == 401
         took = time.monotonic() - started
-        assert flood.reopened > 0 and flood.thread.is_alive()  # the flood went on meanwhile
+        assert flood.alive()  # the flood went on meanwhile
+    assert flood.reopened > 0  # and the gateway kept closing its sockets
     assert took < CAPPED_TIMEOUT / 2, f"authorised requests took {took:.1f} s during the flood"
 
 
