@@ -10,25 +10,21 @@ status. Both need the token, as every other endpoint; only the read methods are 
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse, Response
 
 import openclaw_cli
-from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.http_api import HttpError, check_auth, read_json
-from openclaw_cli.gateway.methods import error_code
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
     from openclaw_cli.gateway.app import GatewayApp
 
-log = logging.getLogger("openclaw.gateway")
 READ_METHODS = frozenset({"memory.search", "memory.inject", "session.search"})
-STATUS_OF = {p.INVALID_PARAMS: 400, p.NOT_FOUND: 404, p.CONFLICT: 409}
+STATUS_OF = {p.INVALID_PARAMS: 400, p.NOT_FOUND: 404, p.CONFLICT: 409, p.INTERNAL: 500}
 
 
 async def version(gateway: GatewayApp, request: Request) -> Response:
@@ -42,19 +38,8 @@ async def call(gateway: GatewayApp, request: Request) -> Response:
     if method not in READ_METHODS:
         raise HttpError(404, f"{method} is not served over HTTP; call it over the WebSocket", "not_found")
     params = await read_json(gateway, request)
-    try:
-        payload = await gateway.methods.call(method, params)
-    except OpenclawError as exc:
-        code = error_code(exc)
-        error = {"code": code, "message": exc.message, "hint": exc.hint}
-        return _json({"ok": False, "error": error}, STATUS_OF.get(code, 503))
-    except Exception as exc:  # noqa: BLE001 - a bug in one method must not look like a refusal
-        log.exception("method %s failed", method)
-        error = {"code": p.INTERNAL, "message": f"{exc.__class__.__name__}: {exc}", "hint": None}
-        return _json({"ok": False, "error": error}, 500)
-    return _json({"ok": True, "payload": payload}, 200)
-
-
-def _json(body: dict[str, Any], status: int) -> Response:
-    """Encoded as the WebSocket encodes its frames (what is not JSON becomes its text)."""
+    frame = await gateway.methods.answer(None, method, params)
+    body: dict[str, Any] = {key: frame[key] for key in ("ok", "payload", "error") if key in frame}
+    status = 200 if frame["ok"] else STATUS_OF.get(frame["error"]["code"], 503)
+    # Encoded as the WebSocket encodes its frames (what is not JSON becomes its text).
     return Response(p.encode(body), status_code=status, media_type="application/json")

@@ -6,6 +6,7 @@ Errors are FrameError (protocol codes) or OpenclawError, mapped to a code by `er
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.memory.service import MemoryService
 
+log = logging.getLogger("openclaw.gateway")
 Method = Callable[["Methods", dict[str, Any], "Listener | None"], Awaitable[Any]]
 MAX_TEXT = 1_000_000
 
@@ -79,6 +81,21 @@ class Methods:
                 p.UNKNOWN_METHOD, f"unknown method {method!r}", hint="see `openclaw gateway call --help`"
             )
         return await handler(self, params, listener)
+
+    async def answer(
+        self, request_id: str | None, method: str, params: dict[str, Any], listener: Listener | None = None
+    ) -> dict[str, Any]:
+        """The response frame of one call: its payload, or the error it raised. A bug is logged and
+        answered as INTERNAL, never raised: one failing method must not drop a WebSocket connection, nor
+        read as a refusal over HTTP."""
+        try:
+            payload = await self.call(method, params, listener)
+        except OpenclawError as exc:
+            return p.error_response(request_id, error_code(exc), exc.message, exc.hint)
+        except Exception as exc:  # noqa: BLE001 - see above
+            log.exception("method %s failed", method)
+            return p.error_response(request_id, p.INTERNAL, f"{exc.__class__.__name__}: {exc}")
+        return p.response(request_id, payload)
 
     def close(self) -> None:
         """Close the memory services (they are opened again, with the current settings, when next used)."""

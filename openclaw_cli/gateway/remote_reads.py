@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, Any
 import openclaw_cli
 from openclaw_cli.gateway.auth import read_token_file
 from openclaw_cli.gateway.pidfile import process_alive, read_pid_record
+from openclaw_cli.gateway.ws_client import refusal_message
 
 if TYPE_CHECKING:
+    from http.client import HTTPConnection
+
     from openclaw_cli.paths import Home
 
 OPEN_TIMEOUT = 1.0  # a gateway that cannot finish a handshake in a second on this machine is not well
@@ -106,23 +109,28 @@ def _call(
     finally:
         conn.close()
     if not answer.get("ok"):
-        error = answer.get("error") or {}
-        raise _NoAnswer(f"the gateway answered {method} with {error.get('code')}: {error.get('message')}")
+        error = answer.get("error")
+        code, message = (
+            (error.get("code"), error.get("message")) if isinstance(error, dict) else (None, error)
+        )
+        raise _NoAnswer(f"the gateway answered {method} with {code}: {message}")
     return answer.get("payload")
 
 
-def _answer(conn: Any, verb: str, path: str, body: bytes | None, headers: dict[str, str]) -> dict[str, Any]:
+def _answer(
+    conn: HTTPConnection, verb: str, path: str, body: bytes | None, headers: dict[str, str]
+) -> dict[str, Any]:
     """The JSON object one request answers; _NoAnswer when the gateway refuses it or does not serve it."""
     sent = {**headers, "Content-Type": "application/json"} if body is not None else headers
     conn.request(verb, path, body, sent)
     reply = conn.getresponse()
     data = reply.read()
+    if reply.status in (401, 429):
+        message = refusal_message(data) or reply.reason
+        raise _NoAnswer(f"the gateway refused the connection (HTTP {reply.status}: {message})")
     value = json.loads(data) if data else {}
     if not isinstance(value, dict):
         raise ValueError("the answer is not a JSON object")
-    if reply.status in (401, 429):
-        message = (value.get("error") or {}).get("message") or reply.reason
-        raise _NoAnswer(f"the gateway refused the connection (HTTP {reply.status}: {message})")
     if reply.status == 404 and path == "/rpc":
         raise _NoAnswer("the gateway does not serve reads over HTTP (an older version)")
     return value

@@ -22,12 +22,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 import openclaw_cli
-from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.auth import authenticate, bearer
 from openclaw_cli.gateway.http_api import HttpError
 from openclaw_cli.gateway.lanes import RECEIVED_AT
-from openclaw_cli.gateway.methods import error_code
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.app import GatewayApp
@@ -126,15 +124,9 @@ class Connection:
             task.add_done_callback(self.tasks.discard)
 
     async def _dispatch(self, request: p.Request) -> None:
-        try:
-            payload = await self.gateway.methods.call(request.method, request.params, self.listener)
-        except OpenclawError as exc:
-            self.push(p.error_response(request.id, error_code(exc), exc.message, exc.hint))
-        except Exception as exc:  # noqa: BLE001 - a bug in one method must not drop the connection
-            log.exception("method %s failed", request.method)
-            self.push(p.error_response(request.id, p.INTERNAL, f"{exc.__class__.__name__}: {exc}"))
-        else:
-            self.push(p.response(request.id, payload))
+        self.push(
+            await self.gateway.methods.answer(request.id, request.method, request.params, self.listener)
+        )
 
     def _hello(self) -> dict[str, Any]:
         return {

@@ -40,15 +40,16 @@ def open_ws(url: str, token: str | None, *, open_timeout: float, **options: Any)
         return connect(url, open_timeout=open_timeout, additional_headers=auth_headers(token), **options)
     except InvalidStatus as exc:
         status = exc.response.status_code
-        reason = _error_message(exc.response.body) or exc.response.reason_phrase
+        reason = refusal_message(exc.response.body) or exc.response.reason_phrase
         hint = TOKEN_HINT if status == 401 else None
         raise GatewayRefused(
             status, f"the gateway refused the connection (HTTP {status}: {reason})", hint
         ) from exc
 
 
-def _error_message(body: bytes | bytearray | None) -> str | None:
-    """The `error.message` of the gateway's JSON refusal, if that is what the body is."""
+def refusal_message(body: bytes | bytearray | None) -> str | None:
+    """The `error.message` of the gateway's JSON refusal, if that is what the body is (also read by
+    remote_reads.py, whose reads are plain HTTP)."""
     try:
         value = json.loads(body or b"")
     except ValueError:
