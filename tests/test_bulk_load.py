@@ -22,10 +22,11 @@ from benchmarks.synth import CompositeEmbedder
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store.bulk import CHUNK, SWITCH_INTERVAL
+from openclaw_cli.memory.store.bulk import CHUNK, SWITCH_INTERVAL, WriteReport
 from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
 from openclaw_cli.memory.store.layout import MINILM
 from openclaw_cli.memory.store.records import MemoryRecord
+from openclaw_cli.memory.store.sqlite.storage import BULK_CACHE_KIB
 from tests.conftest import run_cli
 from tests.memory_helpers import service_for
 
@@ -262,6 +263,51 @@ def test_a_failed_load_gives_the_switch_interval_back(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="model run failed"):
         _write(tmp_path, TEXTS, chunk=3, embedder=_FailingAt(2, RuntimeError("the model run failed")))
     assert sys.getswitchinterval() == before
+
+
+class _SeesCacheSize(CompositeEmbedder):
+    """The synthetic embedder, noting the page cache the store's connection has while each chunk embeds
+    (the chunk before it is being written then)."""
+
+    def __init__(self, fail_from: int) -> None:
+        super().__init__()
+        self.conn: apsw.Connection | None = None
+        self.fail_from = fail_from
+        self.seen: list[int] = []
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if self.conn is not None:
+            self.seen.append(self.conn.execute("PRAGMA cache_size").fetchone()[0])
+        if self.fail_from and len(self.seen) >= self.fail_from:
+            raise RuntimeError("the model run failed")
+        return super().embed_passages(texts)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_chunks_are_written_with_a_large_page_cache_and_the_connections_own_comes_back(
+    tmp_path: Path, fails: bool
+) -> None:
+    # In a 100k store the default 2 MB cache cannot hold a vec0 chunk's blob beside the other pages a
+    # record's writes touch: each vector insert then read ~220 overflow pages again.
+    seeing = _SeesCacheSize(fail_from=3 if fails else 0)  # the third chunk fails
+    service = _service(tmp_path, seeing)
+    store = service.store(service.db_path("user"))
+    store.add(_records(service, ["a first memory, which creates the store"]))
+    (own,) = store.conn.execute("PRAGMA cache_size").fetchone()
+    seeing.conn = store.conn
+    writer = store.bulk_writer(chunk=3)
+    for record in _records(service, TEXTS):
+        writer.feed(record)
+    report = WriteReport()
+    if fails:
+        with pytest.raises(RuntimeError, match="model run failed"):
+            writer.write(report)
+    else:
+        writer.write(report)
+    assert -BULK_CACHE_KIB in seeing.seen  # while chunks were written
+    assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == own != -BULK_CACHE_KIB
+    assert len(report.ids) == (6 if fails else len(TEXTS))  # a failure keeps the chunks written before it
+    service.close()
 
 
 # ------------------------------------------------------------------ real processes

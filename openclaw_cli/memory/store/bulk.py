@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -65,6 +66,10 @@ class ChunkTarget(Protocol):
         moment: datetime,
         report: WriteReport,
     ) -> None: ...
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """Around all the chunks of one load (MemoryStorage.bulk_load)."""
+        ...
 
 
 @dataclass
@@ -129,16 +134,17 @@ class BulkWriter:
             if not self._chunks:
                 return
             store = self._open_store()
-            while self._written < len(self._chunks):
-                chunk = self._chunks[self._written]
-                self._submit_ahead(self._written + 1)  # the worker goes on while this one is written
-                vectors, warning = self._vectors(chunk)
-                report.warning = report.warning or warning
-                store.write_chunk(chunk.records, vectors, self.moment, report)
-                self._chunks[self._written] = _Chunk([], [], {})  # its vectors may go
-                self._written += 1
-                if progress is not None:
-                    progress(len(chunk.records))
+            with store.bulk_load():
+                while self._written < len(self._chunks):
+                    chunk = self._chunks[self._written]
+                    self._submit_ahead(self._written + 1)  # the worker goes on while this one is written
+                    vectors, warning = self._vectors(chunk)
+                    report.warning = report.warning or warning
+                    store.write_chunk(chunk.records, vectors, self.moment, report)
+                    self._chunks[self._written] = _Chunk([], [], {})  # its vectors may go
+                    self._written += 1
+                    if progress is not None:
+                        progress(len(chunk.records))
         finally:
             self._shutdown()
 

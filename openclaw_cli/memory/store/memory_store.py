@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -197,6 +198,10 @@ class MemoryStore:
         """A pipeline that embeds records as they are fed and writes them on `write` (store/bulk.py)."""
         factory = self.embedder if self._embedder_factory is not None else None
         return BulkWriter(factory, self.storage, lambda: self, chunk=chunk)
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """Around the chunks of one bulk load: the storage may keep more of the store in memory."""
+        return self.storage.bulk_load()
 
     def write_chunk(
         self,

@@ -84,6 +84,11 @@ class Transactions(Protocol):
         """A read transaction: every read inside sees the same state while other writers go on."""
         ...
 
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """Many transactions of writes in a row (a batch of memories): the backend may hold more of the
+        store in memory meanwhile."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -66,6 +66,9 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
     def snapshot(self) -> AbstractContextManager[None]:
         return self._snapshot()
 
+    def bulk_load(self) -> AbstractContextManager[None]:
+        return nullcontext()  # the server sizes its own buffers
+
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
         from psycopg import IsolationLevel

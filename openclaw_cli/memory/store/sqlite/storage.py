@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 ANY_USER = ""  # the people table's user for memories without one
 
 
+BULK_CACHE_KIB = 64 * 1024  # the page cache of a bulk load (pages are allocated as they are read)
+
+
 class SqliteStorage(SharedStorage, SqliteStoreRows):
     """One SQLite memory database file (see store/protocol.py for what each method promises); what both
     backends run alike is in SharedStorage (store/shared_storage.py)."""
@@ -61,6 +64,24 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
     def _transaction(self) -> Iterator[None]:
         with meta.write_txn(self.conn):
             yield
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        return self._bulk_load()
+
+    @contextmanager
+    def _bulk_load(self) -> Iterator[None]:
+        """A page cache of BULK_CACHE_KIB while a bulk load writes, the connection's own afterwards.
+
+        Each vector written opens its chunk's blob (~0.9 MB of int8 vectors, a chain of ~220 overflow
+        pages that SQLite walks to reach the vector's slot), beside the records', keyword and history
+        pages. In a 100k store, that working set does not fit the default 2 MB cache: measured, a vec0
+        insert then took 67 us instead of 19, and a record's writes 0.52 ms of CPU instead of 0.45."""
+        (previous,) = self.conn.execute("PRAGMA cache_size").fetchone()
+        self.conn.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA cache_size = {int(previous)}")
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
