@@ -167,11 +167,8 @@ def test_a_bulk_load_starts_the_full_segmentation_and_a_small_one_does_not(tmp_p
     create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
     lines = "".join(f'{{"text": "note number {n} about the garden"}}\n' for n in range(BULK_TEXTS))
     starts = _watched_process(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
-    # Started by the command once it has read its lines: beside the models' load, before the first chunk
-    # is handed to the embedding worker (once the models are in, it would take CPU from that chunk).
-    vocabulary = starts.index("MainThread -> use-m3-vocabulary")
-    assert starts.index("MainThread -> embedder-preload") < vocabulary
-    assert vocabulary < min(i for i, s in enumerate(starts) if s.endswith("-> bulk-embed_0"))
+    # Started once the models are in: by the preload, the command, or the first chunk, whichever is first.
+    assert any(s.endswith(" -> use-m3-vocabulary") for s in starts)
     three = "".join(lines.splitlines(keepends=True)[:3])  # a small batch: the table segments it
     few = _watched_process(tmp_path / "few", "memory", "add", "--batch", "-", stdin=three)
     assert "MainThread -> embedder-preload" in few and not any(s.endswith("use-m3-vocabulary") for s in few)

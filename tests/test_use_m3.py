@@ -4,7 +4,6 @@ own numpy forward pass and SentencePiece port, on real files (the conversion run
 from __future__ import annotations
 
 import random
-import threading
 import time
 from pathlib import Path
 
@@ -336,18 +335,6 @@ def test_bulk_work_loads_the_full_segmentation_and_no_vector_changes(
         time.sleep(0.02)
     assert bulk.full_vocabulary_loaded
     assert np.array_equal(bulk.embed_passages(texts[:5]), embedder.embed_passages(texts[:5]))
-
-
-def test_the_full_segmentation_is_loaded_once_per_process(embedder: MultilingualEmbedder) -> None:
-    from openclaw_cli.memory.embedding.use_m3 import package_resources
-    from openclaw_cli.memory.embedding.use_m3_segmenter import full_segmentation, prefetch
-
-    # The fixture's embedder loaded it: a bulk load's early prefetch and each embedder's own load share it.
-    sp_model = package_resources()[1]
-    loaded = full_segmentation(sp_model)
-    prefetch(sp_model)
-    assert full_segmentation(sp_model) is loaded
-    assert not [t for t in threading.enumerate() if t.name == "use-m3-vocabulary"]  # nothing loads again
 
 
 def test_the_vocabulary_table_answers_several_threads_at_once(fast) -> None:  # type: ignore[no-untyped-def]

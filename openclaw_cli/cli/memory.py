@@ -143,10 +143,8 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
     from openclaw_cli.memory.portability.batch import parse_add_lines
 
     label = "stdin" if source == "-" else source
-    text_lines = memory_common.read_lines(source)
-    # What bulk work needs besides the models starts loading while the lines are checked.
-    service.expect_passages(len(text_lines))
-    items = parse_add_lines(text_lines, label)
+    items = parse_add_lines(memory_common.read_lines(source), label)
+    service.expect_passages(len(items))
     records: list[MemoryRecord] = []
 
     def built() -> Iterator[MemoryRecord]:

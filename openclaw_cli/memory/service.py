@@ -94,13 +94,8 @@ class MemoryService:
     def expect_passages(self, count: int) -> None:
         """`count` texts are about to be embedded: what embedding that many needs (USE-m3's full
         segmentation, for a bulk load) starts loading as soon as the preloaded models are in, now if they
-        are, and a process that embeds more than a few texts starts loading that segmentation now, beside
-        the models. Without a preload the embedder meets the count itself, when the texts come."""
+        are. Without a preload the embedder meets the count itself, when the texts come."""
         self._preload.expect(count)
-        if not (self.fast_start or self.one_shot):
-            from openclaw_cli.memory.embedding.loader import prefetch_bulk
-
-            prefetch_bulk(self.settings.embedding, count)
 
     def model_cache_dir(self) -> Path:
         from openclaw_cli.memory.embedding.loader import model_cache_dir

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import tempfile
 import threading
-from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,22 +98,6 @@ def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = Fa
         functools.partial(create_embedder, settings, one_shot=one_shot, cache_dir=cache_dir),
         "embedder-preload",
     )
-
-
-def prefetch_bulk(settings: EmbeddingSettings, count: int) -> None:
-    """`count` texts are about to be embedded by bulk work: what it needs besides the models (USE-m3's full
-    segmentation) starts loading now, beside them. A failure is not reported here: the embedder meets it
-    again, or goes on with its piece table (embedding/use_m3_segmenter.py)."""
-    from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS, prefetch
-    from openclaw_cli.memory.store import layout as models
-
-    if count < BULK_TEXTS or settings.provider != "local":
-        return
-    with suppress(OpenclawError):
-        if _check_local(settings) != models.MINILM:
-            from openclaw_cli.memory.embedding.use_m3 import package_resources
-
-            prefetch(package_resources()[1])
 
 
 def _process_model_dir() -> Path:

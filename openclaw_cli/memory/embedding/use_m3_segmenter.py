@@ -13,11 +13,6 @@ memories, an index rebuild, the words of a store) starts loading the full segmen
 own; calls go on with the table until it is there. So a gateway, a chat or a `memory index` of a small
 store does not pay for it, and bulk work gets the faster segmentation within its first chunk. A process
 that embeds a few texts and exits (`fast_start`) never loads it.
-
-The loaded segmentation is the process's, shared by every segmenter of the same sp.model, so that bulk
-work known from the start (`memory add --batch`) can start loading it beside the models (`prefetch`),
-while the process is still reading its input and one core is idle, rather than once they are in, when it
-takes ~0.15 s of CPU from the first chunk's embedding.
 """
 
 from __future__ import annotations
@@ -63,10 +58,9 @@ class Segmenter:
                 self._loading = start_load(self.load_full, "use-m3-vocabulary")
 
     def load_full(self) -> None:
-        """Load the full segmentation now, in this thread, or wait for the load under way (a failure
-        raises)."""
+        """Load the full segmentation now, in this thread (a failure raises)."""
         if self._full is None and self._source is not None:
-            self._full = full_segmentation(self._source)
+            self._full = FullSegmentation(self._source.read_bytes())
 
     def piece_ids(self, text: str) -> list[int]:
         full = self._full
@@ -75,31 +69,6 @@ class Segmenter:
         normalized = self._pieces.normalize(text)
         ids = full.piece_ids(normalized) if normalized else None
         return ids if ids is not None else self._pieces.normalized_piece_ids(normalized)
-
-
-_shared: dict[Path, FullSegmentation] = {}
-_shared_lock = threading.Lock()  # held during a load: a second caller waits for it instead of loading again
-_prefetched: set[Path] = set()
-
-
-def full_segmentation(sp_model: Path) -> FullSegmentation:
-    """The process's full segmentation of `sp_model`, loaded on first use (a failure is not kept: the
-    next call tries again)."""
-    with _shared_lock:
-        full = _shared.get(sp_model)
-        if full is None:
-            full = _shared[sp_model] = FullSegmentation(sp_model.read_bytes())
-        return full
-
-
-def prefetch(sp_model: Path) -> None:
-    """Start loading the full segmentation of `sp_model` on a thread of its own (once per process), for
-    bulk work about to start; its segmenters use it once it is in."""
-    with _shared_lock:
-        if sp_model in _prefetched or sp_model in _shared:
-            return
-        _prefetched.add(sp_model)
-    start_load(lambda: full_segmentation(sp_model), "use-m3-vocabulary")
 
 
 class FullSegmentation:
