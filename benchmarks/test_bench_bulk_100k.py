@@ -3,8 +3,9 @@ the store grows, and how does it compare with the naive design's load?
 
 The corpus is the 100k search benchmark's (benchmarks/corpus100k.py). It is loaded into one new home in ten
 slices of 10k, one `openclaw memory add --batch` process each, so every slice's rate is the rate at that store
-size (0, 10k, ... 90k memories already stored). Just before each slice, the same texts are embedded by the
-same default models in this process: that slice's embedding-only rate, under the same machine conditions.
+size (0, 10k, ... 90k memories already stored). Around each slice, the same texts are embedded by the same
+default models in this process, half just before and half just after it (benchmarks/bracketed.py): that
+slice's embedding-only rate, under the same machine conditions.
 The naive design (benchmarks/naive.py) loads by embedding everything and then inserting the texts and
 vectors into FTS5 and sqlite-vec: its rate is the texts over the embedding time plus its insert time.
 
@@ -15,6 +16,7 @@ cores; OPENCLAW_BENCH_COUNT=2000 for a quick smoke run of the same code).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import corpus100k, naive, store100k
+from benchmarks.bracketed import cpu_seconds, embedding_around
 
 ROOT = Path(__file__).resolve().parent.parent
 SLICES = 10
@@ -54,11 +57,6 @@ def _batch_file(path: Path, texts: list[str], first: int) -> Path:
     return path
 
 
-def _cpu_seconds(who: int) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _load_slice(source: Path, home: Path) -> tuple[float, float, dict[str, Any]]:
     """Seconds and CPU seconds of one whole `memory add --batch` process, and its JSON report."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCLAW_")}
@@ -67,9 +65,9 @@ def _load_slice(source: Path, home: Path) -> tuple[float, float, dict[str, Any]]
         "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(store100k.model_cache()),
     }
     command = [sys.executable, "-m", "openclaw_cli", "memory", "add", "--batch", str(source), "--json"]
-    started, cpu = time.perf_counter(), _cpu_seconds(resource.RUSAGE_CHILDREN)
+    started, cpu = time.perf_counter(), cpu_seconds(resource.RUSAGE_CHILDREN)
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, check=True)
-    seconds, cpu = time.perf_counter() - started, _cpu_seconds(resource.RUSAGE_CHILDREN) - cpu
+    seconds, cpu = time.perf_counter() - started, cpu_seconds(resource.RUSAGE_CHILDREN) - cpu
     return seconds, cpu, json.loads(out.stdout)
 
 
@@ -87,10 +85,13 @@ def test_bench_bulk_load_100k_by_store_size(benchmark, tmp_path: Path) -> None: 
     def load() -> None:
         for first in range(0, len(texts), size):
             part = texts[first : first + size]
-            started, cpu = time.perf_counter(), _cpu_seconds(resource.RUSAGE_SELF)
-            vectors.append(embedder.embed_passages(part))
-            embedding, embedding_cpu = time.perf_counter() - started, _cpu_seconds(resource.RUSAGE_SELF) - cpu
-            seconds, cli_cpu, report = _load_slice(_batch_file(tmp_path / "slice.jsonl", part, first), home)
+            source = _batch_file(tmp_path / "slice.jsonl", part, first)
+            around = embedding_around(
+                embedder.embed_passages, part, functools.partial(_load_slice, source, home)
+            )
+            vectors.append(around.vectors)
+            embedding, embedding_cpu = around.embedding_s, around.embedding_cpu_s
+            seconds, cli_cpu, report = around.result
             assert report["added"] + report["duplicate"] == len(part) and not report["pendingVectors"], report
             rows.append(
                 {

@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 
 from benchmarks import synth
+from benchmarks.bracketed import cpu_seconds, embedding_around
 from benchmarks.test_bench_search import bulk_lines
 from openclaw_cli.config import Settings
 from openclaw_cli.memory.agent_memory import NewMemory
@@ -180,12 +181,12 @@ def _cli_batch_rate(source: Path, home: Path, expected: int) -> tuple[float, flo
         "OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR": str(shared_model_cache()),
     }
     command = [sys.executable, "-m", "openclaw_cli", "memory", "add", "--batch", str(source), "--json"]
-    cpu = _cpu_seconds(resource.RUSAGE_CHILDREN)
+    cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, check=True)
     elapsed = time.perf_counter() - started
     assert json.loads(out.stdout)["added"] == expected
-    return expected / elapsed, (_cpu_seconds(resource.RUSAGE_CHILDREN) - cpu) / expected
+    return expected / elapsed, (cpu_seconds(resource.RUSAGE_CHILDREN) - cpu) / expected
 
 
 def test_bench_bulk_cli_against_embedding_alone(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -207,12 +208,15 @@ def test_bench_bulk_cli_against_embedding_alone(benchmark, tmp_path: Path) -> No
     cpu: dict[str, list[float]] = {"embedding": [], "cli": []}
 
     def one_round() -> None:
-        started, used = time.perf_counter(), _cpu_seconds()
-        embedder.embed_passages(texts)
-        embedding.append(len(texts) / (time.perf_counter() - started))
-        cpu["embedding"].append((_cpu_seconds() - used) / len(texts))
         home = tmp_path / f"home{len(cli)}"
-        rate, per_record = _cli_batch_rate(source, home, len(lines))
+        # Half the reference just before the CLI's run, half just after: a drift of the machine's speed
+        # moves both sides alike (benchmarks/bracketed.py).
+        around = embedding_around(
+            embedder.embed_passages, texts, lambda: _cli_batch_rate(source, home, len(lines))
+        )
+        embedding.append(len(texts) / around.embedding_s)
+        cpu["embedding"].append(around.embedding_cpu_s / len(texts))
+        rate, per_record = around.result
         cli.append(rate)
         cpu["cli"].append(per_record)
         shutil.rmtree(home)
@@ -231,11 +235,6 @@ def test_bench_bulk_cli_against_embedding_alone(benchmark, tmp_path: Path) -> No
     }
     benchmark.extra_info.update(figures)
     print(f"\nbulk load, 2,000 English records: {figures}")
-
-
-def _cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
 
 
 class _Known:
@@ -274,9 +273,9 @@ def _write_cost(home: Path, texts: list[str]) -> dict[str, float]:
     service.embedder = lambda: known  # type: ignore[method-assign]
     records = _records(service, texts, 0)
     service.store(service.db_path("user"))  # opened before the clock starts, as the CLI has it
-    started, cpu = time.perf_counter(), _cpu_seconds()
+    started, cpu = time.perf_counter(), cpu_seconds()
     report = service.add_many(records)
-    wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
+    wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     assert len(report.ids) == len(texts)
     service.close()
     shutil.rmtree(work)
