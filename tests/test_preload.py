@@ -4,6 +4,7 @@ load as soon as its settings are read."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -115,6 +116,25 @@ def test_a_search_process_starts_the_model_load_before_importing_the_records(tmp
     create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
     events = _search_process(tmp_path / "home", "tea with milk")
     assert events.index("thread embedder-preload") < events.index("import records")
+
+
+def test_a_bulk_load_starts_the_model_load_before_importing_the_records(tmp_path: Path) -> None:
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    lines = "".join(f'{{"text": "note {n} about the allotment"}}\n' for n in range(3))
+    events = _watched_process(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
+    assert events.index("thread embedder-preload") < events.index("import records")
+    stored = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", "memory", "list", "--json"],
+        env={**os.environ, "OPENCLAW_HOME": str(tmp_path / "home")},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert stored.returncode == 0, stored.stderr
+    assert sorted(r["l0"] for r in json.loads(stored.stdout)) == [
+        f"note {n} about the allotment" for n in range(3)
+    ]
 
 
 def test_a_home_without_a_config_file_imports_no_json5_parser(tmp_path: Path) -> None:

@@ -94,11 +94,15 @@ def add_cmd(
     stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
     rerun, with ids or without, stores nothing new; two lines with the same id are refused.
     """
+    if (text is None) == (batch is None):
+        raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
+    if batch is not None:
+        # Before the imports that follow (the record model, the store: ~40 ms), which then overlap the
+        # build of the model sessions instead of preceding it.
+        memory_common.start_model_load(one_shot=False)
     from openclaw_cli.memory.writing.candidate import Candidate
     from openclaw_cli.memory.writing.write_path import write_memories
 
-    if (text is None) == (batch is None):
-        raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
     memory_common.one_category(category)
     memory_common.scopes(scope)
     # One text: load the models for a fast start (same vectors); a batch keeps the faster tokenizer.
