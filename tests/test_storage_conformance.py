@@ -520,6 +520,20 @@ def test_of_two_equal_texts_made_at_once_the_later_row_is_the_match(storage: Mem
     assert storage.same_text(_record("a3", "works as a nurse")).id == "a2"  # type: ignore[union-attr]
 
 
+def test_of_equal_texts_or_attributes_the_newest_is_the_match_whatever_order_they_were_stored_in(
+    storage: MemoryStorage,
+) -> None:
+    later, earlier = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)
+    for record_id, created in (("a2", earlier), ("a1", later), ("a3", earlier)):  # the newest in the middle
+        _insert(
+            storage,
+            _record(record_id, "Works as a nurse", category="profile", attribute="job", created=created),
+        )
+    assert storage.same_text(_record("a4", "works as a nurse")).id == "a1"  # type: ignore[union-attr]
+    pilot = _record("a5", "Works as a pilot", category="profile", attribute="job")
+    assert storage.same_attribute(pilot).id == "a1"  # type: ignore[union-attr]
+
+
 def test_a_record_without_a_user_matches_only_records_without_one(storage: MemoryStorage) -> None:
     nobodys = _insert(storage, _record("g1", "Answer in English", user=None, scope="agent"), _axis(0))
     _insert(storage, _record("a1", "Answer in English", scope="agent"), _axis(1))

@@ -4,6 +4,7 @@ ranking reads of a row, and a new record's derived fields."""
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -16,6 +17,8 @@ RECORD_COLUMNS = (
     "source, fsrs_stability, fsrs_difficulty, fsrs_last_review, fsrs_next_review, fsrs_reps, fsrs_lapses, "
     "deleted, vector_status, attribute, reflected_at"
 )
+# A row's place among records of the same text or attribute: the newest is the one meant.
+CREATED_THEN_ROWID = operator.itemgetter(RECORD_COLUMNS.split(", ").index("created_at"), 0)
 
 
 class RankingFacts(NamedTuple):

@@ -104,16 +104,16 @@ SET_FSRS = (
 )
 HAS_USER = "SELECT 1 FROM records WHERE deleted = 0 AND user_id = {p}"
 LIMIT_ONE = " LIMIT 1"
-_NEWEST = " ORDER BY created_at DESC, rowid DESC LIMIT 1"
 # The unary + (SQLite) keeps the planner on the hash index: with no statistics it chose the by-user index
 # and scanned a third of the store for each record (29 s of a 10k import).
+# Every match, not ORDER BY ... LIMIT 1: the few there are are sorted by the caller (SharedStorage._newest).
 SAME_TEXT = (
     f"{SELECT_RECORDS}deleted = 0 AND l0_hash = {{p}} AND {{plain}}scope = {{p}} "
-    f"AND {{plain}}user_id {{same}} {{p}} AND {{plain}}id <> {{p}}{_NEWEST}"
+    f"AND {{plain}}user_id {{same}} {{p}} AND {{plain}}id <> {{p}}"
 )
 SAME_ATTRIBUTE = (
     f"{SELECT_RECORDS}deleted = 0 AND user_id {{same}} {{p}} AND category = {{p}} AND attribute = {{p}} "
-    f"AND scope = {{p}} AND id <> {{p}}{_NEWEST}"
+    f"AND scope = {{p}} AND id <> {{p}}"
 )
 READY_ROWS = (
     "SELECT rowid, language FROM records WHERE user_id {same} {p} AND scope = {p} AND category = {p} "
