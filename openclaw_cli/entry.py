@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import sys
 from typing import NoReturn
 
@@ -14,6 +15,11 @@ BROKEN_PIPE = 141  # the code run() gives a command whose reader went away (128 
 # holding the lock every other thread needs; at 50,000 it runs one or two (13-24 ms). The older
 # generations keep Python's own rule, so a long-running gateway still collects its old cycles.
 YOUNG_THRESHOLD = 50_000
+# numpy's OpenBLAS starts a worker thread on import, which spins ~0.1 s of CPU before it first sleeps, and
+# again after every product it helps with: a core taken from the model sessions a command builds at that
+# moment, or from the models of a bulk load. 2^4 cycles instead of 2^28 (OpenBLAS's unit is a power of
+# two): it sleeps at once, and still takes half of a large product. A value the user set is kept.
+BLAS_THREAD_TIMEOUT = ("OPENBLAS_THREAD_TIMEOUT", "4")
 
 
 def main() -> None:
@@ -22,14 +28,20 @@ def main() -> None:
 
         sys.stdout.write(f"openclaw {__version__}\n")
         return
-    _, older, oldest = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, older, oldest)
+    prepare_process()
     from openclaw_cli.cli.main import run
 
     try:
         run()
     except SystemExit as done:
         leave(done.code)
+
+
+def prepare_process() -> None:
+    """What every command's process sets before it imports anything heavy (see the constants above)."""
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, older, oldest)
+    os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
 
 
 def leave(code: object) -> NoReturn:

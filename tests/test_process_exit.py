@@ -25,10 +25,12 @@ def _buffered_env(home: Path) -> dict[str, str]:
     return env
 
 
-def _python(code: str, home: Path, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+def _python(
+    code: str, home: Path, env: dict[str, str] | None = None, **kwargs: object
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        env=_buffered_env(home),
+        env=env or _buffered_env(home),
         cwd=ROOT,
         capture_output=True,
         timeout=60,
@@ -175,3 +177,44 @@ def test_a_command_runs_with_the_young_collection_threshold(home: Path) -> None:
     before, during = json.loads(done.stderr)
     assert during[0] == 50_000
     assert during[1:] == before[1:]
+
+
+def _blas_worker_ticks(home: Path, prepared: bool, env: dict[str, str] | None = None) -> dict[str, object]:
+    """CPU clock ticks of the threads numpy's import started, 0.3 s after it, in a process prepared as
+    a command's is (entry.prepare_process) or not."""
+    done = _python(
+        f"""
+        import json, os, threading, time
+        from openclaw_cli.entry import prepare_process
+        if {prepared!r}:
+            prepare_process()
+        import numpy
+        time.sleep(0.3)
+        main = threading.main_thread().native_id
+        ticks = []
+        for tid in os.listdir("/proc/self/task"):
+            if int(tid) != main:
+                fields = open(f"/proc/self/task/{{tid}}/stat").read().rsplit(")", 1)[1].split()
+                ticks.append(int(fields[11]) + int(fields[12]))  # utime + stime
+        print(json.dumps({{"ticks": ticks, "timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT")}}))
+        """,
+        home,
+        env={**_buffered_env(home), **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_numpys_blas_worker_sleeps_at_once_in_a_command(home: Path) -> None:
+    # Unprepared, OpenBLAS's worker spins 2^28 cycles (>= 50 ms, ~5 ticks, on any CPU under 5 GHz) before
+    # it first sleeps; prepared, 2^4 cycles. A tick is 10 ms: a thread's start and set-up stay under two.
+    prepared = _blas_worker_ticks(home, prepared=True)
+    assert prepared["timeout"] == "4"
+    assert sum(prepared["ticks"]) <= 2, prepared  # type: ignore[call-overload]
+    unprepared = _blas_worker_ticks(home, prepared=False)
+    if unprepared["ticks"]:  # a machine of one core (or an OPENBLAS_NUM_THREADS=1 run) starts no worker
+        assert sum(unprepared["ticks"]) >= 5, unprepared  # type: ignore[call-overload]
+
+
+def test_a_blas_timeout_the_user_set_is_kept(home: Path) -> None:
+    assert _blas_worker_ticks(home, prepared=True, env={"OPENBLAS_THREAD_TIMEOUT": "12"})["timeout"] == "12"
