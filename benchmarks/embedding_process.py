@@ -18,9 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from openclaw_cli.config import load_settings
-from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir
-from openclaw_cli.paths import CONFIG_FILENAME, Home
+from openclaw_cli.entry import prepare_process
+
+prepare_process()  # as a command's process is, before the heavy imports below
+
+from openclaw_cli.config import load_settings  # noqa: E402
+from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir  # noqa: E402
+from openclaw_cli.paths import CONFIG_FILENAME, Home  # noqa: E402
 
 
 def main(source: Path) -> None:
