@@ -107,6 +107,11 @@ def table_words(directory: Path) -> set[str]:
         conn.setbusytimeout(10_000)  # a running gateway may be writing the table at this moment
         try:
             found |= {str(row[0]) for row in conn.execute("SELECT word FROM words")}
+        except apsw.SQLError as exc:
+            # A file a process has just created and not yet made a table in (word_table.py `_check`
+            # makes it in its own transaction): it holds no words yet.
+            if "no such table" not in str(exc):
+                raise
         finally:
             conn.close()
     return found
