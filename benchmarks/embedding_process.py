@@ -24,14 +24,14 @@ prepare_process()  # as a command's process is, before the heavy imports below
 
 from openclaw_cli.config import load_settings  # noqa: E402
 from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir  # noqa: E402
-from openclaw_cli.paths import CONFIG_FILENAME, Home  # noqa: E402
+from openclaw_cli.paths import Home  # noqa: E402
 
 
 def main(source: Path) -> None:
     started = time.perf_counter()
-    home = Path(os.environ["OPENCLAW_HOME"])
-    settings = load_settings(home / CONFIG_FILENAME, os.environ).memory.embedding
-    embedder = create_embedder(settings, cache_dir=model_cache_dir(settings, Home(home).model_cache_dir))
+    home = Home(Path(os.environ["OPENCLAW_HOME"]))
+    settings = load_settings(home.config_file, os.environ).memory.embedding
+    embedder = create_embedder(settings, cache_dir=model_cache_dir(settings, home.model_cache_dir))
     texts = [json.loads(line)["text"] for line in source.read_text(encoding="utf-8").splitlines() if line]
     loaded = time.perf_counter()
     vectors = embedder.embed_passages(texts)
