@@ -63,9 +63,9 @@ def test_the_model_cache_is_the_configured_one_else_the_homes(tmp_path: Path) ->
     assert model_cache_dir(configured, home_cache) == Path("~/elsewhere/models").expanduser()
 
 
-def _watched_process(home: Path, *args: str, stdin: str | None = None) -> list[str]:
+def _watched_process(home: Path, *args: str, stdin: str | None = None, code: int = 0) -> list[str]:
     """What one CLI process did, in order: "thread NAME" and "STARTER -> NAME" for each thread started,
-    "import records" and "import json5" when those modules were first imported."""
+    "import records", "import config" and "import json5" when those modules were first imported."""
     script = (
         "import sys, threading, runpy\n"
         "events = []\n"
@@ -78,6 +78,8 @@ def _watched_process(home: Path, *args: str, stdin: str | None = None) -> list[s
         "def audit(event, args):\n"
         "    if event == 'import' and args[0] == 'openclaw_cli.memory.store.records':\n"
         "        events.append('import records')\n"
+        "    if event == 'import' and args[0] == 'openclaw_cli.config' and args[0] not in sys.modules:\n"
+        "        events.append('import config')\n"
         "    if event == 'import' and args[0] == 'json5' and args[0] not in sys.modules:\n"
         "        events.append('import json5')\n"
         "sys.addaudithook(audit)\n"
@@ -101,7 +103,7 @@ def _watched_process(home: Path, *args: str, stdin: str | None = None) -> list[s
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     return [
         line for line in done.stderr.splitlines() if line.startswith(("thread ", "import ")) or " -> " in line
     ]
@@ -189,12 +191,84 @@ def test_a_bulk_load_starts_the_full_segmentation_and_a_small_one_does_not(tmp_p
     starts = _watched_process(tmp_path / "home", "memory", "add", "--batch", "-", stdin=lines)
     # Started once the models are in: by the preload, the command, or the first chunk, whichever is first.
     assert any(s.endswith(" -> use-m3-vocabulary") for s in starts)
-    three = "".join(lines.splitlines(keepends=True)[:3])  # a small batch: the table segments it
-    few = _watched_process(tmp_path / "few", "memory", "add", "--batch", "-", stdin=three)
-    assert "MainThread -> embedder-preload" in few and not any(s.endswith("use-m3-vocabulary") for s in few)
+    three = tmp_path / "three.jsonl"  # a small batch: the table segments it
+    three.write_text("".join(lines.splitlines(keepends=True)[:3]), encoding="utf-8")
+    few = _watched_process(tmp_path / "few", "memory", "add", "--batch", str(three))
+    assert "MainThread -> embedder-preload" in few and not any("use-m3-vocabulary" in s for s in few)
     searched = _search_process(tmp_path / "home", "garden")
     assert "MainThread -> embedder-preload" in searched  # one search: its models, not the library
     assert not any(s.endswith("use-m3-vocabulary") for s in searched)
+
+
+def _garden_lines(count: int, last_newline: bool = True) -> str:
+    text = "\n".join(f'{{"text": "note number {n} about the greenhouse"}}' for n in range(count))
+    return text + "\n" if last_newline else text
+
+
+def _stored_texts(home: Path) -> list[str]:
+    listed = subprocess.run(
+        [sys.executable, "-m", "openclaw_cli", "memory", "list", "--json", "--limit", "1000"],
+        env={**os.environ, "OPENCLAW_HOME": str(home)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    return sorted(r["l0"] for r in json.loads(listed.stdout))
+
+
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_a_bulk_file_starts_the_full_segmentation_before_the_settings_are_read(
+    tmp_path: Path, last_newline: bool
+) -> None:
+    # Until the model sessions build only the main thread runs: the load takes the idle core, not the
+    # first chunk's. A file of BULK_TEXTS lines is bulk work, whether its last line ends in a newline.
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    source = tmp_path / "batch.jsonl"
+    source.write_text(_garden_lines(BULK_TEXTS, last_newline), encoding="utf-8")
+    events = _watched_process(tmp_path / "home", "memory", "add", "--batch", str(source))
+    ahead = events.index("MainThread -> use-m3-vocabulary-ahead")
+    assert ahead < events.index("import config") < events.index("thread embedder-preload")
+    assert len(_stored_texts(tmp_path / "home")) == BULK_TEXTS
+
+
+def test_a_file_one_line_short_of_bulk_work_loads_nothing_ahead(tmp_path: Path) -> None:
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    source = tmp_path / "batch.jsonl"
+    source.write_text(_garden_lines(BULK_TEXTS - 1, last_newline=False), encoding="utf-8")
+    events = _watched_process(tmp_path / "home", "memory", "add", "--batch", str(source))
+    assert "MainThread -> embedder-preload" in events
+    assert not any("use-m3-vocabulary" in e for e in events)
+
+
+def test_stdin_and_a_pipe_load_ahead_and_lose_no_line_to_it(tmp_path: Path) -> None:
+    # Their lines cannot be counted beforehand; a pipe given as a path (`--batch <(jq ...)`) must be read
+    # once only, by the command, or the lines read to count them would be lost.
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    from_stdin = _watched_process(tmp_path / "stdin", "memory", "add", "--batch", "-", stdin=_garden_lines(3))
+    assert "MainThread -> use-m3-vocabulary-ahead" in from_stdin
+    assert len(_stored_texts(tmp_path / "stdin")) == 3
+    fifo = tmp_path / "lines.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(_garden_lines(5), encoding="utf-8"))
+    writer.start()
+    from_pipe = _watched_process(tmp_path / "pipe", "memory", "add", "--batch", str(fifo))
+    writer.join(timeout=60)
+    assert "MainThread -> use-m3-vocabulary-ahead" in from_pipe
+    assert _stored_texts(tmp_path / "pipe") == sorted(
+        f"note number {n} about the greenhouse" for n in range(5)
+    )
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_a_batch_path_the_command_refuses_loads_nothing_ahead(tmp_path: Path, kind: str) -> None:
+    # The one-line error comes without waiting for a load it would never use (joined at exit).
+    source = tmp_path / "batch.jsonl"
+    if kind == "directory":
+        source.mkdir()
+    events = _watched_process(tmp_path / "home", "memory", "add", "--batch", str(source), code=1)
+    assert not any("use-m3-vocabulary" in e for e in events)
 
 
 @pytest.mark.parametrize("told_first", [True, False])

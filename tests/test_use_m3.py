@@ -4,6 +4,8 @@ own numpy forward pass and SentencePiece port, on real files (the conversion run
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -335,6 +337,38 @@ def test_bulk_work_loads_the_full_segmentation_and_no_vector_changes(
         time.sleep(0.02)
     assert bulk.full_vocabulary_loaded
     assert np.array_equal(bulk.embed_passages(texts[:5]), embedder.embed_passages(texts[:5]))
+
+
+def test_one_full_segmentation_serves_every_embedder_of_the_process(cache_dir: Path) -> None:
+    # Loaded ahead by a bulk command before its settings are read, then taken by the embedder its
+    # settings name, and by any other: one ~0.2 s load and ~30 MB per process, not one per embedder.
+    script = (
+        "import sys, threading\n"
+        "from pathlib import Path\n"
+        "from openclaw_cli.memory.embedding import use_m3_segmenter as seg\n"
+        "from openclaw_cli.memory.embedding.use_m3 import MultilingualEmbedder\n"
+        "built = []\n"
+        "real = seg.FullSegmentation.__init__\n"
+        "def counted(self, data):\n"
+        "    built.append(threading.current_thread().name)\n"
+        "    real(self, data)\n"
+        "seg.FullSegmentation.__init__ = counted\n"
+        "seg.load_ahead()\n"
+        "cache = Path(sys.argv[1])\n"
+        "first, second = (MultilingualEmbedder(cache, threads=1) for _ in range(2))\n"
+        "first.load_full_vocabulary()\n"
+        "second.expect_passages(1000)\n"
+        "text = 'the greenhouse needs watering 温室'\n"
+        "while not second.full_vocabulary_loaded:\n"
+        "    threading.Event().wait(0.01)\n"
+        "print(built, first.token_ids(text) == second.token_ids(text))\n"
+    )
+    convert(cache_dir)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(cache_dir)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['use-m3-vocabulary-ahead']", "True"]
 
 
 def test_the_vocabulary_table_answers_several_threads_at_once(fast) -> None:  # type: ignore[no-untyped-def]

@@ -97,8 +97,10 @@ def add_cmd(
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
     if batch is not None:
-        # Before the imports that follow (the record model, the store: ~40 ms), which then overlap the
-        # build of the model sessions instead of preceding it.
+        # What bulk embedding needs loads first, while only this thread runs (use_m3_segmenter.py); then
+        # the models, before the imports that follow (the record model, the store: ~40 ms), which then
+        # overlap the build of the model sessions instead of preceding it.
+        memory_common.start_bulk_preparation(batch)
         memory_common.start_model_load(one_shot=False)
     from openclaw_cli.memory.writing.candidate import Candidate
     from openclaw_cli.memory.writing.write_path import write_memories

@@ -8,6 +8,8 @@ import it, and never each other.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -79,6 +81,34 @@ def through_gateway(method: str, params: dict[str, Any]) -> Any | None:
         )
         typer.echo(f"openclaw: {method} {said}", err=True)
     return answer.payload if answer.answered else None
+
+
+def start_bulk_preparation(source: str) -> None:
+    """A command about to embed the lines of `source` (a file, or '-' for stdin) starts loading what only
+    bulk work needs, before it reads its settings (embedding/loader.py load_bulk_ahead)."""
+    from openclaw_cli.memory.embedding.loader import load_bulk_ahead
+
+    count = _line_count(source)
+    if count != 0:
+        load_bulk_ahead(count)
+
+
+def _line_count(source: str) -> int | None:
+    """The lines of a regular file; None for stdin or a pipe (`--batch <(jq ...)`), whose lines are not
+    known before they end and which only read_lines may read; 0 for what read_lines will refuse."""
+    if source == "-":
+        return None
+    count, last = 0, b"\n"
+    try:
+        mode = os.stat(source).st_mode
+        if not stat.S_ISREG(mode):
+            return 0 if stat.S_ISDIR(mode) else None
+        with open(source, "rb") as file:
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                count, last = count + chunk.count(b"\n"), chunk[-1:]
+    except OSError:
+        return 0
+    return count + (last != b"\n")  # a last line without its newline counts too
 
 
 def start_model_load(*, one_shot: bool) -> None:

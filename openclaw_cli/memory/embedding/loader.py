@@ -100,6 +100,17 @@ def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = Fa
     )
 
 
+def load_bulk_ahead(expected: int | None) -> None:
+    """For a process about to embed `expected` texts (None: not known yet), before its settings are
+    read: start loading what the packaged models need for bulk work only (USE-m3's full segmentation,
+    embedding/use_m3_segmenter.py), on a core that is idle until the model sessions build. Not for a
+    count below bulk work's; unused if the settings name other models."""
+    from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS, load_ahead
+
+    if expected is None or expected >= BULK_TEXTS:
+        load_ahead()
+
+
 def _process_model_dir() -> Path:
     global _process_dir
     if _process_dir is None:

