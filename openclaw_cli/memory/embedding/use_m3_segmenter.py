@@ -22,6 +22,7 @@ not the embedding's first chunk. One load serves every embedder of the process (
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 from contextlib import suppress
@@ -69,7 +70,9 @@ class Segmenter:
     def load_full(self) -> None:
         """Load the full segmentation now, in this thread (a failure raises), or take the process's."""
         if self._full is None and self._source is not None:
-            self._full = shared_segmentation(self._source)
+            full = shared_segmentation(self._source)
+            full.specials  # noqa: B018 -- computed here, in the loading thread, not by the first text
+            self._full = full
 
     def piece_ids(self, text: str) -> list[int]:
         full = self._full
@@ -123,10 +126,16 @@ class FullSegmentation:
 
         processor = sentencepiece.SentencePieceProcessor(model_proto=without_normalizer(sp_model))
         self._processor: SentencePieceProcessor = processor
-        self._specials = _special_pieces(processor)
+
+    @functools.cached_property
+    def specials(self) -> tuple[str, ...]:
+        """Asked for apart from the load (~27 ms holding the GIL): a load ahead runs beside the command's
+        imports, which want the GIL all the time, and the embedder that takes it over asks for these
+        once the model sessions run, which hardly do."""
+        return _special_pieces(self._processor)
 
     def piece_ids(self, normalized: str) -> list[int] | None:
-        if any(special in normalized for special in self._specials):
+        if any(special in normalized for special in self.specials):
             return None
         ids: list[int] = self._processor.encode(normalized)
         if UNK in ids:
