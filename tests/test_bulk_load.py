@@ -22,8 +22,9 @@ from benchmarks.synth import CompositeEmbedder
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store.bulk import CHUNK, SWITCH_INTERVAL, WriteReport
+from openclaw_cli.memory.store.bulk import CHUNK, WriteReport
 from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
+from openclaw_cli.memory.store.embedding_worker import SWITCH_INTERVAL
 from openclaw_cli.memory.store.layout import MINILM
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.store.sqlite.storage import BULK_CACHE_KIB

@@ -16,17 +16,16 @@ readable.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from openclaw_cli.memory.store.embedding_worker import EmbeddingWorker
 from openclaw_cli.memory.store.records import utc_now
 from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,10 +36,6 @@ if TYPE_CHECKING:
 
 CHUNK = 256  # records per transaction and per embedding call
 AHEAD = 3  # chunks embedded ahead of the one being written (their vectors wait in memory)
-# While the worker embeds: how long one thread may hold the GIL while another waits for it (default 5 ms).
-# The models run one text at a time (~4 ms) in threads that need the GIL between runs; with the default
-# they sat waiting for this thread's validation, SQL and analysis to hand it back.
-SWITCH_INTERVAL = 0.0005
 MISMATCH = "the configured embedder differs from the index's: run `openclaw memory index --rebuild`"
 
 
@@ -106,8 +101,7 @@ class BulkWriter:
         self._chunk = chunk
         # Read before any write: the identity the stored vectors were made with, if any.
         self._stored = cache.vector_identity() if cache is not None and cache.has_vectors() else None
-        self._pool: ThreadPoolExecutor | None = None
-        self._switch = sys.getswitchinterval()  # restored when the worker stops
+        self._worker = EmbeddingWorker("bulk-embed")
         self._resolved = _Resolved()
         self._filling: list[MemoryRecord] = []
         self._chunks: list[_Chunk] = []
@@ -186,12 +180,7 @@ class BulkWriter:
         """Hand the worker every chunk up to AHEAD past `first` that it does not have yet."""
         for chunk in self._chunks[first : first + AHEAD + 1]:
             if chunk.future is None:
-                if self._pool is None:
-                    settle_numpy()
-                    self._switch = sys.getswitchinterval()
-                    sys.setswitchinterval(min(self._switch, SWITCH_INTERVAL))
-                    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-embed")
-                chunk.future = self._pool.submit(self._embed, chunk)
+                chunk.future = self._worker.submit(self._embed, chunk)
 
     def _embed(self, chunk: _Chunk) -> tuple[list[Any], str | None]:
         """In the worker: one vector (or None: pending) per record, and the warning when there are none."""
@@ -243,7 +232,4 @@ class BulkWriter:
         return chunk.future.result()
 
     def _shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-            sys.setswitchinterval(self._switch)
+        self._worker.shutdown()
