@@ -263,6 +263,50 @@ def test_an_import_with_another_embedder_re_embeds_and_never_copies(tmp_path: Pa
             assert float(np.dot(stored, small.vector(l0))) > 0.99
 
 
+class _TextsSeen(SmallFake):
+    """SmallFake that notes every text it embeds, and on which thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.threads: set[str] = set()
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        import threading
+
+        self.texts += texts
+        self.threads.add(threading.current_thread().name)
+        return super().embed_passages(texts)
+
+
+def test_each_record_of_a_many_batch_import_gets_its_own_texts_vector(tmp_path: Path) -> None:
+    # The next batch is embedded while the previous one is written: each vector must still land on its
+    # own record, across the batches, the shared user database and the agent one.
+    home = tmp_path / "b"
+    FakeService(home, SmallFake()).add(NewMemory("memory number 7 about tea", user_id="someone-else"))
+    records = [
+        record(f"mem-{n}", f"memory number {n} about tea", **({"scope": "agent"} if n % 5 == 0 else {}))
+        for n in range(700)
+    ]
+    path = write_export(tmp_path / "e.json", HEADER, records)
+    seen = _TextsSeen()
+    target = FakeService(home, seen)
+    report = import_file(target, path)
+    assert len(report.added) == 700 and report.pending_vectors == 0
+    # The stored text's vector was reused, and every other text embedded once, never on this thread.
+    assert sorted(seen.texts) == sorted(r["content"]["l0"] for r in records if r["id"] != "mem-7")
+    assert seen.threads and all(name.startswith("import-embed") for name in seen.threads)
+    checked = 0
+    for store in target.existing_stores():
+        table = vec.current_table(store.conn)
+        assert table is not None
+        for rid, l0 in store.conn.execute("SELECT rowid, l0 FROM records"):
+            stored = vec.read(store.conn, table, [rid])[rid]  # int8: near its text's vector, far from others
+            assert float(np.dot(stored, seen.vector(l0))) > 0.99
+            checked += 1
+    assert checked == 701
+
+
 def test_an_import_into_a_store_indexed_by_another_embedder_leaves_vectors_pending(tmp_path: Path) -> None:
     home = tmp_path / "b"
     FakeService(home, CompositeFake()).add(NewMemory("already here"))

@@ -261,6 +261,22 @@ def test_stdin_and_a_pipe_load_ahead_and_lose_no_line_to_it(tmp_path: Path) -> N
     )
 
 
+def test_an_import_loads_the_models_while_it_reads_the_export_and_a_dry_run_loads_none(
+    tmp_path: Path,
+) -> None:
+    from tests.portability_helpers import HEADER, record, write_export
+
+    create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
+    texts = [f"note number {n} about the orchard" for n in range(BULK_TEXTS)]
+    export = write_export(tmp_path / "e.json", HEADER, [record(f"mem-{n}", t) for n, t in enumerate(texts)])
+    checked = _watched_process(tmp_path / "dry", "memory", "import", str(export), "--dry-run")
+    assert not any("embedder-preload" in e or "use-m3-vocabulary" in e for e in checked)
+    events = _watched_process(tmp_path / "home", "memory", "import", str(export))
+    assert events.index("thread embedder-preload") < events.index("import records")
+    assert "MainThread -> import-embed_0" in events  # the models embed while the last batch is written
+    assert _stored_texts(tmp_path / "home") == sorted(texts)
+
+
 @pytest.mark.parametrize("kind", ["missing", "directory"])
 def test_a_batch_path_the_command_refuses_loads_nothing_ahead(tmp_path: Path, kind: str) -> None:
     # The one-line error comes without waiting for a load it would never use (joined at exit).

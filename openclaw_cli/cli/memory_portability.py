@@ -123,17 +123,21 @@ def import_cmd(
     on stderr and in --json's `warnings`; the summary counts the records read. Each export in a joined
     stream is read with its own version.
     """
-    from openclaw_cli.memory.portability.files import open_export
-    from openclaw_cli.memory.portability.transfer import InvalidExport, import_memories
-
     if on_conflict not in ("skip", "replace"):
         raise typer.BadParameter(
             f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
         )
+    if not dry_run:  # the models load while the export is read and checked, as for add --batch
+        memory_common.start_bulk_preparation(source)
+        memory_common.start_model_load(one_shot=False)
+    from openclaw_cli.memory.portability.files import open_export
+    from openclaw_cli.memory.portability.transfer import InvalidExport, import_memories
+
     with _input_path(source) as (path, name), memory_common.service() as service:
         export = open_export(path, name)
         if not dry_run:
             memory_common.announce_model_preparation(service)
+            service.preload_embedder()
         try:
             with progress_bar(
                 "checking" if dry_run else "embedding and storing", export.approximate_count()

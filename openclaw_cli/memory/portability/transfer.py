@@ -30,7 +30,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeAlias
 
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.memory.portability.files import ExportSource, ExportWriter, Format, unwrap
@@ -45,7 +45,9 @@ from openclaw_cli.memory.portability.format import (
     record_to_export,
     to_record,
 )
+from openclaw_cli.memory.store.embedding_worker import EmbeddingWorker
 from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.store.vector_cache import cached_vectors, embedder_key, passage_hash
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -56,6 +58,8 @@ Progress = Callable[[int], None]
 OnConflict = Literal["skip", "replace"]
 PAGE = 1000
 BATCH = 256
+# A batch handed to the models: per database, its (record, action) pairs and their vectors to be asked for.
+_Batch: TypeAlias = "list[tuple[Path, list[tuple[MemoryRecord, str]], Callable[[], list[Any]]]]"
 
 
 # ---------------------------------------------------------------------------------------------- export
@@ -235,17 +239,36 @@ class _Target:
         known = self.store.storage.same_text(record)
         return None if known is None else known.id
 
-    def vectors_for(self, texts: list[str]) -> list[Any]:
-        from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
+    def start_vectors(self, texts: list[str], worker: EmbeddingWorker) -> Callable[[], list[Any]]:
+        """The vectors of `texts`, to be asked for later: those stored for the same texts are read now;
+        the others are embedded on `worker` meanwhile."""
+        embedder = self.embedder
+        if embedder is None or self.store is None or not texts:
+            return lambda: [None] * len(texts)
+        hashes = [passage_hash(text) for text in texts]
+        found = cached_vectors(self.store.storage, embedder_key(embedder.identity.to_dict()), hashes)
+        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
+        if missing:
+            computing = worker.submit(embedder.embed_passages, [text for _, text in missing])
 
-        if self.embedder is None or self.store is None or not texts:
-            return [None] * len(texts)
-        try:
-            return list(self.store.embed_cached(self.embedder, texts))
-        except EmbeddingUnavailable as exc:
-            self.embedder = None
-            self.warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
-            return [None] * len(texts)
+        def vectors() -> list[Any]:
+            import numpy as np
+
+            from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
+
+            if missing:
+                try:
+                    computed = computing.result()
+                except EmbeddingUnavailable as exc:
+                    self.embedder = None
+                    self.warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+                    return [None] * len(texts)
+                found.update(
+                    {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(missing, computed, strict=True)}
+                )
+            return [found[h] for h in hashes]
+
+        return vectors
 
 
 class _Importer:
@@ -256,6 +279,7 @@ class _Importer:
         paths = list(dict.fromkeys(service.db_path(scope) for scope in ("user", "agent")))
         self.targets = {path: _Target(service, path, report.dry_run) for path in paths}
         self.seen: dict[tuple[Path, str, str | None, str], str] = {}
+        self.worker = EmbeddingWorker("import-embed")
 
     def decide(self, record: MemoryRecord) -> Literal["add", "replace"] | None:
         """What to do with one valid record (None: skip it; the report says why)."""
@@ -275,14 +299,22 @@ class _Importer:
         self.seen[key] = record.id
         return action
 
-    def write_batch(self, batch: list[tuple[MemoryRecord, str]]) -> None:
+    def start_batch(self, batch: list[tuple[MemoryRecord, str]]) -> _Batch:
+        """`batch` by database, each group's vectors on their way (embedded while the previous batch is
+        written: the writes stay in this thread, inside the import's transaction)."""
         by_path: dict[Path, list[tuple[MemoryRecord, str]]] = {}
         for record, action in batch:
             by_path.setdefault(self.service.db_path(record.scope), []).append((record, action))
-        for path, group in by_path.items():
+        return [
+            (path, group, self.targets[path].start_vectors([record.l0 for record, _ in group], self.worker))
+            for path, group in by_path.items()
+        ]
+
+    def write_batch(self, batch: _Batch) -> None:
+        for path, group, vectors in batch:
             target = self.targets[path]
             assert target.store is not None
-            found = target.vectors_for([record.l0 for record, _ in group])
+            found = vectors()
             for (record, action), vector in zip(group, found, strict=True):
                 if action == "replace":
                     target.store.replace(record, vector, reason="import --on-conflict replace")
@@ -293,21 +325,38 @@ class _Importer:
                 self.report.pending_vectors += vector is None
 
     def run(self, records: Iterator[MemoryRecord], progress: Progress | None) -> None:
+        """Each batch is written once the next one is full and on its way to the models. A record is
+        decided before the batch before it is written: what it is compared with (ids stored before the
+        import, and the texts `seen` in it) does not depend on that batch's writes."""
         batch: list[tuple[MemoryRecord, str]] = []
-        for record in records:
-            action = self.decide(record)
-            if action is not None and self.report.dry_run:
-                (self.report.added if action == "add" else self.report.replaced).append(record.id)
-            elif action is not None:
-                batch.append((record, action))
-            if len(batch) >= BATCH:
-                self.write_batch(batch)
-                batch = []
-            if progress is not None:
-                progress(1)
-        if batch:
-            self.write_batch(batch)
+        started: _Batch | None = None
+        try:
+            for record in records:
+                action = self.decide(record)
+                if action is not None and self.report.dry_run:
+                    (self.report.added if action == "add" else self.report.replaced).append(record.id)
+                elif action is not None:
+                    batch.append((record, action))
+                if len(batch) >= BATCH:
+                    started = self._write_then_start(started, batch)
+                    batch = []
+                if progress is not None:
+                    progress(1)
+            started = self._write_then_start(started, batch)
+            if started is not None:
+                self.write_batch(started)
+        finally:
+            self.worker.shutdown()
         self.report.warnings = sorted({t.warning for t in self.targets.values() if t.warning})
+
+    def _write_then_start(
+        self, started: _Batch | None, batch: list[tuple[MemoryRecord, str]]
+    ) -> _Batch | None:
+        """Start `batch` (if any), then write the batch started before it."""
+        following = self.start_batch(batch) if batch else None
+        if started is not None:
+            self.write_batch(started)
+        return following
 
 
 def import_memories(
