@@ -277,14 +277,17 @@ def test_an_import_loads_the_models_while_it_reads_the_export_and_a_dry_run_load
     assert _stored_texts(tmp_path / "home") == sorted(texts)
 
 
+@pytest.mark.parametrize("command", [("add", "--batch"), ("import",)])
 @pytest.mark.parametrize("kind", ["missing", "directory"])
-def test_a_batch_path_the_command_refuses_loads_nothing_ahead(tmp_path: Path, kind: str) -> None:
-    # The one-line error comes without waiting for a load it would never use (joined at exit).
+def test_a_path_the_command_refuses_loads_nothing(
+    tmp_path: Path, kind: str, command: tuple[str, ...]
+) -> None:
+    # The one-line error comes at once, not after a load it would never use (joined at exit).
     source = tmp_path / "batch.jsonl"
     if kind == "directory":
         source.mkdir()
-    events = _watched_process(tmp_path / "home", "memory", "add", "--batch", str(source), code=1)
-    assert not any("use-m3-vocabulary" in e for e in events)
+    events = _watched_process(tmp_path / "home", "memory", *command, str(source), code=1)
+    assert not any("use-m3-vocabulary" in e or "embedder-preload" in e for e in events)
 
 
 @pytest.mark.parametrize("told_first", [True, False])

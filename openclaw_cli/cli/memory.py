@@ -96,12 +96,10 @@ def add_cmd(
     """
     if (text is None) == (batch is None):
         raise typer.BadParameter("give TEXT or --batch FILE, not both or neither")
-    if batch is not None:
-        # What bulk embedding needs loads first, while only this thread runs (use_m3_segmenter.py); then
-        # the models, before the imports that follow (the record model, the store: ~40 ms), which then
-        # overlap the build of the model sessions instead of preceding it.
-        memory_common.start_bulk_preparation(batch)
-        memory_common.start_model_load(one_shot=False)
+    # What bulk embedding needs loads first, while only this thread runs (use_m3_segmenter.py); then the
+    # models, before the imports that follow (the record model, the store: ~40 ms), which then overlap
+    # the build of the model sessions instead of preceding it.
+    loading = batch is not None and memory_common.start_bulk_loads(batch)
     from openclaw_cli.memory.writing.candidate import Candidate
     from openclaw_cli.memory.writing.write_path import write_memories
 
@@ -111,7 +109,8 @@ def add_cmd(
     with memory_common.service(fast_start=batch is None) as service:
         memory_common.announce_model_preparation(service)
         if batch is not None:
-            service.preload_embedder()  # the models load while the input is read and validated
+            if loading:
+                service.preload_embedder()  # the models load while the input is read and validated
             _add_batch(service, batch, as_json)
             return
         assert text is not None

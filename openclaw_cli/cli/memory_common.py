@@ -83,14 +83,19 @@ def through_gateway(method: str, params: dict[str, Any]) -> Any | None:
     return answer.payload if answer.answered else None
 
 
-def start_bulk_preparation(source: str) -> None:
-    """A command about to embed the lines of `source` (a file, or '-' for stdin) starts loading what only
-    bulk work needs, before it reads its settings (embedding/loader.py load_bulk_ahead)."""
+def start_bulk_loads(source: str) -> bool:
+    """For a command about to embed the lines of `source` (a file, or '-' for stdin): start loading what
+    only bulk work needs, before the settings are read (embedding/loader.py load_bulk_ahead), then the
+    models (start_model_load). Nothing for an empty source or one read_lines will refuse, so that its
+    answer or its one-line error comes at once, not after a model load: False then."""
     from openclaw_cli.memory.embedding.loader import load_bulk_ahead
 
     count = _line_count(source)
-    if count != 0:
-        load_bulk_ahead(count)
+    if count == 0:
+        return False
+    load_bulk_ahead(count)
+    start_model_load(one_shot=False)
+    return True
 
 
 def _line_count(source: str) -> int | None:

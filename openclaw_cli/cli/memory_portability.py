@@ -127,9 +127,8 @@ def import_cmd(
         raise typer.BadParameter(
             f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
         )
-    if not dry_run:  # the models load while the export is read and checked, as for add --batch
-        memory_common.start_bulk_preparation(source)
-        memory_common.start_model_load(one_shot=False)
+    # The models load while the export is read and checked, as for add --batch.
+    loading = not dry_run and memory_common.start_bulk_loads(source)
     from openclaw_cli.memory.portability.files import open_export
     from openclaw_cli.memory.portability.transfer import InvalidExport, import_memories
 
@@ -137,6 +136,7 @@ def import_cmd(
         export = open_export(path, name)
         if not dry_run:
             memory_common.announce_model_preparation(service)
+        if loading:
             service.preload_embedder()
         try:
             with progress_bar(
