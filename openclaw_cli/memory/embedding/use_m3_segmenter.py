@@ -14,10 +14,11 @@ own; calls go on with the table until it is there. So a gateway, a chat or a `me
 store does not pay for it, and bulk work gets the faster segmentation within its first chunk. A process
 that embeds a few texts and exits (`fast_start`) never loads it.
 
-A command that is bulk work from its arguments (`memory add --batch` of a file of BULK_TEXTS lines or
-more, or of stdin) starts the load at once (`load_ahead`), before it reads its settings: until the model sessions build, only its main thread
-runs, so the load (~0.2 s, all but ~35 ms of it off the GIL) takes a core that is otherwise idle, and
-not the embedding's first chunk. One load serves every embedder of the process (`shared_segmentation`).
+A command that is bulk work from its arguments (`memory add --batch` and `memory import` of a file of
+BULK_TEXTS lines or more, of stdin or of a pipe) starts the load at once (`load_ahead`), before it reads
+its settings: until the model sessions build, only its main thread runs, so the load (~0.2 s, all but
+~35 ms of it off the GIL) takes a core that is otherwise idle, and not the embedding's first chunk. One
+load serves every embedder of the process (`shared_segmentation`).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from openclaw_cli.memory.portability.format import (
 )
 from openclaw_cli.memory.store.embedding_worker import EmbeddingWorker
 from openclaw_cli.memory.store.memory_store import MemoryStore
-from openclaw_cli.memory.store.vector_cache import cached_vectors, embedder_key, passage_hash
+from openclaw_cli.memory.store.vector_cache import embed_cached_later
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -245,28 +245,19 @@ class _Target:
         embedder = self.embedder
         if embedder is None or self.store is None or not texts:
             return lambda: [None] * len(texts)
-        hashes = [passage_hash(text) for text in texts]
-        found = cached_vectors(self.store.storage, embedder_key(embedder.identity.to_dict()), hashes)
-        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
-        if missing:
-            computing = worker.submit(embedder.embed_passages, [text for _, text in missing])
+        later = embed_cached_later(
+            self.store.storage, embedder, texts, lambda compute: worker.submit(compute).result
+        )
 
         def vectors() -> list[Any]:
-            import numpy as np
-
             from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
 
-            if missing:
-                try:
-                    computed = computing.result()
-                except EmbeddingUnavailable as exc:
-                    self.embedder = None
-                    self.warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
-                    return [None] * len(texts)
-                found.update(
-                    {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(missing, computed, strict=True)}
-                )
-            return [found[h] for h in hashes]
+            try:
+                return list(later())
+            except EmbeddingUnavailable as exc:
+                self.embedder = None
+                self.warning = f"{exc.message}; vectors are pending, run `openclaw memory index` later"
+                return [None] * len(texts)
 
         return vectors
 

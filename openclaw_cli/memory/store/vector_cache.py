@@ -6,7 +6,7 @@ the embedder; the cache is the vector index itself, so nothing else is stored.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,18 +47,36 @@ def embed_cached(storage: MemoryStorage, embedder: Embedder, texts: Sequence[str
 
     Computed vectors are cached by storing them: the caller writes them to the vector index.
     """
+    return embed_cached_later(storage, embedder, texts, lambda compute: compute)()
+
+
+def embed_cached_later(
+    storage: MemoryStorage,
+    embedder: Embedder,
+    texts: Sequence[str],
+    start: Callable[[Callable[[], Any]], Callable[[], Any]],
+) -> Callable[[], list[np.ndarray]]:
+    """embed_cached in two steps: the stored vectors are read now, in the caller's thread (the storage's);
+    `start(compute)` starts embedding the others (on a worker thread, for an import that writes the batch
+    before meanwhile) and gives back how to wait for them. Call the result for the vectors; the
+    embedder's errors are raised there."""
     key = embedder_key(embedder.identity.to_dict())
     hashes = [passage_hash(t) for t in texts]
     found = cached_vectors(storage, key, hashes)
     missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
-    if missing:
-        import numpy as np
+    computing = start(lambda: embedder.embed_passages([t for _, t in missing])) if missing else None
 
-        computed = embedder.embed_passages([t for _, t in missing])
-        found.update(
-            {
-                digest: np.asarray(v, dtype=np.float32)
-                for (digest, _), v in zip(missing, computed, strict=True)
-            }
-        )
-    return [found[h] for h in hashes]
+    def vectors() -> list[np.ndarray]:
+        if computing is not None:
+            import numpy as np
+
+            computed = computing()
+            found.update(
+                {
+                    digest: np.asarray(v, dtype=np.float32)
+                    for (digest, _), v in zip(missing, computed, strict=True)
+                }
+            )
+        return [found[h] for h in hashes]
+
+    return vectors
