@@ -104,7 +104,8 @@ def test_memory_md_and_logs_become_note_records_with_path_and_lines(tmp_path: Pa
     report = service.sync_workspace()
     assert report is not None and (report.files, report.indexed, report.chunks) == (2, 2, 2)
     notes = sorted(_notes(service), key=lambda r: r.source["path"])
-    assert [(r.scope, r.user_id, r.category) for r in notes] == [("agent", None, "note")] * 2
+    # The workspace is the owner's: its chunks are the owner's memories, not every person's (issue 47).
+    assert [(r.scope, r.user_id, r.category) for r in notes] == [("user", "default", "note")] * 2
     assert notes[0].source["path"] == "MEMORY.md"
     assert (notes[0].source["startLine"], notes[0].source["endLine"]) == (1, 3)
     assert notes[1].source["path"] == "memory/2026-03-24.md"

@@ -23,6 +23,7 @@ from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult
 from openclaw_cli.agent.history import History, compaction_due, read_history
+from openclaw_cli.agent.private_notes import notes_private
 from openclaw_cli.agent.replies import run_tools, stream_reply
 from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.summarise import compact, describe_compaction
@@ -31,7 +32,6 @@ from openclaw_cli.agent.turn_context import Cancel, TurnContext
 from openclaw_cli.agent.turn_memory import flush, remember_now, schedule_extraction
 from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.identity import Identity, is_private, owner_id
 from openclaw_cli.sessions.keys import parse_key
 
 if TYPE_CHECKING:
@@ -210,13 +210,13 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
         from openclaw_cli.memory.workspace.files import session_files
 
         key = parse_key(services.manager.key(request.session_key))
-        private = is_private(key, Identity(request.user_id, request.user_id == owner_id(turn.settings)))
+        turn.notes = notes_private(turn.settings, key, request.user_id, recent)
         with span(stages, "workspace files"):
             files = session_files(
                 services.home,
                 services.agent_id,
                 turn.settings.memory,
-                private=private,
+                private=turn.notes,
                 today=turn.now().date(),
             )
     except OpenclawError as exc:
@@ -235,6 +235,7 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
                 now=turn.now(),
                 expander=turn.expander(),
                 lock=services.memory_lock,
+                notes=turn.notes,
             )
         memory_text = block.text
         turn.result.memory_ids = list(block.record_ids)

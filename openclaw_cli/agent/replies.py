@@ -65,6 +65,7 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
             lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
             expander=turn.expander(),
             lock=turn.services.memory_lock,
+            notes=turn.notes,
         )
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)

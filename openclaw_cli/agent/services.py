@@ -48,9 +48,13 @@ class AgentServices:
     def memory(self) -> MemoryService:
         with self.memory_lock:
             if self._memory is None:
+                from openclaw_cli.identity import owner_id
                 from openclaw_cli.memory.service import MemoryService
 
-                self._memory = MemoryService(self.home, self.agent_id, self.settings.memory, warm=True)
+                owner = owner_id(self.settings)
+                self._memory = MemoryService(
+                    self.home, self.agent_id, self.settings.memory, warm=True, owner=owner
+                )
             return self._memory
 
     @property

@@ -91,11 +91,13 @@ def run_tool(
     session_search: SessionSearch | None = None,
     expander: Expander | None = None,
     lock: AbstractContextManager[Any] | None = None,
+    notes: bool = False,
 ) -> dict[str, Any]:
     """Run one tool call; the result (or the error) as a JSON-able dict for the tool message.
 
     `expander`: a model that may expand a weak memory_search query (memory/inject.recall). `lock` is
-    held while a tool uses memory, but not while the model expands a query."""
+    held while a tool uses memory, but not while the model expands a query. `notes`: memory_search may
+    return the owner's workspace notes (agent/private_notes.py)."""
     try:
         raw = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
@@ -108,7 +110,7 @@ def run_tool(
     guard = lock or nullcontext()
     try:
         if name == "memory_search":
-            return _search(SearchArgs.model_validate(raw), memory, user_id, expander, guard)
+            return _search(SearchArgs.model_validate(raw), memory, user_id, expander, guard, notes)
         with guard:
             if name == "memory_add":
                 return _add(AddArgs.model_validate(raw), memory, user_id)
@@ -131,10 +133,13 @@ def _search(
     user_id: str | None,
     expander: Expander | None,
     guard: AbstractContextManager[Any],
+    notes: bool,
 ) -> dict[str, Any]:
     from openclaw_cli.memory.inject import recall
 
-    found, _warnings = recall(memory, args.query, args.limit, user_id, expander=expander, lock=guard)
+    found, _warnings = recall(
+        memory, args.query, args.limit, user_id, expander=expander, lock=guard, notes=notes
+    )
     hits = [{"id": hit.record.id, "category": hit.record.category, "text": hit.record.l0} for hit in found]
     with guard:
         memory.record_hits([hit["id"] for hit in hits])  # recalled by the model: an FSRS review

@@ -30,6 +30,7 @@ class TurnContext:
     now: Callable[[], datetime]
     result: TurnResult
     appended: int = 0  # messages this turn stored after its question (tool units, steered messages)
+    notes: bool = False  # the owner's workspace notes may serve this turn (private_notes.notes_private)
 
     def notice(self, text: str) -> None:
         self.result.notices.append(text)

@@ -45,11 +45,18 @@ def service(
     *, warm: bool = False, one_shot: bool = False, fast_start: bool = False
 ) -> Iterator[MemoryService]:
     """The memory service of the agent this command runs for, closed when the command is done."""
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.service import MemoryService
 
     st = common.state()
     opened = MemoryService(
-        st.home, st.agent, st.agent_settings.memory, warm=warm, one_shot=one_shot, fast_start=fast_start
+        st.home,
+        st.agent,
+        st.agent_settings.memory,
+        warm=warm,
+        one_shot=one_shot,
+        fast_start=fast_start,
+        owner=owner_id(st.agent_settings),
     )
     try:
         yield opened

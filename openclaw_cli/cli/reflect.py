@@ -47,6 +47,7 @@ def reflect_cmd(
     halved and insights start at 3x its mean; every memory reflected on is marked. Nothing is changed
     when the model is missing or fails. Only one run at a time (a lock under the agent's memory directory).
     """
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.reflect.run import REFLECTABLE, run_reflection, unreflected_count
     from openclaw_cli.memory.service import MemoryService
 
@@ -57,7 +58,7 @@ def reflect_cmd(
             f"cannot reflect on {category!r}: use one of {', '.join(REFLECTABLE)}", param_hint="'--category'"
         )
     st = common.state()
-    service = MemoryService(st.home, st.agent, st.agent_settings.memory)
+    service = MemoryService(st.home, st.agent, st.agent_settings.memory, owner=owner_id(st.agent_settings))
     try:
         total = 0 if if_due else unreflected_count(service, category)
         with progress_bar("reflecting", total) as advance:

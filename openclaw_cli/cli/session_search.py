@@ -101,11 +101,13 @@ def search_cmd(
 @contextmanager
 def transcript_index() -> Iterator[TranscriptIndex]:
     """This agent's transcript index, with the memory service's embedder loaded for one search."""
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.transcripts import TranscriptIndex
 
     st = common.state()
-    service = MemoryService(st.home, st.agent, st.agent_settings.memory, one_shot=True)
+    owner = owner_id(st.agent_settings)
+    service = MemoryService(st.home, st.agent, st.agent_settings.memory, one_shot=True, owner=owner)
     service.preload_embedder()  # the models load while the index catches up and its signs are read
     index = TranscriptIndex(st.home, st.agent, st.agent_settings.memory, service.embedder)
     try:

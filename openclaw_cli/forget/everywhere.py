@@ -251,10 +251,11 @@ def forget_person(
     """Forget `request.person` (see the module doc). `journal`: rewrite the gateway journal here (False
     when the running gateway rewrites its own). `on_sessions_changed(agent, session ids)` is told which
     sessions were deleted or rewritten (the gateway drops its open writers of them)."""
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.service import MemoryService
 
     person = request.person
-    service = MemoryService(home, request.agent_id, settings.memory)
+    service = MemoryService(home, request.agent_id, settings.memory, owner=owner_id(settings))
     try:
         with service.damage_guard():  # a damaged database is named, with what to do about it
             survey = _survey(home, settings, person, service)

@@ -126,8 +126,10 @@ class Methods:
         from openclaw_cli.memory.service import MemoryService
 
         if agent_id not in self._memory:
+            settings = self.core.settings
+            memory = for_agent(settings, agent_id).memory
             service = MemoryService(
-                self.core.home, agent_id, for_agent(self.core.settings, agent_id).memory, warm=True
+                self.core.home, agent_id, memory, warm=True, owner=identity.owner_id(settings)
             )
             self._memory[agent_id] = (service, threading.Lock())
         return self._memory[agent_id]

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 
 def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[Finding]:
     from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.service import MemoryService
 
-    service = MemoryService(home, agent, for_agent(settings, agent).memory)
+    service = MemoryService(home, agent, for_agent(settings, agent).memory, owner=owner_id(settings))
     findings: list[Finding] = []
     damaged: list[tuple[Path, str]] = []  # records damaged: salvaged (--fix) once the stores are closed
     try:
@@ -51,6 +52,7 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
         if opened and on_server:
             findings += _server_findings(service)
         if opened:
+            findings += _note_findings(service, fix)
             for report in service.check_indexes():
                 if report.damaged_records:
                     damaged.append((Path(report.path), str(report.damage)))
@@ -60,6 +62,33 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
         service.close()
     for path, damage in damaged:
         findings += _salvage_findings(home, path, damage, fix, service)
+    return findings
+
+
+def _note_findings(service: MemoryService, fix: bool) -> list[Finding]:
+    """Workspace notes that are not the owner's (an older version indexed them as every person's memory, or
+    the owner changed): given to the owner by the next sync (any search, `memory index`) or by --fix."""
+    from openclaw_cli.memory.workspace.markdown_index import own_strays
+
+    findings = []
+    for store in service.existing_stores():
+        strays = len(store.storage.stray_notes(service.owner))
+        if not strays:
+            continue
+        where = str(store.path)
+        if fix:
+            moved = own_strays(store, service.owner)
+            message = (
+                f"{moved} workspace notes were readable by everyone; they are now {service.owner!r}'s alone"
+            )
+            findings.append(Finding("memory.notes", "warning", message, None, where, fixed=True))
+            continue
+        message = (
+            f"{strays} workspace notes (MEMORY.md, memory/*.md) are not the owner's ({service.owner!r}): "
+            "other people's searches may find them"
+        )
+        hint = "run `openclaw doctor --fix` or `openclaw memory index` to give them to the owner"
+        findings.append(Finding("memory.notes", "error", message, hint, where))
     return findings
 
 

@@ -99,12 +99,13 @@ def build_memory_block(
     now: datetime | None = None,
     expander: Expander | None = None,
     lock: AbstractContextManager[Any] | None = None,
+    notes: bool = True,
 ) -> MemoryBlock:
     """The memory block for `query`, or for the recent `messages` of a conversation when no query is given.
 
     `record_hits=False` leaves FSRS untouched (an operator looking, not the agent recalling). `expander`:
     a model that may expand a weak query (recall). `lock`: held for each search and for recording the
-    hits, never while the model answers.
+    hits, never while the model answers. `notes=False`: the owner's workspace notes stay out (recall).
     """
     moment = now or datetime.now(UTC)
     raw = query if query is not None else query_from_messages(messages or ())
@@ -113,7 +114,9 @@ def build_memory_block(
     language = conversation_language(search_text if query is not None else _conversation_text(messages))
     if not search_text.strip():
         return MemoryBlock("", [], 0, language, search_text, ["nothing to search for: the query is empty"])
-    hits, warnings = recall(service, search_text, settings.top_k, user_id, moment, expander, lock)
+    hits, warnings = recall(
+        service, search_text, settings.top_k, user_id, moment, expander, lock, notes=notes
+    )
     text, chosen = render_block(order_hits(hits), language, settings)
     if record_hits and chosen:
         with lock or nullcontext():
@@ -129,10 +132,14 @@ def recall(
     now: datetime | None = None,
     expander: Expander | None = None,
     lock: AbstractContextManager[Any] | None = None,
+    *,
+    notes: bool = True,
 ) -> tuple[list[SearchHit], list[str]]:
     """The best `k` memories for `text` that `user_id` may see: their own memories and the agent's
     (which belong to nobody: lessons and cases of its work), never another person's. Nobody known
-    (None, an anonymous message) sees the agent's memories only.
+    (None, an anonymous message) sees the agent's memories only. The workspace notes are the owner's own
+    memories (workspace/markdown_index.py); `notes=False` leaves them out even for the owner, where others
+    read what the answer says (a group, a session shared with other people: identity.notes_private).
 
     With an `expander`, a weak result (search/expansion.py: `wanted`) is completed by the phrasings the
     model gives for `text`, each searched for the same person in the same way, what they find kept only
@@ -140,7 +147,7 @@ def recall(
     answers."""
     guard = lock or nullcontext()
     with guard:
-        hits, warnings = _recall_local(service, text, k, user_id, now)
+        hits, warnings = _recall_local(service, text, k, user_id, now, notes=notes)
     if expander is None or not expansion.wanted(text, hits):
         return hits, warnings
     phrasings = expansion.usable(text, expander(text))
@@ -149,7 +156,7 @@ def recall(
 
     def search(query: str, size: int, everything: bool) -> list[SearchHit]:
         with guard:
-            return _recall_local(service, query, size, user_id, now, everything)[0]
+            return _recall_local(service, query, size, user_id, now, everything, notes=notes)[0]
 
     return expansion.complete(text, k, hits, phrasings, search), warnings
 
@@ -161,17 +168,22 @@ def _recall_local(
     user_id: str | None,
     now: datetime | None,
     all_results: bool = False,
+    *,
+    notes: bool = True,
 ) -> tuple[list[SearchHit], list[str]]:
     agent_only = SearchRequest(query=text, k=k, scopes=("agent",), all_results=all_results)
+    agent = service.search(agent_only, now)
+    # A stray agent-scope note (an older store's, which the sync before every search gives to the owner) is
+    # never shown either.
+    agent_hits = [hit for hit in agent.hits if not hit.record.private_note]
     if user_id is None:
-        result = service.search(agent_only, now)
-        return result.hits, list(result.warnings)
+        return agent_hits, list(agent.warnings)
     mine = service.search(
         SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",), all_results=all_results), now
     )
-    agent = service.search(agent_only, now)
-    seen = {hit.record.id for hit in mine.hits}
-    hits = mine.hits + [hit for hit in agent.hits if hit.record.id not in seen]
+    own = mine.hits if notes else [hit for hit in mine.hits if not hit.record.private_note]
+    seen = {hit.record.id for hit in own}
+    hits = own + [hit for hit in agent_hits if hit.record.id not in seen]
     hits.sort(key=lambda hit: -hit.candidate.score)
     return hits[:k], list(dict.fromkeys(mine.warnings + agent.warnings))
 

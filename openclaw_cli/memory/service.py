@@ -18,7 +18,7 @@ from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.embedder_preload import EmbedderPreload
 from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
-from openclaw_cli.memory.store.records import MemoryRecord, utc_now
+from openclaw_cli.memory.store.records import DEFAULT_USER, MemoryRecord, utc_now
 from openclaw_cli.memory.text import jieba_dictionary
 from openclaw_cli.paths import SHARED_AGENT, Home
 
@@ -44,16 +44,19 @@ class MemoryService:
         warm: bool = False,
         one_shot: bool = False,
         fast_start: bool = False,
+        owner: str = DEFAULT_USER,
     ) -> None:
         """`warm`: keep vectors in memory for repeated searches. `one_shot`: this process runs one search
         and exits, so the model is loaded for a fast start rather than fast repeated runs. `fast_start`:
-        this process embeds a few texts and exits (one `memory add`); vectors stay exactly as otherwise."""
+        this process embeds a few texts and exits (one `memory add`); vectors stay exactly as otherwise.
+        `owner`: the person whose memories the workspace Markdown's notes are (identity.owner_id)."""
         self.home = home
         self.agent_id = agent_id
         self.settings = settings
         self.warm = warm
         self.one_shot = one_shot
         self.fast_start = fast_start
+        self.owner = owner
         self._stores: dict[Path, MemoryStore] = {}
         self._contexts: dict[Path, ContextSteps] = {}  # a warm process's search caches, by store
         self._preload = EmbedderPreload(lambda: self.embedder())
@@ -326,10 +329,12 @@ class MemoryService:
     def sync_workspace(
         self, progress: Callable[[int], None] | None = None, *, only_if_dirty: bool = False
     ) -> SyncReport | None:
-        """Index the workspace's MEMORY.md and memory/*.md as note records in this agent's database.
+        """Index the workspace's MEMORY.md and memory/*.md as the owner's note records in this agent's
+        database.
 
         None when there is nothing to do: no workspace and nothing indexed from one, or (`only_if_dirty`,
-        as before a search) no file added, removed or touched since the last sync.
+        as before a search) no file added, removed or touched since the last sync and no note that is not
+        the owner's (an older version's agent-scope notes, or the owner changed): those move at once.
         """
         from openclaw_cli.memory.workspace import markdown_index
         from openclaw_cli.memory.workspace.files import workspace_dir
@@ -341,8 +346,9 @@ class MemoryService:
         with self.damage_guard():
             store = self.store(path)
             if only_if_dirty and not markdown_index.is_dirty(store, root):
+                markdown_index.own_strays(store, self.owner)
                 return None
-            report = markdown_index.sync(store, root, self.agent_id, progress)
+            report = markdown_index.sync(store, root, self.agent_id, self.owner, progress)
         if report.removed or report.indexed:  # notes went or were replaced: the tables may hold their words
             left = self.forget_words()
             if left:

@@ -338,9 +338,13 @@ class ExtractionService:
     def _worker_memory(self) -> MemoryService:
         """The worker's own MemoryService: SQLite connections are not shared between threads."""
         if self._background_memory is None:
+            from openclaw_cli.identity import owner_id
             from openclaw_cli.memory.service import MemoryService
 
-            self._background_memory = MemoryService(self.home, self.agent_id, self.settings.memory)
+            owner = owner_id(self.settings)
+            self._background_memory = MemoryService(
+                self.home, self.agent_id, self.settings.memory, owner=owner
+            )
         return self._background_memory
 
 
@@ -370,12 +374,13 @@ def extract_session(
 ) -> ExtractionReport:
     """`openclaw memory extract`: one on-demand run over a session named by its key or id."""
     from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.sessions.store import SessionStore
 
     settings = for_agent(settings, agent_id)
     sessions = SessionStore(home, agent_id)
-    memory = MemoryService(home, agent_id, settings.memory, fast_start=True)
+    memory = MemoryService(home, agent_id, settings.memory, fast_start=True, owner=owner_id(settings))
     service = ExtractionService(home, agent_id, settings, memory, sessions)
     try:
         session_id = sessions.resolve(key_or_id)

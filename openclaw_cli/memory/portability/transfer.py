@@ -68,12 +68,13 @@ _Batch: TypeAlias = "list[tuple[Path, list[tuple[MemoryRecord, str]], Callable[[
 def iter_live_records(
     store: MemoryStore, scope: str | None = None, user_id: str | None = None
 ) -> Iterator[MemoryRecord]:
-    """Live records in rowid order, a page at a time (keyset paging: no OFFSET rescans at 100k).
+    """Live records in rowid order, a page at a time (keyset paging: no OFFSET rescans at 100k), without the
+    workspace notes: the Markdown files are their truth, and an import could not tie a note to a file.
 
     Callers wanting one consistent snapshot wrap the iteration in a read transaction."""
     last = 0
     while True:
-        rows = store.storage.live_after(last, PAGE, scope=scope, user_id=user_id)
+        rows = store.storage.live_after(last, PAGE, scope=scope, user_id=user_id, notes=False)
         yield from (record for _, record in rows)
         if len(rows) < PAGE:
             return
@@ -81,7 +82,8 @@ def iter_live_records(
 
 
 def count_exportable(service: MemoryService, scope: str | None = None, user_id: str | None = None) -> int:
-    return sum(store.storage.count_live(scope=scope, user_id=user_id) for store in service.existing_stores())
+    stores = service.existing_stores()
+    return sum(store.storage.count_live(scope=scope, user_id=user_id, notes=False) for store in stores)
 
 
 def _exporter_embedder(service: MemoryService) -> dict[str, Any] | None:
@@ -140,6 +142,7 @@ class ImportReport:
     existing: list[str] = field(default_factory=list)
     duplicates: list[dict[str, str]] = field(default_factory=list)
     invalid: list[RecordError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # workspace notes: the Markdown files are their truth
     pending_vectors: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -153,6 +156,7 @@ class ImportReport:
             "skippedExisting": len(self.existing),
             "skippedDuplicates": len(self.duplicates),
             "skippedInvalid": len(self.invalid),
+            "skippedWorkspaceNotes": len(self.notes),
             "pendingVectors": self.pending_vectors,
             "warnings": self.warnings,
             "addedIds": self.added,
@@ -274,6 +278,9 @@ class _Importer:
 
     def decide(self, record: MemoryRecord) -> Literal["add", "replace"] | None:
         """What to do with one valid record (None: skip it; the report says why)."""
+        if record.workspace_note:  # an older version's export: indexed again from the files, as the owner's
+            self.report.notes.append(record.id)
+            return None
         path = self.service.db_path(record.scope)
         target = self.targets[path]
         action: Literal["add", "replace"] = "add"
@@ -339,6 +346,11 @@ class _Importer:
         finally:
             self.worker.shutdown()
         self.report.warnings = sorted({t.warning for t in self.targets.values() if t.warning})
+        if self.report.notes:
+            self.report.warnings.append(
+                f"{len(self.report.notes)} workspace notes were not imported: they are chunks of MEMORY.md and "
+                "memory/*.md, indexed from those files (copy the workspace, then run `openclaw memory index`)"
+            )
 
     def _write_then_start(
         self, started: _Batch | None, batch: list[tuple[MemoryRecord, str]]

@@ -259,6 +259,10 @@ class WorkspaceFiles(Protocol):
         """The rows of the live `note` records made from the workspace file `path`."""
         ...
 
+    def stray_notes(self, owner: str) -> list[tuple[int, str]]:
+        """(rowid, id) of the live workspace notes that are not `owner`'s user-scope memories."""
+        ...
+
 
 class StoreRows(Protocol):
     """Every row as stored, tombstones and history of removed records included, for moving a whole store to

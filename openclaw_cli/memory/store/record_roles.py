@@ -39,12 +39,21 @@ class RecordReads(Protocol):
         ...
 
     def live_after(
-        self, after: int, limit: int, *, scope: str | None = None, user_id: str | None = None
+        self,
+        after: int,
+        limit: int,
+        *,
+        scope: str | None = None,
+        user_id: str | None = None,
+        notes: bool = True,
     ) -> list[tuple[int, MemoryRecord]]:
-        """(rowid, record) of the live records with a row after `after`, in row order (keyset paging)."""
+        """(rowid, record) of the live records with a row after `after`, in row order (keyset paging);
+        `notes=False` leaves out the workspace notes (statements.NOT_WORKSPACE_NOTE)."""
         ...
 
-    def count_live(self, *, scope: str | None = None, user_id: str | None = None) -> int: ...
+    def count_live(
+        self, *, scope: str | None = None, user_id: str | None = None, notes: bool = True
+    ) -> int: ...
 
     def has_user(self, user_id: str, *, scope: str | None = None) -> bool:
         """Whether `user_id` has a live record (of `scope`, when given)."""
@@ -138,8 +147,11 @@ class RecordWrites(Protocol):
 
     def set_fsrs(self, record_id: str, state: FsrsState, reflected_at: datetime | None = None) -> None: ...
 
-    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
-        """Give a record, its vectors and its history rows to `user_id` (updated at `at`)."""
+    def reassign(
+        self, rowid: int, record_id: str, user_id: str, at: datetime, *, scope: str | None = None
+    ) -> None:
+        """Give a record, its vectors and its history rows to `user_id` (updated at `at`); `scope`, when
+        given, becomes the record's and its vectors' scope too (a workspace note given to the owner)."""
         ...
 
     def compact(self) -> None:

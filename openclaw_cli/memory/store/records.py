@@ -17,6 +17,9 @@ CATEGORIES: tuple[str, ...] = ("profile", "preference", "event", "case", "lesson
 Scope = Literal["user", "agent"]
 SCOPES: tuple[str, ...] = ("user", "agent")
 DEFAULT_USER = "default"
+# The workspace file of notes for everyone the agent talks to (workspace/markdown_index.py): its chunks are
+# agent-scope memories, where every other workspace file's are the owner's.
+SHARED_NOTES_FILE = "SHARED.md"
 MAX_ID_LENGTH = 128
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
@@ -59,6 +62,19 @@ class MemoryRecord(BaseModel):
 
     def public_dict(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")
+
+    @property
+    def workspace_note(self) -> bool:
+        """A chunk of the workspace Markdown (workspace/markdown_index.py): a note whose source names its file
+        (statements.NOT_WORKSPACE_NOTE says the same in SQL)."""
+        return (
+            self.category == "note" and isinstance(self.source, dict) and self.source.get("path") is not None
+        )
+
+    @property
+    def private_note(self) -> bool:
+        """A chunk of the owner's private notes: any workspace file but SHARED_NOTES_FILE."""
+        return self.workspace_note and (self.source or {}).get("path") != SHARED_NOTES_FILE
 
 
 def utc_now() -> datetime:

@@ -110,15 +110,23 @@ class SharedStorage:
         return self._records(st.SELECT_RECORDS + clause + st.LIVE_PAGE, [*params, limit_value, offset])
 
     def live_after(
-        self, after: int, limit: int, *, scope: str | None = None, user_id: str | None = None
+        self,
+        after: int,
+        limit: int,
+        *,
+        scope: str | None = None,
+        user_id: str | None = None,
+        notes: bool = True,
     ) -> list[tuple[int, MemoryRecord]]:
         # {plain}: walk in rowid order, filtering, rather than sort each page out of the by-user index.
         clause, params = self._live({"scope": scope, "user_id": user_id}, "{plain}")
+        clause += "" if notes else f" AND {st.NOT_WORKSPACE_NOTE}"
         rows = self._rows(st.SELECT_RECORDS + clause + st.LIVE_AFTER, [*params, after, limit])
         return [(int(row[0]), row_to_record(row)) for row in rows]
 
-    def count_live(self, *, scope: str | None = None, user_id: str | None = None) -> int:
+    def count_live(self, *, scope: str | None = None, user_id: str | None = None, notes: bool = True) -> int:
         clause, params = self._live({"scope": scope, "user_id": user_id}, "{plain}")
+        clause += "" if notes else f" AND {st.NOT_WORKSPACE_NOTE}"
         return self._count(st.COUNT_WHERE + clause, params)
 
     def has_user(self, user_id: str, *, scope: str | None = None) -> bool:
@@ -234,6 +242,9 @@ class SharedStorage:
 
     def note_rows(self, path: str) -> list[int]:
         return [int(r[0]) for r in self._rows(st.NOTE_ROWS, (path,))]
+
+    def stray_notes(self, owner: str) -> list[tuple[int, str]]:
+        return [(int(rowid), str(record_id)) for rowid, record_id in self._rows(st.STRAY_NOTES, (owner,))]
 
     # ------------------------------------------------------------ every row as stored
     def records_after(self, after: int, limit: int) -> list[tuple[int, MemoryRecord]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS
+from openclaw_cli.memory.store.records import SHARED_NOTES_FILE
 
 MARKS_PER_STATEMENT = 500  # a list bound a mark per value goes in batches, well under SQLite's limit
 
@@ -81,6 +82,10 @@ POSTGRES = Dialect(
 )
 
 # ---------------------------------------------------------------- records
+# A workspace note (a chunk of the owner's MEMORY.md or daily log, workspace/markdown_index.py) is the owner's
+# user-scope memory, but the files own it: a memory the owner adds is never a duplicate of one, nor merged
+# into one, and a reassign or an export leaves them where they are.
+NOT_WORKSPACE_NOTE = "NOT (category = 'note' AND {source_path} IS NOT NULL)"
 SELECT_RECORDS = f"SELECT {RECORD_COLUMNS} FROM records WHERE "
 RECORD_BY_ID = SELECT_RECORDS + "id = {p}"
 ROWID_BY_ID = "SELECT rowid FROM records WHERE id = {p}"
@@ -109,7 +114,7 @@ LIMIT_ONE = " LIMIT 1"
 # Every match, not ORDER BY ... LIMIT 1: the few there are are sorted by the caller (SharedStorage._newest).
 SAME_TEXT = (
     f"{SELECT_RECORDS}deleted = 0 AND l0_hash = {{p}} AND {{plain}}scope = {{p}} "
-    f"AND {{plain}}user_id {{same}} {{p}} AND {{plain}}id <> {{p}}"
+    f"AND {{plain}}user_id {{same}} {{p}} AND {{plain}}id <> {{p}} AND {NOT_WORKSPACE_NOTE}"
 )
 SAME_ATTRIBUTE = (
     f"{SELECT_RECORDS}deleted = 0 AND user_id {{same}} {{p}} AND category = {{p}} AND attribute = {{p}} "
@@ -117,7 +122,7 @@ SAME_ATTRIBUTE = (
 )
 READY_ROWS = (
     "SELECT rowid, language FROM records WHERE user_id {same} {p} AND scope = {p} AND category = {p} "
-    "AND deleted = 0 AND vector_status = 'ready'"
+    f"AND deleted = 0 AND vector_status = 'ready' AND {NOT_WORKSPACE_NOTE}"
 )
 USER_COUNTS = (
     "SELECT user_id, count(*) FROM records WHERE deleted = 0 AND scope = 'user' AND user_id IS NOT NULL "
@@ -130,6 +135,12 @@ ROWS_OF = "SELECT rowid, id FROM records WHERE "
 TEXTS_OF = "SELECT l0, l1 FROM records WHERE "
 USER_IDS = "SELECT DISTINCT user_id FROM records WHERE user_id IS NOT NULL ORDER BY user_id"
 NOTE_ROWS = "SELECT rowid FROM records WHERE {source_path} = {p} AND category = 'note' AND deleted = 0"
+# Workspace notes that are not the owner's user-scope memories: indexed as agent scope before they became the
+# owner's, or under an owner the config has since changed. The partial index records_by_note_path serves it.
+STRAY_NOTES = (
+    "SELECT rowid, id FROM records WHERE {source_path} IS NOT NULL AND category = 'note' AND deleted = 0 "
+    f"AND {{source_path}} <> '{SHARED_NOTES_FILE}' AND NOT (scope = 'user' AND user_id {{same}} {{p}})"
+)
 
 # ---------------------------------------------------------------- people
 COUNT_PERSON = (

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
+from openclaw_cli.memory.store.records import SHARED_NOTES_FILE
 
 if TYPE_CHECKING:
     from openclaw_cli.config import MemorySettings
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 STANDING_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
 MEMORY_FILE = "MEMORY.md"
+# Notes the owner shares with everyone the agent talks to: indexed as the agent's memory, never the owner's.
+SHARED_FILE = SHARED_NOTES_FILE
 LOG_DIR = "memory"
 # What one file may put into a session's system prompt; the rest of a huge file is left out (and said so).
 MAX_SESSION_FILE_BYTES = 256 * 1024
@@ -64,14 +67,16 @@ def session_files(
 ) -> list[WorkspaceFile]:
     """The workspace files a session starts with, in prompt order; missing or unsafe files are left out.
 
-    AGENTS.md, SOUL.md and USER.md always; MEMORY.md only when `private` (the owner's own direct
-    session: curated memory must not leak into a group chat); then yesterday's and today's logs.
+    AGENTS.md, SOUL.md and USER.md always; MEMORY.md and then yesterday's and today's logs only when
+    `private` (the owner's own session, with nobody else in it): the notes are the owner's, and must not
+    reach a group chat or another person's DM (identity.notes_private).
     A file that is not UTF-8 is decoded with U+FFFD for the bad bytes (the rest is still useful), and
     one larger than MAX_SESSION_FILE_BYTES is cut at a line end with a note saying so.
     """
     root = workspace_dir(home, agent_id, settings)
-    names = [*STANDING_FILES, *([MEMORY_FILE] if private else [])]
-    names += [daily_log_name(today - timedelta(days=1)), daily_log_name(today)]
+    names = list(STANDING_FILES)
+    if private:
+        names += [MEMORY_FILE, daily_log_name(today - timedelta(days=1)), daily_log_name(today)]
     found: list[WorkspaceFile] = []
     for name in names:
         path = root / name

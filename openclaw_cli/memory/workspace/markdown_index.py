@@ -1,9 +1,19 @@
 """Workspace Markdown (MEMORY.md and memory/*.md) indexed into the same search as `note` records.
 
 Each file is cut into chunks of about CHUNK_TOKENS tokens on line boundaries, overlapping by about
-OVERLAP_TOKENS, and each chunk becomes one agent-scope `note` record whose `source` is
+OVERLAP_TOKENS, and each chunk becomes one `note` record whose `source` is
 {"path", "startLine", "endLine", "fileHash"}. The files are the truth and the records are derived from
 them, so replacing a changed file's records keeps no history rows; the replacement is one transaction.
+
+The workspace Markdown is the owner's (seed 003 §4.3: MEMORY.md loads only in the owner's private session),
+so its chunks are the owner's user-scope memories: search, injection and the memory tools give them to the
+owner alone, never to another person or an anonymous caller, whose searches read the agent scope. Chunks
+indexed as agent scope by an older version, or under an owner the config has since changed, are given to
+the owner in place (`own_strays`, no re-embedding) before anything else a sync does.
+
+One file is the owner's deliberate exception: SHARED.md, notes for everyone the agent talks to (a team's
+conventions, a household's Wi-Fi name). Its chunks are agent-scope memories that every person's search finds;
+it is never loaded into a prompt as a whole (AGENTS.md is the file every session starts with).
 
 `workspace_files` holds each file's hash and stat: a file whose size and mtime are unchanged is not even
 read, one whose bytes hash the same is not re-chunked, and a changed file's unchanged chunks take their
@@ -22,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store.protocol import WorkspaceFile
 from openclaw_cli.memory.store.record_rows import new_record
-from openclaw_cli.memory.store.records import new_record_id
+from openclaw_cli.memory.store.records import new_record_id, utc_now
 from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
-from openclaw_cli.memory.workspace.files import LOG_DIR, MEMORY_FILE, UnsafeFile, safe_path
+from openclaw_cli.memory.workspace.files import LOG_DIR, MEMORY_FILE, SHARED_FILE, UnsafeFile, safe_path
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -65,6 +75,7 @@ class SyncReport:
     removed: int = 0
     chunks: int = 0
     embedded: int = 0
+    owned: int = 0  # stray notes given to the owner (own_strays)
     problems: list[str] = field(default_factory=list)
     warning: str | None = None
 
@@ -77,6 +88,7 @@ class SyncReport:
             "removed": self.removed,
             "chunks": self.chunks,
             "embedded": self.embedded,
+            "ownedNotes": self.owned,
             "problems": self.problems,
             "warning": self.warning,
         }
@@ -129,12 +141,12 @@ def chunk_markdown(text: str) -> list[Chunk]:
 
 
 def workspace_files(root: Path, problems: list[str]) -> list[FileState]:
-    """MEMORY.md and memory/*.md that are safe to read, sorted; the unsafe ones are named in `problems`.
+    """MEMORY.md, SHARED.md and memory/*.md that are safe to read; the unsafe ones are named in `problems`.
 
     A regular file (not a link) in the workspace is safe as it is, so only links are resolved: resolving
     every path cost ~0.5 ms a file, half the time budget of a sync of 1,000 unchanged files.
     """
-    candidates = [(MEMORY_FILE, root / MEMORY_FILE)]
+    candidates = [(MEMORY_FILE, root / MEMORY_FILE), (SHARED_FILE, root / SHARED_FILE)]
     logs = root / LOG_DIR
     if logs.is_dir() and not logs.is_symlink():
         with os.scandir(logs) as entries:
@@ -173,9 +185,37 @@ def is_dirty(store: MemoryStore, root: Path) -> bool:
 # --- sync -------------------------------------------------------------------------------------------
 
 
-def sync(store: MemoryStore, root: Path, agent_id: str, progress: Progress | None = None) -> SyncReport:
-    """Bring the note records of `store` in line with the Markdown under `root`."""
+def own_strays(store: MemoryStore, owner: str) -> int:
+    """Give every workspace note that is not `owner`'s user-scope memory to `owner`, in one transaction, its
+    vectors kept: how many moved. One indexed lookup when there are none (it runs before every search)."""
+    from openclaw_cli.memory.store import people
+
+    storage = store.storage
+    if not storage.stray_notes(owner):
+        return 0
+    with storage.transaction():
+        strays = storage.stray_notes(
+            owner
+        )  # again, inside the transaction: another process may have moved them
+        records = storage.by_rowids([rowid for rowid, _ in strays])
+        moment = utc_now()
+        for rowid, record_id in strays:
+            storage.reassign(rowid, record_id, owner, moment, scope="user")
+            record = records.get(rowid)
+            if record is not None:  # the names it introduces move with it
+                people.forget_if_unused(storage, record.user_id, record.l0)
+                people.note(storage, owner, record.l0)
+        if strays:
+            storage.vectors_changed()  # warm processes reload the vectors' scope and person with them
+    return len(strays)
+
+
+def sync(
+    store: MemoryStore, root: Path, agent_id: str, owner: str, progress: Progress | None = None
+) -> SyncReport:
+    """Bring the note records of `store` in line with the Markdown under `root`, as `owner`'s memories."""
     report = SyncReport(str(root))
+    report.owned = own_strays(store, owner)
     files = workspace_files(root, report.problems)
     report.files = len(files)
     known = _known(store)
@@ -186,7 +226,7 @@ def sync(store: MemoryStore, root: Path, agent_id: str, progress: Progress | Non
         if previous is not None and previous[1:] == (state.size, state.mtime_ns):
             report.unchanged += 1
         else:
-            _sync_file(store, root, state, previous, embedder, agent_id, report, restamped)
+            _sync_file(store, root, state, previous, embedder, (agent_id, owner), report, restamped)
         if progress is not None:
             progress(1)
     if restamped:
@@ -210,7 +250,7 @@ def _sync_file(
     state: FileState,
     previous: tuple[str, int, int] | None,
     embedder: Embedder | None,
-    agent_id: str,
+    whose: tuple[str, str],  # agent id, owner
     report: SyncReport,
     restamped: list[tuple[FileState, str]],
 ) -> None:
@@ -222,7 +262,7 @@ def _sync_file(
         return
     text = data.decode("utf-8") if problem is None else ""
     chunks = chunk_markdown(text)
-    records = [_record(state.name, chunk, digest, agent_id) for chunk in chunks]
+    records = [_record(state.name, chunk, digest, *whose) for chunk in chunks]
     found, report.embedded, warning = _vectors(store, embedder, [r.l0 for r in records], report.embedded)
     report.warning = report.warning or warning
     with store.storage.transaction():
@@ -276,14 +316,15 @@ def _remember(
     store.storage.put_workspace_file(file, keep_chunks=keep_chunks)
 
 
-def _record(name: str, chunk: Chunk, digest: str, agent_id: str) -> MemoryRecord:
+def _record(name: str, chunk: Chunk, digest: str, agent_id: str, owner: str) -> MemoryRecord:
     source = {"path": name, "startLine": chunk.start_line, "endLine": chunk.end_line, "fileHash": digest}
+    shared = name == SHARED_FILE  # the owner's deliberate notes for everyone
     return new_record(
         record_id=new_record_id(),
         l0=chunk.text,
         agent_id=agent_id,
-        scope="agent",
-        user_id=None,
+        scope="agent" if shared else "user",
+        user_id=None if shared else owner,
         category="note",
         source=source,
     )

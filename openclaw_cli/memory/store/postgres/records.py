@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.memory.store import statements as st
 from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
 from openclaw_cli.memory.store.records import MemoryRecord, iso
@@ -62,7 +63,11 @@ def user_records(
     conn: psycopg.Connection, user_id: str, matches: Sequence[RecordMatch]
 ) -> list[MemoryRecord]:
     parts = [_match_sql(m) for m in matches]
-    where = " AND ".join(["user_id = %s", "scope = 'user'", "deleted = 0", *(f"({s})" for s, _ in parts)])
+    # The owner's workspace notes stay theirs: the files own them (statements.NOT_WORKSPACE_NOTE).
+    not_note = st.POSTGRES.sql(st.NOT_WORKSPACE_NOTE)
+    where = " AND ".join(
+        ["user_id = %s", "scope = 'user'", "deleted = 0", not_note, *(f"({s})" for s, _ in parts)]
+    )
     params: list[Any] = [user_id, *(p for _, values in parts for p in values)]
     return records(conn, where, params, "ORDER BY created_at, rowid")
 

@@ -144,11 +144,14 @@ class PostgresStorage(SharedStorage, PostgresStoreRows):
         self.conn.execute("DELETE FROM records WHERE rowid = ANY(%s)", (list(rowids),))  # cascades
         vectors.bump_generation(self.conn)
 
-    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
+    def reassign(
+        self, rowid: int, record_id: str, user_id: str, at: datetime, *, scope: str | None = None
+    ) -> None:
         self.conn.execute(
-            "UPDATE records SET user_id = %s, updated_at = %s WHERE rowid = %s", (user_id, iso(at), rowid)
+            "UPDATE records SET user_id = %s, scope = coalesce(%s, scope), updated_at = %s WHERE rowid = %s",
+            (user_id, scope, iso(at), rowid),
         )
-        vectors.reassign(self.conn, rowid, user_id)
+        vectors.reassign(self.conn, rowid, user_id, scope)
         self.conn.execute("UPDATE history SET user_id = %s WHERE record_id = %s", (user_id, record_id))
 
     def compact(self) -> None:

@@ -144,11 +144,13 @@ def delete(conn: psycopg.Connection, tables: Sequence[str], rowids: Sequence[int
         )
 
 
-def reassign(conn: psycopg.Connection, rowid: int, user_id: str) -> None:
+def reassign(conn: psycopg.Connection, rowid: int, user_id: str, scope: str | None = None) -> None:
     for table in all_tables(conn):
         conn.execute(
-            sql.SQL("UPDATE {} SET user_id = %s WHERE rowid = %s").format(sql.Identifier(table)),
-            (user_id, rowid),
+            sql.SQL("UPDATE {} SET user_id = %s, scope = coalesce(%s, scope) WHERE rowid = %s").format(
+                sql.Identifier(table)
+            ),
+            (user_id, scope, rowid),
         )
 
 

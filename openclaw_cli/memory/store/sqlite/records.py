@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.memory.store import statements as st
 from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
 from openclaw_cli.memory.store.records import MemoryRecord, iso
@@ -53,7 +54,9 @@ def _match_sql(match: RecordMatch) -> tuple[str, tuple[str, ...]]:
 
 def user_records(conn: apsw.Connection, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
     parts = [_match_sql(m) for m in matches]
-    clauses = ["user_id = ?", "scope = 'user'", "deleted = 0", *(f"({sql})" for sql, _ in parts)]
+    # The owner's workspace notes stay theirs: the files own them (statements.NOT_WORKSPACE_NOTE).
+    not_note = st.SQLITE.sql(st.NOT_WORKSPACE_NOTE)
+    clauses = ["user_id = ?", "scope = 'user'", "deleted = 0", not_note, *(f"({sql})" for sql, _ in parts)]
     params: list[Any] = [user_id, *(p for _, values in parts for p in values)]
     sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid"
     return [row_to_record(row) for row in conn.execute(sql, params)]

@@ -103,12 +103,18 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
     def user_records(self, user_id: str, matches: Sequence[RecordMatch]) -> list[MemoryRecord]:
         return records.user_records(self.conn, user_id, matches)
 
-    def reassign(self, rowid: int, record_id: str, user_id: str, at: datetime) -> None:
+    def reassign(
+        self, rowid: int, record_id: str, user_id: str, at: datetime, *, scope: str | None = None
+    ) -> None:
         self.conn.execute(
-            "UPDATE records SET user_id = ?, updated_at = ? WHERE rowid = ?", (user_id, iso(at), rowid)
+            "UPDATE records SET user_id = ?, scope = coalesce(?, scope), updated_at = ? WHERE rowid = ?",
+            (user_id, scope, iso(at), rowid),
         )
         for table in vec.all_tables(self.conn):
-            self.conn.execute(f"UPDATE {table} SET user_id = ? WHERE rowid = ?", (user_id, rowid))
+            self.conn.execute(
+                f"UPDATE {table} SET user_id = ?, scope = coalesce(?, scope) WHERE rowid = ?",
+                (user_id, scope, rowid),
+            )
         self.conn.execute("UPDATE history SET user_id = ? WHERE record_id = ?", (user_id, record_id))
 
     def session_places(self, session: str, where: VectorFilter) -> list[tuple[int, str]]:
