@@ -427,6 +427,53 @@ def test_reassigning_a_record_moves_it_with_its_vector_and_history(storage: Memo
     assert storage.knn(_axis(7), 5, VectorFilter(user_id="default")) == []
 
 
+def test_stray_workspace_notes_are_found_and_given_to_the_owner_with_their_vectors(
+    storage: MemoryStorage,
+) -> None:
+    """Issue 47: a workspace note indexed as agent scope (an older version) is every person's; it moves to
+    the owner's user scope in place, its vector with it. SHARED.md's notes and ordinary notes stay."""
+    old = _record(
+        "n1", "alarm code 4417", user=None, scope="agent", category="note", source={"path": "MEMORY.md"}
+    )
+    old_row = _insert(storage, old, _axis(3))
+    shared = _record(
+        "n2", "wifi name", user=None, scope="agent", category="note", source={"path": "SHARED.md"}
+    )
+    _insert(storage, shared, _axis(4))
+    other = _record("n3", "under another owner", user="bob", category="note", source={"path": "memory/a.md"})
+    other_row = _insert(storage, other, _axis(5))
+    _insert(storage, _record("n4", "an added note", user="default", category="note", source={"kind": "cli"}))
+    _insert(
+        storage, _record("n5", "the owner's", user="default", category="note", source={"path": "MEMORY.md"})
+    )
+    assert sorted(storage.stray_notes("default")) == [(old_row, "n1"), (other_row, "n3")]
+    with storage.transaction():
+        for rowid, record_id in storage.stray_notes("default"):
+            storage.reassign(rowid, record_id, "default", datetime(2026, 3, 1, tzinfo=UTC), scope="user")
+        storage.vectors_changed()
+    assert storage.stray_notes("default") == []
+    moved = storage.get("n1")
+    assert moved is not None and (moved.scope, moved.user_id) == ("user", "default")
+    owners = VectorFilter(user_id="default", scopes=("user",))
+    assert [r for r, _ in storage.knn(_axis(3), 1, owners)] == [old_row]
+    assert storage.knn(_axis(3), 5, VectorFilter(scopes=("agent",)))[0][0] != old_row
+    kept = storage.get("n2")
+    assert kept is not None and (kept.scope, kept.user_id) == ("agent", None)
+
+
+def test_dedup_reassign_and_export_reads_leave_workspace_notes_alone(storage: MemoryStorage) -> None:
+    note = _record(
+        "w1", "User's dentist is Dr Wu", user="default", category="note", source={"path": "MEMORY.md"}
+    )
+    note_row = _insert(storage, note, _axis(2))
+    said = _record("u1", "User's dentist is Dr Wu", user="default", category="note", source={"kind": "cli"})
+    assert storage.same_text(said) is None  # the owner saying what MEMORY.md says is not a duplicate of it
+    assert note_row not in [rowid for rowid, _ in storage.ready_rows("default", "user", "note")]
+    assert storage.user_records("default", []) == []  # what `memory reassign` would move
+    assert storage.live_after(0, 10, notes=False) == []
+    assert storage.count_live(notes=False) == 0 and storage.count_live() == 1
+
+
 # ---------------------------------------------------------------------------------------------- people, workspace
 
 
