@@ -7,6 +7,11 @@ carry a token naming their owner (`zq-alice-v1`). Then every reader is asked on 
 (`memory search --user`, `memory inject --user`, the `memory_search` tool, `/memory` in `openclaw chat`,
 gateway `memory.search` with `userId`, and the system prompt the model is sent): no reader ever shows a
 token of another person, and each person finds their own.
+
+The owner, olga, writes nothing through the entry points: her words are the workspace's MEMORY.md and
+today's daily log (issue 47). Every reader above, asked as the three others and as nobody, shows none of
+them; olga finds them through every reader in her own direct sessions, and in a group or a session she
+shares with another person nothing of them reaches the model.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +30,20 @@ from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F40
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
 
 PERSONS = ("alice", "bob", "carol")
+OWNER = "olga"
 PEERS = {"alice": "100", "bob": "200", "carol": "300"}  # each person's id on telegram and discord
+OWNER_PEER = "900"
 LINKS = {
     person: [f"openai:{person}", f"telegram:{peer}", f"discord:d{peer}", f"webchat:{person}"]
-    for person, peer in PEERS.items()
+    for person, peer in {**PEERS, OWNER: OWNER_PEER}.items()
 }
-TOKEN = re.compile(r"zq-(alice|bob|carol)-(\w+)")
+TOKEN = re.compile(r"zq-(alice|bob|carol|olga)-(\w+)")
+# The owner's notes: a durable MEMORY.md line and a line of today's (and yesterday's) daily log. Their words
+# (and those of the turns about them) are none of QUERY's, which the tests of the others' facts search.
+OWNER_NOTES = {
+    "MEMORY.md": "- olga's home alarm pin is zq-olga-memorymd, the spare key is under the mat\n",
+    "log": "- olga's daily log: the alarm installer visits at noon, zq-olga-dailylog\n",
+}
 QUERY = "passport locker bike library seat gym badge wifi code number combination card"
 # What each entry point leaves: a different fact each, so that no two merge as duplicates.
 FACTS = {
@@ -76,6 +90,7 @@ def fake_model(body: dict[str, Any]) -> Any:
     for word, tool, arguments in (
         ("TOOLADD ", "memory_add", lambda rest: {"text": rest, "category": "profile"}),
         ("TOOLSEARCH", "memory_search", lambda rest: {"query": QUERY, "limit": 10}),
+        ("TOOLNOTES", "memory_search", lambda rest: {"query": NOTES_QUERY, "limit": 10}),
         ("TOOLSESSIONS", "session_search", lambda rest: {"query": QUERY, "limit": 10}),
     ):
         if said.startswith(word):
@@ -104,13 +119,29 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Itera
     write_config(
         home,
         fake,
+        owner=OWNER,
         session={"dmScope": "per-channel-peer", "identityLinks": LINKS, "reset": {"atHour": None}},
-        memory={"extraction": {"enabled": False}},
+        # No relevance floor: every reader returns all it may, so that whatever could leak is there to see
+        # (the 12-word QUERY's best relevance sits near the default floor, and moves with the store's size).
+        memory={
+            "extraction": {"enabled": False},
+            "search": {f"{k}Floor": 0.0 for k in ("relevance", "sentence")},
+        },
     )
+    _write_owner_notes(home)
     fake.respond_with(fake_model)
     with running_gateway(home) as running:
         _write_through_every_entry_point(running)
         yield running
+
+
+def _write_owner_notes(home: Path) -> None:
+    workspace = home / "agents" / "main" / "workspace"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text(OWNER_NOTES["MEMORY.md"], encoding="utf-8")
+    today = date.today()  # the gateway's local day: the prompt loads today's and yesterday's logs
+    for day in (today - timedelta(days=1), today):
+        (workspace / "memory" / f"{day.isoformat()}.md").write_text(OWNER_NOTES["log"], encoding="utf-8")
 
 
 def _v1(gateway: Gateway, user: str | None, text: str) -> dict[str, Any]:
@@ -243,25 +274,131 @@ def test_slash_memory_in_chat_shows_only_the_persons_memories(gateway: Gateway, 
     assert owners(done.stdout) == {person}, done.stdout
 
 
-@pytest.mark.parametrize("entry", ["v1", "dm", "group"])
+def _turn(
+    gateway: Gateway, fake: FakeOpenAI, entry: str, person: str | None, text: str
+) -> list[dict[str, Any]]:
+    """One turn of `person` (None: nobody known) through `entry`; every request the model was sent for it."""
+    before = len(fake.requests)
+    peer = {**PEERS, OWNER: OWNER_PEER}.get(person or "")
+    if entry == "v1":
+        _v1(gateway, person, text)
+    elif entry == "dm":
+        _hook(gateway, channel="telegram", peer={"kind": "direct", "id": peer}, text=text)
+    elif entry == "group":
+        _hook(gateway, channel="discord", peer={"kind": "group", "id": "g9"}, sender=f"d{peer}", text=text)
+    else:
+        from tests.gateway_helpers import send_all
+
+        key = "agent:main:main" if entry == "main" else "agent:main:webchat:default:group:notes-room"
+        with gateway.ws() as conn:
+            _acks, events = send_all(conn, [text], key, **({"userId": person} if person else {}))
+        assert events[-1]["state"] == "final", events
+    return [r.body for r in fake.requests[before:] if r.path.endswith("/chat/completions")]
+
+
+@pytest.mark.parametrize("entry", ["v1", "dm", "group", "ws"])
 def test_a_persons_turn_through_each_entry_point_is_sent_none_of_the_others_memories(
     gateway: Gateway, fake: FakeOpenAI, entry: str
 ) -> None:
-    """The case of the issue: bob asks what his passport number is; alice's must not reach the model."""
-    for person, peer in PEERS.items():
-        before = len(fake.requests)
+    """The case of the issue: bob asks what his passport number is; alice's must not reach the model, nor
+    the owner's notes (issue 47)."""
+    for person in PEERS:
         text = f"what is my passport number and locker code? asking as {person}"
-        if entry == "v1":
-            _v1(gateway, person, text)
-        elif entry == "dm":
-            _hook(gateway, channel="telegram", peer={"kind": "direct", "id": peer}, text=text)
-        else:
-            _hook(
-                gateway, channel="discord", peer={"kind": "group", "id": "g9"}, sender=f"d{peer}", text=text
-            )
-        [body] = [r.body for r in fake.requests[before:] if r.path.endswith("/chat/completions")]
+        [body] = _turn(gateway, fake, entry, person, text)
         system = body["messages"][0]["content"]
         assert owners(system) == {person}, system  # their own memories are injected, nobody else's
+
+
+# -- the owner's workspace notes (issue 47) ------------------------------------------------------------
+
+
+def _note_tokens(text: str) -> set[str]:
+    return {m.group(0) for m in TOKEN.finditer(text) if m.group(1) == OWNER}
+
+
+BOTH_NOTES = {"zq-olga-memorymd", "zq-olga-dailylog"}
+NOTES_QUERY = "olga home alarm pin spare key installer daily log"
+
+
+def test_nobody_known_gets_none_of_the_owners_notes(gateway: Gateway, fake: FakeOpenAI) -> None:
+    """An anonymous /v1 call: its system prompt, and the memory_search and session_search tools."""
+    for text in (
+        f"what is the alarm pin? {NOTES_QUERY}",
+        "TOOLNOTES what do you know?",
+        "TOOLSESSIONS what?",
+    ):
+        sent = _turn(gateway, fake, "v1", None, text)
+        assert sent and all(not _note_tokens(json.dumps(b["messages"], ensure_ascii=False)) for b in sent), (
+            sent
+        )
+
+
+@pytest.mark.parametrize("person", PERSONS)
+def test_other_people_get_none_of_the_owners_notes_from_any_reader(gateway: Gateway, person: str) -> None:
+    said = " ".join(
+        [
+            _cli(
+                gateway, "memory", "search", NOTES_QUERY, "--user", person, "--all", "-k", "100", "--json"
+            ).stdout,
+            _cli(gateway, "memory", "inject", "--user", person, "--query", NOTES_QUERY, "--json").stdout,
+            _cli(gateway, "chat", "--user", person, stdin=f"/memory {NOTES_QUERY}\n").stdout,
+            json.dumps(_v1(gateway, person, "TOOLNOTES what do you know about olga?")),
+        ]
+    )
+    with gateway.ws() as conn:
+        for method in ("memory.search", "memory.inject"):
+            reply = request(conn, method, {"query": NOTES_QUERY, "k": 100, "userId": person})
+            assert reply["ok"], reply
+            said += json.dumps(reply["payload"])
+    status, reply = http_json(
+        f"{gateway.http}/rpc/memory.search",
+        {"query": NOTES_QUERY, "k": 100, "userId": person},
+        token=gateway.token,
+    )
+    assert status == 200, reply
+    said += json.dumps(reply)
+    assert not _note_tokens(said), said
+
+
+@pytest.mark.parametrize("entry", ["v1", "dm"])
+def test_the_owner_in_her_own_direct_session_gets_her_notes(
+    gateway: Gateway, fake: FakeOpenAI, entry: str
+) -> None:
+    [body] = _turn(gateway, fake, entry, OWNER, f"what is my alarm pin? {NOTES_QUERY}")
+    assert _note_tokens(body["messages"][0]["content"]) == BOTH_NOTES
+    sent = _turn(gateway, fake, entry, OWNER, "TOOLNOTES what do you know about me?")
+    assert "zq-olga-memorymd" in json.dumps(sent[-1]["messages"][-1], ensure_ascii=False)
+
+
+def test_the_owner_finds_her_notes_through_every_reader(gateway: Gateway) -> None:
+    found = _cli(gateway, "memory", "search", NOTES_QUERY, "--user", OWNER, "--all", "-k", "100", "--json")
+    assert _note_tokens(found.stdout) == BOTH_NOTES
+    injected = _cli(gateway, "memory", "inject", "--user", OWNER, "--query", NOTES_QUERY, "--json")
+    assert _note_tokens(injected.stdout) == BOTH_NOTES
+    chat = _cli(gateway, "chat", "--user", OWNER, stdin=f"/memory {NOTES_QUERY}\n")
+    assert _note_tokens(chat.stdout), chat.stdout
+    with gateway.ws() as conn:
+        reply = request(conn, "memory.search", {"query": NOTES_QUERY, "k": 100, "userId": OWNER})
+    assert reply["ok"] and _note_tokens(json.dumps(reply["payload"])) == BOTH_NOTES, reply
+
+
+@pytest.mark.parametrize("entry", ["group", "ws"])
+def test_the_owner_in_a_group_gets_none_of_her_notes(gateway: Gateway, fake: FakeOpenAI, entry: str) -> None:
+    """Other people read the replies: neither the files nor their chunks reach the model, by injection
+    or by the memory_search tool."""
+    for text in (f"what is my alarm pin? {NOTES_QUERY}", "TOOLNOTES what do you know about me?"):
+        sent = _turn(gateway, fake, entry, OWNER, text)
+        assert sent and all(not _note_tokens(json.dumps(b["messages"], ensure_ascii=False)) for b in sent), (
+            sent
+        )
+
+
+def test_the_owner_in_a_session_she_shares_with_another_person_gets_none_of_her_notes(
+    gateway: Gateway, fake: FakeOpenAI
+) -> None:
+    _cli(gateway, "session", "append", "agent:main:main", "--sender", "alice", "alice was here too")
+    sent = _turn(gateway, fake, "main", OWNER, f"what is my alarm pin? {NOTES_QUERY}")
+    assert sent and not _note_tokens(json.dumps(sent[0]["messages"], ensure_ascii=False)), sent
 
 
 def test_an_anonymous_v1_call_writes_no_memory_and_says_why(gateway: Gateway) -> None:
@@ -314,6 +451,9 @@ def test_session_search_user_shows_only_sessions_the_person_took_part_in(
     done = _cli(gateway, "-v", "session", "search", QUERY, "--user", person, "--all", "-k", "100", "--json")
     assert "through the gateway" in done.stderr
     _only_theirs(person, json.loads(done.stdout)["results"])
+    # The owner's direct sessions (where her notes were read back to her) are not theirs to search.
+    notes = _cli(gateway, "session", "search", NOTES_QUERY, "--user", person, "--all", "-k", "100", "--json")
+    assert not _note_tokens(notes.stdout), notes.stdout
 
 
 @pytest.mark.parametrize("person", PERSONS)

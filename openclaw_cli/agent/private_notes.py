@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.identity import Identity, for_key, is_private, owner_id
+from openclaw_cli.person_ids import canonical_person
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -28,13 +29,23 @@ def notes_private(
     owner = owner_id(settings)
     if person != owner or not is_private(key, Identity(person, owner=True)):
         return False
-    if key.kind == "direct":
-        try:
-            if for_key(settings, key).person != owner:
-                return False  # the owner speaking in somebody else's DM: that person reads the replies
-        except OpenclawError:
-            return False
+    if key.kind == "direct" and not _owners_dm(settings, key, owner):
+        return False  # the owner speaking in somebody else's DM: that person reads the replies
     from openclaw_cli.sessions.redact import speaker_of
 
     speaker = speaker_of(settings, key)
     return all(speaker(m) == owner for m in history if m.get("role") == "user" and not m.get("purged"))
+
+
+def _owners_dm(settings: Settings, key: SessionKey, owner: str) -> bool:
+    """Whether a direct key is a DM with the owner. Its peer is an address's peer id, or (when the address
+    is linked) the linked name itself, which sessions/keys.py puts in the key in its place."""
+    try:
+        if for_key(settings, key).person == owner:
+            return True
+        return (
+            key.peer_id is not None
+            and canonical_person(key.peer_id, settings.session.identity_links) == owner
+        )
+    except OpenclawError:
+        return False
