@@ -77,7 +77,9 @@ def purge_cmd(
 
 
 def _summary(report: ForgetReport, sessions: bool) -> str:
-    parts = [f"purged {report.memories} memories of {report.user}"]
+    # A migration's source holds copies of the same memories: the count is of rows, per store below.
+    stores = f" in {len(report.stores)} stores" if len(report.stores) > 1 else ""
+    parts = [f"purged {report.memories} memories of {report.user}{stores}"]
     if report.derived:
         parts.append(f"{report.derived} drawn from their messages")
     if sessions:
