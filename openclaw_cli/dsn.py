@@ -19,3 +19,13 @@ def mask_dsn(dsn: str) -> str:
         masked = _URL_SECRET.sub(lambda m: f"{m.group('head')}:***@", dsn)
         return re.sub(r"([?&]password=)[^&]*", r"\1***", masked, flags=re.IGNORECASE)
     return _KEYWORD_SECRET.sub(lambda m: f"{m.group('head')}***", dsn)
+
+
+def strip_password(dsn: str) -> str:
+    """`dsn` without any password, to be kept in a file: the password stays where the user put it
+    (memory.postgres.dsn, PGPASSWORD or ~/.pgpass, which libpq reads itself) and is not copied."""
+    if "://" in dsn:
+        bare = _URL_SECRET.sub(lambda m: f"{m.group('head')}@", dsn)
+        bare = re.sub(r"([?&])password=[^&]*&?", r"\1", bare, flags=re.IGNORECASE)
+        return bare.rstrip("?&")
+    return " ".join(_KEYWORD_SECRET.sub("", dsn).split())

@@ -48,7 +48,8 @@ def migrate_backend_cmd(
 
     Copies every record with its id, FSRS state and tombstone, the full history, the vectors as stored,
     the people, the workspace files' state and the reflection schedule, from the configured backend
-    (memory.backend) to --to. The source is only read. Each store is written in one transaction and its
+    (memory.backend) to --to. The source is only read and is kept; `memory purge` covers it too (the
+    server is recorded in the home, without its password, in memory-servers.json). Each store is written in one transaction and its
     counts are checked before it commits: if anything fails, the target is left as it was.
 
     A target that already holds memory is refused, unless --merge (add the records whose id it lacks,
@@ -99,6 +100,7 @@ def _summary(
     move: BackendMove, moved: list[StoreMove], switched: bool, dsn: str | None, as_json: bool
 ) -> None:
     commands = [] if switched else _switch_commands(move.target.backend, dsn)
+    source = move.source.where(move.home, [m.name for m in moved])
     if as_json:
         common.emit_json(
             {
@@ -107,6 +109,7 @@ def _summary(
                 "stores": [m.to_dict() for m in moved],
                 "switched": switched,
                 "switchCommands": commands,
+                "sourceKept": source,
             }
         )
         return
@@ -116,6 +119,10 @@ def _summary(
             f"{m.name}: moved {m.records} records ({m.tombstones} deleted), {m.vectors} vectors, "
             f"{m.history} history rows, {m.people} people, {m.workspace_files} workspace files{kept}"
         )
+    common.echo(
+        f"the source was kept as it was ({source}); `openclaw memory purge` covers it as well as the target, "
+        "for as long as it exists"
+    )
     if switched:
         common.echo(f"memory.backend is now {move.target.backend}")
     else:

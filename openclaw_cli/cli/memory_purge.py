@@ -38,7 +38,10 @@ def purge_cmd(
 ) -> None:
     """Forget one person: every memory, its history and its vectors, with no byte left behind.
 
-    Covers this agent's store and the shared one; --all-agents covers every agent's. Memories others
+    Covers this agent's store and the shared one; --all-agents covers every agent's. That on every
+    backend the home knows of: the configured one, the SQLite files under the home and the PostgreSQL
+    server of memory.postgres.dsn whichever is configured, and the source of each migrate-backend (a
+    server that cannot be reached is named and the exit status is 1). Memories others
     (or the agent) drew from the person's messages go too, and so do the person's entries in the gateway
     journal, their `openclaw chat` prompt history and lines of logs and exports under the home that
     quote them. With --sessions, the person's own sessions are deleted and their messages in shared
@@ -62,14 +65,21 @@ def purge_cmd(
         common.emit_json(report.to_dict())
     else:
         common.echo(_summary(report, sessions))
+        for store in report.stores:
+            common.echo(
+                f"  {store['store']}: {store['purged']} memories, {store['historyRows']} history rows"
+            )
         if report.disk_note:
             common.echo(f"note: {report.disk_note}")
     if report.warning:
-        common.fail(report.warning, hint=f"openclaw memory purge --user {user} --all-agents --yes")
+        hint = f"openclaw memory purge --user {user} --all-agents --yes"
+        common.fail(report.warning, hint=report.unreachable[0]["hint"] if report.unreachable else hint)
 
 
 def _summary(report: ForgetReport, sessions: bool) -> str:
-    parts = [f"purged {report.memories} memories of {report.user}"]
+    # A migration's source holds copies of the same memories: the count is of rows, per store below.
+    stores = f" in {len(report.stores)} stores" if len(report.stores) > 1 else ""
+    parts = [f"purged {report.memories} memories of {report.user}{stores}"]
     if report.derived:
         parts.append(f"{report.derived} drawn from their messages")
     if sessions:

@@ -3,7 +3,10 @@
 
 - everywhere.py: the work itself, in one process: memory databases (memory/writing/purge.py), transcripts
   (sessions/redact.py), the gateway journal, prompt histories, and the files files.py scrubs.
+- stores.py: every memory store the home knows of (memory/known_stores.py): both backends, and the sources of
+  `memory migrate-backend`; a server it cannot reach is named, never skipped.
 - files.py: logs, exports and backups under the home that hold the person's words.
+- report.py: the request and the report, as the CLI prints them and the gateway sends them.
 - client.py: the one call the CLI makes: to the running gateway when there is one (it owns the journal,
   the session writers and the warm memory connections, gateway/purge.py), else everywhere.py here.
 

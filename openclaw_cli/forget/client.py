@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import Conflict, NotFound, OpenclawError
-from openclaw_cli.forget.everywhere import ForgetReport, ForgetRequest, forget_person
+from openclaw_cli.forget.everywhere import forget_person
+from openclaw_cli.forget.report import ForgetReport, ForgetRequest
 from openclaw_cli.gateway.pidfile import gateway_process, running_gateway
 
 if TYPE_CHECKING:

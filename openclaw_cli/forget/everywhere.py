@@ -6,6 +6,10 @@ the transcripts, the journal (unless a running gateway rewrites its own, gateway
 `openclaw chat` prompt history, and what files.py finds in logs, exports and backups. The copies of each
 memory database (memory/backups/, and the files a restore or a salvage kept) are purged like it. Each step is
 atomic on its own and the whole is idempotent: a purge cut short is finished by running it again.
+
+The memory stores are every store the home knows of (forget/stores.py): the configured backend's, the other
+backend's when it still exists and the sources of `memory migrate-backend`; a server that cannot be reached
+is reported in `unreachable` (the command fails naming it), never skipped in silence.
 """
 
 from __future__ import annotations
@@ -13,101 +17,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.forget.report import ForgetReport as ForgetReport
+from openclaw_cli.forget.report import ForgetRequest as ForgetRequest
 from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
+    from openclaw_cli.forget.stores import KnownStores, Place
     from openclaw_cli.gateway.inbox import Pending
-    from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.sessions.redact import SessionFinding
 
 MAX_LISTED = 20  # known persons named in the error for an unknown one
-
-
-@dataclass(frozen=True)
-class ForgetRequest:
-    person: str  # canonical (resolve_person)
-    agent_id: str
-    all_agents: bool = False
-    sessions: bool = False
-
-
-@dataclass
-class ForgetReport:
-    user: str
-    memories: int = 0
-    history_rows: int = 0
-    derived: int = 0  # memories of others (or the agent's) made from the person's messages
-    sessions: int = 0  # the person's own sessions, deleted
-    redacted_sessions: int = 0
-    redacted_messages: int = 0
-    summaries: int = 0  # summaries dropped because they were built from redacted messages
-    journal: int = 0  # gateway journal entries removed
-    files: list[str] = field(default_factory=list)  # other files cleaned or removed
-    left: list[str] = field(default_factory=list)  # files that still hold the words (not ours to edit)
-    databases: list[str] = field(default_factory=list)
-    not_covered: list[str] = field(default_factory=list)  # agents this purge did not cover
-    via: str = "direct"  # or "gateway": the running gateway did the work
-    disk_note: str | None = None  # what the purge guarantees on disk, where that is less than every byte
-
-    @property
-    def warning(self) -> str | None:
-        parts = []
-        if self.not_covered:
-            parts.append(
-                f"{self.user!r} remains in other agents ({', '.join(self.not_covered)}): this purge covered "
-                "only this agent and the shared store; rerun with --all-agents"
-            )
-        if self.left:
-            parts.append(
-                f"these files still hold words of {self.user!r} and were left as they are (they are yours "
-                f"to edit): {', '.join(self.left)}"
-            )
-        return "; ".join(parts) or None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "user": self.user,
-            "purged": self.memories,
-            "historyRows": self.history_rows,
-            "derived": self.derived,
-            "sessions": self.sessions,
-            "redactedSessions": self.redacted_sessions,
-            "redactedMessages": self.redacted_messages,
-            "summariesDropped": self.summaries,
-            "journalEntries": self.journal,
-            "files": self.files,
-            "left": self.left,
-            "databases": self.databases,
-            "notCovered": self.not_covered,
-            "via": self.via,
-            "warning": self.warning,
-            "diskNote": self.disk_note,
-        }
-
-    @classmethod
-    def from_dict(cls, value: Mapping[str, Any]) -> ForgetReport:
-        """A report as the gateway's `memory.purge` sent it."""
-        return cls(
-            user=str(value.get("user")),
-            memories=int(value.get("purged") or 0),
-            history_rows=int(value.get("historyRows") or 0),
-            derived=int(value.get("derived") or 0),
-            sessions=int(value.get("sessions") or 0),
-            redacted_sessions=int(value.get("redactedSessions") or 0),
-            redacted_messages=int(value.get("redactedMessages") or 0),
-            summaries=int(value.get("summariesDropped") or 0),
-            journal=int(value.get("journalEntries") or 0),
-            files=[str(f) for f in value.get("files") or []],
-            left=[str(f) for f in value.get("left") or []],
-            databases=[str(d) for d in value.get("databases") or []],
-            not_covered=[str(a) for a in value.get("notCovered") or []],
-            via=str(value.get("via") or "gateway"),
-            disk_note=value.get("diskNote"),
-        )
 
 
 def resolve_person(given: str, settings: Settings) -> str:
@@ -167,17 +90,21 @@ class _Survey:
     """What the home holds of the person, found before anything is written."""
 
     findings: dict[str, list[SessionFinding]] = field(default_factory=dict)  # agent -> sessions
-    stores: dict[str, bool] = field(default_factory=dict)  # agent -> its store holds the person
+    # (place, agent, its store holds the person), for every store of every known location
+    stores: list[tuple[Place, str, bool]] = field(default_factory=list)
     journal: list[str] = field(default_factory=list)  # texts of the person's journal entries
     histories: list[Path] = field(default_factory=list)
 
     def empty(self) -> bool:
         return not (
-            any(self.findings.values()) or any(self.stores.values()) or self.journal or self.histories
+            any(self.findings.values())
+            or any(holds for _, _, holds in self.stores)
+            or self.journal
+            or self.histories
         )
 
 
-def _survey(home: Home, settings: Settings, person: str, service: MemoryService) -> _Survey:
+def _survey(home: Home, settings: Settings, person: str, stores: KnownStores) -> _Survey:
     from openclaw_cli.gateway.inbox import Inbox
     from openclaw_cli.sessions.redact import find
     from openclaw_cli.sessions.store import SessionStore
@@ -192,9 +119,10 @@ def _survey(home: Home, settings: Settings, person: str, service: MemoryService)
         finally:
             store.close()
         survey.findings[agent] = [f for f in found if f is not None]
-    for agent in service.stored_agents():
-        storage = service.store(home.memory_db(agent), create=False).storage
-        survey.stores[agent] = bool(storage.rows_of_users(ids))
+    for place in stores:
+        with place.service.damage_guard():
+            for agent in place.agents:
+                survey.stores.append((place, agent, bool(place.store(agent).storage.rows_of_users(ids))))
     survey.journal = [
         e.text for e in Inbox(journal_path(home)).entries() if journal_person(e, settings) == person
     ]
@@ -202,7 +130,7 @@ def _survey(home: Home, settings: Settings, person: str, service: MemoryService)
     return survey
 
 
-def known_persons(home: Home, settings: Settings, service: MemoryService) -> list[str]:
+def known_persons(home: Home, settings: Settings, stores: KnownStores) -> list[str]:
     """Every person the home holds something of: memories, sessions, journal entries."""
     from openclaw_cli.gateway.inbox import Inbox
     from openclaw_cli.identity import canonical_person
@@ -210,12 +138,13 @@ def known_persons(home: Home, settings: Settings, service: MemoryService) -> lis
     from openclaw_cli.sessions.store import SessionStore
 
     found: set[str] = set()
-    for agent in service.stored_agents():
-        for user in service.store(home.memory_db(agent), create=False).storage.user_ids():
-            try:
-                found.add(canonical_person(user, settings.session.identity_links))
-            except OpenclawError:
-                found.add(user)
+    for place in stores:
+        for agent in place.agents:
+            for user in place.store(agent).storage.user_ids():
+                try:
+                    found.add(canonical_person(user, settings.session.identity_links))
+                except OpenclawError:
+                    found.add(user)
     for agent in agents_with_sessions(home):
         store = SessionStore(home, agent)
         try:
@@ -251,23 +180,24 @@ def forget_person(
     """Forget `request.person` (see the module doc). `journal`: rewrite the gateway journal here (False
     when the running gateway rewrites its own). `on_sessions_changed(agent, session ids)` is told which
     sessions were deleted or rewritten (the gateway drops its open writers of them)."""
-    from openclaw_cli.identity import owner_id
-    from openclaw_cli.memory.service import MemoryService
+    from openclaw_cli.forget.stores import KnownStores
 
     person = request.person
-    service = MemoryService(home, request.agent_id, settings.memory, owner=owner_id(settings))
+    stores = KnownStores(home, settings, request.agent_id)
     try:
-        with service.damage_guard():  # a damaged database is named, with what to do about it
-            survey = _survey(home, settings, person, service)
-            if survey.empty():
-                raise _unknown(person, known_persons(home, settings, service))
-            report = ForgetReport(person)
-            covered = set(survey.findings) if request.all_agents else {request.agent_id}
-            needles = _forget_memories(home, settings, request, survey, covered, service, report)
+        survey = _survey(home, settings, person, stores)
+        if survey.empty():
+            if stores.unreachable:  # it may be there: say so rather than that nobody knows them
+                raise stores.first_error()
+            raise _unknown(person, known_persons(home, settings, stores))
+        report = ForgetReport(person)
+        report.unreachable = [u.to_dict() for u in stores.unreachable]
+        covered = set(survey.findings) if request.all_agents else {request.agent_id}
+        needles = _forget_memories(settings, request, survey, covered, report)
         # Words of their memories that searches met: all words go, as a table does not say whose each is.
-        report.left += [str(path) for path in service.forget_words()]
+        report.left += stores.forget_words()
     finally:
-        service.close()
+        stores.close()
     for agent, findings in survey.findings.items():
         if agent in covered:
             needles += [text for finding in findings for text in finding.texts]
@@ -293,13 +223,7 @@ def forget_person(
 
 
 def _forget_memories(
-    home: Home,
-    settings: Settings,
-    request: ForgetRequest,
-    survey: _Survey,
-    covered: set[str],
-    service: MemoryService,
-    report: ForgetReport,
+    settings: Settings, request: ForgetRequest, survey: _Survey, covered: set[str], report: ForgetReport
 ) -> list[str]:
     """Purge the covered stores (with the shared one); the texts of what went (for files.py)."""
     from openclaw_cli.memory.backends import purge_disk_note
@@ -313,23 +237,36 @@ def _forget_memories(
         frozenset((f.session_id, idx) for f in findings for idx in f.redact),
     )
     needles: list[str] = []
-    for agent, holds in survey.stores.items():
+    copies_done: set[Path] = set()
+    for place, agent, holds in survey.stores:
         if not request.all_agents and agent not in (request.agent_id, SHARED_AGENT):
-            if holds:
+            if holds and agent not in report.not_covered:
                 report.not_covered.append(agent)
             continue
-        store = service.store(home.memory_db(agent), create=False)
-        for texts in store.storage.texts_of_users(ids):
-            needles += [text.strip() for text in texts if text and len(text.strip()) >= 8]
-        done = purge_person(store, ids, taint)
+        with place.service.damage_guard():  # a damaged database is named, with what to do about it
+            store = place.store(agent)
+            for texts in store.storage.texts_of_users(ids):
+                needles += [text.strip() for text in texts if text and len(text.strip()) >= 8]
+            done = purge_person(store, ids, taint)
         report.memories += done.memories
         report.history_rows += done.history_rows
         report.derived += done.derived
-        report.databases.append(str(store.path))
+        where = place.where(agent)
+        report.databases.append(where)
+        report.stores.append(
+            {
+                "store": where,
+                "purged": done.memories,
+                "historyRows": done.history_rows,
+                "derived": done.derived,
+            }
+        )
         report.disk_note = report.disk_note or purge_disk_note(store)
-        cleaned, left = purge_copies(store.path, ids, taint)  # its backups hold the person too
-        report.files += cleaned
-        report.left += left
+        if store.path not in copies_done:  # its backups hold the person too (a server store: the files'
+            copies_done.add(store.path)  # backups from before it moved there)
+            cleaned, left = purge_copies(store.path, ids, taint)
+            report.files += cleaned
+            report.left += left
     return needles
 
 

@@ -204,7 +204,7 @@ class MemoryService:
         return record
 
     def purge_user(self, user_id: str, *, all_agents: bool = False, sessions: bool = False) -> PurgeReport:
-        """Forget `user_id` (see writing/purge.py): this agent's and the shared store, or every agent's."""
+        """Forget `user_id` on this backend only (writing/purge.py); `memory purge` (forget/) covers all stores."""
         from openclaw_cli.memory.writing.purge import purge_user
 
         with self.damage_guard():

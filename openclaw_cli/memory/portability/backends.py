@@ -7,7 +7,9 @@ values. Vectors are copied as stored, never re-embedded: the SQLite file's int8 
 postgres halfvec exactly (an int8 step is ~250 times a float16 rounding), so a round trip gives them back
 bit for bit. Keyword rows are rebuilt by the target's own insert, from the same analysis.
 
-The source is only read, inside one snapshot. The target is written in ONE transaction per store, and
+The source is only read, inside one snapshot, and kept: it still holds every person's words, so the server
+of the move is recorded in the home (memory/known_stores.py, without its password) once a store is in it,
+and `memory purge` covers the source as well as the target. The target is written in ONE transaction per store, and
 its counts are checked inside that transaction before it commits: on any failure or mismatch nothing of
 the move stays in the target. What happens to a target that already holds memory is the caller's `mode`:
   - "empty" (the default): refuse it;
@@ -55,6 +57,14 @@ class Side:
         from openclaw_cli.dsn import mask_dsn
 
         return "sqlite" if self.dsn is None else f"postgres ({mask_dsn(self.dsn)})"
+
+    def where(self, home: Home, names: list[str]) -> str:
+        """The stores of `names` on this side, as the command names them."""
+        if self.dsn is None:
+            return ", ".join(str(home.memory_db(name)) for name in names)
+        from openclaw_cli.memory.store.postgres.connection import schema_name
+
+        return f"{self.describe()} schema {', '.join(schema_name(name) for name in names)}"
 
 
 @dataclass
@@ -116,7 +126,19 @@ class BackendMove:
                 _opened(self.home, self.target, name) as target,
             ):
                 moved.append(copy_store(name, source, target, mode, progress))
+            self._remember_server()
         return moved
+
+    def _remember_server(self) -> None:
+        """The server now holds (or, as the source, still holds) this home's memory: purge must reach it
+        whatever memory.backend and memory.postgres.dsn say later. Recorded only once a store is in it:
+        a move that wrote nothing leaves no server for every later purge to reach."""
+        from openclaw_cli.memory.known_stores import record_server
+        from openclaw_cli.memory.store.records import iso, utc_now
+
+        server = self.source.dsn or self.target.dsn
+        if server is not None:
+            record_server(self.home, server, "migrate-backend", iso(utc_now()) or "")
 
 
 def plan_move(home: Home, agent_id: str, current: Side, to: Backend, dsn: str | None) -> BackendMove:
