@@ -235,3 +235,24 @@ def test_a_server_without_pgvector_says_the_sql_to_create_it(cli, pg_server: Any
     dsn = pg_server.dsn(database, user=role)
     result = cli("memory", "migrate-backend", "--to", "postgres", "--dsn", dsn)
     _one_line_error(result, "no `vector` extension", "CREATE EXTENSION vector")
+
+
+def test_the_printed_switch_commands_work_as_printed(cli, home: Path, pg_server: Any) -> None:  # type: ignore[no-untyped-def]
+    """Issue 48: the hint printed a DSN with a literal *** password, which then failed as the password. The
+    commands leave the password out (said so) and, run as printed, switch the home to the moved memory."""
+    import shlex
+
+    added = cli("memory", "add", "Drinks green tea every morning", "--json").json()["id"]
+    dsn = pg_server.dsn(_database(pg_server), password="s3cret-pw")
+    moved = cli("memory", "migrate-backend", "--to", "postgres", "--dsn", dsn)
+    assert moved.returncode == 0, moved.stderr
+    commands = [
+        line.strip() for line in moved.stdout.splitlines() if line.strip().startswith("openclaw config")
+    ]
+    assert len(commands) == 2 and "***" not in moved.stdout and "s3cret-pw" not in moved.stdout
+    assert "~/.pgpass or PGPASSWORD" in moved.stdout
+    for command in commands:
+        ran = cli(*shlex.split(command)[1:])
+        assert ran.returncode == 0, (command, ran.stderr)
+    assert "***" not in (home / "openclaw.json").read_text(encoding="utf-8")
+    assert [r["id"] for r in cli("memory", "list", "--json").json()] == [added]  # read from the server

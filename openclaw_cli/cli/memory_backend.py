@@ -86,20 +86,34 @@ def _switch(to: str, dsn: str | None) -> None:
     set_key(st.home.config_file, "memory.backend", to, st.env)
 
 
-def _switch_commands(to: str, dsn: str | None) -> list[str]:
-    from openclaw_cli.dsn import mask_dsn
+# Printed when the DSN held a password: the command above it works as printed, without the password.
+PASSWORD_NOTE = (
+    "the DSN's password is not printed: keep it in ~/.pgpass or PGPASSWORD, which the PostgreSQL driver reads, "
+    "or use --switch next time to write the whole DSN into openclaw.json"
+)
 
-    commands = []
+
+def _switch_commands(to: str, dsn: str | None) -> tuple[list[str], str | None]:
+    """The commands that switch the configuration, each working as printed (a masked `***` password would
+    be taken literally), and what to do about a password they leave out."""
+    import shlex
+
+    from openclaw_cli.dsn import mask_dsn, strip_password
+
+    commands, note = [], None
     if to == "postgres" and dsn:
-        commands.append(f"openclaw config set memory.postgres.dsn '{mask_dsn(dsn)}'")
+        shown = dsn
+        if mask_dsn(dsn) != dsn:
+            shown, note = strip_password(dsn), PASSWORD_NOTE
+        commands.append(f"openclaw config set memory.postgres.dsn {shlex.quote(shown)}")
     commands.append(f"openclaw config set memory.backend {to}")
-    return commands
+    return commands, note
 
 
 def _summary(
     move: BackendMove, moved: list[StoreMove], switched: bool, dsn: str | None, as_json: bool
 ) -> None:
-    commands = [] if switched else _switch_commands(move.target.backend, dsn)
+    commands, note = ([], None) if switched else _switch_commands(move.target.backend, dsn)
     source = move.source.where(move.home, [m.name for m in moved])
     if as_json:
         common.emit_json(
@@ -109,6 +123,7 @@ def _summary(
                 "stores": [m.to_dict() for m in moved],
                 "switched": switched,
                 "switchCommands": commands,
+                "passwordNote": note,
                 "sourceKept": source,
             }
         )
@@ -129,6 +144,8 @@ def _summary(
         common.echo("the configuration is unchanged; to use the moved memory run:")
         for command in commands:
             common.echo(f"  {command}")
+        if note:
+            common.echo(note)
 
 
 def register(app: typer.Typer) -> None:
