@@ -191,3 +191,25 @@ def _key(store: Any) -> str:
     identity = vec.stored_identity(store.conn)
     assert identity is not None
     return embedder_key(identity)
+
+
+def test_a_purge_names_the_look_alike_ids_it_left_and_how_to_purge_them(cli: Any) -> None:
+    """Issue 48: `/v1` `user: "victim"` is the person `openai:victim`, `--user victim` another one. Purging
+    one lists the other (and the same peer on another channel), with the command that purges it too."""
+    for user, text in (
+        ("victim", "lives on Elm Street"),
+        ("openai:victim", "works at the bakery"),
+        ("telegram:victim", "has a red bike"),
+    ):
+        assert cli("memory", "add", text, "--user", user).returncode == 0
+    assert cli("memory", "add", "likes tea", "--user", "bystander").returncode == 0
+    done = cli("memory", "purge", "--user", "victim", "--yes")
+    assert done.returncode == 0, done.stderr
+    for other in ("openai:victim", "telegram:victim"):
+        assert f"note: '{other}' may be the same person" in done.stdout, done.stdout
+        assert f"openclaw memory purge --user {other} --yes" in done.stdout
+    assert "bystander" not in done.stdout
+    kept = cli("memory", "list", "--json").json()
+    assert sorted(r["userId"] for r in kept) == ["bystander", "openai:victim", "telegram:victim"]
+    again = cli("memory", "purge", "--user", "openai:victim", "--yes", "--json")
+    assert again.returncode == 0 and again.json()["lookalikes"] == ["telegram:victim"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -71,6 +72,11 @@ def purge_cmd(
             )
         if report.disk_note:
             common.echo(f"note: {report.disk_note}")
+        for other in report.lookalikes:
+            common.echo(
+                f"note: {other!r} may be the same person under another id and was not purged; purge it too with "
+                f"`openclaw memory purge --user {shlex.quote(other)} --yes`, or link both in session.identityLinks"
+            )
     if report.warning:
         hint = f"openclaw memory purge --user {user} --all-agents --yes"
         common.fail(report.warning, hint=report.unreachable[0]["hint"] if report.unreachable else hint)

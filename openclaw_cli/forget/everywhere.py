@@ -158,6 +158,17 @@ def known_persons(home: Home, settings: Settings, stores: KnownStores) -> list[s
     return sorted(found)
 
 
+def lookalikes(person: str, known: list[str]) -> list[str]:
+    """The known ids that may name the same person as `person` without being linked to it: the same peer id
+    bare or on another channel (`victim`, `openai:victim`, `telegram:victim`)."""
+
+    def bare(value: str) -> str:
+        channel, sep, peer = value.lower().partition(":")
+        return peer if sep and channel and peer else value.lower()
+
+    return [other for other in known if other != person and bare(other) == bare(person)]
+
+
 def _unknown(person: str, known: list[str]) -> NotFound:
     listed = ", ".join(known[:MAX_LISTED]) + (
         f" and {len(known) - MAX_LISTED} more" if len(known) > MAX_LISTED else ""
@@ -193,6 +204,7 @@ def forget_person(
         report = ForgetReport(person)
         report.unreachable = [u.to_dict() for u in stores.unreachable]
         covered = set(survey.findings) if request.all_agents else {request.agent_id}
+        report.lookalikes = lookalikes(person, known_persons(home, settings, stores))
         needles = _forget_memories(settings, request, survey, covered, report)
         # Words of their memories that searches met: all words go, as a table does not say whose each is.
         report.left += stores.forget_words()

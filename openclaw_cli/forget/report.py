@@ -33,6 +33,9 @@ class ForgetReport:
     stores: list[dict[str, Any]] = field(default_factory=list)  # per store purged: where, what it removed
     unreachable: list[dict[str, str]] = field(default_factory=list)  # known stores it could not reach
     not_covered: list[str] = field(default_factory=list)  # agents this purge did not cover
+    # Other ids that may be the same person (the same peer id on another channel, or bare), not purged:
+    # `/v1` `user: "victim"` is `openai:victim`, and `--user victim` another person unless linked.
+    lookalikes: list[str] = field(default_factory=list)
     via: str = "direct"  # or "gateway": the running gateway did the work
     disk_note: str | None = None  # what the purge guarantees on disk, where that is less than every byte
 
@@ -70,6 +73,7 @@ class ForgetReport:
             "stores": self.stores,
             "unreachable": self.unreachable,
             "notCovered": self.not_covered,
+            "lookalikes": self.lookalikes,
             "via": self.via,
             "warning": self.warning,
             "diskNote": self.disk_note,
@@ -94,6 +98,7 @@ class ForgetReport:
             stores=[dict(s) for s in value.get("stores") or []],
             unreachable=[{str(k): str(v) for k, v in u.items()} for u in value.get("unreachable") or []],
             not_covered=[str(a) for a in value.get("notCovered") or []],
+            lookalikes=[str(p) for p in value.get("lookalikes") or []],
             via=str(value.get("via") or "gateway"),
             disk_note=value.get("diskNote"),
         )
