@@ -116,12 +116,17 @@ def chat_cmd(
         common.fail(
             f"session {key} belongs to another agent", hint=f"pass --agent {parse_key(key).agent_id}", code=2
         )
-    from openclaw_cli import identity
+    from openclaw_cli import claims
 
-    try:
-        person = identity.for_key(st.settings, parse_key(key), user=user).person
+    try:  # --user is claimed as every entry point claims a person; the main session is the owner's
+        who = claims.speaker_identity(st.settings, parse_key(key), user=user, user_what="--user")
+        chosen = claims.speaker_session(st.settings, parse_key(key), who, "--user")
     except OpenclawError as exc:
         common.fail(exc.message, hint=exc.hint, code=2)
+    person = who.person
+    if chosen.rerouted:
+        key = build_key(chosen.key)
+        _note_reroute(agent_id)
     backend, why = _backend(agent_id, key, person, local, port)
     interactive = sys.stdin.isatty()
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
@@ -145,6 +150,17 @@ def chat_cmd(
         run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
         backend.close()
+
+
+def _note_reroute(agent_id: str) -> None:
+    """Count the chat kept out of the owner's main session (`doctor` and `gateway status` report it)."""
+    from openclaw_cli.sessions.reroutes import record_reroute
+
+    st = common.state()
+    try:
+        record_reroute(st.home.root, agent_id, st.settings.session.dm_scope)
+    except OSError as exc:
+        common.warn(f"could not count the chat kept out of the main session: {exc}")
 
 
 def _history_path(agent_id: str, person: str | None) -> Path | None:
