@@ -88,8 +88,11 @@ def key_cmd(
     group: Annotated[str | None, typer.Option("--group", help="The group id, for group chats.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print the session key a message gets under the configured session.dmScope and identityLinks
-    (under dmScope main, a DM from anyone but the owner gets its own per-channel-peer session)."""
+    """Print the session key a message gets under the configured session.dmScope and identityLinks.
+
+    Under dmScope main the main session is the owner's: a DM from anyone else gets its own
+    per-channel-peer session (--json says "rerouted": true).
+    """
     from openclaw_cli.claims import dm_session
     from openclaw_cli.sessions.keys import build_key, group_key
 
