@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from openclaw_cli.errors import InvalidInput
 from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, send_all, write_config
@@ -396,3 +397,52 @@ def test_main_shared_by_everyone_puts_every_dm_in_the_main_session(tmp_path: Pat
     doctor = run_cli(home, "doctor", "--json")
     [finding] = [f for f in json.loads(doctor.stdout)["findings"] if f["check"] == "session.dmScope"]
     assert finding["severity"] == "warning" and "sees what the others said" in finding["message"]
+
+
+# -- the rules themselves (claims.py), without a gateway ---------------------------------------------
+
+
+def _rules(owner: str | None, scope: str = "main") -> Any:
+    from openclaw_cli.identity import IdentityRules
+
+    return IdentityRules(LINKS, owner, dm_scope=scope)
+
+
+def test_an_owner_configured_as_an_unlinked_address_is_claimed_by_that_address_only() -> None:
+    from openclaw_cli.claims import claimed_person
+
+    rules = _rules("telegram:555")
+    assert claimed_person("telegram:555", rules, "userId") == "telegram:555"
+    assert claimed_person("555", rules, "peer", channel="telegram") == "telegram:555"
+    # the same peer id on another channel is another person, and not the owner
+    assert claimed_person("555", rules, "user", channel="openai") == "openai:555"
+
+
+def test_without_an_owner_the_placeholder_default_is_the_owners_name() -> None:
+    from openclaw_cli.claims import claimed_person
+
+    for given, channel in (("default", None), ("DEFAULT", "openai")):
+        with pytest.raises(InvalidInput, match="is the owner's name"):
+            claimed_person(given, _rules(None), "id", channel=channel)
+
+
+def test_a_name_that_cannot_be_a_session_key_gets_no_session_of_its_own() -> None:
+    from openclaw_cli.claims import speaker_session
+    from openclaw_cli.identity import Identity
+    from openclaw_cli.sessions.keys import parse_key
+
+    with pytest.raises(InvalidInput, match="cannot name a session of its own") as caught:
+        speaker_session(_rules(OWNER), parse_key("agent:main:main"), Identity("bob smith"), "userId")
+    assert "\n" not in caught.value.message
+
+
+def test_the_main_session_takes_a_non_owner_only_under_the_shared_scope() -> None:
+    from openclaw_cli.claims import speaker_session
+    from openclaw_cli.identity import Identity
+    from openclaw_cli.sessions.keys import parse_key
+
+    main, bob = parse_key("agent:main:main"), Identity("bob")
+    with pytest.raises(InvalidInput, match="the main session is the owner's"):
+        speaker_session(_rules(OWNER), main, bob, "--sender", reroute=False)
+    shared = speaker_session(_rules(OWNER, "main-shared-by-everyone"), main, bob, "--sender", reroute=False)
+    assert (shared.key, shared.rerouted) == (main, False)
