@@ -193,6 +193,17 @@ def test_the_owners_name_is_refused_at_every_entry_point_alike(
     assert _model_calls(fake) == calls  # so the model was never sent MEMORY.md
 
 
+def test_memory_inject_user_in_process_refuses_the_owners_name_as_the_gateway_does(gateway: Gateway) -> None:
+    done = _cli(gateway, "memory", "inject", "--local", "--user", "Alice", "--query", "notes")
+    assert done.returncode == 1 and "is the owner's name" in done.stderr, done.stderr
+    _one_line(done.stderr)
+
+
+def test_as_owner_and_user_id_together_are_refused(gateway: Gateway) -> None:
+    params = {"query": "notes", "userId": "bob", "asOwner": True}
+    assert "not both" in _ws_refusal(gateway, "memory.search", params)
+
+
 def test_an_address_linked_to_the_owner_is_the_owner(gateway: Gateway, fake: FakeOpenAI) -> None:
     """The owner is reached through an address the config gives them, at the WebSocket as at /v1."""
     calls = _model_calls(fake)

@@ -242,9 +242,15 @@ class Methods:
         )
 
     def _reader(self, params: dict[str, Any]) -> str | None:
-        """The person a memory call acts for (`userId`), None for the operator's view of every memory;
-        the owner's name is claimed only as /v1 allows it (claims.claimed_person)."""
+        """The person a memory call acts for: `userId` (claimed as at every entry point, so never the
+        owner's bare name), the owner for `asOwner: true` (the token holder, who sees every memory anyway,
+        asking for the owner's own view: `openclaw chat`), else None, the operator's view of every memory."""
         user = params.get("userId")
+        as_owner = p.param_bool(params, "asOwner")
+        if user is not None and as_owner:
+            raise InvalidInput('give "userId" or "asOwner", not both')
+        if as_owner:
+            return identity.owner_id(self.core.settings)
         if user is None:
             return None
         return claims.claimed_person(user, self.core.settings, 'parameter "userId"')
