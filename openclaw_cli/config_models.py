@@ -34,7 +34,11 @@ class ContextSettings(_Section):
 
 
 class SessionSettings(_Section):
-    dm_scope: Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"] = "main"
+    # `main` is the owner's session; another person's DM goes to their own per-channel-peer session (claims.py).
+    # main-shared-by-everyone puts every DM in the main session, where everyone sees everyone's words.
+    dm_scope: Literal[
+        "main", "main-shared-by-everyone", "per-peer", "per-channel-peer", "per-account-channel-peer"
+    ] = "main"
     identity_links: dict[str, list[str]] = Field(default_factory=dict)
     fsync: Literal["always", "interval", "never"] = "interval"
     fsync_interval_ms: int = Field(1000, ge=1)

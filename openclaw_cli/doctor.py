@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 PERMISSIONS = "home.permissions"
 WORKSPACE_PERMISSIONS = "workspace.permissions"
 CONFIG = "config"
+DM_SCOPE = "session.dmScope"
 MEMORY = "memory"
 _MEMORY_CHECK_MODULE = "openclaw_cli.memory.checks"
 
@@ -55,6 +56,7 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
     findings = check_permissions(home, fix)
     settings, config_findings = check_config(home, env)
     findings += config_findings
+    findings += check_dm_scope(home, settings)
     findings += check_workspace_permissions(home, settings, fix)
     findings += _check_sessions(home, agent, fix)
     findings += check_model_leftovers(home, fix, settings)
@@ -67,6 +69,39 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
         findings += findings_for(stores, shared=settings.memory.share_user_memory)
         persons = [store.to_dict() for store in stores]
     return DoctorReport(findings, persons)
+
+
+def check_dm_scope(home: Home, settings: Settings | None) -> list[Finding]:
+    """What dmScope does with other people's DMs: counted reroutes out of the owner's main session (claims.py,
+    sessions/reroutes.py), and the explicitly shared main session, where everyone sees everyone's words."""
+    from openclaw_cli.sessions.keys import SHARED_MAIN
+    from openclaw_cli.sessions.reroutes import read_reroutes, reroutes_path
+
+    findings: list[Finding] = []
+    scope = settings.session.dm_scope if settings is not None else None
+    if scope == SHARED_MAIN:
+        message = (
+            f"session.dmScope is {SHARED_MAIN}: every DM shares the main session, so each person sees what "
+            "the others said"
+        )
+        hint = "use main (the owner's; others get their own session) or per-channel-peer"
+        findings.append(Finding(DM_SCOPE, "warning", message, hint))
+    path = str(reroutes_path(home.root))
+    for agent, entry in sorted(read_reroutes(home.root).items()):
+        message = (
+            f"agent {agent}: {entry['count']} message(s) from people other than the owner went to their "
+            "own session (a DM: its per-channel-peer session) instead of the main session, which is the "
+            f"owner's (last at {entry['lastAt']})"
+        )
+        if scope == "main":  # the old meaning of main: the operator may not know that it changed
+            hint = (
+                "set session.dmScope to per-channel-peer to make this the rule, or "
+                f"{SHARED_MAIN} to share one session"
+            )
+            findings.append(Finding(DM_SCOPE, "warning", message, hint, path))
+        else:
+            findings.append(Finding(DM_SCOPE, "ok", message, path=path))
+    return findings
 
 
 def _persons_of_every_store(home: Home, settings: Settings) -> list[StorePersons]:

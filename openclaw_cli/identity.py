@@ -8,6 +8,7 @@ the config; `default` when unset, the person the CLI writes for) is one person a
 Long-term memory is written, injected, searched and purged per person. `None` means a message with no
 identity at all (an anonymous `/v1` call): it is stored in its session but writes no memory about anyone.
 Checking an id and resolving it through the links alone is person_ids.py; this module adds the settings.
+What a caller may claim (the owner's name, a DM's speaker, the main session) is claims.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput
 from openclaw_cli.person_ids import canonical_person, person_of_address
 from openclaw_cli.sessions.keys import SessionKey
 
@@ -38,19 +38,33 @@ class IdentityRules:
     links: Mapping[str, Sequence[str]]
     owner: str | None = None
     anonymous_is_owner: bool = False
+    dm_scope: str = "main"  # whether the main session is the owner's alone (claims.py)
 
     @classmethod
     def of(cls, settings: Settings | IdentityRules) -> IdentityRules:
         if isinstance(settings, IdentityRules):
             return settings
-        return cls(settings.session.identity_links, settings.owner, settings.gateway.anonymous_is_owner)
+        session = settings.session
+        return cls(
+            session.identity_links, settings.owner, settings.gateway.anonymous_is_owner, session.dm_scope
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"links": dict(self.links), "owner": self.owner, "anonymousIsOwner": self.anonymous_is_owner}
+        return {
+            "links": dict(self.links),
+            "owner": self.owner,
+            "anonymousIsOwner": self.anonymous_is_owner,
+            "dmScope": self.dm_scope,
+        }
 
     @classmethod
     def from_dict(cls, value: dict[str, Any]) -> IdentityRules:
-        return cls(dict(value["links"]), value.get("owner"), bool(value.get("anonymousIsOwner")))
+        return cls(
+            dict(value["links"]),
+            value.get("owner"),
+            bool(value.get("anonymousIsOwner")),
+            str(value.get("dmScope", "main")),
+        )
 
 
 def owner_id(settings: Settings | IdentityRules) -> str:
@@ -105,31 +119,10 @@ def for_key(
     return identify(None, settings)
 
 
-def refuse_owner_name(given: str, address_person: str, settings: Settings, what: str) -> None:
-    """A caller-chosen id that spells the owner's name but is not linked to the owner is refused:
-    otherwise anyone who can reach `/v1` could read and write the owner's memories."""
-    owner = owner_id(settings)
-    if given.strip().lower() == owner and address_person != owner:
-        raise InvalidInput(
-            f"{what} {given!r} is the owner's name",
-            hint="use another id, or link this address to the owner in session.identityLinks",
-        )
-
-
 def is_private(key: SessionKey, identity: Identity) -> bool:
     """Whether MEMORY.md is loaded: the owner speaking in the main session or in a DM, under any dmScope
-    (under dmScope main other people's DMs share the main session too, and must not get it)."""
+    (under main-shared-by-everyone other people's DMs share the main session too, and must not get it)."""
     return identity.owner and key.kind in ("main", "direct")
-
-
-def for_inbound(settings: Settings, channel: str, peer: Any, sender: str | None) -> Identity:
-    """The person of a channel's inbound message (`/hooks/agent`): its sender, else the direct peer."""
-    links = settings.session.identity_links
-    if sender is not None:
-        return identify(person_of_address(channel, sender, links), settings)
-    if peer is not None and peer.kind == "direct":
-        return identify(person_of_address(channel, peer.id, links), settings)
-    return identify(None, settings, anonymous_reason="a group message without `sender` has no identity")
 
 
 def history_name(person: str | None) -> str:

@@ -378,7 +378,8 @@ def test_hooks_agent_routes_by_binding(gateway: Gateway) -> None:
     )
     assert status == 200, bound
     assert (bound["agentId"], bound["matchedBy"], bound["reply"]) == ("work", "peer", "echo: hi work")
-    assert bound["sessionKey"] == "agent:work:main"  # dmScope main
+    # dmScope main: the main session is the owner's, so telegram:4242 gets its own session
+    assert bound["sessionKey"] == "agent:work:telegram:direct:4242" and "rerouted" in bound
     status, other = http_json(
         hook, {"channel": "telegram", "peer": "7", "text": "hi main"}, token=gateway.token
     )

@@ -122,7 +122,9 @@ def _home(tmp_path: Path, fake: FakeOpenAI) -> Path:
         home,
         fake,
         agents={"list": [{"id": "main"}, {"id": "work"}]},
-        session={"identityLinks": LINKS},
+        # P's DMs, chat.send and `openclaw chat` share the owner's main session, which a purge redacts: since
+        # issue 47 that takes the explicit scope (under `main` they would go to P's own sessions)
+        session={"identityLinks": LINKS, "dmScope": "main-shared-by-everyone"},
     )
     return home
 

@@ -3,6 +3,7 @@ a history row each, through the real CLI over real SQLite files (issue 20)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -33,13 +34,18 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     DM, that one as the gateway did before it resolved persons: `--user default` stands for it),
     `memory add` wrote a preference under `default` and one memory of `bob`."""
     home = tmp_path_factory.mktemp("seed") / "home"
+    # A DM's speaker is its peer (issue 47), so `--user default` no longer speaks in the Telegram DM: the
+    # old state is made by linking the DM's address to `default` while it is written, then unlinking it.
+    home.mkdir(parents=True, mode=0o700)
+    config = home / "openclaw.json"
+    config.write_text(json.dumps({"session": {"identityLinks": {"default": ["telegram:123"]}}}))
     for key, line in (
         ("agent:main:main", "remember that my favourite tea is sencha"),
         (TELEGRAM, "remember that my neighbour Gao Feng keeps bees on the roof"),
     ):
-        as_default = ["--user", "default"] if key == TELEGRAM else []
-        result = run_cli(home, "chat", "--local", "--session", key, *as_default, input=line + "\n")
+        result = run_cli(home, "chat", "--local", "--session", key, input=line + "\n")
         assert result.returncode == 0 and "Saved to memory (1 item(s))." in result.stdout, result.stderr
+    config.unlink()
     for args in (
         ("prefers dark mode in every editor", "-c", "preference"),
         ("bob likes espresso", "-u", "bob"),

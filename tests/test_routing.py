@@ -103,7 +103,9 @@ def test_the_table_covers_every_level() -> None:
 def test_default_agent_when_nothing_matches() -> None:
     settings = _settings(ALL_LEVELS, agents={"default": "home"})
     target = route(settings, Inbound(channel="telegram", text="hi", peer=Peer("direct", "5")))
-    assert (target.agent_id, target.level, target.session_key) == ("home", "default", "agent:home:main")
+    # telegram:5 is not the owner, so under dmScope main it gets its own session (claims.dm_session)
+    expected = ("home", "default", "agent:home:telegram:direct:5")
+    assert (target.agent_id, target.level, target.session_key) == expected
 
 
 def test_every_named_field_must_match() -> None:
@@ -132,7 +134,8 @@ def test_first_binding_wins_within_a_level() -> None:
 @pytest.mark.parametrize(
     ("scope", "key"),
     [
-        ("main", "agent:work:main"),
+        ("main", "agent:work:telegram:direct:alice"),  # the main session is the owner's; alice is not
+        ("main-shared-by-everyone", "agent:work:main"),
         ("per-peer", "agent:work:direct:alice"),
         ("per-channel-peer", "agent:work:telegram:direct:alice"),
         ("per-account-channel-peer", "agent:work:telegram:bot1:direct:alice"),
@@ -145,6 +148,15 @@ def test_direct_session_key_follows_dm_scope_and_identity_links(scope: str, key:
     )
     message = Inbound(channel="telegram", account_id="bot1", text="hi", peer=Peer("direct", "123"))
     assert route(settings, message).session_key == key
+
+
+def test_under_main_the_owner_keeps_the_main_session_and_only_others_are_rerouted() -> None:
+    links = {"alice": ["telegram:123"]}
+    settings = _settings([], owner="alice", session={"dmScope": "main", "identityLinks": links})
+    owner = route(settings, Inbound(channel="telegram", text="hi", peer=Peer("direct", "123")))
+    other = route(settings, Inbound(channel="telegram", text="hi", peer=Peer("direct", "456")))
+    assert (owner.session_key, owner.rerouted) == ("agent:main:main", False)
+    assert (other.session_key, other.rerouted) == ("agent:main:telegram:direct:456", True)
 
 
 def test_group_messages_get_a_group_key_whatever_the_dm_scope() -> None:

@@ -66,9 +66,13 @@ def test_show_warns_about_damaged_lines_on_stderr(cli, home: Path) -> None:  # t
 
 
 def test_key_follows_dm_scope_and_identity_links(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
-    default = cli("session", "key", "--channel", "telegram", "--account", "bot", "--peer", "123")
-    assert default.stdout.strip() == KEY
+    default = cli("session", "key", "--channel", "telegram", "--account", "bot", "--peer", "123", "--json")
+    # dmScope main keeps the main session for the owner: telegram:123 gets its own session
+    assert default.json()["sessionKey"] == "agent:main:telegram:direct:123" and default.json()["rerouted"]
     home.mkdir(parents=True)
+    (home / "openclaw.json").write_text(json.dumps({"session": {"dmScope": "main-shared-by-everyone"}}))
+    shared = cli("session", "key", "--channel", "telegram", "--account", "bot", "--peer", "123")
+    assert shared.stdout.strip() == KEY
     config = {"session": {"dmScope": "per-peer", "identityLinks": {"alice": ["telegram:123", "discord:987"]}}}
     (home / "openclaw.json").write_text(json.dumps(config))
     linked = cli("session", "key", "--channel", "discord", "--account", "x", "--peer", "987", "--json")

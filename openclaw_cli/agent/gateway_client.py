@@ -37,7 +37,15 @@ def gateway_listening(host: str, port: int, timeout: float = 0.3) -> bool:
 
 class GatewayChat:
     def __init__(
-        self, url: str, token: str | None, agent_id: str, session_key: str, *, user_id: str | None = None
+        self,
+        url: str,
+        token: str | None,
+        agent_id: str,
+        session_key: str,
+        *,
+        user_id: str | None = None,
+        claim: str | None = None,
+        owner: bool = False,
     ) -> None:
         from websockets.exceptions import WebSocketException
 
@@ -47,6 +55,10 @@ class GatewayChat:
         self.agent_id = agent_id
         self.session_key = session_key
         self.user_id = user_id  # the person typing; sent with every call that reads or writes memory
+        # `--user` as typed: the gateway applies the claim rules to it as the CLI did (claims.py), and the
+        # owner's name is never sent as a claim, so the owner is `asOwner` unless an address was typed
+        self.claim = claim
+        self.owner = owner
         self._ids = itertools.count(1)
         try:
             self._ws = open_ws(url, token, open_timeout=CONNECT_TIMEOUT, max_size=None)
@@ -194,6 +206,10 @@ class GatewayChat:
         self._ws.close()
 
     def _as_person(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.claim is not None:
+            return {**params, "userId": self.claim}
+        if self.owner:  # the home's operator chatting as the owner (the main session, the owner's DM)
+            return {**params, "asOwner": True}
         return {**params, "userId": self.user_id} if self.user_id is not None else params
 
 

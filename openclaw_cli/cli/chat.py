@@ -15,6 +15,7 @@ from openclaw_cli.errors import OpenclawError
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.chat_client import ChatBackend
+    from openclaw_cli.identity import Identity
 
 app = typer.Typer(
     help="Chat with an agent in the terminal (replies stream; memory is used and written).",
@@ -53,7 +54,7 @@ def _gateway_port(given: int | None) -> int:
 
 
 def _backend(
-    agent: str, session_key: str, person: str | None, local: bool, port: int | None
+    agent: str, session_key: str, who: Identity, claim: str | None, local: bool, port: int | None
 ) -> tuple[ChatBackend, str | None]:
     """The gateway when one is listening (and --local is not given), else the in-process loop."""
     from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
@@ -62,11 +63,14 @@ def _backend(
     port = _gateway_port(port) if not local else 0
     if not local and gateway_listening("127.0.0.1", port):
         url = f"ws://127.0.0.1:{port}{WS_PATH}"
-        return GatewayChat(url, _token(), agent, session_key, user_id=person), None
+        chat = GatewayChat(
+            url, _token(), agent, session_key, user_id=who.person, claim=claim, owner=who.owner
+        )
+        return chat, None
     from openclaw_cli.agent.chat_client import LocalChat
 
     why = None if local else f"no gateway on port {port}: running in-process"
-    return LocalChat(st.home, st.settings, agent, session_key, user_id=person), why
+    return LocalChat(st.home, st.settings, agent, session_key, user_id=who.person), why
 
 
 @app.callback(invoke_without_command=True)
@@ -116,13 +120,18 @@ def chat_cmd(
         common.fail(
             f"session {key} belongs to another agent", hint=f"pass --agent {parse_key(key).agent_id}", code=2
         )
-    from openclaw_cli import identity
+    from openclaw_cli import claims
 
-    try:
-        person = identity.for_key(st.settings, parse_key(key), user=user).person
+    try:  # --user is claimed as every entry point claims a person; the main session is the owner's
+        who = claims.speaker_identity(st.settings, parse_key(key), user=user, user_what="--user")
+        chosen = claims.speaker_session(st.settings, parse_key(key), who, "--user")
     except OpenclawError as exc:
         common.fail(exc.message, hint=exc.hint, code=2)
-    backend, why = _backend(agent_id, key, person, local, port)
+    person = who.person
+    if chosen.rerouted:
+        key = build_key(chosen.key)
+        _note_reroute(agent_id)
+    backend, why = _backend(agent_id, key, who, user, local, port)
     interactive = sys.stdin.isatty()
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
     console = Console(highlight=False, force_terminal=interactive or None, soft_wrap=not interactive)
@@ -145,6 +154,17 @@ def chat_cmd(
         run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
         backend.close()
+
+
+def _note_reroute(agent_id: str) -> None:
+    """Count the chat kept out of the owner's main session (`doctor` and `gateway status` report it)."""
+    from openclaw_cli.sessions.reroutes import record_reroute
+
+    st = common.state()
+    try:
+        record_reroute(st.home.root, agent_id, st.settings.session.dm_scope)
+    except OSError as exc:
+        common.warn(f"could not count the chat kept out of the main session: {exc}")
 
 
 def _history_path(agent_id: str, person: str | None) -> Path | None:

@@ -132,6 +132,12 @@ def status_cmd(port: ClientPortOpt = None, token: TokenOpt = None, as_json: Json
             )
             if detail["config"]["error"]:
                 common.warn(f"openclaw.json was not applied: {detail['config']['error']}")
+            for agent, moved in sorted((detail.get("dmReroutes") or {}).items()):
+                common.echo(
+                    f"agent {agent}: {moved['count']} message(s) from people other than the owner went to "
+                    f"their own session, not the owner's main session (last at {moved['lastAt']}; "
+                    f"dmScope {detail.get('dmScope')})"
+                )
     else:
         common.echo(f"not running (nothing answers on {result['host']}:{result['port']})")
     if not result["running"]:

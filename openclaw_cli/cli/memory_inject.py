@@ -68,7 +68,8 @@ def inject_cmd(
 
 def _inject_here(text: str | None, session: str | None, user: str | None, expand: bool) -> dict[str, Any]:
     """The block built in this process (no gateway, or --local): MemoryBlock.to_dict."""
-    from openclaw_cli.identity import canonical_person, owner_id
+    from openclaw_cli.claims import claimed_person
+    from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore
 
@@ -77,7 +78,8 @@ def _inject_here(text: str | None, session: str | None, user: str | None, expand
     messages = None
     if session is not None:
         messages = session_messages(SessionStore(st.home, st.agent), session)
-    person = canonical_person(user, st.settings.session.identity_links) if user else owner_id(st.settings)
+    # --user is claimed as the gateway claims `userId` (the owner is the default, never a typed name)
+    person = claimed_person(user, st.settings, "--user") if user else owner_id(st.settings)
     with memory_common.service(one_shot=True) as service:
         memory_common.announce_model_preparation(service)
         block = build_memory_block(

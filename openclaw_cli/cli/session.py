@@ -111,14 +111,18 @@ def append_cmd(
     on the key's channel in a group, the DM's peer, or the owner in the main session.
     Text read from standard input (-) is stored exactly, a trailing newline included.
     """
-    from openclaw_cli import identity
+    from openclaw_cli import claims, identity
     from openclaw_cli.sessions.keys import parse_key
 
     content = common.read_text_arg(text)
     person = None
     if role == "user":  # whose words these are: the group speaker, the DM peer, or the owner (main)
         rules = identity.IdentityRules.from_dict(session_common.session_values()["identity"])
-        person = identity.for_key(rules, parse_key(key), sender=sender).person
+        parsed = parse_key(key)
+        who = claims.speaker_identity(rules, parsed, sender=sender, sender_what="--sender")
+        # a DM is its peer's, the main session the owner's: an explicit key is never silently moved
+        claims.speaker_session(rules, parsed, who, "--sender", reroute=False)
+        person = who.person
     result = session_common.manager().append(
         key,
         role,

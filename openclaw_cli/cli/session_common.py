@@ -102,8 +102,11 @@ def session_values() -> dict[str, Any]:
     path = st.home.cache_dir / _SETTINGS_CACHE
     try:
         cached = json.loads(path.read_bytes())
-        if cached.get("key") == stamp and {"identity", "backupKeepDays"} <= cached["values"].keys():
-            return dict(cached["values"])
+        found = cached["values"]
+        # a cache written before the identity rules held the dmScope is stale (claims.py needs it)
+        fresh = cached.get("key") == stamp and {"identity", "backupKeepDays"} <= found.keys()
+        if fresh and "dmScope" in found["identity"]:
+            return dict(found)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     session = st.settings.session  # validates; a bad config is reported as before and never cached

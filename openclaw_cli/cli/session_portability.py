@@ -88,27 +88,27 @@ def key_cmd(
     group: Annotated[str | None, typer.Option("--group", help="The group id, for group chats.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print the session key a message gets under the configured session.dmScope and identityLinks."""
-    from openclaw_cli.sessions.keys import build_key, dm_key, group_key
+    """Print the session key a message gets under the configured session.dmScope and identityLinks.
+
+    Under dmScope main the main session is the owner's: a DM from anyone else gets its own
+    per-channel-peer session (--json says "rerouted": true).
+    """
+    from openclaw_cli.claims import dm_session
+    from openclaw_cli.sessions.keys import build_key, group_key
 
     st = common.state()
+    rerouted = False
     if group is not None:
         key = group_key(st.agent, channel, account, group)
     else:
         if not peer:
             common.fail("--peer is required for a direct message", code=2)
-        settings = st.settings.session
-        key = dm_key(
-            st.agent,
-            channel,
-            account,
-            peer,
-            dm_scope=settings.dm_scope,
-            identity_links=settings.identity_links,
-        )
+        chosen = dm_session(st.settings, st.agent, channel, account, peer)
+        key, rerouted = chosen.key, chosen.rerouted
     text = build_key(key)
     if as_json:
-        common.emit_json({"sessionKey": text, "kind": key.kind, "dmScope": st.settings.session.dm_scope})
+        scope = st.settings.session.dm_scope
+        common.emit_json({"sessionKey": text, "kind": key.kind, "dmScope": scope, "rerouted": rerouted})
     else:
         common.echo(text)
 

@@ -222,6 +222,15 @@ class GatewayCore:
         message = Message(text, sender, entry.id)
         return self.lanes.submit(agent_id, key, message, chosen, listener=listener, user_id=user_id)
 
+    async def note_reroute(self, agent_id: str) -> None:
+        """Count a message kept out of the owner's main session, for `gateway status` and `doctor`."""
+        from openclaw_cli.sessions.reroutes import record_reroute
+
+        try:
+            await asyncio.to_thread(record_reroute, self.home.root, agent_id, self.settings.session.dm_scope)
+        except OSError as exc:  # a report: the message itself is already on its way
+            log.warning("could not count a message kept out of the main session: %s", exc)
+
     def _turn_done(self, turn: Turn, result: TurnResult) -> None:
         self.turns_done += 1
         self.wake_words()  # the turn may have stored memories
@@ -244,6 +253,8 @@ class GatewayCore:
         }
 
     def status(self) -> dict[str, Any]:
+        from openclaw_cli.sessions.reroutes import read_reroutes
+
         return {
             **self.health(),
             "host": self.options.host,
@@ -259,6 +270,9 @@ class GatewayCore:
             "warm": self.warm.to_dict() if self.warm is not None else None,
             "wordWarmUp": self.words.to_dict() if self.words is not None else None,
             "connections": self.connection_counts(),
+            # messages sent to their speaker's own session because the main session is the owner's
+            "dmScope": self.settings.session.dm_scope,
+            "dmReroutes": read_reroutes(self.home.root),
             "config": {
                 "loadedAt": datetime.fromtimestamp(self.config_loaded_at).astimezone().isoformat(),
                 "error": self.config_error,

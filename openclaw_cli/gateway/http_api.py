@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from openclaw_cli import identity, person_ids
+from openclaw_cli import claims, identity
 from openclaw_cli.agent.stages import server_timing
 from openclaw_cli.errors import InvalidInput, OpenclawError
 from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
@@ -221,9 +221,8 @@ def _v1_session(gateway: GatewayApp, agent: str, user: Any) -> tuple[str, identi
         who = identity.identify(None, settings)
         peer = None if who.owner else ANONYMOUS_PEER
     else:
-        peer = person_ids.check_identity(user, '"user"')
-        person = person_ids.person_of_address("openai", peer, settings.session.identity_links)
-        identity.refuse_owner_name(peer, person, settings, '"user"')
+        person = claims.claimed_person(user, settings, '"user"', channel="openai")
+        peer = str(user).strip()
         who = identity.identify(person, settings)
     if peer is None:
         return f"agent:{agent}:main", who
@@ -323,14 +322,17 @@ async def hooks_agent(gateway: GatewayApp, request: Request) -> Response:
     """An inbound channel message: routed by the bindings, queued, answered; the reply is returned."""
     check_auth(gateway, request)
     message = inbound_from(await read_json(gateway, request))
-    try:
-        target = route(gateway.core.settings, message)
+    settings = gateway.core.settings
+    try:  # who speaks is settled first: a refused claim stores nothing
+        who = claims.inbound_identity(settings, message.channel, message.peer, message.sender)
+        target = route(settings, message)
     except InvalidInput as exc:
         raise HttpError(400, exc.message) from exc
-    who = identity.for_inbound(gateway.core.settings, message.channel, message.peer, message.sender)
     turn = gateway.core.send(
         target.agent_id, target.session_key, message.text, sender=message.sender, user_id=who.person
     )
+    if target.rerouted:
+        await gateway.core.note_reroute(target.agent_id)
     result = await turn.done
     answer = {
         "runId": turn.run_id,
@@ -338,6 +340,7 @@ async def hooks_agent(gateway: GatewayApp, request: Request) -> Response:
         "sessionKey": target.session_key,
         "matchedBy": target.level,
         "openclaw": who.public_dict(),
+        **({"rerouted": claims.REROUTED} if target.rerouted else {}),
         **{k: v for k, v in result.public_dict().items() if k != "runId"},
     }
     return JSONResponse(answer, status_code=200 if result.status == "ok" else 502)

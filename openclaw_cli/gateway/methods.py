@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli import identity, person_ids
+from openclaw_cli import claims, identity
 from openclaw_cli.agent_config import for_agent
 from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
 from openclaw_cli.gateway import memory_reads
@@ -207,6 +207,10 @@ class Methods:
             raise InvalidInput("the message text is empty", hint="send some text")
         sender = p.param_str(params, "sender", required=False, max_length=256)
         who = self._person(params, key, sender=sender)
+        # a DM session is its peer's, the main session the owner's: anyone else speaks in their own
+        what = 'parameter "userId"' if params.get("userId") is not None else 'parameter "sender"'
+        chosen = claims.speaker_session(self.core.settings, parse_key(key), who, what)
+        key = build_key(chosen.key)
         turn = self.core.send(
             agent_id,
             key,
@@ -216,32 +220,42 @@ class Methods:
             mode=p.param_str(params, "queueMode", required=False, max_length=32),
             listener=listener,
         )
+        if chosen.rerouted:
+            await self.core.note_reroute(agent_id)
         return {
             "runId": turn.run_id,
             "sessionKey": key,
             "agentId": agent_id,
             "status": "accepted",
             "openclaw": who.public_dict(),
+            **({"rerouted": claims.REROUTED} if chosen.rerouted else {}),
         }
 
     def _person(self, params: dict[str, Any], key: str, *, sender: str | None = None) -> identity.Identity:
-        """Who speaks: `userId` (a person id), else the group `sender`, else the session key's peer."""
-        user = params.get("userId")
-        if user is not None:
-            user = person_ids.check_identity(user, 'parameter "userId"')
-        if sender is not None:
-            sender = person_ids.check_identity(sender, 'parameter "sender"')
-        return identity.for_key(self.core.settings, parse_key(key), sender=sender, user=user)
+        """Who speaks: `userId` (a person id), else the group `sender`, else the session key's peer; a
+        claimed id goes through the rules every entry point shares (claims.claimed_person)."""
+        return claims.speaker_identity(
+            self.core.settings,
+            parse_key(key),
+            user=params.get("userId"),
+            sender=sender,
+            user_what='parameter "userId"',
+            sender_what='parameter "sender"',
+        )
 
     def _reader(self, params: dict[str, Any]) -> str | None:
-        """The person a memory call acts for (`userId`), None for the operator's view of every memory."""
+        """The person a memory call acts for: `userId` (claimed as at every entry point, so never the
+        owner's bare name), the owner for `asOwner: true` (the token holder, who sees every memory anyway,
+        asking for the owner's own view: `openclaw chat`), else None, the operator's view of every memory."""
         user = params.get("userId")
+        as_owner = p.param_bool(params, "asOwner")
+        if user is not None and as_owner:
+            raise InvalidInput('give "userId" or "asOwner", not both')
+        if as_owner:
+            return identity.owner_id(self.core.settings)
         if user is None:
             return None
-        person = person_ids.canonical_person(
-            person_ids.check_identity(user, 'parameter "userId"'), self.core.settings.session.identity_links
-        )
-        return person
+        return claims.claimed_person(user, self.core.settings, 'parameter "userId"')
 
     async def chat_history(self, params: dict[str, Any], listener: Listener | None) -> Any:
         try:

@@ -3,7 +3,8 @@
 Bindings are tried level by level, most specific first: peer > parentPeer > guild+roles > guild > team >
 account > channel > the default agent. A binding belongs to the level of the most specific field it
 names, and applies when every field it names matches the message; within one level the first binding in
-the file wins. The session key then comes from the key builder (dmScope, identityLinks).
+the file wins. The session key then comes from the key builder (dmScope, identityLinks); under dmScope
+`main` a DM from anyone but the owner goes to its sender's own per-channel-peer session (claims.py).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from openclaw_cli.claims import dm_session
 from openclaw_cli.errors import InvalidInput
 from openclaw_cli.paths import validate_agent_id
-from openclaw_cli.sessions.keys import build_key, dm_key, group_key
+from openclaw_cli.sessions.keys import build_key, group_key
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Binding, BindingMatch, PeerMatch, Settings
@@ -49,6 +51,7 @@ class Route:
     agent_id: str
     session_key: str
     level: str  # one of LEVELS, or "default"
+    rerouted: bool = False  # a DM kept out of the owner's main session (claims.dm_session)
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -119,15 +122,8 @@ def route(settings: Settings, message: Inbound) -> Route:
     agent_id, level = resolve_agent(settings.bindings, settings.agents.default, message)
     account = message.account_id or DEFAULT_ACCOUNT
     if message.peer.kind == "direct":
-        session = settings.session
-        key = dm_key(
-            agent_id,
-            message.channel,
-            account,
-            message.peer.id,
-            dm_scope=session.dm_scope,
-            identity_links=session.identity_links,
-        )
-    else:  # group chats and channels: one session per chat, whatever the dmScope
-        key = group_key(agent_id, message.channel, account, message.peer.id)
+        chosen = dm_session(settings, agent_id, message.channel, account, message.peer.id)
+        return Route(agent_id, build_key(chosen.key), level, chosen.rerouted)
+    # group chats and channels: one session per chat, whatever the dmScope
+    key = group_key(agent_id, message.channel, account, message.peer.id)
     return Route(agent_id, build_key(key), level)

@@ -6,7 +6,8 @@
   the inter-process locks; lifecycle.py (SessionManager) decides resets, dormancy and archiving.
 - context.py picks what a model is sent (tokens.py, token_counts.py count tokens); portability.py is
   `session export/import`; redact.py forgets a person in transcripts; check.py and index_repair.py are
-  `openclaw doctor`'s checks and repairs.
+  `openclaw doctor`'s checks and repairs; reroutes.py counts the messages kept out of the owner's main
+  session (claims.py decides them), for `doctor` and `gateway status`.
 
 May import config, identity and the small shared modules (errors, fsutil, paths, findings, textcheck);
 nothing from agent/, gateway/, memory/, forget/ or cli/. Kept empty of imports on purpose:

@@ -1,7 +1,8 @@
 """Session keys (seed 003 §3.1): build, parse and choose the key a message belongs to.
 
 Forms (all lower-case, parts separated by ':'):
-    agent:{agentId}:main                                      dmScope main (every DM shares one session)
+    agent:{agentId}:main                                      the main session (dmScope main, and
+                                                              main-shared-by-everyone)
     agent:{agentId}:direct:{peerId}                           dmScope per-peer
     agent:{agentId}:{channel}:direct:{peerId}                 dmScope per-channel-peer
     agent:{agentId}:{channel}:{accountId}:direct:{peerId}     dmScope per-account-channel-peer
@@ -18,8 +19,20 @@ from typing import Literal
 
 from openclaw_cli.errors import InvalidInput
 
-DmScope = Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]
-DM_SCOPES: tuple[str, ...] = ("main", "per-peer", "per-channel-peer", "per-account-channel-peer")
+# `main` is the owner's: claims.dm_session sends another person's DM to their own per-channel-peer session.
+# Every DM in one session, what seed 003 §3.3 warns about ("what Alice says, Bob can see"), must be asked
+# for by a name that says so.
+SHARED_MAIN = "main-shared-by-everyone"
+DmScope = Literal[
+    "main", "main-shared-by-everyone", "per-peer", "per-channel-peer", "per-account-channel-peer"
+]
+DM_SCOPES: tuple[str, ...] = (
+    "main",
+    SHARED_MAIN,
+    "per-peer",
+    "per-channel-peer",
+    "per-account-channel-peer",
+)
 KeyKind = Literal["main", "direct", "group"]
 
 MAX_PART_LENGTH = 128
@@ -132,7 +145,9 @@ def dm_key(
     dm_scope: str = "main",
     identity_links: Mapping[str, Sequence[str]] | None = None,
 ) -> SessionKey:
-    """The session a direct message from `peer_id` goes to under `dm_scope`.
+    """The session a direct message from `peer_id` goes to under `dm_scope`, as keys go: `main` and
+    main-shared-by-everyone give the main session whoever writes (claims.dm_session, which knows the
+    owner, sends other people elsewhere under `main`).
 
     identityLinks replace the peer by the linked person, so one person writing from several channels
     lands in one session under per-peer (per-channel scopes still keep the channels apart).
@@ -142,7 +157,7 @@ def dm_key(
     channel_part = normalize_part(channel, "channel")
     account_part = normalize_part(account_id, "account id")
     peer_part = normalize_part(peer_id, "peer id")
-    if dm_scope == "main":
+    if dm_scope in ("main", SHARED_MAIN):
         return SessionKey(normalize_part(agent_id, "agent id"), "main")
     person = linked_identity(channel_part, peer_part, identity_links or {})
     peer = normalize_part(person, "identity link name") if person else peer_part
