@@ -290,8 +290,10 @@ def _turn(
         from tests.gateway_helpers import send_all
 
         key = "agent:main:main" if entry == "main" else "agent:main:webchat:default:group:notes-room"
+        # The owner is reached by an address she is known by: her bare name is refused (claims.py).
+        user = f"webchat:{person}" if person == OWNER else person
         with gateway.ws() as conn:
-            _acks, events = send_all(conn, [text], key, **({"userId": person} if person else {}))
+            _acks, events = send_all(conn, [text], key, **({"userId": user} if user else {}))
         assert events[-1]["state"] == "final", events
     return [r.body for r in fake.requests[before:] if r.path.endswith("/chat/completions")]
 
@@ -373,13 +375,15 @@ def test_the_owner_in_her_own_direct_session_gets_her_notes(
 def test_the_owner_finds_her_notes_through_every_reader(gateway: Gateway) -> None:
     found = _cli(gateway, "memory", "search", NOTES_QUERY, "--user", OWNER, "--all", "-k", "100", "--json")
     assert _note_tokens(found.stdout) == BOTH_NOTES
-    injected = _cli(gateway, "memory", "inject", "--user", OWNER, "--query", NOTES_QUERY, "--json")
+    # The CLI speaks as the owner without --user (her bare name is refused as a claim, claims.py).
+    injected = _cli(gateway, "memory", "inject", "--query", NOTES_QUERY, "--json")
     assert _note_tokens(injected.stdout) == BOTH_NOTES
-    chat = _cli(gateway, "chat", "--user", OWNER, stdin=f"/memory {NOTES_QUERY}\n")
+    chat = _cli(gateway, "chat", stdin=f"/memory {NOTES_QUERY}\n")
     assert _note_tokens(chat.stdout), chat.stdout
     with gateway.ws() as conn:
-        reply = request(conn, "memory.search", {"query": NOTES_QUERY, "k": 100, "userId": OWNER})
-    assert reply["ok"] and _note_tokens(json.dumps(reply["payload"])) == BOTH_NOTES, reply
+        for who in ({"asOwner": True}, {"userId": f"telegram:{OWNER_PEER}"}):
+            reply = request(conn, "memory.search", {"query": NOTES_QUERY, "k": 100, **who})
+            assert reply["ok"] and _note_tokens(json.dumps(reply["payload"])) == BOTH_NOTES, reply
 
 
 @pytest.mark.parametrize("entry", ["group", "ws"])
@@ -394,10 +398,26 @@ def test_the_owner_in_a_group_gets_none_of_her_notes(gateway: Gateway, fake: Fak
 
 
 def test_the_owner_in_a_session_she_shares_with_another_person_gets_none_of_her_notes(
-    gateway: Gateway, fake: FakeOpenAI
+    tmp_path: Path, fake: FakeOpenAI
 ) -> None:
-    _cli(gateway, "session", "append", "agent:main:main", "--sender", "alice", "alice was here too")
-    sent = _turn(gateway, fake, "main", OWNER, f"what is my alarm pin? {NOTES_QUERY}")
+    """Under dmScope main-shared-by-everyone the main session is everyone's: once another person has spoken
+    there, the owner's turns in it get neither MEMORY.md nor the logs nor their chunks. Her first turn,
+    alone in it, still does."""
+    home = tmp_path / "home"
+    write_config(
+        home,
+        fake,
+        owner=OWNER,
+        session={"dmScope": "main-shared-by-everyone", "identityLinks": LINKS, "reset": {"atHour": None}},
+        memory={"extraction": {"enabled": False}},
+    )
+    _write_owner_notes(home)
+    fake.respond_with(fake_model)
+    with running_gateway(home) as shared:
+        [alone] = _turn(shared, fake, "main", OWNER, f"what is my alarm pin? {NOTES_QUERY}")
+        assert _note_tokens(alone["messages"][0]["content"]) == BOTH_NOTES
+        _turn(shared, fake, "main", "alice", "alice was here too")
+        sent = _turn(shared, fake, "main", OWNER, f"what is my alarm pin? {NOTES_QUERY}")
     assert sent and not _note_tokens(json.dumps(sent[0]["messages"], ensure_ascii=False)), sent
 
 
