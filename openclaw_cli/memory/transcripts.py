@@ -12,8 +12,10 @@ vector (newest first, a batch at a time, indexing first), so a search there rare
 most a few itself, see search/transcripts.py) and a turn never waits for the model.
 
 Who may see what (memory/transcript_filters.py builds the filter): a person finds only the sessions they
-took part in (the session's person and every person who wrote in it); the owner, and the operator at the
-CLI, find everything.
+took part in: a direct session's own person (never someone who wrote in it under a claimed id, issue 47:
+taking part in a session never grants another person's lines), and in any other session its person and
+every person who wrote in it; the owner, and the operator at the CLI, find everything. An index built
+before that rule is pruned to it once, when opened (`_own_direct_sessions`).
 """
 
 from __future__ import annotations
@@ -103,8 +105,23 @@ class TranscriptIndex:
                 if storage.stale() is not None:
                     with storage.transaction():
                         storage.clear()
+                self._own_direct_sessions(storage)
                 self._storage = storage
             return self._storage
+
+    def _own_direct_sessions(self, storage: SqliteTranscripts) -> None:
+        """Once per index: a direct session's people become its own person alone (an older version counted
+        everyone who wrote in it, so a claimed sender could read a DM's history by searching)."""
+        from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta
+
+        if get_meta(storage.conn, DIRECT_PEOPLE_KEY) == "1":
+            return
+        with storage.transaction():
+            for session_id in storage.indexed_sessions():
+                person = _direct_person(read_json(self.sessions_dir / session_id / META_FILENAME))
+                if person is not None:
+                    storage.add_people(session_id, [person], only=True)
+            set_meta(storage.conn, DIRECT_PEOPLE_KEY, "1")
 
     def close(self) -> None:
         self._closing = True
@@ -259,9 +276,13 @@ class TranscriptIndex:
                 if rewritten:
                     storage.forget_session(session_id)
                 storage.add_turns(turns)
-                if meta.get("userId"):
-                    people.add(str(meta["userId"]))
-                storage.add_people(session_id, people)
+                direct = _direct_person(meta)
+                if direct is not None:  # a DM is its person's alone, whoever else wrote in it
+                    storage.add_people(session_id, [direct], only=True)
+                else:
+                    if meta.get("userId"):
+                        people.add(str(meta["userId"]))
+                    storage.add_people(session_id, people)
                 checkpoint = known.summary_checkpoint if not rewritten else None
                 if summary is not None and summary.index != checkpoint:
                     storage.forget_summary(session_id)
@@ -357,3 +378,14 @@ class TranscriptIndex:
                     if progress is not None:
                         progress(step)
         return {"turns": indexed, "embedded": embedded}
+
+
+DIRECT_PEOPLE_KEY = "people.directOwnPerson"  # set once the index counts a DM's own person alone
+
+
+def _direct_person(meta: dict[str, object]) -> str | None:
+    """The person of a direct session (meta.json's `userId`), None for any other session."""
+    key, user = meta.get("sessionKey"), meta.get("userId")
+    if not isinstance(key, str) or ":direct:" not in key or not isinstance(user, str) or not user.strip():
+        return None
+    return user

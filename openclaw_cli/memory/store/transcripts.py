@@ -77,8 +77,8 @@ class TranscriptStorage(Protocol):
         """Index these turns (one already indexed at the same address is replaced); returns how many."""
         ...
 
-    def add_people(self, session_id: str, people: Iterable[str]) -> None:
-        """Record that these people took part in the session."""
+    def add_people(self, session_id: str, people: Iterable[str], *, only: bool = False) -> None:
+        """Record that these people took part in the session (`only`: they alone do)."""
         ...
 
     def progress(self, session_id: str) -> SessionProgress: ...

@@ -137,7 +137,9 @@ class SqliteTranscripts:
     def vector_generation(self) -> int:
         return int(get_meta(self.conn, GENERATION_KEY) or 0)
 
-    def add_people(self, session_id: str, people: Iterable[str]) -> None:
+    def add_people(self, session_id: str, people: Iterable[str], *, only: bool = False) -> None:
+        if only:  # these people and nobody else (a direct session: its own person, transcripts.py)
+            self.conn.execute("DELETE FROM session_people WHERE session_id = ?", (session_id,))
         for person in people:
             self.conn.execute(
                 "INSERT OR IGNORE INTO session_people(session_id, person) VALUES (?, ?)", (session_id, person)
