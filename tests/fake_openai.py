@@ -67,6 +67,17 @@ class Recorded:
 Reply = str | dict[str, Any]
 
 
+def last_user_text(body: dict[str, Any]) -> str | None:
+    """The content of a chat request's last user message (None without one)."""
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return str(users[-1].get("content")) if users else None
+
+
+def asking(*texts: str) -> Callable[[dict[str, Any]], bool]:
+    """For `holding(only=...)`: the chat requests whose last user message is one of `texts`."""
+    return lambda body: last_user_text(body) in texts
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
@@ -101,7 +112,8 @@ class Hold:
     made it likely. A held answer is computed (the responder has seen the request) but not yet sent; a
     streamed one has sent its first chunk of content, so the client has seen the reply begin."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        self.only = only  # which chat requests are held (by their body); None: all
         self._cond = threading.Condition()
         self.arrived = 0  # chat requests that reached the hold so far
         self._released = 0  # the first `_released` of them may go on
@@ -197,10 +209,11 @@ class FakeOpenAI:
             self._responder = responder
 
     @contextmanager
-    def holding(self) -> Iterator[Hold]:
-        """Hold every chat answer (not embeddings, reranking or query expansion) until released; on
+    def holding(self, only: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[Hold]:
+        """Hold every chat answer (not embeddings, reranking or query expansion), or those whose request
+        body `only` accepts (a shared server may see other clients' calls meanwhile), until released; on
         leaving, whatever is still held goes on and answers are no longer held."""
-        hold = Hold()
+        hold = Hold(only)
         self._hold = hold
         try:
             yield hold
@@ -212,6 +225,8 @@ class FakeOpenAI:
         """The hold a request's answer waits at, if any: chat completions only."""
         hold = self._hold
         if hold is None or not path.rstrip("/").endswith("/chat/completions") or is_expansion(body):
+            return None
+        if hold.only is not None and not (isinstance(body, dict) and hold.only(body)):
             return None
         return hold
 

@@ -140,3 +140,22 @@ def test_a_hold_keeps_chat_answers_back_until_released_in_arrival_order(fake_ope
         hold.release()
         assert second.result(30) == "second words here"
     assert plain() == fake_openai.default_reply  # out of the block: no hold
+
+
+def test_a_hold_for_some_requests_lets_the_others_through(fake_openai: FakeOpenAI) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    api = client(fake_openai)
+
+    def ask(text: str) -> str:
+        answer = api.chat.completions.create(model="fake", messages=[{"role": "user", "content": text}])
+        return str(answer.choices[0].message.content)
+
+    fake_openai.respond_with(lambda body: f"re: {fake_server.last_user_text(body)}")
+    with fake_openai.holding(only=fake_server.asking("slow")) as hold, ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(ask, "slow")
+        assert hold.wait_arrived(1)
+        assert ask("quick") == "re: quick" and not slow.done()  # not held, not counted
+        assert hold.arrived == 1
+        hold.release()
+        assert slow.result(30) == "re: slow"
