@@ -132,11 +132,11 @@ BY_MEANING = {
 }
 
 
-def found_by_meaning(home: Path, query: str, **env: str) -> list[str]:
-    """The memories a vector-only search of `query` returns (the real CLI, the home's configured model),
-    best first: the keyword leg left out, so what is found is found by the vectors."""
+def found_by_meaning(home: Path, query: str, *args: str) -> list[str]:
+    """The memories a vector-only search of `query` (and `args`) returns: the real CLI with the home's
+    configured model, best first; the keyword leg left out, so what is found is found by the vectors."""
     from tests.conftest import run_cli
 
-    done = run_cli(home, "memory", "search", query, "--mode", "vector", "--json", env=env or None)
+    done = run_cli(home, "memory", "search", query, "--mode", "vector", "--json", *args)
     assert done.returncode == 0, done.stderr
     return [hit["l0"] for hit in done.json()["results"]]
