@@ -52,3 +52,26 @@ def test_bounded_transcript_of_a_100000_character_message(benchmark: Any) -> Non
     size = benchmark(build)
     assert size < 3 * MAX_CHUNK_CHARS
     benchmark.extra_info["prompt_chars_for_300k_input"] = size
+
+
+def test_note_turn_while_the_model_is_busy(benchmark: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    """What an agent turn pays to schedule its extraction while an earlier one waits on the model (held
+    by the fake, so every timed call meets a run in flight). The tests check that it never waits for
+    the model (tests/test_extract_schedule.py); how little it costs is measured here, not asserted."""
+    from tests.extract_support import World, memory, reply, settings_for
+    from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    fake = FakeOpenAI().start()
+    fake.respond_with(lambda body: reply(memory("preference", "User likes tea", [0])))
+    world = World(tmp_path / "home", settings_for(fake.url, coalesceSeconds=0))
+    try:
+        world.say("I like tea.")
+        with fake.holding() as hold:
+            world.extraction.note_turn(world.session_id)
+            assert hold.wait_arrived(1)
+            benchmark(world.extraction.note_turn, world.session_id)
+        assert world.extraction.wait_idle(60)
+    finally:
+        world.close()
+        fake.stop()

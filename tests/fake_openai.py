@@ -14,6 +14,8 @@
         fake_openai.script_chat({"role": "assistant", "content": None, "tool_calls": [...]})
         fake_openai.expand = lambda query: '{"phrasings": ["..."]}'  # query expansion's answers
         fake_openai.fail_next_expansions(1, status=500)
+        with fake_openai.holding() as hold:  # chat answers wait until the test lets them go
+            ...; assert hold.wait_arrived(1); ...; hold.release()
 
 Endpoints: POST /v1/embeddings (deterministic hashed bag-of-words vectors, `dimensions` honoured, float or
 base64 encoding), POST /v1/chat/completions (scripted replies in order, then the `respond_with` function,
@@ -44,6 +46,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -62,6 +65,17 @@ class Recorded:
 
 
 Reply = str | dict[str, Any]
+
+
+def last_user_text(body: dict[str, Any]) -> str | None:
+    """The content of a chat request's last user message (None without one)."""
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return str(users[-1].get("content")) if users else None
+
+
+def asking(*texts: str) -> Callable[[dict[str, Any]], bool]:
+    """For `holding(only=...)`: the chat requests whose last user message is one of `texts`."""
+    return lambda body: last_user_text(body) in texts
 
 
 def words(text: str) -> list[str]:
@@ -83,6 +97,52 @@ def overlap_score(query: str, document: str) -> float:
     """Share of the query's distinct words found in the document, in [0, 1]."""
     wanted = set(words(query))
     return len(wanted & set(words(document))) / len(wanted) if wanted else 0.0
+
+
+# How long a held answer waits for its release at most: a test that failed before releasing must not
+# leave the client it held (a gateway, a worker thread) hanging for ever.
+HOLD_LIMIT = 120.0
+
+
+class Hold:
+    """Chat answers held back until the test releases them, in the order their requests arrived.
+
+    What a test needs in flight (a model call under way while it steers, aborts or checks that a caller
+    did not wait) stays in flight for exactly as long as the test needs, where a sleeping fake model only
+    made it likely. A held answer is computed (the responder has seen the request) but not yet sent; a
+    streamed one has sent its first chunk of content, so the client has seen the reply begin."""
+
+    def __init__(self, only: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        self.only = only  # which chat requests are held (by their body); None: all
+        self._cond = threading.Condition()
+        self.arrived = 0  # chat requests that reached the hold so far
+        self._released = 0  # the first `_released` of them may go on
+        self._open = False
+
+    def wait_arrived(self, count: int = 1, timeout: float = 30) -> bool:
+        """Wait until `count` chat requests in all have reached the hold; False after `timeout`."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.arrived >= count, timeout)
+
+    def release(self, count: int = 1) -> None:
+        """Let the next `count` held (or yet to arrive) answers go on."""
+        with self._cond:
+            self._released += count
+            self._cond.notify_all()
+
+    def open(self) -> None:
+        """Let every answer through, held now or later."""
+        with self._cond:
+            self._open = True
+            self._cond.notify_all()
+
+    def pass_through(self) -> None:
+        """Called by the server thread of a chat request: wait for this request's turn to be released."""
+        with self._cond:
+            self.arrived += 1
+            ticket = self.arrived
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: self._open or self._released >= ticket, HOLD_LIMIT)
 
 
 @dataclass
@@ -109,6 +169,7 @@ class FakeOpenAI:
     _expansion_failures: deque[int] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
+    _hold: Hold | None = None
 
     @property
     def url(self) -> str:
@@ -147,6 +208,28 @@ class FakeOpenAI:
         with self._lock:
             self._responder = responder
 
+    @contextmanager
+    def holding(self, only: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[Hold]:
+        """Hold every chat answer (not embeddings, reranking or query expansion), or those whose request
+        body `only` accepts (a shared server may see other clients' calls meanwhile), until released; on
+        leaving, whatever is still held goes on and answers are no longer held."""
+        hold = Hold(only)
+        self._hold = hold
+        try:
+            yield hold
+        finally:
+            self._hold = None
+            hold.open()
+
+    def held(self, path: str, body: Any) -> Hold | None:
+        """The hold a request's answer waits at, if any: chat completions only."""
+        hold = self._hold
+        if hold is None or not path.rstrip("/").endswith("/chat/completions") or is_expansion(body):
+            return None
+        if hold.only is not None and not (isinstance(body, dict) and hold.only(body)):
+            return None
+        return hold
+
     def requests_to(self, suffix: str) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith(suffix)]
 
@@ -157,6 +240,8 @@ class FakeOpenAI:
         return self
 
     def stop(self) -> None:
+        if self._hold is not None:
+            self._hold.open()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -336,10 +421,14 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             status, payload = fake.handle(self.path, body, {k.lower(): v for k, v in self.headers.items()})
+            hold = fake.held(self.path, body) if status == 200 else None
             if status == 200 and isinstance(body, dict) and body.get("stream") and "choices" in payload:
                 options = body.get("stream_options")
-                self._stream(payload, isinstance(options, dict) and options.get("include_usage") is True)
+                usage = isinstance(options, dict) and options.get("include_usage") is True
+                self._stream(payload, usage, hold)
                 return
+            if hold is not None:
+                hold.pass_through()
             data = json.dumps(payload).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -347,7 +436,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, completion: dict[str, Any], usage: bool) -> None:
+        def _stream(self, completion: dict[str, Any], usage: bool, hold: Hold | None) -> None:
             # Server-sent events, ended by closing the connection (no length is known in advance).
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -355,9 +444,15 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = True
             try:
-                for number, chunk in enumerate(stream_chunks(completion, usage=usage)):
+                chunks = list(stream_chunks(completion, usage=usage))
+                # Held once the reply has begun: after the role and the first piece of content (or of
+                # tool calls), before the rest; an empty reply is held before its finish.
+                held_at = min(2, len(chunks) - 1)
+                for number, chunk in enumerate(chunks):
                     if number and fake.chunk_delay:
                         time.sleep(fake.chunk_delay)
+                    if number == held_at and hold is not None:
+                        hold.pass_through()
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")

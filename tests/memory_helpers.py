@@ -115,3 +115,28 @@ def table_words(directory: Path) -> set[str]:
         finally:
             conn.close()
     return found
+
+
+# Memories and questions for the tests that run a faked area's core path once with the real packaged
+# models: each question shares no content word with the memory it must find (only the meaning leads
+# there), and the other memories are about other things.
+REAL_MEMORIES = {
+    "tea": "User drinks green tea every morning",
+    "boat": "User is saving money for a sailing boat",
+    "badminton": "User plays badminton on Tuesday nights",
+    "cat": "User's cat is called Miso and hates the vacuum cleaner",
+}
+BY_MEANING = {
+    "which hot drink does the user like": REAL_MEMORIES["tea"],
+    "what sport on weekday evenings": REAL_MEMORIES["badminton"],
+}
+
+
+def found_by_meaning(home: Path, query: str, *args: str) -> list[str]:
+    """The memories a vector-only search of `query` (and `args`) returns: the real CLI with the home's
+    configured model, best first; the keyword leg left out, so what is found is found by the vectors."""
+    from tests.conftest import run_cli
+
+    done = run_cli(home, "memory", "search", query, "--mode", "vector", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return [hit["l0"] for hit in done.json()["results"]]

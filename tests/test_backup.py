@@ -23,6 +23,7 @@ from openclaw_cli.memory.upkeep import backup
 from openclaw_cli.memory.upkeep.restore import restore
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
+from tests.memory_helpers import found_by_meaning
 from tests.salvage_helpers import (
     cli_store,
     copy_home,
@@ -246,6 +247,11 @@ def test_restore_round_trip_keeps_the_replaced_database(three: Path, tmp_path: P
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     found = run_cli(home, "memory", "search", "tea number 1 with lemon", "--json")
     assert "tea-1" in [hit["id"] for hit in json.loads(found.stdout)["results"]]
+    # The restored vectors are the packaged models': a question sharing no word with the memories finds
+    # the three by meaning, and not the coffee memory the restore took away.
+    assert sorted(found_by_meaning(home, "a hot drink with a slice of citrus")) == [
+        f"tea number {i} with lemon" for i in range(3)
+    ]
     assert run_cli(home, "memory", "index", "--check").returncode == 0
     listed_backups = json.loads(run_cli(home, "memory", "backup", "--list", "--json").stdout)
     assert [b["kind"] for b in listed_backups[0]["backups"]] == ["daily", "replaced"]  # daily: index --check

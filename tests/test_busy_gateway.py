@@ -2,7 +2,8 @@
 home's databases and its caches: what must not run beside a gateway refuses, and a purge, which must clear
 the gateway's caches too, refuses rather than purge behind its back. A pid the system gave to another
 program is no gateway. Real processes: a stand-in whose command line names a gateway but that listens on
-nothing, and `sleep`."""
+nothing, and `sleep`. The memories are the packaged models' (the CLI's default embedder), except the
+300 of the damaged store `recover` must refuse to touch, made quickly with the fake."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import run_cli
+from tests.memory_helpers import found_by_meaning
 from tests.salvage_helpers import damage_middle_leaf, fake_store
 
 ANN_TEA = "Ann drinks oolong tea every afternoon"
@@ -74,6 +76,8 @@ def test_a_purge_refuses_while_a_gateway_runs_without_answering(tmp_path: Path) 
     assert "runs but does not answer" in done.stderr and "nothing was purged" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert _memories(home) == [ANN_TEA]
+    # Left whole, with its vector: the packaged models still find it by what it means.
+    assert found_by_meaning(home, "what does she have to drink after lunch", "--user", "ann") == [ANN_TEA]
 
 
 def test_a_pid_file_naming_another_program_is_no_gateway(tmp_path: Path) -> None:

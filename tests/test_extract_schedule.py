@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -36,20 +37,20 @@ def test_turns_within_the_window_coalesce_into_one_extraction(tmp_path: Path, fa
 
 
 def test_note_turn_never_blocks_even_when_the_model_is_slow(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    """The model's answer is held until note_turn has returned: had note_turn waited for the extraction,
+    it could not return before the release (the hold would time out and the extraction be done)."""
     reports: list[ExtractionReport] = []
     world = world_with(tmp_path, fake_openai.url, reports, coalesceSeconds=0)
-
-    def slow(body: dict[str, Any]) -> str:
-        time.sleep(1.5)
-        return reply(memory("preference", "User likes tea", [0]))
-
     try:
-        fake_openai.respond_with(slow)
+        fake_openai.respond_with(lambda body: reply(memory("preference", "User likes tea", [0])))
         world.say("I like tea.")
-        start = time.monotonic()
-        world.extraction.note_turn(world.session_id)
-        assert time.monotonic() - start < 0.1
-        assert world.extraction.wait_idle(30)
+        with fake_openai.holding() as hold:
+            world.extraction.note_turn(world.session_id)
+            assert hold.wait_arrived(1)  # the background run has asked the model...
+            assert world.records() == [] and reports == []  # ...and the caller is back before the answer
+            assert not world.extraction.wait_idle(0)
+            hold.release()
+            assert world.extraction.wait_idle(30)
         assert [r.l0 for r in world.records()] == ["User likes tea"]
     finally:
         world.close()
@@ -70,18 +71,29 @@ def test_at_most_max_per_hour_automatic_runs_per_session_then_they_wait(tmp_path
         deadline = time.monotonic() + 30
         while len(reports) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert not world.extraction.wait_idle(0.1)  # the third waits out the hour
+        assert len(reports) == 3
+        assert not world.extraction.wait_idle(0)  # the third waits out the hour
         assert len(chat_requests(fake_openai)) == 2
         deferred = reports[-1]
         assert deferred.deferred_until is not None and deferred.outcomes == []
         assert read_state(world.store.session_dir(world.session_id)).checkpoint == 2
 
         # The limit is on disk: another process (here another service) sees it too.
+        others: list[ExtractionReport] = []
         other = ExtractionService(
-            world.home, "main", world.settings, world.memory, world.store, clock=world.clock
+            world.home,
+            "main",
+            world.settings,
+            world.memory,
+            world.store,
+            clock=world.clock,
+            on_report=others.append,
         )
         other.note_turn(world.session_id)
-        time.sleep(0.3)
+        deadline = time.monotonic() + 30  # until its run has looked at the limit and reported
+        while not others and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(others) == 1 and others[0].deferred_until is not None and others[0].outcomes == []
         assert len(chat_requests(fake_openai)) == 2
         other.close(wait=False)
 
@@ -95,14 +107,18 @@ def test_at_most_max_per_hour_automatic_runs_per_session_then_they_wait(tmp_path
 
 
 def test_close_with_wait_runs_pending_extractions_at_once(tmp_path: Path) -> None:
+    """The window is an hour: had close waited it out, the closing thread would still be waiting at the
+    deadline (a deadline for a hang, not a measure of speed)."""
     reports: list[ExtractionReport] = []
-    world = world_with(tmp_path, None, reports, coalesceSeconds=30)
+    world = world_with(tmp_path, None, reports, coalesceSeconds=3600)
     world.say("I prefer green tea.")
     world.extraction.note_turn(world.session_id)
-    start = time.monotonic()
-    world.extraction.close(wait=True)
-    assert time.monotonic() - start < 20  # not the 30 s window
+    closing = threading.Thread(target=world.extraction.close, kwargs={"wait": True}, daemon=True)
+    closing.start()
+    closing.join(120)
+    assert not closing.is_alive(), "close(wait=True) waited out the coalescing window"
     assert [r.l0 for r in world.records()] == ["User prefers green tea"]
+    assert [(r.start, r.end) for r in reports] == [(0, 1)]
     world.close()
 
 
@@ -133,21 +149,25 @@ def test_disabled_extraction_schedules_nothing(tmp_path: Path) -> None:
         world.close()
 
 
-def test_note_turn_from_an_asyncio_loop_returns_at_once(tmp_path: Path) -> None:
+def test_note_turn_from_an_asyncio_loop_returns_at_once(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    """Called on a running event loop, note_turn hands the run to the worker thread: the loop goes on
+    (here it awaits the model's arrival) while the model's answer is still held."""
     reports: list[ExtractionReport] = []
-    world = world_with(tmp_path, None, reports, coalesceSeconds=0)
+    world = world_with(tmp_path, fake_openai.url, reports, coalesceSeconds=0)
+    fake_openai.respond_with(lambda body: reply(memory("preference", "User likes chess", [0])))
 
-    async def turn() -> float:
+    async def turn(hold: fake_server.Hold) -> tuple[bool, list[str]]:
         world.say("I like chess.")
-        start = time.monotonic()
         world.extraction.note_turn(world.session_id)
-        took = time.monotonic() - start
-        await asyncio.sleep(0)
-        return took
+        arrived = await asyncio.to_thread(hold.wait_arrived, 1)
+        return arrived, [r.l0 for r in world.records()]
 
     try:
-        assert asyncio.run(turn()) < 0.1
-        assert world.extraction.wait_idle(30)
+        with fake_openai.holding() as hold:
+            arrived, during = asyncio.run(turn(hold))
+            assert arrived and during == []  # the loop ran on while the extraction waited for the model
+            hold.release()
+            assert world.extraction.wait_idle(30)
         assert [r.l0 for r in world.records()] == ["User likes chess"]
     finally:
         world.close()

@@ -99,3 +99,63 @@ def test_standalone_server_prints_its_url_and_obeys_control_requests() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_hold_keeps_chat_answers_back_until_released_in_arrival_order(fake_openai: FakeOpenAI) -> None:
+    """What the tests that need a model call in flight rely on: nothing is answered before its release,
+    a streamed reply has begun (its first word is out) while held, and embeddings are never held."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fake_openai.script_chat("first", "second words here")
+    api = client(fake_openai)
+
+    def plain() -> str:
+        answer = api.chat.completions.create(model="fake", messages=[{"role": "user", "content": "a"}])
+        return str(answer.choices[0].message.content)
+
+    def streamed(seen: list[str]) -> str:
+        stream = api.chat.completions.create(
+            model="fake", messages=[{"role": "user", "content": "b"}], stream=True
+        )
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                seen.append(chunk.choices[0].delta.content)
+        return "".join(seen)
+
+    seen: list[str] = []
+    with fake_openai.holding() as hold, ThreadPoolExecutor(2) as pool:
+        first = pool.submit(plain)
+        assert hold.wait_arrived(1)
+        second = pool.submit(streamed, seen)
+        assert hold.wait_arrived(2)
+        assert api.embeddings.create(model="e", input="not held").data  # answered meanwhile
+        assert not first.done() and not second.done()
+        hold.release()
+        assert first.result(30) == "first"
+        deadline = time.monotonic() + 30
+        while not seen:  # the held stream's first word reached the client
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert seen == ["second "] and not second.done()
+        hold.release()
+        assert second.result(30) == "second words here"
+    assert plain() == fake_openai.default_reply  # out of the block: no hold
+
+
+def test_a_hold_for_some_requests_lets_the_others_through(fake_openai: FakeOpenAI) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    api = client(fake_openai)
+
+    def ask(text: str) -> str:
+        answer = api.chat.completions.create(model="fake", messages=[{"role": "user", "content": text}])
+        return str(answer.choices[0].message.content)
+
+    fake_openai.respond_with(lambda body: f"re: {fake_server.last_user_text(body)}")
+    with fake_openai.holding(only=fake_server.asking("slow")) as hold, ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(ask, "slow")
+        assert hold.wait_arrived(1)
+        assert ask("quick") == "re: quick" and not slow.done()  # not held, not counted
+        assert hold.arrived == 1
+        hold.release()
+        assert slow.result(30) == "re: slow"

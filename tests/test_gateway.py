@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import stat
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import run_cli
-from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, Hold, asking
 from tests.gateway_helpers import (
     Gateway,
     chat_until_final,
@@ -404,11 +403,31 @@ def test_hooks_agent_routes_by_binding(gateway: Gateway) -> None:
 
 
 def test_client_that_disconnects_mid_stream(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
-    fresh_fake.delay = 0.5
+    """Both clients are gone before the model answers (its answers are held until then)."""
     key = "agent:main:direct:leaver"
+    with fresh_fake.holding(only=asking("answer after I left", "stream to nobody")) as hold:
+        _leave_mid_stream(gateway, key, hold)
+    # Leaving the block lets both answers go, to nobody.
+    deadline = time.monotonic() + 30
+    with gateway.ws() as conn:
+        while time.monotonic() < deadline:
+            history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
+            other = request(conn, "chat.history", {"sessionKey": "agent:main:openai:direct:leaver2"})
+            if len(history) == 2 and len(other["payload"]["messages"]) == 2:
+                break
+            time.sleep(0.1)
+        assert [m["content"] for m in history] == ["answer after I left", "echo: answer after I left"]
+        assert other["payload"]["messages"][1]["content"] == "echo: stream to nobody"
+        assert request(conn, "health")["ok"]
+
+
+def _leave_mid_stream(gateway: Gateway, key: str, hold: Hold) -> None:
+    """A WebSocket client that sends and goes, and an HTTP stream whose reader goes away after the head,
+    each while its model call is held."""
     with gateway.ws() as conn:
         ack = request(conn, "chat.send", {"text": "answer after I left", "sessionKey": key})
         assert ack["ok"]
+        assert hold.wait_arrived(1)
     # an HTTP stream whose reader goes away after the first chunk
     body = json.dumps(
         {
@@ -425,17 +444,7 @@ def test_client_that_disconnects_mid_stream(gateway: Gateway, fresh_fake: FakeOp
             + body
         )
         assert b"200" in raw.recv(200)
-    deadline = time.monotonic() + 30
-    with gateway.ws() as conn:
-        while time.monotonic() < deadline:
-            history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
-            other = request(conn, "chat.history", {"sessionKey": "agent:main:openai:direct:leaver2"})
-            if len(history) == 2 and len(other["payload"]["messages"]) == 2:
-                break
-            time.sleep(0.1)
-        assert [m["content"] for m in history] == ["answer after I left", "echo: answer after I left"]
-        assert other["payload"]["messages"][1]["content"] == "echo: stream to nobody"
-        assert request(conn, "health")["ok"]
+        assert hold.wait_arrived(2)  # its model call is out, its reader about to go
 
 
 def test_model_server_down(gateway: Gateway, fake: FakeOpenAI) -> None:
@@ -588,11 +597,12 @@ def test_cli_start_status_call_health_stop(tmp_path: Path, fake: FakeOpenAI) -> 
 
 
 def test_chat_abort_cancels_a_run(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
-    fresh_fake.delay = 1.0
     key = "agent:main:direct:abort"
-    with gateway.ws() as conn:
+    with gateway.ws() as conn, fresh_fake.holding(only=asking("forget it")) as hold:
         run_id = request(conn, "chat.send", {"text": "forget it", "sessionKey": key})["payload"]["runId"]
+        assert hold.wait_arrived(1)  # running: its model call is out, its answer held
         assert request(conn, "chat.abort", {"runId": run_id})["payload"] == {"aborted": [run_id]}
+        hold.open()  # the answer comes, too late for the aborted run
         assert chat_until_final(conn, {run_id})[-1]["state"] == "aborted"
         assert request(conn, "chat.abort", {"runId": "run-gone"})["payload"] == {"aborted": []}
         history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
@@ -625,14 +635,12 @@ def test_config_set_reaches_the_running_gateway(gateway: Gateway) -> None:
 
 
 def test_interrupt_mode_cancels_the_running_turn(gateway: Gateway, fresh_fake: FakeOpenAI) -> None:
-    fresh_fake.delay = 1.0
     key = "agent:main:direct:interrupt"
-    with gateway.ws() as conn:
+    with gateway.ws() as conn, fresh_fake.holding(only=asking("slow one")) as hold:
         first = request(conn, "chat.send", {"text": "slow one", "sessionKey": key})["payload"]["runId"]
-        deadline = time.monotonic() + 30
-        while _status(gateway)["running"] == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        assert hold.wait_arrived(1)  # the first turn is running: its model call is out, its answer held
         second = request(conn, "chat.send", {"text": "instead", "sessionKey": key, "queueMode": "interrupt"})
+        hold.open()
         events = chat_until_final(conn, {first, second["payload"]["runId"]})
         history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
     states = {e["runId"]: e["state"] for e in events if e["state"] != "delta"}
@@ -645,23 +653,22 @@ def test_steer_mode_reaches_the_running_turn_between_its_model_calls(
 ) -> None:
     from tests.agent_helpers import tool_call
 
-    asked = threading.Event()
-
     def respond(body: dict[str, Any]) -> Any:
         messages = body["messages"]
         if body.get("tools") and messages[-1] == {"role": "user", "content": "gw question"}:
-            asked.set()
-            time.sleep(0.8)  # the first model call is slow: the steered message arrives during it
             return tool_call("memory_search", {"query": "weather"})
         return echo_last_user(body)
 
     fresh_fake.respond_with(respond)
     key = "agent:main:direct:steer"
-    with gateway.ws() as conn:
+    # Only the first model call is held (its last message is the question): the steered message
+    # arrives while it is out, and the call after the tool result must carry it.
+    with gateway.ws() as conn, fresh_fake.holding(only=asking("gw question")) as hold:
         params = {"sessionKey": key, "queueMode": "steer"}
         first = request(conn, "chat.send", {"text": "gw question", **params})["payload"]["runId"]
-        assert asked.wait(30)
+        assert hold.wait_arrived(1)
         second = request(conn, "chat.send", {"text": "gw steered", **params})["payload"]["runId"]
+        hold.open()
         events = chat_until_final(conn, {first})
         history = request(conn, "chat.history", {"sessionKey": key})["payload"]["messages"]
     assert second == first  # taken into the running turn: no turn of its own

@@ -135,21 +135,38 @@ def test_search_batch_answers_in_order_and_names_a_bad_line(cli) -> None:  # typ
 
 
 def test_fts_syntax_in_queries_never_breaks(cli) -> None:  # type: ignore[no-untyped-def]
+    """FTS5 operators, prefixes, columns and quotes in a query are words to the keyword leg, never syntax:
+    a query holding a word of the record finds it by that word, one holding none finds nothing (taken as
+    syntax, `title:bug` would ask for a column, `NEAR(a b)` for `a` near `b`, `AND OR NOT` would not
+    parse), and one with no words at all says so. Keyword search alone with --all, so that what is found
+    is what the words matched; then the default search answers every one of them too."""
     cli("memory", "add", "Submitted PR #342 fixing the login bug (NEAR the deadline)")
-    for query in [
-        '"unbalanced',
-        "PR*",
-        "login-",
-        "title:bug",
-        "NEAR(a b)",
-        "AND OR NOT",
-        "(((",
-        "🙂🙂",
-        "a^b",
-    ]:
-        result = cli("memory", "search", query, "--json")
-        assert result.returncode == 0, (query, result.stderr)
-        json.loads(result.stdout)
+    finds = {
+        '"unbalanced': False,
+        "PR*": True,
+        "login-": True,
+        "title:bug": True,
+        "NEAR(a b)": True,
+        "AND OR NOT": False,
+        "(((": False,
+        "🙂🙂": False,
+        "a^b": False,
+    }
+    lines = "".join(json.dumps({"query": q}) + "\n" for q in finds)
+    keyword = cli("memory", "search", "--batch", "-", "--mode", "bm25", "--all", "--json", input=lines)
+    assert keyword.returncode == 0, keyword.stderr
+    answers = keyword.json_lines()
+    assert [a["query"] for a in answers] == list(finds)
+    found = {a["query"]: [r["l0"] for r in a["results"]] for a in answers}
+    record = ["Submitted PR #342 fixing the login bug (NEAR the deadline)"]
+    assert found == {q: record if hit else [] for q, hit in finds.items()}
+    wordless = {
+        a["query"] for a in answers if "the query has no words or numbers to search for" in a["warnings"]
+    }
+    assert wordless == {"(((", "🙂🙂"}
+    default = cli("memory", "search", "--batch", "-", "--json", input=lines)
+    assert default.returncode == 0, default.stderr
+    assert [a["query"] for a in default.json_lines()] == list(finds)
 
 
 def test_not_sqlite_and_corrupt_database_are_reported_and_left_alone(cli, home: Path) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search import semantic
+from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store import leg_scan, row_scan, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.memory_store import MemoryStore
@@ -22,6 +24,7 @@ from openclaw_cli.memory.store.vector_cache import passage_hash
 from openclaw_cli.memory.upkeep import index
 from openclaw_cli.memory.writing.purge import purge_store
 from tests.fake_embedder import CompositeFake, unit_halves
+from tests.memory_helpers import BY_MEANING, REAL_MEMORIES, service_for
 
 
 def _store(path: Path, fake: CompositeFake) -> MemoryStore:
@@ -121,6 +124,49 @@ def test_cache_hits_come_from_the_vector_table_and_purge_leaves_no_hash(tmp_path
     assert store.conn.execute("SELECT count(*) FROM records WHERE text_hash IS NOT NULL").fetchone()[0] == 0
     assert store.cached_vectors("fake:composite-minilm-512:896", [passage_hash("likes tea")]) == {}
     store.close()
+
+
+class Counting:
+    """The real embedder, counting the texts it is asked to embed (a cache hit asks for none)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self.texts: list[str] = []
+
+    @property
+    def identity(self) -> Any:
+        return self.embedder.identity
+
+    def embed_passages(self, texts: Any) -> Any:
+        self.texts.extend(texts)
+        return self.embedder.embed_passages(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.embedder.embed_query(text)
+
+
+def test_with_the_real_models_a_cache_hit_is_the_stored_int8_copy_of_the_models_vector(
+    tmp_path: Path,
+) -> None:
+    """The cache above once with the packaged models (the fake counts calls cheaply): a stored memory's
+    text is not embedded again, the vector read back from the int8 table is the model's (to rounding),
+    and the table's vectors find a memory by a question that shares no word with it."""
+    service = service_for(tmp_path / "home")
+    try:
+        for text in REAL_MEMORIES.values():
+            service.add(NewMemory(l0=text))
+        [store] = list(service.existing_stores())
+        counting = Counting(service.embedder())
+        tea = REAL_MEMORIES["tea"]
+        again = store.embed_cached(counting, [tea, "User collects porcelain teapots"])
+        assert counting.texts == ["User collects porcelain teapots"]  # the stored text came from the table
+        model = service.embedder().embed_passages([tea])[0]
+        assert float(again[0] @ model) / 2 > 0.99  # two unit halves: 1.0 but for the int8 rounding
+        for query, memory in BY_MEANING.items():
+            hits = service.search(SearchRequest(query, mode="vector")).hits
+            assert hits and hits[0].record.l0 == memory, query
+    finally:
+        service.close()
 
 
 def test_history_keeps_every_change_without_copies(tmp_path: Path) -> None:

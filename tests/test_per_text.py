@@ -47,20 +47,31 @@ def test_no_more_threads_than_texts_and_none_for_an_empty_list() -> None:
 
 def test_a_slow_thread_leaves_the_remaining_texts_to_the_other() -> None:
     """The helper is slow (as when another thread of the process takes its core): the caller runs the
-    texts it has not taken instead of waiting at the end with half of them."""
+    texts it has not taken instead of waiting at the end with half of them. The helper's first text
+    holds it until the caller has run every other one, so the order is fixed by events, not by timing:
+    with a fixed share each, the caller would stop at its half and the helper wait out its deadline."""
     caller = threading.current_thread().name
     runs = {"caller": 0, "helper": 0}
     lock = threading.Lock()
+    helper_busy = threading.Event()  # the helper has taken a text and is stuck in it
+    caller_done = threading.Event()  # the caller has run all the others
 
     def one(i: int) -> None:
-        who = "caller" if threading.current_thread().name == caller else "helper"
-        time.sleep(0.2 if who == "helper" else 0.001)
+        if threading.current_thread().name != caller:
+            helper_busy.set()
+            caller_done.wait(30)
+            with lock:
+                runs["helper"] += 1
+            return
+        helper_busy.wait(30)  # the caller's first text: the helper has its one by now
         with lock:
-            runs[who] += 1
+            runs["caller"] += 1
+            if runs["caller"] == 39:
+                caller_done.set()
 
     run_each(40, 2, one)
-    assert runs["caller"] + runs["helper"] == 40
-    assert runs["helper"] <= 2 and runs["caller"] >= 38
+    assert caller_done.is_set(), "the caller did not run the 39 texts the helper had not taken"
+    assert runs == {"caller": 39, "helper": 1}
 
 
 def test_a_failure_in_any_thread_is_raised_to_the_caller() -> None:
@@ -72,14 +83,17 @@ def test_a_failure_in_any_thread_is_raised_to_the_caller() -> None:
         run_each(30, 2, one)
 
     caller = threading.current_thread().name
+    helper_took = threading.Event()
 
     def helper_fails(i: int) -> None:
         if threading.current_thread().name != caller:
+            helper_took.set()
             raise RuntimeError("helper failed")
-        time.sleep(0.01)  # the helper takes a text before the caller runs out of them
+        helper_took.wait(30)  # the helper has taken a text (and failed) before the caller runs out of them
 
     with pytest.raises(RuntimeError, match="helper failed"):
         run_each(30, 2, helper_fails)
+    assert helper_took.is_set()
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from tests.conftest import run_cli
+from tests.memory_helpers import found_by_meaning
 from tests.portability_helpers import HEADER, record, write_export
 
 
@@ -22,6 +23,11 @@ def test_export_piped_into_import_in_another_home_finds_the_memories(cli, tmp_pa
     assert imported.json()["added"] == 2 and imported.json()["pendingVectors"] == 0
     found = run_cli(other, "memory", "search", "coffee", "--user", "lin", "--json")
     assert found.json()["results"][0]["l0"] == "我喜欢喝咖啡，不喜欢茶"
+    # The import embedded with the packaged models: a vector-only search, across languages and without
+    # a shared word, finds the memory (the in-process portability tests use a fake embedder for speed).
+    assert found_by_meaning(other, "which drink does she prefer", "--user", "lin") == [
+        "我喜欢喝咖啡，不喜欢茶"
+    ]
     again = run_cli(other, "memory", "import", "-", input=exported.stdout)
     assert again.returncode == 0 and "skipped 2 existing" in again.stdout
 

@@ -134,7 +134,10 @@ def test_a_whole_question_is_held_to_the_lower_sentence_floor(service: MemorySer
 
 
 def test_all_shows_what_the_floor_hides(service: MemoryService) -> None:
-    assert service.search(SearchRequest("the", all_results=True)).hits
+    hidden = service.search(SearchRequest("the"))
+    shown = service.search(SearchRequest("the", all_results=True))
+    assert hidden.hits == [] and any("--all shows weaker matches" in w for w in hidden.warnings)
+    assert shown.hits  # the same query, the floor lifted: what it held back
 
 
 def test_user_filter_is_exact_and_says_when_nobody_matches(service: MemoryService) -> None:

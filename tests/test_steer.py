@@ -4,6 +4,10 @@ A turn that calls a tool makes two model calls: a message steered during the fir
 in the same run. A message steered while the final reply streams has no model call left to join: it
 runs next as a followup. steer-backlog steers and also answers the message again in a turn of its own.
 The session file holds every message once, in order.
+
+The moments are made, not waited for: the fake model holds its answers (FakeOpenAI.holding) while a
+test sends, so a message "during the tool call" or "while the reply streams" arrives then whatever the
+machine's load, where a sleeping fake model only made it likely.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +23,23 @@ import pytest
 from openclaw_cli.gateway.lanes import Turn
 from openclaw_cli.sessions.store import SessionStore
 from tests.agent_helpers import tool_call
-from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
+from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, Hold, module_fake  # noqa: F401 (fixture)
 from tests.test_lanes import KEY, Harness, _run, _settings, close_harnesses  # noqa: F401 (fixture)
 
 
 class Script:
     """A fake-model responder: tool call first when asked, then `reply: <last user text>`; records bodies."""
 
-    def __init__(self, *, tool_first: bool, pause: float = 0.4) -> None:
+    def __init__(self, *, tool_first: bool) -> None:
         self.tool_first = tool_first
-        self.pause = pause
         self.bodies: list[list[dict[str, Any]]] = []
-        self.called = threading.Event()
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> str | dict[str, Any]:
         messages = body["messages"]
         with self._lock:
             self.bodies.append(messages)
-        self.called.set()
         if self.tool_first and messages[-1]["role"] == "user" and len(self.bodies) == 1:
-            time.sleep(self.pause)  # the first call is slow: the steered message arrives during it
             return tool_call("memory_search", {"query": "weather"})
         return f"reply: {last_user(messages)}"
 
@@ -64,15 +63,17 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
 
 
-@pytest.fixture
-def streaming(fake: FakeOpenAI) -> Iterator[FakeOpenAI]:
-    fake.chunk_delay = 0.06  # a reply of six words streams for about 0.3 s
-    yield fake
-    fake.chunk_delay = 0.0
+async def held(hold: Hold, calls: int) -> None:
+    """Until the `calls`-th model call has reached the hold: it is under way, its answer held back."""
+    assert await asyncio.to_thread(hold.wait_arrived, calls), f"model call {calls} never came"
 
 
-async def called(script: Script) -> None:
-    while not script.called.is_set():
+async def reply_streaming(h: Harness, turn: Turn) -> None:
+    """Until `turn`'s held reply has begun to reach its listener (a delta event): its last model call is
+    out and answering, so the run has no model call left to take a steered message into."""
+    deadline = time.monotonic() + 30
+    while not any(e == "chat" and p["state"] == "delta" and p["runId"] == turn.run_id for e, p in h.events):
+        assert time.monotonic() < deadline, "the reply never began to stream"
         await asyncio.sleep(0.01)
 
 
@@ -91,15 +92,17 @@ def finals(h: Harness) -> dict[str, dict[str, Any]]:
 def _second_message_during_a_tool_call(
     tmp_path: Path, fake: FakeOpenAI, script: Script, second: str, mode: str
 ) -> tuple[Harness, Turn, Turn]:
-    """A run that calls a tool; `second` arrives in `mode` while the tool call is out."""
+    """A run that calls a tool; `second` arrives in `mode` while the tool call is out (held)."""
     fake.respond_with(script)
 
     async def scenario() -> tuple[Harness, Turn, Turn]:
-        h = Harness(tmp_path, _settings(fake))
-        running = h.send("what is the weather?", mode)
-        await called(script)
-        later = h.send(second, mode)
-        await h.lanes.wait_idle()
+        with fake.holding() as hold:
+            h = Harness(tmp_path, _settings(fake))
+            running = h.send("what is the weather?", mode)
+            await held(hold, 1)
+            later = h.send(second, mode)
+            hold.open()
+            await h.lanes.wait_idle()
         return h, running, later
 
     return _run(scenario())
@@ -129,18 +132,20 @@ def test_steer_during_a_tool_call_reaches_the_next_model_call_of_the_same_run(
 
 
 def test_steer_while_the_final_reply_streams_runs_as_a_followup_in_order(
-    tmp_path: Path, streaming: FakeOpenAI, api_key: None
+    tmp_path: Path, fake: FakeOpenAI, api_key: None
 ) -> None:
     script = Script(tool_first=False)
-    streaming.respond_with(lambda body: script(body) + " five six seven eight")
+    fake.respond_with(lambda body: script(body) + " five six seven eight")
 
     async def scenario() -> tuple[Harness, Turn, list[Turn]]:
-        h = Harness(tmp_path, _settings(streaming))
-        running = h.send("a", "steer")
-        await called(script)
-        await asyncio.sleep(0.1)  # the reply is streaming: the run has no model call left
-        later = [h.send("b", "steer"), h.send("c", "steer"), h.send("d", "followup")]
-        await h.lanes.wait_idle()
+        with fake.holding() as hold:
+            h = Harness(tmp_path, _settings(fake))
+            running = h.send("a", "steer")
+            await held(hold, 1)
+            await reply_streaming(h, running)
+            later = [h.send("b", "steer"), h.send("c", "steer"), h.send("d", "followup")]
+            hold.open()
+            await h.lanes.wait_idle()
         return h, running, later
 
     h, running, (b, c, d) = _run(scenario())
@@ -188,18 +193,20 @@ def test_steer_backlog_steers_into_the_run_and_answers_again_without_storing_twi
 
 
 def test_steer_backlog_too_late_for_the_run_is_answered_once_by_its_own_turn(
-    tmp_path: Path, streaming: FakeOpenAI, api_key: None
+    tmp_path: Path, fake: FakeOpenAI, api_key: None
 ) -> None:
     script = Script(tool_first=False)
-    streaming.respond_with(lambda body: script(body) + " five six seven eight")
+    fake.respond_with(lambda body: script(body) + " five six seven eight")
 
     async def scenario() -> tuple[Harness, Turn, Turn]:
-        h = Harness(tmp_path, _settings(streaming))
-        running = h.send("a", "steer-backlog")
-        await called(script)
-        await asyncio.sleep(0.1)
-        backlog = h.send("b", "steer-backlog")
-        await h.lanes.wait_idle()
+        with fake.holding() as hold:
+            h = Harness(tmp_path, _settings(fake))
+            running = h.send("a", "steer-backlog")
+            await held(hold, 1)
+            await reply_streaming(h, running)
+            backlog = h.send("b", "steer-backlog")
+            hold.open()
+            await h.lanes.wait_idle()
         return h, running, backlog
 
     h, running, backlog = _run(scenario())
@@ -214,20 +221,29 @@ def test_steer_backlog_too_late_for_the_run_is_answered_once_by_its_own_turn(
 
 
 def test_session_file_holds_every_steered_message_once_in_order(
-    tmp_path: Path, streaming: FakeOpenAI, api_key: None
+    tmp_path: Path, fake: FakeOpenAI, api_key: None
 ) -> None:
-    script = Script(tool_first=True, pause=0.3)
-    streaming.respond_with(script)
+    script = Script(tool_first=True)
+    fake.respond_with(script)
     sent = ["q", "s1", "s2", "s3", "s4", "s5"]
+    # Which message arrives while which model call is held: the tool call (s1, taken by the next call),
+    # the second call's stream (s2, too late for that run: a followup), that followup's call (s3,
+    # steer-backlog: its own turn answers it), that turn's call (s4) and the followup s4 made (s5).
+    # One message per call: two too late for the same run are a documented exception to the arrival
+    # order (lanes.py: a steered leftover runs ahead of a backlog turn queued before it).
+    during = {1: ["s1"], 2: ["s2"], 3: ["s3"], 4: ["s4"], 5: ["s5"]}
 
     async def scenario() -> Harness:
-        h = Harness(tmp_path, _settings(streaming))
-        h.send(sent[0], "steer")
-        await called(script)
-        for text in sent[1:]:  # over the tool call, the second call's stream and the followup
-            h.send(text, "steer-backlog" if text == "s3" else "steer")
-            await asyncio.sleep(0.12)
-        await h.lanes.wait_idle()
+        with fake.holding() as hold:
+            h = Harness(tmp_path, _settings(fake))
+            h.send(sent[0], "steer")
+            for call, texts in during.items():
+                await held(hold, call)
+                for text in texts:
+                    h.send(text, "steer-backlog" if text == "s3" else "steer")
+                hold.release()
+            hold.open()
+            await h.lanes.wait_idle()
         return h
 
     h = _run(scenario())
@@ -242,11 +258,13 @@ def test_a_command_is_never_steered(tmp_path: Path, fake: FakeOpenAI, api_key: N
     fake.respond_with(script)
 
     async def scenario() -> tuple[Turn, Turn]:
-        h = Harness(tmp_path, _settings(fake))
-        running = h.send("what is the weather?", "steer")
-        await called(script)
-        command = h.send("/compact", "steer")
-        await h.lanes.wait_idle()
+        with fake.holding() as hold:
+            h = Harness(tmp_path, _settings(fake))
+            running = h.send("what is the weather?", "steer")
+            await held(hold, 1)  # the tool call is out: a steer could join the run now
+            command = h.send("/compact", "steer")
+            hold.open()
+            await h.lanes.wait_idle()
         return running, command
 
     running, command = _run(scenario())
@@ -256,19 +274,21 @@ def test_a_command_is_never_steered(tmp_path: Path, fake: FakeOpenAI, api_key: N
 
 
 def test_steered_too_late_into_an_aborted_run_is_stored_and_not_answered(
-    tmp_path: Path, streaming: FakeOpenAI, api_key: None
+    tmp_path: Path, fake: FakeOpenAI, api_key: None
 ) -> None:
     script = Script(tool_first=False)
-    streaming.respond_with(lambda body: script(body) + " five six seven eight")
+    fake.respond_with(lambda body: script(body) + " five six seven eight")
 
     async def scenario() -> tuple[Harness, Turn]:
-        h = Harness(tmp_path, _settings(streaming))
-        running = h.send("a", "steer")
-        await called(script)
-        await asyncio.sleep(0.1)
-        h.send("b", "steer")
-        h.lanes.abort(session=("main", KEY))
-        await h.lanes.wait_idle()
+        with fake.holding() as hold:
+            h = Harness(tmp_path, _settings(fake))
+            running = h.send("a", "steer")
+            await held(hold, 1)
+            await reply_streaming(h, running)
+            h.send("b", "steer")
+            h.lanes.abort(session=("main", KEY))
+            hold.open()  # the run sees its abort at the next piece of the reply
+            await h.lanes.wait_idle()
         return h, running
 
     h, running = _run(scenario())

@@ -129,11 +129,21 @@ def test_after_turn_actions_run_in_order_and_a_failure_stops_none_after_it(
     assert "the totals failed after the turn: OSError: disk full" in caplog.text
 
 
-def test_after_turn_close_without_work_is_quiet() -> None:
+def test_after_turn_close_without_work_is_quiet(caplog: pytest.LogCaptureFixture) -> None:
+    """Quiet: with nothing submitted no worker thread is ever started, settle and close (twice: a runtime
+    closes its retired services too) return without logging, and work handed over after the close runs
+    on the caller's thread, since nothing is left to run it."""
+    before = {t.ident for t in threading.enumerate()}
     after = AfterTurn()
-    after.settle()
-    after.close()
-    after.close()  # twice: a runtime closes its retired services too
+    with caplog.at_level("DEBUG", logger="openclaw.agent"):
+        after.settle()
+        after.close()
+        after.close()
+    started = [t.name for t in threading.enumerate() if t.ident not in before]
+    assert started == [] and caplog.records == []
+    ran_on: list[str] = []
+    after.submit("late", lambda: ran_on.append(threading.current_thread().name))
+    assert ran_on == [threading.current_thread().name]
 
 
 def test_a_span_counts_also_a_block_that_raises() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store import vector_matrix, vectors
 from openclaw_cli.memory.store.protocol import StoredRows
@@ -18,6 +19,7 @@ from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.meta import write_txn
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from tests.fake_embedder import CompositeFake, unit_halves
+from tests.memory_helpers import BY_MEANING, REAL_MEMORIES, service_for
 
 ROWS = 2500  # three vec0 chunks of 1024: the last one partly filled
 
@@ -142,3 +144,40 @@ def test_the_vectors_mean_reads_row_by_row_when_the_chunks_disagree_with_vec0(tm
     _, blobs = SqliteStorage(conn).vector_blobs()
     assert list(blobs) == list(vec.embeddings(conn, table)) and len(list(vec.embeddings(conn, table))) > 0
     conn.close()
+
+
+def test_real_vectors_read_by_chunks_are_the_models_and_find_by_meaning(tmp_path: Path) -> None:
+    """The chunk read once with the packaged models (the fake above gives the many rows cheaply): each
+    stored int8 vector is the model's vector of its text within one step, the chunks hold the rows
+    vec0 returns, and the nearest row to a question's real query vector is the memory it means."""
+    service = service_for(tmp_path / "home")
+    try:
+        embedder = service.embedder()
+        ids = {service.add(NewMemory(l0=text))[0].id: text for text in REAL_MEMORIES.values()}
+        [store] = list(service.existing_stores())
+        storage = SqliteStorage(store.conn)
+        stored = vector_matrix.read_rows(storage)
+        assert stored.chunks is not None and len(stored.chunks) == 1  # one chunk, partly filled
+        rows = vec.all_rows(store.conn, stored.table)
+        by_rows = vector_matrix.VectorMatrix()
+        by_rows.load(StoredRows(stored.table, stored.generation, stored.fmt, rows))
+        by_chunks = vector_matrix.VectorMatrix()
+        by_chunks.refresh(storage)
+        rowids = [r[0] for r in rows]
+        assert len(rowids) == len(REAL_MEMORIES)
+        expected, found = by_rows.rows(rowids), by_chunks.rows(rowids)
+        assert all(np.array_equal(expected[r], found[r]) for r in rowids)
+        text_of = {
+            int(rowid): ids[str(record_id)]
+            for rowid, record_id in store.conn.execute("SELECT rowid, id FROM records")
+        }
+        for rowid in rowids:  # each half is a unit vector, rounded to int8
+            model = embedder.embed_passages([text_of[rowid]])[0]
+            assert float(found[rowid] @ model) / 2 > 0.99, text_of[rowid]
+        for query, memory in BY_MEANING.items():
+            vector = embedder.embed_query(query).vector
+            nearest = by_chunks.knn(vector, 1, vectors.VectorFilter())
+            assert nearest == by_rows.knn(vector, 1, vectors.VectorFilter())
+            assert text_of[nearest[0][0]] == memory, query
+    finally:
+        service.close()

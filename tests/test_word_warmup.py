@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import nullcontext
 from pathlib import Path
@@ -95,12 +94,20 @@ def test_after_a_purge_every_store_is_walked_again(service: MemoryService) -> No
 def test_it_waits_while_busy_and_ends_when_stopped(service: MemoryService) -> None:
     busy = threading.Event()
     busy.set()
-    warmup = _warmup(service, busy.is_set)
+    asked = threading.Semaphore(0)  # one release per time the warm-up asked whether it may work
+
+    def is_busy() -> bool:
+        asked.release()
+        return busy.is_set()
+
+    warmup = _warmup(service, is_busy)
     done: list[bool] = []
     worker = threading.Thread(target=lambda: done.append(warmup.run_pass(_sources(service))))
     worker.start()
-    time.sleep(0.5)
+    # Asked three times, told "busy" each time: it has waited and asked again rather than gone on.
+    assert all(asked.acquire(timeout=30) for _ in range(3))
     assert warmup.embedded == 0 and not done  # nothing while a turn or search runs
+    assert table_words(service.home.word_cache_dir) == set()
     busy.clear()
     worker.join(60)
     assert done == [True] and warmup.embedded == len(_expected(TEXTS))
