@@ -117,6 +117,8 @@ def _agree(rest: str) -> str | None:
         return None
     space, tail = match.groups()
     adverbs = ""
+    if stopped := re.match(r"no\s+longer\s+", tail, re.I):  # "I no longer like …"
+        adverbs, tail = stopped.group(0), tail[stopped.end() :]
     while (word := re.match(r"(\w+)(\s+)", tail)) and word.group(1).lower() in _ADVERBS:
         adverbs += word.group(0)
         tail = tail[word.end() :]
