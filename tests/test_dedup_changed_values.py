@@ -334,3 +334,38 @@ def test_memory_import_says_what_each_skipped_record_matched(imported: dict[str,
     again = imported["again"].stdout
     assert f"{len(CHANGES)} duplicates" in again
     assert again.count("same words as mem-") == len(CHANGES)
+
+
+# ------------------------------------------------------------------------------ background extraction
+
+
+def test_what_background_extraction_did_not_store_is_told_at_the_next_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a turn, extraction runs in the background (fake model on loopback, each "FACT" line a
+    memory); a repeated fact is not stored again, and the next turn says so, with what it matched."""
+    from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.paths import Home
+    from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, turn
+
+    monkeypatch.setenv("OPENAI_API_KEY", fake_server.FAKE_API_KEY)
+    server = WindowedFakeOpenAI().start()
+    model = ScriptedModel()
+    server.respond_with(model)
+    memory_settings = {"extraction": {"coalesceSeconds": 0}}
+    runtime = AgentRuntime(Home(tmp_path / "home"), chat_settings(server.url, memory=memory_settings))
+    try:
+        extraction = runtime.services("main").extraction
+        first, _ = turn(runtime, "FACT passport ALICEHKPASS4417", run_id="r1")
+        assert extraction.wait_idle()
+        turn(runtime, "FACT passport ALICEHKPASS4417", run_id="r2")
+        assert extraction.wait_idle()
+        _, events = turn(runtime, "thanks", run_id="r3")
+        notices = [n["text"] for n in events.of("notice")]
+        [told] = [n for n in notices if n.startswith("Memory extraction:")]
+        [stored] = runtime.services("main").memory.list_records()
+        assert "Not saved again" in told and f'same words as {stored.id} "{stored.l0}"' in told
+        assert first.status == "ok"
+    finally:
+        runtime.close()
+        server.stop()

@@ -158,10 +158,12 @@ class StoreWriter:
         decision: a profile fact (or a keyed one) is replaced, with a history row; anything else keeps the
         new value beside the old one. Never a duplicate, whatever the cosine: that would lose the value."""
         for neighbour in ranked:
-            change = value_change(record.l0, neighbour.record.l0)
+            old = neighbour.record
+            if record.attribute and old.attribute and record.attribute != old.attribute:
+                continue  # two keyed facts about different things ("topic 3" / "topic 4")
+            change = value_change(record.l0, old.l0)
             if change is None or not change.same_fact:
                 continue
-            old = neighbour.record
             what = f"{change.describe()}, {neighbour.similarity:.2f}"
             keyed = record.category == "profile" or (
                 record.category in dedup.KEYED_CATEGORIES and bool(record.attribute)
