@@ -369,3 +369,25 @@ def test_what_background_extraction_did_not_store_is_told_at_the_next_turn(
     finally:
         runtime.close()
         server.stop()
+
+
+def test_chat_remember_command_keeps_a_changed_value_and_names_a_repeat(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    lines = "\n".join(
+        [
+            "/remember passport number ALICEHKPASS4417",
+            "/remember passport number ALICEWSPASS4417",
+            "/remember passport number ALICEWSPASS4417",
+        ]
+    )
+    chat = run_cli(home, "chat", "--local", input=lines + "\n")
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.count("remembered mem-") == 2
+    assert (
+        "duplicate: same words as mem-" in chat.stdout and '"passport number ALICEWSPASS4417"' in chat.stdout
+    )
+    listed = run_cli(home, "memory", "list", "--json").json()
+    assert sorted(r["l0"] for r in listed) == [
+        "passport number ALICEHKPASS4417",
+        "passport number ALICEWSPASS4417",
+    ]
