@@ -35,9 +35,10 @@ _STARTERS = words(
     " do what when where how can could would will thanks thank ok okay so then plus oh hi hello btw"
     " anyway there you your his her their its"
 )
-# Always the end: CJK terminators, "!", "?" and line breaks (a run counts once: "?!", "。。"). A semicolon
+# Always the end: CJK terminators and line breaks; "!" and "?" before a space, a quote, a CJK character or
+# the end, not inside an address ("…/a.b?c=1"). A run counts once ("?!", "。。"). A semicolon
 # joins clauses of one sentence ("remember that A; B" asks for both).
-_HARD_END = re.compile(r"[!?。！？\n]+")
+_HARD_END = re.compile(r"[。！？\n]+|[!?]+(?=[\s\"'”’)）」』]|$|[^\x00-\x7f])")
 _DOT = re.compile(r"\.+")
 # The Latin word a period follows ("是Dr." -> "Dr"): a digit or a Han character before it ends a sentence.
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")

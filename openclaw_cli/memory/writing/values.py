@@ -79,6 +79,7 @@ _EN_CALENDAR = _EN_RELATIVE | words(
     "january february march april may june july august september october november december"
     " jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun"
 )
+_EN_RELATIVE_DATE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(_EN_RELATIVE)) + r")(?![A-Za-z])", re.I)
 _ZH_DATE = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]|今天|明天|后天|昨天|前天|今晚|明晚|上午|下午")
 # Negations, longest first; "n't" folds to "not".
 _EN_NEGATION = re.compile(
@@ -138,8 +139,9 @@ def value_change(new: str, old: str) -> ValueChange | None:
         mine = list(dict.fromkeys(mine))
         theirs = list(dict.fromkeys(theirs))
     # The same fact needs more than a bare value: "Lin" / "Lan" alone say nothing about what they are.
-    same = mono and a.skeleton == b.skeleton and len(a.skeleton.split()) + len(a.skeleton) // 4 >= 2
-    if same and a.head and b.head and a.head != b.head:  # "Lin is my manager" / "Lan is my manager"
+    same_rest = mono and a.skeleton == b.skeleton
+    same = same_rest and len(a.skeleton.split()) + len(a.skeleton) // 4 >= 2
+    if same_rest and a.head and b.head and a.head != b.head:  # "Lin is my manager" / "Lan is my manager"
         mine, theirs = [*mine, Token("name", a.head)], [*theirs, Token("name", b.head)]
     gained, lost = Counter(mine) - Counter(theirs), Counter(theirs) - Counter(mine)
     if not gained and not lost:
@@ -209,6 +211,7 @@ def _analysed(text: str) -> _Analysis:
     take(
         _ZH_DATE, "date", lambda m: m.group(0).replace("星期", "周").replace("礼拜", "周").replace("天", "日")
     )
+    take(_EN_RELATIVE_DATE, "date", lambda m: m.group(0).lower())
     take(_ZH_NAME, "name", _chinese_name)
     take(
         _EN_NEGATION,
@@ -228,9 +231,6 @@ def _analysed(text: str) -> _Analysis:
             tokens.append(Token("name", bare))
         else:
             head = bare  # the first word: a name ("Lin is …") or a capitalised verb ("Prefers …")
-    for word in re.findall(r"(?<![A-Za-z])[a-z]+(?![A-Za-z])", rest):
-        if word in _EN_RELATIVE:
-            tokens.append(Token("date", word))
     names = {t.value for t in tokens if t.kind == "name"}
     skeleton = _LATIN_NAME.sub(lambda m: "§p" if _named(m.group(0), names) else m.group(0), rest.strip())
     if head is not None:
