@@ -33,10 +33,35 @@ class Pair:
     category: str
     label: str
     lang: str
+    # The same fact with one value changed (a number, an identifier, a name, a negation): issue 48.
+    changed_value: bool = False
 
 
 def load_pairs() -> list[Pair]:
-    return [Pair(**json.loads(line)) for line in PAIRS.read_text(encoding="utf-8").splitlines() if line]
+    out = []
+    for line in PAIRS.read_text(encoding="utf-8").splitlines():
+        if line:
+            row = json.loads(line)
+            out.append(
+                Pair(
+                    **{k: v for k, v in row.items() if k != "changedValue"},
+                    changed_value=bool(row.get("changedValue")),
+                )
+            )
+    return out
+
+
+def split(pairs: Sequence[Pair]) -> tuple[list[Pair], list[Pair]]:
+    """A tuning half and a held-out half: within each (label, language) group, alternate pairs in file
+    order, so both halves hold every kind and the zones are judged on pairs they were not chosen on."""
+    tuning: list[Pair] = []
+    held_out: list[Pair] = []
+    seen: dict[tuple[str, str, bool], int] = {}
+    for pair in pairs:
+        key = (pair.label, pair.lang, pair.changed_value)
+        seen[key] = seen.get(key, 0) + 1
+        (tuning if seen[key] % 2 else held_out).append(pair)
+    return tuning, held_out
 
 
 # Each embedder: its profile and the slice of the composite vector that is its own vector.

@@ -92,17 +92,31 @@ def test_semantic_duplicate_zone_is_a_noop_without_asking_the_judge(tmp_path: Pa
     assert [r.l0 for r in _live(service)] == ["I like coffee"]
 
 
-def test_near_duplicate_with_other_numbers_goes_to_the_judge(tmp_path: Path) -> None:
-    # 0.92 apart by meaning, but "4 spaces" is an update of "2 spaces", not a repetition.
+def test_near_duplicate_with_another_number_is_a_new_value_kept_beside(tmp_path: Path) -> None:
+    # 0.92 apart by meaning, but "4 spaces" is a new value of "2 spaces", not a repetition: a preference
+    # keeps it beside the old one (a profile fact would replace it), decided without asking any judge.
     service = _service(tmp_path)
-    write_memories(service, [Candidate("Prefers 2 spaces of indentation in YAML", "preference")])
-    [kept] = write_memories(service, [Candidate("Prefers 4 spaces of indentation in YAML", "preference")])
-    assert kept.action == "added" and "needs a model" in kept.reason
-    judge = Judge("update")
-    [merged] = write_memories(
-        service, [Candidate("Prefers 8 spaces of indentation in YAML", "preference")], judge=judge
+    [first] = write_memories(service, [Candidate("Prefers 2 spaces of indentation in YAML", "preference")])
+    judge = Judge("same")
+    [kept] = write_memories(
+        service, [Candidate("Prefers 4 spaces of indentation in YAML", "preference")], judge=judge
     )
-    assert merged.action == "merged" and len(judge.asked) == 1
+    assert kept.action == "added" and kept.existing_id == first.record_id
+    assert "a new value beside" in kept.reason and "2 -> 4" in kept.reason
+    assert judge.asked == []
+    assert len(_live(service)) == 2
+
+
+def test_a_judge_cannot_call_texts_with_other_values_the_same(tmp_path: Path) -> None:
+    # Not the same fact word for word ("now"), so the judge is asked; its "same" becomes an update,
+    # because other values are never the same meaning.
+    service = _service(tmp_path, **WIDE_GREY)
+    [first] = write_memories(service, [Candidate("Runs 10 km a week", "profile")])
+    judge = Judge("same")
+    [second] = write_memories(service, [Candidate("Runs 25 km a week now", "profile")], judge=judge)
+    assert len(judge.asked) == 1
+    assert second.action == "merged" and second.record_id == first.record_id
+    assert [r.l0 for r in _live(service)] == ["Runs 25 km a week now"]
 
 
 def test_near_duplicate_events_go_to_the_judge(tmp_path: Path) -> None:

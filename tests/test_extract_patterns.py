@@ -27,7 +27,7 @@ fake_openai = fake_server.fake_openai
         ),
         (
             "I really like dark mode in editors.",
-            PatternMemory("preference", "User likes dark mode in editors"),
+            PatternMemory("preference", "User really likes dark mode in editors"),
         ),
         ("I hate meetings before 10am", PatternMemory("preference", "User hates meetings before 10am")),
         ("My name is Lin Wei.", PatternMemory("profile", "User's name is Lin Wei", "name")),

@@ -44,7 +44,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (TELEGRAM, "remember that my neighbour Gao Feng keeps bees on the roof"),
     ):
         result = run_cli(home, "chat", "--local", "--session", key, input=line + "\n")
-        assert result.returncode == 0 and "Saved to memory (1 item(s))." in result.stdout, result.stderr
+        assert result.returncode == 0 and "Saved to memory: " in result.stdout, result.stderr
     config.unlink()
     for args in (
         ("prefers dark mode in every editor", "-c", "preference"),
@@ -171,13 +171,15 @@ def test_category_and_since_filters_must_all_match(home: Path) -> None:
     both = ("--where", "category=preference", "--where", "since=2000-01-01")
     moved = cli(home, "memory", "reassign", "--from", "default", "--to", "alice", *both, "--yes", "--json")
     assert moved.returncode == 0, moved.stderr
-    assert [m["l0"] for m in moved.json()["databases"][0]["memories"]] == [
-        "prefers dark mode in every editor"
+    # "my favourite tea is sencha" is a preference by its content (issue 48), like the added one.
+    assert sorted(m["l0"] for m in moved.json()["databases"][0]["memories"]) == [
+        "User's favourite tea is sencha",
+        "prefers dark mode in every editor",
     ]
     future = cli(home, "memory", "reassign", "--from", "default", "--to", "alice", "-w", "since=2999-01-01",
                  "--yes", "--json")  # fmt: skip
     assert future.returncode == 0 and future.json()["moved"] == 0 and future.json()["databases"] == []
-    assert owner(home, "sencha") == "default"
+    assert owner(home, "bees") == "default"
 
 
 def test_nothing_matching_moves_nothing_and_says_so(home: Path) -> None:

@@ -106,15 +106,25 @@ class LocalChat:
     def remember(self, text: str) -> dict[str, Any]:
         from openclaw_cli.errors import InvalidInput
         from openclaw_cli.identity import ANONYMOUS_REASON
-        from openclaw_cli.memory.agent_memory import NewMemory
+        from openclaw_cli.memory.writing.candidate import Candidate
+        from openclaw_cli.memory.writing.write_path import write_memories
 
         if self.user_id is None:
             raise InvalidInput(f"not remembered: {ANONYMOUS_REASON}", hint="start the chat with --user")
         services = self.runtime.services(self.agent_id)
-        item = NewMemory(l0=text, user_id=self.user_id, source={"kind": "chat-command"})
+        # Through the write path: a changed value is kept, and a repeat says which memory it repeats.
+        candidate = Candidate(l0=text, category="note", user_id=self.user_id, source={"kind": "chat-command"})
         with services.memory_lock:
-            record, _ = services.memory.add(item)
-        return {"id": record.id, "l0": record.l0, "category": record.category}
+            [outcome] = write_memories(services.memory, [candidate])
+        if outcome.action == "skipped":
+            raise outcome.error or InvalidInput(f"not remembered: {outcome.reason}")
+        return {
+            "id": outcome.record_id,
+            "l0": text,
+            "category": "note",
+            "action": outcome.action,
+            "reason": outcome.reason,
+        }
 
     def forget(self, record_id: str) -> dict[str, Any]:
         from openclaw_cli.agent.tools import may_touch

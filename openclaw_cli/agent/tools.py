@@ -153,15 +153,27 @@ def _session_search(args: SessionSearchArgs, search: SessionSearch) -> dict[str,
 
 
 def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
+    """Through the write path, like every other writer: a changed value is never dropped as a
+    duplicate, and what is not stored says what it matched and why, so the model can tell the person."""
     from openclaw_cli.identity import ANONYMOUS_REASON
-    from openclaw_cli.memory.agent_memory import NewMemory
+    from openclaw_cli.memory.writing.candidate import Candidate
+    from openclaw_cli.memory.writing.write_path import write_memories
 
     if user_id is None:
         return {"error": f"not stored: {ANONYMOUS_REASON}"}
-    record, _ = memory.add(
-        NewMemory(l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"})
+    candidate = Candidate(
+        l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"}
     )
-    return {"id": record.id, "stored": record.l0}
+    [outcome] = write_memories(memory, [candidate])
+    if outcome.action == "skipped":
+        return {"error": f"not stored: {outcome.reason}"}
+    result: dict[str, Any] = {"id": outcome.record_id, "action": outcome.action, "reason": outcome.reason}
+    if outcome.action == "duplicate":
+        result["stored"] = None
+        result["matched"] = memory.get(outcome.record_id).l0 if outcome.record_id else None
+    else:
+        result["stored"] = args.text
+    return result
 
 
 def _forget(args: ForgetArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:

@@ -28,13 +28,17 @@ def remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) ->
     except OpenclawError as exc:
         turn.notice(f"Could not save to memory now: {exc.message}")
         return
-    if outcomes:
-        turn.notice(f"Saved to memory ({len(outcomes)} item(s)).")
+    # Each item on its own line: what was saved, or what it matched and why nothing new was.
+    for outcome in outcomes:
+        turn.notice(outcome.describe())
 
 
 def schedule_extraction(turn: TurnContext, session_id: str) -> None:
     if not turn.settings.memory.extraction.enabled:
         return
+    # What the earlier background extraction did not store, and why (it ran after that turn's reply).
+    for outcome in turn.services.extraction.take_unstored(session_id):
+        turn.notice(f"Memory extraction: {outcome.describe()}")
     try:
         turn.services.extraction.note_turn(session_id, turn.request.user_id)
     except OpenclawError as exc:

@@ -150,7 +150,10 @@ class ChatScreen:
             self.show_turns(self.backend.session_search(command.rest))
         elif command.name == "remember":
             stored = self.backend.remember(command.rest)
-            self.notice(f"remembered {stored.get('id')}: {stored.get('l0', command.rest)}")
+            if stored.get("action") in ("duplicate", "merged"):  # say what it matched, not just "remembered"
+                self.notice(f"{stored['action']}: {stored.get('reason')} ({stored.get('id')})")
+            else:
+                self.notice(f"remembered {stored.get('id')}: {stored.get('l0', command.rest)}")
         elif command.name == "forget":
             gone = self.backend.forget(command.rest)
             self.notice(f"forgot {gone.get('id', command.rest)}")

@@ -139,7 +139,10 @@ def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> N
             {**body, "action": outcome.action, "id": outcome.record_id, "reason": outcome.reason}
         )
     elif outcome.action == "added":
-        common.echo(f"added {outcome.record_id}")
+        beside = f" ({outcome.reason})" if outcome.existing_id else ""
+        common.echo(f"added {outcome.record_id}{beside}")
+    elif outcome.action == "merged":
+        common.echo(f"updated {outcome.record_id}: {outcome.reason}")
     else:
         common.echo(f"{outcome.action}: {outcome.reason}; nothing new stored (kept {outcome.record_id})")
 
@@ -184,6 +187,13 @@ def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
             f"added {summary['added']}, {summary['duplicate']} duplicates of stored memories, "
             f"skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
         )
+        # What each line not stored matched, so nobody has to guess which of their lines were dropped.
+        lines = {record.id: number for (number, _), record in zip(items, records, strict=True)}
+        for new, old in report.duplicates:
+            kept = service.get(old)
+            common.echo(f'  line {lines[new]}: same words as {old} "{kept.l0}"; nothing new stored')
+        for taken in report.skipped:
+            common.echo(f"  line {lines[taken]}: a memory with id {taken!r} already exists; skipped")
 
 
 @app.command(

@@ -164,6 +164,9 @@ def import_cmd(
         f"skipped {len(report.existing)} existing, {len(report.duplicates)} duplicates, "
         f"{len(report.invalid)} invalid; {report.pending_vectors} vectors pending"
     )
+    # Which record was not imported and what it matched: a count alone leaves the person guessing.
+    for duplicate in report.duplicates:
+        common.echo(f"  {duplicate['id']}: same words as {duplicate['duplicateOf']}; not imported")
 
 
 def migrate_cmd(

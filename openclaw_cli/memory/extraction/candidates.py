@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from openclaw_cli.memory.extraction import patterns
+from openclaw_cli.memory.extraction.person import category_of
 from openclaw_cli.memory.extraction.prompt import (
     MAX_L0_CHARS,
     MAX_L1_CHARS,
@@ -153,10 +154,12 @@ def from_patterns(
         for found in patterns.find_memories(str(message.get("content") or "")):
             if explicit_only and not found.explicit:
                 continue
-            l0, sources = found.l0, [message]
+            l0, sources, category = found.l0, [message], found.category
             if not l0:  # "remember this": the fact is elsewhere
                 pointed = explicit_text(message, previous)
-                l0 = patterns.third_person(patterns.clean(one_line(pointed, MAX_L0_CHARS))) if pointed else ""
+                said = patterns.clean(one_line(pointed, MAX_L0_CHARS)) if pointed else ""
+                l0 = patterns.said_of_user(said) if said else ""
+                category = category_of(said) if said else category
                 if not l0:
                     harvest.notes.append(
                         f"message {message['idx']} asks to remember, but nothing precedes it"
@@ -165,7 +168,7 @@ def from_patterns(
                 if previous is not None and pointed == previous.get("content"):
                     sources = [previous, message]
             harvest.candidates.append(
-                _candidate(origin, found.category, l0, sources, method="pattern", attribute=found.attribute)
+                _candidate(origin, category, l0, sources, method="pattern", attribute=found.attribute)
             )
         previous = message
     return harvest

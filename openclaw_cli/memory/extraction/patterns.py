@@ -11,19 +11,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from openclaw_cli.memory.extraction.person import TASK, category_of, task_text, third_person
+from openclaw_cli.memory.extraction.sentences import clauses, is_abbreviation
+from openclaw_cli.memory.extraction.sentences import sentences as split_sentences
+
 # A stated value is one clause: anything longer is not a fact the pattern understood.
 MAX_VALUE_CHARS = 200
 # A 100,000-character paste must not turn into hundreds of memories.
 MAX_PER_TEXT = 20
 
-# Chinese commas separate clauses ("我喜欢咖啡，我讨厌西兰花"); English ones may sit inside a list.
-_SENTENCE = re.compile(r"[^.!?。！？;；，\n]+[.!?。！？;；，]*")
 _QUESTION_END = re.compile(r"(\?|？|吗|嘛|呢)\W*$")
 
 # "remember that …" at the start of a clause, not "I remember that …" or "do you remember …".
 _EN_REMEMBER = re.compile(
     r"(?:^|[,:;]\s*)(?:please\s+|pls\s+)?(?:remember|don'?t\s+forget|do\s+not\s+forget|note)\b"
-    r"(?:\s+that\b|\s+this\b|\s*:)?\s*(?P<value>.*)",
+    r"(?:\s+that\b|\s+this\b)?\s*:?\s*(?P<value>.*)",
     re.IGNORECASE,
 )
 _ZH_REMEMBER = re.compile(
@@ -42,18 +44,6 @@ _ZH_LIKING = re.compile(
     r"我(?:很|最|也|还|非常|比较|更)?(?P<verb>不喜欢|喜欢|讨厌|偏好|爱吃|爱喝|爱)(?P<value>.+)"
 )
 
-_EN_VERBS = {
-    "prefer": "prefers",
-    "like": "likes",
-    "love": "loves",
-    "enjoy": "enjoys",
-    "hate": "hates",
-    "dislike": "dislikes",
-    "dont like": "does not like",
-    "do not like": "does not like",
-    "cant stand": "cannot stand",
-}
-
 
 @dataclass(frozen=True)
 class PatternMemory:
@@ -67,52 +57,78 @@ class PatternMemory:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    return split_sentences(text)
 
 
 def clean(value: str) -> str:
-    """A stated value without surrounding quotes and final punctuation, within MAX_VALUE_CHARS."""
-    value = value.strip().strip(" \"'“”‘’「」").rstrip(".!。！;；,，")
+    """A stated value without surrounding quotes and final punctuation, within MAX_VALUE_CHARS. The
+    period of a final abbreviation stays ("… on Elm St.", "… at 7 a.m.")."""
+    value = value.strip().strip(" \"'“”‘’「」")
+    words = value.split()
+    if words and is_abbreviation(words[-1]):
+        value = value.rstrip("!。！;；,，")
+    else:
+        value = value.rstrip(".!。！;；,，")
     return value[:MAX_VALUE_CHARS].strip()
 
 
-def _statement(sentence: str) -> PatternMemory | None:
-    """The preference or profile fact a sentence states, if it states one plainly."""
-    if match := _EN_NAME.search(sentence):
+def said_of_user(text: str) -> str:
+    """`text` in the third person, or as said when it cannot be rewritten completely (person.py)."""
+    rewritten = third_person(text)
+    out = text if rewritten is None else rewritten
+    # "the meeting moved …" -> "The meeting moved …": a memory line reads as a sentence.
+    if re.match(r"[a-z][a-z']*\b", out) and not re.match(r"[a-z]+[A-Z]", out):
+        out = out[0].upper() + out[1:]
+    return out
+
+
+def _statement(clause: str) -> PatternMemory | None:
+    """The preference or profile fact a clause states, if it states one plainly."""
+    if match := _EN_NAME.search(clause):
         name = clean(match["value"])
         return PatternMemory("profile", f"User's name is {name}", "name") if name else None
-    if match := _ZH_NAME.search(sentence):
+    if match := _ZH_NAME.search(clause):
         return PatternMemory("profile", f"用户叫{clean(match['value'])}", "name")
-    if match := _EN_LIKING.search(sentence):
-        verb = re.sub(r"[^a-z ]", "", " ".join(match["verb"].lower().split()))
+    if (match := _EN_LIKING.search(clause) or _ZH_LIKING.search(clause)) and _leads(clause, match.start()):
+        if not clean(match["value"]):
+            return None
+        return PatternMemory("preference", said_of_user(clean(clause[match.start() :])))
+    if match := _ZH_IDENTITY.search(clause):
         value = clean(match["value"])
-        return PatternMemory("preference", f"User {_EN_VERBS.get(verb, verb)} {value}") if value else None
-    if match := _ZH_LIKING.search(sentence):
-        value = clean(match["value"])
-        return PatternMemory("preference", f"用户{match['verb']}{value}") if value else None
-    if match := _ZH_IDENTITY.search(sentence):
-        value = clean(match["value"])
-        return PatternMemory("profile", f"用户是{value}") if value else None
+        return PatternMemory("profile", f"用户是{said_of_user(value)}") if value else None
     return None
 
 
-def third_person(value: str) -> str:
-    """ "my locker code is 4411" -> "User's locker code is 4411": memories speak about the user."""
-    value = re.sub(r"^my\b", "User's", value, flags=re.IGNORECASE)
-    value = re.sub(r"^(?:I'm|I am)\b", "User is", value)
-    value = re.sub(r"^I\b", "User", value)
-    return re.sub(r"^我(?!们)", "用户", value)
+# What may come before "I like …" in its own clause: an interjection, not another subject ("my wife and").
+_LEAD_IN = re.compile(
+    r"(?:(?:also|oh|well|honestly|actually|and|but|so|yes|yeah|btw|其实|另外|而且|还有)[\s,，:：]*)*$", re.I
+)
 
 
-def _remember_request(sentence: str) -> PatternMemory | None:
+def _leads(clause: str, at: int) -> bool:
+    """The statement found at `at` is the clause's own, not the tail of a longer subject."""
+    return bool(_LEAD_IN.fullmatch(clause[:at]))
+
+
+def _remembered(clause: str) -> PatternMemory:
+    """What one clause of a "remember that …" request stores: a statement it holds, else its words
+    about the user, in the category its content calls for."""
+    inner = _statement(clause)
+    if inner is not None:
+        return PatternMemory(inner.category, inner.l0, inner.attribute, explicit=True)
+    category = category_of(clause)
+    text = task_text(clause) if category == "event" and TASK.match(clause) else clause
+    return PatternMemory(category, said_of_user(text), explicit=True)
+
+
+def _remember_request(sentence: str) -> list[PatternMemory] | None:
     match = _EN_REMEMBER.search(sentence) or _ZH_REMEMBER.search(sentence)
     if match is None:
         return None
     value = clean(match["value"])
-    inner = _statement(value) if value else None
-    if inner is not None:
-        return PatternMemory(inner.category, inner.l0, inner.attribute, explicit=True)
-    return PatternMemory("profile", third_person(value), explicit=True)
+    if not value:
+        return [PatternMemory("profile", "", explicit=True)]  # "remember this": the fact is elsewhere
+    return [_remembered(clean(clause)) for clause in clauses(value)]
 
 
 def find_memories(text: str) -> list[PatternMemory]:
@@ -122,13 +138,17 @@ def find_memories(text: str) -> list[PatternMemory]:
     for sentence in sentences(text):
         if _QUESTION_END.search(sentence):
             continue
-        memory = _remember_request(sentence) or _statement(sentence)
-        if memory is None or memory.l0 in seen and memory.l0:
-            continue
-        seen.add(memory.l0)
-        found.append(memory)
-        if len(found) >= MAX_PER_TEXT:
-            break
+        requested = _remember_request(sentence)
+        if requested is None:
+            stated = (_statement(clause) for clause in clauses(sentence))
+            requested = [memory for memory in stated if memory is not None]
+        for memory in requested:
+            if memory.l0 and memory.l0 in seen:
+                continue
+            seen.add(memory.l0)
+            found.append(memory)
+            if len(found) >= MAX_PER_TEXT:
+                return found
     return found
 
 

@@ -11,6 +11,7 @@ explicit patterns of `extraction/patterns.py` still produce memories, and the fa
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -106,6 +107,8 @@ class ExtractionService:
         self._failing: str | None = None
         self._users: dict[str, str | None] = {}
         self._background_memory: MemoryService | None = None
+        self._unstored: dict[str, list[WriteOutcome]] = {}
+        self._unstored_lock = threading.Lock()
         extraction = settings.memory.extraction
         self._scheduler = CoalescingScheduler(
             self._background_run, extraction.coalesce_seconds, on_error=on_error
@@ -177,10 +180,20 @@ class ExtractionService:
 
     # ------------------------------------------------------------------ the run
 
+    def take_unstored(self, session_id: str) -> list[WriteOutcome]:
+        """What background runs of the session did not store (duplicates, skips), each once: the next
+        turn tells the person what it matched and why, so nothing goes missing without a word."""
+        with self._unstored_lock:
+            return self._unstored.pop(session_id, [])
+
     def _background_run(self, session_id: str) -> float | None:
         report = self._extract(
             session_id, user_id=self._users.get(session_id), automatic=True, memory=self._worker_memory()
         )
+        unstored = [o for o in report.outcomes if o.action in ("duplicate", "skipped")]
+        if unstored:
+            with self._unstored_lock:
+                self._unstored.setdefault(session_id, []).extend(unstored)
         if self.on_report is not None:
             self.on_report(report)
         if report.deferred_until is not None:

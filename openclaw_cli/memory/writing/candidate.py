@@ -46,6 +46,22 @@ class WriteOutcome:
     # Why a candidate that failed validation was skipped (its message is `reason`), with its hint.
     error: OpenclawError | None = field(default=None, compare=False)
 
+    def describe(self) -> str:
+        """One line for the person: what was stored, or what it matched and why nothing new was."""
+        said = f'"{self.candidate.l0}"'
+        if self.action == "added":
+            # Beside a memory it is a new value of: say which, so the person knows both are kept.
+            return (
+                f"Saved to memory: {said} ({self.reason})."
+                if self.existing_id
+                else f"Saved to memory: {said}."
+            )
+        if self.action == "merged":
+            return f"Updated memory {self.record_id}: {said} ({self.reason})."
+        if self.action == "duplicate":
+            return f"Not saved again: {said} is already remembered ({self.reason})."
+        return f"Not saved: {said} ({self.reason})."
+
     def public_dict(self) -> dict[str, Any]:
         return {
             "action": self.action,

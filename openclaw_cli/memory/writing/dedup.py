@@ -13,8 +13,6 @@ separated the zones better than the composite cosine or either model alone (test
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from openclaw_cli.memory.search.semantic import combine
 from openclaw_cli.memory.store.layout import LANGUAGE_TRUST
 from openclaw_cli.memory.writing.merge import STRATEGIES
+from openclaw_cli.memory.writing.values import value_change
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,28 +47,24 @@ class DedupZones:
         return "new" if similarity < self.new_below else "grey"
 
     def classify(self, similarity: float, new_l0: str, old_l0: str, category: str) -> Zone:
-        """The zone of a candidate and a stored memory, with the two cases a cosine cannot see moved
-        from "duplicate" to the grey zone, where only a judge may call them the same:
+        """The zone of a candidate and a stored memory, with the cases a cosine cannot see moved from
+        "duplicate" to the grey zone, where only a judge may relate them (and the write path keeps a
+        changed value of the same fact: writing/values.py):
 
-        - texts whose numbers differ ("prefers 2 spaces" / "prefers 4 spaces": 0.92 apart; a new age,
-          an address, a version): dropping one as a duplicate would lose the update;
+        - texts whose values differ (a number, an identifier, a date, an amount, a proper name, a
+          negation: "passport … ALICEHKPASS4417" / "… ALICEWSPASS4417" are 0.97 apart), which are never
+          the same meaning: dropping one as a duplicate would lose the new value;
         - events and cases, which never merge: "meeting with Bob on Monday" and "...on Friday" are 0.95
           apart and are two events.
         """
         zone = self.zone(similarity)
-        if zone == "duplicate" and (category in NEVER_MERGED or numbers(new_l0) != numbers(old_l0)):
+        if zone == "duplicate" and (category in NEVER_MERGED or value_change(new_l0, old_l0) is not None):
             return "grey"
         return zone
 
 
 # Categories whose memories stay independent (writing/merge.py): a near-duplicate is not dropped without a judge.
 NEVER_MERGED = frozenset(category for category, rule in STRATEGIES.items() if rule == "never")
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-
-
-def numbers(text: str) -> list[str]:
-    """The numbers in a text, in order (full-width digits folded to ASCII)."""
-    return _NUMBER.findall(unicodedata.normalize("NFKC", text))
 
 
 def zones_for(profile: SearchProfile, settings: DedupSettings | None = None) -> DedupZones:

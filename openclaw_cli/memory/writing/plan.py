@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.writing import dedup, merge
 from openclaw_cli.memory.writing.candidate import Action, Candidate, Judge, WriteOutcome
+from openclaw_cli.memory.writing.values import value_change
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,6 +31,14 @@ class Decision:
     action: Action
     reason: str
     existing: str | None = None  # the memory a duplicate or merge goes to
+    beside: str | None = None  # the memory an added one is a new value of (both kept)
+
+
+def quoted(record: MemoryRecord) -> str:
+    """A stored memory as a reason names it: its id and its words, so a person sees what it matched."""
+    from openclaw_cli.memory.text.bounded import bounded
+
+    return f'{record.id} "{bounded(record.l0, 80)}"'
 
 
 class StoreWriter:
@@ -87,14 +96,15 @@ class StoreWriter:
             return Decision("skipped", f"a memory with id {record.id!r} already exists")
         known = dedup.exact_duplicate(self.store.storage, record) or self._fresh_match(record, by="hash")
         if known is not None:
-            return Decision("duplicate", f"same words as {known.id}", known.id)
+            return Decision("duplicate", f"same words as {quoted(known)}", known.id)
         same_fact = dedup.same_attribute(self.store.storage, record) or self._fresh_match(
             record, by="attribute"
         )
         if same_fact is not None:
             decision = Decision(
                 "merged",
-                f"{record.category} {record.attribute!r}: the new value replaces the old",
+                f"{record.category} {record.attribute!r}: the new value replaces {quoted(same_fact)} "
+                "(the old one is kept in history)",
                 same_fact.id,
             )
         else:
@@ -121,44 +131,79 @@ class StoreWriter:
         if vector is None:
             pending = f": {self.warning}" if self.warning else ""
             return Decision("added", f"new (no vector yet, so not compared by meaning{pending})")
+        ranked = self._neighbours(record, vector)
+        changed = self._changed_value(record, ranked)
+        if changed is not None:
+            return changed
         if self.judge is None and record.category in dedup.NEVER_MERGED:
             # Their near-duplicates go to the judge (DedupZones.classify): without one, none is dropped.
             return Decision("added", f"new ({record.category}s are only dropped by a model's judgement)")
-        ranked = self._neighbours(record, vector)
         if not ranked:
             return Decision("added", "new (nothing similar stored)")
         zones = [self.zones.classify(n.similarity, record.l0, n.record.l0, record.category) for n in ranked]
         if "duplicate" in zones:
             match = ranked[zones.index("duplicate")]
             above = self.zones.duplicate_above
-            reason = f"same meaning as {match.record.id} ({match.similarity:.2f} > {above})"
+            reason = f"same meaning as {quoted(match.record)} ({match.similarity:.2f} > {above})"
             return Decision("duplicate", reason, match.record.id)
         grey = [n for n, zone in zip(ranked, zones, strict=True) if zone == "grey"]
         if not grey:
-            return Decision("added", f"new (closest {ranked[0].record.id} at {ranked[0].similarity:.2f})")
+            return Decision(
+                "added", f"new (closest {quoted(ranked[0].record)} at {ranked[0].similarity:.2f})"
+            )
         return self._judged(candidate, grey)
+
+    def _changed_value(self, record: MemoryRecord, ranked: Sequence[Neighbour]) -> Decision | None:
+        """The nearest memory that states the same fact with another value (writing/values.py), as a
+        decision: a profile fact (or a keyed one) is replaced, with a history row; anything else keeps the
+        new value beside the old one. Never a duplicate, whatever the cosine: that would lose the value."""
+        for neighbour in ranked:
+            old = neighbour.record
+            if record.attribute and old.attribute and record.attribute != old.attribute:
+                continue  # two keyed facts about different things ("topic 3" / "topic 4")
+            change = value_change(record.l0, old.l0)
+            if change is None or not change.same_fact:
+                continue
+            what = f"{change.describe()}, {neighbour.similarity:.2f}"
+            keyed = record.category == "profile" or (
+                record.category in dedup.KEYED_CATEGORIES and bool(record.attribute)
+            )
+            if keyed and merge.strategy(old.category) != "never":
+                reason = f"a new value of {quoted(old)} ({what}): it replaces the old one, kept in history"
+                return Decision("merged", reason, old.id)
+            return Decision(
+                "added", f"a new value beside {quoted(old)} ({what}): both are kept", beside=old.id
+            )
+        return None
 
     def _judged(self, candidate: Candidate, grey: Sequence[Neighbour]) -> Decision:
         """Ask the judge about each grey-zone neighbour, nearest first, until one is not different."""
         from openclaw_cli.errors import OpenclawError
 
-        nearest = f"{grey[0].similarity:.2f} to {grey[0].record.id}"
+        nearest = f"{grey[0].similarity:.2f} to {quoted(grey[0].record)}"
         if self.judge is None:
-            return Decision("added", f"kept as new: {nearest} needs a model to judge")
+            reason = f"kept as new: {nearest} needs a model to judge"
+            return Decision("added", reason, beside=grey[0].record.id)
         for neighbour in grey:
             other, similarity = neighbour.record, neighbour.similarity
             try:
                 verdict = self.judge(candidate, other)
             except OpenclawError as exc:
                 return Decision("added", f"kept as new: {nearest}, the judge failed ({exc.message})")
+            if verdict == "same" and value_change(candidate.l0, other.l0) is not None:
+                verdict = "update"  # other values are never the same meaning, whatever the judge says
             if verdict == "same":
-                return Decision("duplicate", f"judged the same as {other.id} ({similarity:.2f})", other.id)
+                reason = f"judged the same as {quoted(other)} ({similarity:.2f})"
+                return Decision("duplicate", reason, other.id)
             rule = merge.strategy(other.category)
             if verdict == "update" and rule != "never":
-                reason = f"judged an update of {other.id} ({similarity:.2f}, {rule})"
+                reason = f"judged an update of {quoted(other)} ({similarity:.2f}, {rule}; the old one is kept in history)"
                 return Decision("merged", reason, other.id)
             if verdict == "update":
-                return Decision("added", f"judged related to {other.id}, but {other.category}s never merge")
+                reason = (
+                    f"judged related to {quoted(other)}, but {other.category}s never merge: both are kept"
+                )
+                return Decision("added", reason, beside=other.id)
         return Decision("added", f"judged different from {len(grey)} similar memories (nearest {nearest})")
 
     def _neighbours(self, record: MemoryRecord, vector: np.ndarray) -> list[Neighbour]:
@@ -209,7 +254,7 @@ class StoreWriter:
         if decision.action == "added":
             known = dedup.exact_duplicate(store.storage, record)
             if known is not None:
-                decision = Decision("duplicate", f"same words as {known.id}", known.id)
+                decision = Decision("duplicate", f"same words as {quoted(known)}", known.id)
             else:
                 store.insert_record(record, vector)
                 self._indexed(record, vector)
@@ -238,7 +283,7 @@ def _outcome(candidate: Candidate, record: MemoryRecord, decision: Decision, dry
     if decision.action == "skipped":
         return WriteOutcome(candidate, "skipped", reason)
     if decision.action == "added":
-        return WriteOutcome(candidate, "added", reason, record.id)
+        return WriteOutcome(candidate, "added", reason, record.id, existing_id=decision.beside)
     return WriteOutcome(candidate, decision.action, reason, decision.existing)
 
 
