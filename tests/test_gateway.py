@@ -554,6 +554,31 @@ def test_memory_methods(gateway: Gateway) -> None:
         )
 
 
+def test_memory_add_says_what_it_did_and_what_a_text_matched(gateway: Gateway) -> None:
+    """Issue 48: "ok" with nothing stored is a defect. memory.add takes the CLI's write path: a repeat says
+    what it matched, and a changed value of a profile fact replaces it (with a history row), never dropped."""
+    # In an agent of its own: the module's other tests reflect on the main agent's profile memories.
+    first = {
+        "text": "User's passport number is ALICEV1PASS4417",
+        "category": "profile",
+        "userId": "pass-ann",
+        "agentId": "paperwork",
+    }
+    with gateway.ws() as conn:
+        added = request(conn, "memory.add", first, timeout=120)["payload"]
+        assert added["action"] == "added" and added["l0"] == first["text"], added
+        again = request(conn, "memory.add", first)["payload"]
+        assert again["action"] == "duplicate" and again["id"] == added["id"], again
+        assert added["id"] in again["said"] or added["id"] in again["reason"], again
+        changed = request(conn, "memory.add", {**first, "text": "User's passport number is ALICEWSPASS4417"})
+        payload = changed["payload"]
+        assert payload["action"] in ("merged", "added") and "ALICEWSPASS4417" in payload["said"], payload
+        asked = {"query": "passport number", "userId": "pass-ann", "all": True, "agentId": "paperwork"}
+        found = request(conn, "memory.search", asked)
+        texts = [hit["l0"] for hit in found["payload"]["results"]]
+        assert any("ALICEWSPASS4417" in text for text in texts), texts
+
+
 # ---------------------------------------------------------------- the CLI
 
 

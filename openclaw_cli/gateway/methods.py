@@ -345,18 +345,43 @@ class Methods:
         return await asyncio.to_thread(block)
 
     async def memory_add(self, params: dict[str, Any], listener: Listener | None) -> Any:
-        from openclaw_cli.memory.agent_memory import NewMemory
+        """The write path `openclaw memory add` takes (dedup by meaning, a changed value replacing a profile
+        fact with a history row): the answer says what was done and, when nothing new was stored, what the
+        text matched and why (`action`, `reason`, `existingId`), never a bare record as if it were new."""
+        from openclaw_cli.memory.store.records import validate_category, validate_scope
+        from openclaw_cli.memory.writing.candidate import Candidate
+        from openclaw_cli.memory.writing.write_path import write_memories
 
-        item = NewMemory(
+        scope = validate_scope(p.param_str(params, "scope", required=False, max_length=16) or "user")
+        candidate = Candidate(
             p.param_str(params, "text", max_length=MAX_TEXT) or "",
-            p.param_str(params, "category", required=False, max_length=32) or "note",
-            p.param_str(params, "scope", required=False, max_length=16) or "user",
-            self._reader(params) or identity.owner_id(self.core.settings),
+            validate_category(p.param_str(params, "category", required=False, max_length=32) or "note"),
             p.param_str(params, "l1", required=False, max_length=MAX_TEXT),
+            scope=scope,
+            user_id=(self._reader(params) or identity.owner_id(self.core.settings))
+            if scope == "user"
+            else None,
         )
-        record, report = await self._with_memory(self._agent(params), lambda service: service.add(item))
+
+        def write(service: MemoryService) -> Any:
+            [outcome] = write_memories(service, [candidate])
+            if outcome.action == "skipped":
+                raise outcome.error or InvalidInput(outcome.reason)
+            record = service.get(outcome.record_id) if outcome.record_id else None
+            return outcome, record
+
+        outcome, record = await self._with_memory(self._agent(params), write)
         self.core.wake_words()  # its words are warmed for the searches to come
-        return {**record.public_dict(), "warning": report.warning}
+        pending = record is not None and record.vector_status == "pending"
+        return {
+            **(record.public_dict() if record is not None else {}),
+            "id": outcome.record_id,
+            "action": outcome.action,
+            "reason": outcome.reason,
+            "existingId": outcome.existing_id,
+            "said": outcome.describe(),
+            "warning": f"the vector is pending ({outcome.reason})" if pending else None,
+        }
 
     async def memory_delete(self, params: dict[str, Any], listener: Listener | None) -> Any:
         record_id = p.param_str(params, "id", max_length=256) or ""
