@@ -36,20 +36,17 @@ def _token() -> str | None:
         return None
 
 
-def _gateway_port(given: int | None) -> int:
-    """--port, else the port the running gateway wrote in its pid file, else gateway.port.
+def _gateway_port(given: int | None) -> tuple[int | None, str]:
+    """--port, else the port this home's running gateway wrote in its pid file; with why when neither.
 
-    The pid file is read here rather than through openclaw_cli.gateway, which loads the server stack."""
-    import json
+    Never gateway.port or the default: a gateway listening there may be another home's, with another
+    token (issue 48: its 401 ended the chat that should have run in-process)."""
+    from openclaw_cli.gateway.pidfile import home_gateway
 
     if given is not None:
-        return given
-    st = common.state()
-    try:
-        record = json.loads((st.home.root / "gateway" / "gateway.pid").read_bytes())
-        return int(record["port"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return int(st.settings.gateway.port)
+        return given, f"no gateway on port {given}"
+    found = home_gateway(common.state().home)
+    return (found[1], "") if found is not None else (None, "no gateway runs for this home")
 
 
 def _backend(
@@ -59,13 +56,13 @@ def _backend(
     from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
 
     st = common.state()
-    port = _gateway_port(port) if not local else 0
-    if not local and gateway_listening("127.0.0.1", port):
-        url = f"ws://127.0.0.1:{port}{WS_PATH}"
+    chosen, absent = _gateway_port(port) if not local else (None, "")
+    if chosen is not None and gateway_listening("127.0.0.1", chosen):
+        url = f"ws://127.0.0.1:{chosen}{WS_PATH}"
         return GatewayChat(url, _token(), agent, session_key, user_id=person), None
     from openclaw_cli.agent.chat_client import LocalChat
 
-    why = None if local else f"no gateway on port {port}: running in-process"
+    why = None if local else f"{absent or f'no gateway on port {chosen}'}: running in-process"
     return LocalChat(st.home, st.settings, agent, session_key, user_id=person), why
 
 

@@ -133,7 +133,7 @@ def status_cmd(port: ClientPortOpt = None, token: TokenOpt = None, as_json: Json
             if detail["config"]["error"]:
                 common.warn(f"openclaw.json was not applied: {detail['config']['error']}")
     else:
-        common.echo(f"not running (nothing answers on {result['host']}:{result['port']})")
+        common.echo(f"not running ({result['reason']})")
     if not result["running"]:
         raise typer.Exit(1)
 
