@@ -18,8 +18,10 @@ EventSink = Callable[[str, dict[str, Any]], None]
 # Said when a turn has no model to answer (here: the chat shows it at start without loading the loop).
 NO_MODEL = (
     "No model is configured, so there is no reply; your messages are stored and facts in them are "
-    "still extracted. Set one with `openclaw config set llm.model openai/gpt-4o-mini` "
-    "(and `llm.apiBase` for a local server)."
+    "still extracted. Set one with `openclaw config set llm.model openai/gpt-4o-mini` (its key from "
+    "OPENAI_API_KEY or `llm.apiKey`). For a local OpenAI-compatible server (llama.cpp, vLLM, LM Studio, "
+    "Ollama) set `llm.model openai/MODEL-NAME` and `llm.apiBase http://127.0.0.1:PORT/v1`: on loopback "
+    "no key is needed."
 )
 TurnStatus = Literal["ok", "error", "aborted"]
 
