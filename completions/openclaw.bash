@@ -7,8 +7,8 @@ _openclaw_words() {
         "commands:openclaw") echo "chat completion config doctor gateway man memory reflect session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
-        "options:openclaw chat") echo "--session --agent --local --port --user -h --help" ;;
-        "valued:openclaw chat") echo "--session --agent --port --user" ;;
+        "options:openclaw chat") echo "-m --model --session --agent --local --port --user -h --help" ;;
+        "valued:openclaw chat") echo "-m --model --session --agent --port --user" ;;
         "options:openclaw completion") echo "-h --help" ;;
         "commands:openclaw config") echo "get path set show" ;;
         "options:openclaw config") echo "-h --help" ;;

@@ -9,17 +9,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openclaw_cli.agent_config import for_agent
+from openclaw_cli.agent_config import for_agent, with_model
 from openclaw_cli.cli import common
 from openclaw_cli.errors import OpenclawError
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.chat_client import ChatBackend
+    from openclaw_cli.config import Settings
 
 app = typer.Typer(
     help="Chat with an agent in the terminal (replies stream; memory is used and written).",
     subcommand_metavar=" ",  # a command without subcommands: no COMMAND in its usage line
-    epilog="Examples:\n\n  openclaw chat\n\n  openclaw chat --local --session agent:main:direct:alice\n\n"
+    # `openclaw chat "question" -m MODEL`: options after the message too, as in `llm "prompt" -m MODEL`
+    context_settings={"allow_interspersed_args": True},
+    epilog='Examples:\n\n  openclaw chat\n\n  openclaw chat "what do I drink in the morning?"\n\n'
+    '  openclaw chat "summarise my week" -m openai/gpt-4o-mini\n\n'
+    "  openclaw chat --local --session agent:main:direct:alice\n\n"
     "  openclaw chat --agent work\n\n  echo 'remember that I like green tea' | openclaw chat --local",
 )
 
@@ -50,7 +55,7 @@ def _gateway_port(given: int | None) -> tuple[int | None, str]:
 
 
 def _backend(
-    agent: str, session_key: str, person: str | None, local: bool, port: int | None
+    agent: str, session_key: str, person: str | None, local: bool, port: int | None, settings: Settings
 ) -> tuple[ChatBackend, str | None]:
     """The gateway when one is listening (and --local is not given), else the in-process loop."""
     from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
@@ -63,11 +68,28 @@ def _backend(
     from openclaw_cli.agent.chat_client import LocalChat
 
     why = None if local else f"{absent or f'no gateway on port {chosen}'}: running in-process"
-    return LocalChat(st.home, st.settings, agent, session_key, user_id=person), why
+    return LocalChat(st.home, settings, agent, session_key, user_id=person), why
 
 
 @app.callback(invoke_without_command=True)
 def chat_cmd(
+    message: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="One message: print its reply and exit (words are joined by spaces). Without it, "
+            "the chat reads lines from the terminal or a pipe.",
+            metavar="MESSAGE",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="The model for this run (e.g. openai/gpt-4o-mini), over the configured one; runs in-process.",
+        ),
+    ] = None,
     session: Annotated[
         str | None, typer.Option("--session", help="The session key (default agent:AGENT:main).")
     ] = None,
@@ -94,8 +116,13 @@ def chat_cmd(
     Memories are read and written for the person typing: the owner (`owner` in the config) in the
     main session, the session's peer in a DM session, or `--user`.
 
+    With a MESSAGE, only the reply is printed (notices go to stderr) and a failed model call is one
+    error line and exit 1. A piped chat exits 1 too when a message got no reply because its turn failed.
+
     Examples:\n
       openclaw chat\n
+      openclaw chat "what do I like to drink?"\n
+      openclaw chat "what do I like to drink?" -m openai/gpt-4o-mini\n
       openclaw chat --local --session agent:main:telegram:direct:123\n
       echo 'what do I like?' | openclaw chat --user alice
     """
@@ -119,7 +146,19 @@ def chat_cmd(
         person = identity.for_key(st.settings, parse_key(key), user=user).person
     except OpenclawError as exc:
         common.fail(exc.message, hint=exc.hint, code=2)
-    backend, why = _backend(agent_id, key, person, local, port)
+    settings = st.settings if model is None else with_model(st.settings, agent_id, model)
+    # The gateway's agents run their configured models: another model means this process.
+    backend, why = _backend(agent_id, key, person, local or model is not None, port, settings)
+    in_process_model = for_agent(settings, agent_id).llm.model
+    no_model = NO_MODEL if backend.mode == "in-process" and in_process_model is None else None
+    if message:
+        from openclaw_cli.cli.chat_once import reply_once
+
+        try:
+            reply_once(backend, " ".join(message), no_model)
+        finally:
+            backend.close()
+        return
     interactive = sys.stdin.isatty()
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
     console = Console(highlight=False, force_terminal=interactive or None, soft_wrap=not interactive)
@@ -129,8 +168,8 @@ def chat_cmd(
     ]
     if why:
         banner.append(why)
-    if backend.mode == "in-process" and for_agent(st.settings, agent_id).llm.model is None:
-        banner.append(NO_MODEL)
+    if no_model is not None:
+        banner.append(no_model)
     history = _history_path(agent_id, person) if interactive else None
 
     def on_prompt() -> None:  # what the first reply needs loads while the user types
@@ -139,9 +178,11 @@ def chat_cmd(
 
     try:
         lines = functools.partial(read_lines, history, interactive, on_prompt=on_prompt)
-        run_chat(backend, console, agent_id, banner, lines, interactive)
+        screen = run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
         backend.close()
+    if screen.failed and not interactive:  # a script must not take "no reply" for success
+        common.fail(f"{screen.failed} of {screen.sent} message(s) got no reply: the turn failed (see above)")
 
 
 def _history_path(agent_id: str, person: str | None) -> Path | None:
