@@ -10,7 +10,9 @@ import pytest
 
 from openclaw_cli.memory.store.persons import close_matches
 
-WARNING = "openclaw: warning: no memories of user 'alice' (user ids match exactly; did you mean openai:alice?)\n"
+WARNING = (
+    "openclaw: warning: no memories of user 'alice' (user ids match exactly; did you mean openai:alice?)\n"
+)
 
 
 @pytest.fixture
