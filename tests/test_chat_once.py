@@ -33,12 +33,19 @@ def echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         server.stop()
 
 
-def _configure(home: Path, llm: dict[str, object] | None, **sections: object) -> None:
-    config: dict[str, object] = {
-        "memory": {"extraction": {"enabled": False}},  # the turns' own calls only
-        "session": {"reset": {"atHour": None}},
-        **sections,
-    }
+def _configure(
+    home: Path, llm: dict[str, object] | None, embed: FakeOpenAI | None = None, **sections: object
+) -> None:
+    memory: dict[str, object] = {"extraction": {"enabled": False}}  # the turns' own calls only
+    if embed is not None:  # the fake's embeddings: no local model to load in every chat process
+        memory["embedding"] = {
+            "provider": "litellm",
+            "model": "openai/text-embedding-3-small",
+            "apiBase": embed.url,
+            "dimensions": 64,
+            "maxRetries": 0,
+        }
+    config: dict[str, object] = {"memory": memory, "session": {"reset": {"atHour": None}}, **sections}
     if llm is not None:
         config["llm"] = {"maxRetries": 0, "timeoutSeconds": 20, **llm}
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -46,7 +53,7 @@ def _configure(home: Path, llm: dict[str, object] | None, **sections: object) ->
 
 
 def _local(home: Path, fake: FakeOpenAI, **llm: object) -> None:
-    _configure(home, {"model": "openai/local-model", "apiBase": fake.url, **llm})
+    _configure(home, {"model": "openai/local-model", "apiBase": fake.url, **llm}, fake)
 
 
 def _chat(home: Path, *args: str, input: str | None = None) -> Result:
@@ -100,6 +107,7 @@ def test_model_option_overrides_an_agents_own_model(home: Path, echo: FakeOpenAI
     _configure(
         home,
         {"model": "openai/global-model", "apiBase": echo.url},
+        echo,
         agents={"list": [{"id": "main", "model": "openai/agent-model", "apiBase": echo.url}]},
     )
     answered = _chat(home, "which model?", "-m", "openai/asked-model")
@@ -190,6 +198,7 @@ def test_an_agents_own_api_key_is_sent_to_its_server(home: Path, echo: FakeOpenA
     _configure(
         home,
         {"model": "openai/global", "apiBase": "http://192.0.2.1/v1", "apiKey": "sk-global-not-for-agent"},
+        echo,
         agents={"list": [{"id": "main", "model": "openai/mine", "apiBase": echo.url, "apiKey": SECRET}]},
     )
     answered = _chat(home, "whose key?")
@@ -202,6 +211,7 @@ def test_an_agents_own_server_never_gets_the_global_key(home: Path, echo: FakeOp
     _configure(
         home,
         {"model": "openai/global", "apiBase": "http://192.0.2.1/v1", "apiKey": "sk-global-not-for-agent"},
+        echo,
         agents={"list": [{"id": "main", "model": "openai/mine", "apiBase": echo.url}]},
     )
     answered = _chat(home, "whose key?")
@@ -212,7 +222,7 @@ def test_an_agents_own_server_never_gets_the_global_key(home: Path, echo: FakeOp
 
 def test_a_remote_server_without_a_key_says_what_to_set(home: Path, echo: FakeOpenAI) -> None:
     # 192.0.2.1 (TEST-NET-1) is never reached: the client refuses to start without a key.
-    _configure(home, {"model": "openai/remote", "apiBase": "http://192.0.2.1/v1"})
+    _configure(home, {"model": "openai/remote", "apiBase": "http://192.0.2.1/v1"}, echo)
     answered = _chat(home, "anyone?")
     assert answered.returncode == 1
     lines = answered.stderr.strip().splitlines()
