@@ -256,3 +256,28 @@ def test_the_no_model_hint_says_what_a_local_server_needs(home: Path) -> None:
     out = " ".join(chatted.stdout.split())
     assert "llm.apiBase http://127.0.0.1:PORT/v1" in out and "no key is needed" in out
     assert "llm.apiKey" in out
+
+
+# -- through the home's gateway ---------------------------------------------------------------------
+
+
+def test_one_message_through_the_homes_gateway(home: Path, echo: FakeOpenAI) -> None:
+    from tests.gateway_helpers import running_gateway, write_config
+
+    write_config(home, echo, memory={"extraction": {"enabled": False}})
+    with running_gateway(home):
+        answered = _chat(home, "hello gateway")
+    assert answered.returncode == 0, answered.stderr
+    assert answered.stdout == "echo: hello gateway\n"
+
+
+def test_one_message_through_a_gateway_without_a_model_is_an_error(home: Path) -> None:
+    from tests.gateway_helpers import running_gateway, write_config
+
+    write_config(home, None, llm={"model": None}, memory={"extraction": {"enabled": False}})
+    with running_gateway(home):
+        answered = _chat(home, "anyone?")
+    assert answered.returncode == 1
+    assert answered.stdout == ""
+    lines = answered.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no model is configured" in lines[0]

@@ -155,7 +155,7 @@ def chat_cmd(
         from openclaw_cli.cli.chat_once import reply_once
 
         try:
-            reply_once(backend, " ".join(message), no_model)
+            reply_once(backend, " ".join(message))
         finally:
             backend.close()
         return

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.chat_client import ChatBackend
 
 
-def reply_once(backend: ChatBackend, text: str, no_model_hint: str | None) -> None:
-    """Send `text`, print the reply; exit 1 with one line when there is none. `no_model_hint`: what to set
-    when the in-process agent has no model (None when it has one, or a gateway answers)."""
+def reply_once(backend: ChatBackend, text: str) -> None:
+    """Send `text`, print the reply; exit 1 with one line when there is none (a failed turn, or no model
+    configured: the agent says so in a notice, in this process or through the gateway)."""
+    from openclaw_cli.agent.turn_types import MODEL_HINT, NO_MODEL
+
     said: set[str] = set()
     streamed: list[str] = []
 
@@ -33,9 +35,10 @@ def reply_once(backend: ChatBackend, text: str, no_model_hint: str | None) -> No
             sys.stdout.flush()
         elif kind == "notice":
             notice = str(payload.get("text", ""))
-            if notice not in said and notice != no_model_hint:
+            if notice not in said:
                 said.add(notice)
-                typer.echo(f"* {notice}", err=True)
+                if notice != NO_MODEL:  # said once below, as the error
+                    typer.echo(f"* {notice}", err=True)
 
     result = backend.send(text, on_event)
     reply = str(result.get("reply") or "")
@@ -49,10 +52,8 @@ def reply_once(backend: ChatBackend, text: str, no_model_hint: str | None) -> No
         common.fail(_one_line(str(result.get("error") or "the turn failed")))
     if status == "aborted":
         common.fail("stopped before the reply ended; your message is kept", code=130)
-    if not (streamed or reply) and no_model_hint is not None:
-        common.fail(
-            "no model is configured, so there is no reply (your message is stored)", hint=no_model_hint
-        )
+    if not (streamed or reply) and NO_MODEL in said | set(result.get("notices") or []):
+        common.fail("no model is configured, so there is no reply (your message is stored)", hint=MODEL_HINT)
 
 
 def _one_line(text: str) -> str:
