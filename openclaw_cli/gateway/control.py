@@ -21,6 +21,7 @@ from openclaw_cli.errors import NotFound, OpenclawError
 from openclaw_cli.fsutil import FILE_MODE
 from openclaw_cli.gateway.auth import read_token_file
 from openclaw_cli.gateway.pidfile import (
+    gateway_process,
     home_gateway,
     log_file,
     pid_file,
@@ -112,8 +113,8 @@ def start_background(
     home: Home, run_args: list[str], env: dict[str, str], timeout: float = 30.0
 ) -> dict[str, Any]:
     """Start `openclaw gateway run ARGS` detached; wait until it answers /healthz."""
-    record = read_pid_record(home)
-    if record is not None and process_alive(record["pid"]):
+    record = gateway_process(home)
+    if record is not None:
         raise OpenclawError(
             f"a gateway is already running (pid {record['pid']}, port {record.get('port')})",
             hint="stop it with `openclaw gateway stop`",
@@ -156,9 +157,10 @@ def _log_tail(path: Path) -> str:
 
 
 def stop(home: Home, timeout: float = 15.0) -> dict[str, Any]:
-    """SIGTERM the gateway of this home and wait for it to exit (SIGKILL after `timeout`)."""
-    record = read_pid_record(home)
-    if record is None or not process_alive(record["pid"]):
+    """SIGTERM the gateway of this home and wait for it to exit (SIGKILL after `timeout`). A pid file whose
+    process is no gateway (its pid reused since) names nothing to stop: that process is left alone."""
+    record = gateway_process(home)
+    if record is None:
         with contextlib.suppress(FileNotFoundError):
             pid_file(home).unlink()
         raise NotFound("no gateway is running for this home", hint="start one with `openclaw gateway start`")
