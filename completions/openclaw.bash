@@ -7,8 +7,8 @@ _openclaw_words() {
         "commands:openclaw") echo "chat completion config doctor gateway man memory reflect session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
-        "options:openclaw chat") echo "--session --agent --local --port --user -h --help" ;;
-        "valued:openclaw chat") echo "--session --agent --port --user" ;;
+        "options:openclaw chat") echo "-m --model --session --agent --local --port --user -h --help" ;;
+        "valued:openclaw chat") echo "-m --model --session --agent --port --user" ;;
         "options:openclaw completion") echo "-h --help" ;;
         "commands:openclaw config") echo "get path set show" ;;
         "options:openclaw config") echo "-h --help" ;;
@@ -35,7 +35,7 @@ _openclaw_words() {
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
-        "options:openclaw memory backup") echo "-o --output --shared --list --json -h --help" ;;
+        "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
         "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;
@@ -46,7 +46,7 @@ _openclaw_words() {
         "options:openclaw memory history") echo "--json -h --help" ;;
         "options:openclaw memory import") echo "--on-conflict --dry-run --skip-invalid --json -h --help" ;;
         "valued:openclaw memory import") echo "--on-conflict" ;;
-        "options:openclaw memory index") echo "--check --rebuild --json -h --help" ;;
+        "options:openclaw memory index") echo "--check --rebuild --json -q --quiet -h --help" ;;
         "options:openclaw memory inject") echo "-q --query -s --session -u --user --expand --json --local -h --help" ;;
         "valued:openclaw memory inject") echo "-q --query -s --session -u --user" ;;
         "options:openclaw memory list") echo "-u --user -c --category --scope -n --limit --json -h --help" ;;
@@ -65,7 +65,7 @@ _openclaw_words() {
         "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --json --local -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
-        "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -h --help" ;;
+        "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
         "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;
         "options:openclaw session") echo "-h --help" ;;
@@ -89,7 +89,7 @@ _openclaw_words() {
         "valued:openclaw session search") echo "-k --top -s --session -u --user --since --until --role" ;;
         "options:openclaw session show") echo "--tail --json -h --help" ;;
         "valued:openclaw session show") echo "--tail" ;;
-        "options:openclaw session sweep") echo "--json -h --help" ;;
+        "options:openclaw session sweep") echo "--json -q --quiet -h --help" ;;
     esac
 }
 

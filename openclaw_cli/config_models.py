@@ -230,16 +230,35 @@ class MemorySettings(_Section):
     )
 
 
+SECRET_MASK = "***"
+
+
+def _api_key_field(whose: str) -> Any:
+    return Field(
+        None,
+        description=f"the API key of {whose} (never printed); default the provider's environment variable, "
+        "such as OPENAI_API_KEY; a server on loopback needs none",
+    )
+
+
 class LlmSettings(_Section):
-    """The chat model, reached through litellm (`openai/` models through the openai package directly); keys
-    come from the providers' usual environment variables."""
+    """The chat model, reached through litellm (`openai/` models through the openai package directly); the
+    key is `apiKey`, else the provider's usual environment variable; a server on loopback needs none."""
 
     model: str | None = Field(None, description="e.g. openai/gpt-4o-mini; none means no model is used")
     extract_model: str | None = Field(None, description="a cheaper model for extraction; default `model`")
-    api_base: str | None = None
+    api_base: str | None = Field(
+        None, description="where the model is served, e.g. http://127.0.0.1:8080/v1 for a local server"
+    )
+    api_key: str | None = _api_key_field("llm.apiBase's server (or the provider)")
     timeout_seconds: float = Field(60, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
     context_tokens: int = Field(8192, ge=512, description="the model's context window, in tokens")
+
+    @field_serializer("api_key")
+    def _masked(self, key: str | None) -> str | None:
+        """Every dump of the settings (`config show`, `config get`) hides the key."""
+        return None if key is None else SECRET_MASK
 
 
 QueueMode = Literal["collect", "followup", "queue", "steer", "steer-backlog", "interrupt"]
@@ -297,6 +316,11 @@ class AgentEntry(_Section):
     extract_model: str | None = Field(
         None, description="this agent's extraction model; default its own model when it sets one"
     )
+    api_key: str | None = _api_key_field("this agent's apiBase (with none: llm.apiKey)")
+
+    @field_serializer("api_key")
+    def _masked(self, key: str | None) -> str | None:
+        return None if key is None else SECRET_MASK
 
 
 class AgentsSettings(_Section):

@@ -81,7 +81,10 @@ def route(model: str) -> Any:
 
 
 def preload(
-    model: str | None = None, api_base: str | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS
+    model: str | None = None,
+    api_base: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    api_key: str | None = None,
 ) -> None:
     """Load now (seconds) what the first call of `model` would load, so that it does not wait for it.
 
@@ -90,7 +93,7 @@ def preload(
     imports another second of provider, cost and tokenizer code. The HTTP transport's modules, which the
     first real request imports, are loaded too."""
     if model is not None and llm_openai.handles(model):
-        llm_openai.preload(api_base, timeout)
+        llm_openai.preload(api_base, timeout, api_key)
         _import_transport()
         return
     litellm = client()

@@ -78,9 +78,19 @@ def is_retryable(exc: Exception) -> bool:
     return isinstance(status, int) and (status == 429 or status >= 500)
 
 
+# The openai package's words when it has no key (litellm passes them on, or says "Missing credentials").
+_NO_KEY_WORDS = re.compile(r"api_key client option must be set|missing credentials", re.IGNORECASE)
+NO_KEY = (
+    "no API key: set `openclaw config set llm.apiKey KEY` or OPENAI_API_KEY (a local server on loopback, "
+    "llm.apiBase http://127.0.0.1:PORT/v1, needs none)"
+)
+
+
 def describe(exc: Exception) -> str:
     if refused_connection(exc) is not None:
         return "connection refused: nothing is listening at the configured address (check apiBase)"
+    if _NO_KEY_WORDS.search(str(getattr(exc, "message", None) or exc)):
+        return NO_KEY
     status = getattr(exc, "status_code", None)
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__

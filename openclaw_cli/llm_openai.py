@@ -33,6 +33,8 @@ _COST_MAP = "model_prices_and_context_window_backup.json"
 # connection settings, which belong to the client.
 _NOT_FIELDS = frozenset({"model", "timeout", "api_base", "api_key", "num_retries", "max_retries"})
 
+LOCAL_PLACEHOLDER_KEY = "openclaw-local-server-no-key"
+
 _clients: dict[tuple[str | None, str | None, float], Any] = {}
 _clients_lock = threading.Lock()
 
@@ -42,12 +44,39 @@ def handles(model: str) -> bool:
     return model.startswith(PREFIX) and not _REASONING.match(model[len(PREFIX) :])
 
 
+def on_loopback(api_base: str | None) -> bool:
+    """Whether `api_base` names a server on this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    if not api_base:
+        return False
+    try:
+        host = urlsplit(api_base).hostname
+    except ValueError:
+        return False
+    if host is None:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def client(api_base: str | None, api_key: str | None, timeout: float) -> Any:
     """One openai.OpenAI per address, key and timeout, kept for the process: building one takes ~20 ms, and
     a kept one keeps its connections open. Its own retries are off (llm.with_retries does them)."""
     # The package reads OPENAI_API_KEY itself when no key is given; reading it here too keeps a client
-    # built with one key from being reused after the key changed.
-    key = api_key or os.environ.get("OPENAI_API_KEY")
+    # built with one key from being reused after the key changed. A server on loopback (llama.cpp, vLLM,
+    # LM Studio, Ollama) usually wants no key, but the package refuses to build a client without one
+    # ("Missing credentials"): it gets a placeholder, which such a server ignores.
+    key = (
+        api_key
+        or os.environ.get("OPENAI_API_KEY")
+        or (LOCAL_PLACEHOLDER_KEY if on_loopback(api_base) else None)
+    )
     slot = (api_base, key, timeout)
     with _clients_lock:
         found = _clients.get(slot)
@@ -94,13 +123,13 @@ def embedding(**kwargs: Any) -> Any:
     return api.post("/embeddings", body={"model": model, **fields}, cast_to=CreateEmbeddingResponse)
 
 
-def preload(api_base: str | None, timeout: float) -> None:
+def preload(api_base: str | None, timeout: float, api_key: str | None = None) -> None:
     """Import the package and what its first request and first price need (~0.6 s), and build the client."""
     import openai.types.chat  # noqa: F401 - the reply types, imported by the first call otherwise
 
     # Without a key yet, the call will say so, in the provider's own words.
     with contextlib.suppress(Exception):
-        client(api_base, None, timeout)
+        client(api_base, api_key, timeout)
     _prices()
 
 

@@ -21,6 +21,35 @@ from tests.conftest import ROOT, base_env
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
 
 
+@contextmanager
+def answering_port() -> Iterator[int]:
+    """A loopback port where an HTTP server answers every GET with 200 `{"ok": true}`, as a gateway's
+    /healthz does: a home whose gateway.port names it must still not take it for its own gateway."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Healthy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            body = b'{"ok": true}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def echo_last_user(body: dict[str, Any]) -> str:
     """A fake-model reply that names the user text it answered: `echo: TEXT`."""
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]

@@ -22,6 +22,7 @@ from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, Hold, asking
 from tests.gateway_helpers import (
     Gateway,
+    answering_port,
     chat_until_final,
     echo_last_user,
     echo_server,
@@ -610,7 +611,10 @@ def test_cli_start_status_call_health_stop(tmp_path: Path, fake: FakeOpenAI) -> 
         stopped = run_cli(home, "gateway", "stop", "--json")
     assert stopped.returncode == 0 and stopped.json()["pid"] == record["pid"]
     assert not (home / "gateway" / "gateway.pid").exists()
-    down = run_cli(home, "gateway", "status")
+    # Without its pid file the home has no gateway, whatever answers on its configured port (here a
+    # stand-in for another home's gateway: the default port is never probed, so never needs to be free).
+    with answering_port() as elsewhere:
+        down = run_cli(home, "gateway", "status", env={"OPENCLAW_GATEWAY__PORT": str(elsewhere)})
     assert down.returncode == 1 and "not running" in down.stdout
     assert run_cli(home, "gateway", "stop").returncode == 1
     # The process has ended: gone, or a zombie that init has not reaped yet (stop does not wait for that).

@@ -19,9 +19,10 @@ from openclaw_cli.gateway.pidfile import process_alive
 from tests.conftest import run_cli
 
 # A parent that never reaps: it starts a child that sleeps, prints the child's pid, then waits for stdin.
+# The child's command line names a gateway, as the pid file's process must for `gateway stop` to signal it.
 NEGLECTFUL_PARENT = (
-    "import subprocess, sys; child = subprocess.Popen(['sleep', '600']); print(child.pid, flush=True); "
-    "sys.stdin.read()"
+    "import subprocess, sys; child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+    "'gateway', 'run']); print(child.pid, flush=True); sys.stdin.read()"
 )
 
 
@@ -76,3 +77,19 @@ def test_stop_does_not_wait_for_the_gateway_to_be_reaped(tmp_path: Path, orphan_
     assert stopped.returncode == 0, stopped.stderr
     assert stopped.json() == {"stopped": True, "pid": orphan_like, "forced": False}
     assert _state(orphan_like) == "Z"  # ended by the SIGTERM, and still not reaped
+
+
+def test_stop_leaves_a_process_that_is_no_gateway_alone(tmp_path: Path) -> None:
+    """A stale pid file whose pid the system gave to another program since: stop must not signal it."""
+    home = tmp_path / "home"
+    (home / "gateway").mkdir(parents=True, mode=0o700)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        record = {"pid": other.pid, "host": "127.0.0.1", "port": 9}
+        (home / "gateway" / "gateway.pid").write_text(json.dumps(record))
+        stopped = run_cli(home, "gateway", "stop", timeout=60)
+        assert stopped.returncode == 1 and "no gateway is running for this home" in stopped.stderr
+        assert other.poll() is None  # still running
+    finally:
+        other.kill()
+        other.wait()

@@ -103,10 +103,36 @@ def test_another_bad_request_is_not_an_overflow(fake_openai) -> None:  # type: i
 
 def test_without_a_key_the_call_says_so_once_and_sends_nothing(fake_openai, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("OPENAI_API_KEY")
-    with pytest.raises(llm.ModelUnavailable, match="api_key") as caught:
-        llm.complete("openai/fake", ASK, fake_openai.url, max_retries=3, base_delay=5)
+    # A server beyond loopback (TEST-NET-1, never reached): one on loopback gets a placeholder key.
+    with pytest.raises(llm.ModelUnavailable, match="no API key: set .*llm.apiKey") as caught:
+        llm.complete("openai/fake", ASK, "http://192.0.2.1/v1", max_retries=3, base_delay=5)
     assert "after" not in caught.value.message  # not retried
     assert fake_openai.requests == []
+
+
+def test_without_a_key_a_server_on_loopback_gets_a_placeholder(fake_openai, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert llm.complete("openai/fake", ASK, fake_openai.url) == fake_openai.default_reply
+    headers = {name.lower(): value for name, value in fake_openai.requests[-1].headers.items()}
+    assert headers["authorization"] == f"Bearer {llm_openai.LOCAL_PLACEHOLDER_KEY}"
+
+
+@pytest.mark.parametrize(
+    ("api_base", "local"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://127.9.9.9/v1", True),
+        ("http://192.168.1.5:8080/v1", False),
+        ("https://api.openai.com/v1", False),
+        ("http://localhost.example.com/v1", False),
+        (None, False),
+        ("not a url", False),
+    ],
+)
+def test_which_addresses_are_on_loopback(api_base: str | None, local: bool) -> None:
+    assert llm_openai.on_loopback(api_base) is local
 
 
 def test_embeddings_arrive_as_the_server_sent_them(fake_openai) -> None:  # type: ignore[no-untyped-def]

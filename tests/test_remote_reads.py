@@ -6,7 +6,6 @@ this version and accepts the token; otherwise the command runs in-process, and p
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -182,15 +181,19 @@ def test_a_stale_pid_file_falls_back_to_this_process(quiet: Path) -> None:
 
 
 def test_a_gateway_that_does_not_answer_falls_back(quiet: Path) -> None:
-    # A port that accepts connections but never answers the WebSocket handshake, named by a live pid.
+    # A port that accepts connections but never answers, named by the pid file of a live process whose
+    # command line reads like a gateway's (a pid whose process is no gateway is not this home's gateway).
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "gateway", "run"])
     with socket.socket() as mute:
         mute.bind(("127.0.0.1", 0))
         mute.listen()
-        path = _write_pid(quiet, os.getpid(), mute.getsockname()[1])
+        path = _write_pid(quiet, sleeper.pid, mute.getsockname()[1])
         try:
             silent, _ = _same_both_ways(quiet, "memory", "search", "coffee", "--json")
         finally:
             path.unlink()
+            sleeper.kill()
+            sleeper.wait()
     assert "does not answer (TimeoutError)" in silent.stderr
     assert silent.json()["results"]
 

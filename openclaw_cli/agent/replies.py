@@ -29,6 +29,7 @@ def stream_reply(
         model,
         messages,
         settings.api_base,
+        api_key=settings.api_key,
         tools=tools or None,
         max_retries=settings.max_retries,
         timeout=settings.timeout_seconds,

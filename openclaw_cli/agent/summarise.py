@@ -51,6 +51,7 @@ def compact(
             # about 4 characters a token: the transcript takes at most half the window
             summary_request(previous, messages, max_chars=settings.llm.context_tokens * 2),
             settings.llm.api_base,
+            api_key=settings.llm.api_key,
             max_retries=settings.llm.max_retries,
             timeout=settings.llm.timeout_seconds,
         )

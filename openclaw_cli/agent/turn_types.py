@@ -16,10 +16,15 @@ if TYPE_CHECKING:
 
 EventSink = Callable[[str, dict[str, Any]], None]
 # Said when a turn has no model to answer (here: the chat shows it at start without loading the loop).
+# What to set for a model, hosted or on a local OpenAI-compatible server (llama.cpp, vLLM, LM Studio, Ollama).
+MODEL_HINT = (
+    "set one with `openclaw config set llm.model openai/gpt-4o-mini` (its key from OPENAI_API_KEY or "
+    "`llm.apiKey`); for a local OpenAI-compatible server (llama.cpp, vLLM, LM Studio, Ollama) set "
+    "`llm.model openai/MODEL-NAME` and `llm.apiBase http://127.0.0.1:PORT/v1`: on loopback no key is needed"
+)
 NO_MODEL = (
     "No model is configured, so there is no reply; your messages are stored and facts in them are "
-    "still extracted. Set one with `openclaw config set llm.model openai/gpt-4o-mini` "
-    "(and `llm.apiBase` for a local server)."
+    f"still extracted. To {MODEL_HINT.replace('set one with', 'set a model, run', 1)}."
 )
 TurnStatus = Literal["ok", "error", "aborted"]
 

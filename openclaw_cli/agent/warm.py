@@ -100,7 +100,7 @@ def _preload_models(settings: LlmSettings) -> None:
     from openclaw_cli import llm
 
     for model in dict.fromkeys(name for name in (settings.model, settings.extract_model) if name):
-        llm.preload(model, settings.api_base, settings.timeout_seconds)
+        llm.preload(model, settings.api_base, settings.timeout_seconds, settings.api_key)
 
 
 def _import_turn_code() -> None:

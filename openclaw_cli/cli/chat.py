@@ -9,18 +9,23 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openclaw_cli.agent_config import for_agent
+from openclaw_cli.agent_config import for_agent, with_model
 from openclaw_cli.cli import common
 from openclaw_cli.errors import OpenclawError
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.chat_client import ChatBackend
+    from openclaw_cli.config import Settings
     from openclaw_cli.identity import Identity
 
 app = typer.Typer(
     help="Chat with an agent in the terminal (replies stream; memory is used and written).",
     subcommand_metavar=" ",  # a command without subcommands: no COMMAND in its usage line
-    epilog="Examples:\n\n  openclaw chat\n\n  openclaw chat --local --session agent:main:direct:alice\n\n"
+    # `openclaw chat "question" -m MODEL`: options after the message too, as in `llm "prompt" -m MODEL`
+    context_settings={"allow_interspersed_args": True},
+    epilog='Examples:\n\n  openclaw chat\n\n  openclaw chat "what do I drink in the morning?"\n\n'
+    '  openclaw chat "summarise my week" -m openai/gpt-4o-mini\n\n'
+    "  openclaw chat --local --session agent:main:direct:alice\n\n"
     "  openclaw chat --agent work\n\n  echo 'remember that I like green tea' | openclaw chat --local",
 )
 
@@ -37,44 +42,64 @@ def _token() -> str | None:
         return None
 
 
-def _gateway_port(given: int | None) -> int:
-    """--port, else the port the running gateway wrote in its pid file, else gateway.port.
+def _gateway_port(given: int | None) -> tuple[int | None, str]:
+    """--port, else the port this home's running gateway wrote in its pid file; with why when neither.
 
-    The pid file is read here rather than through openclaw_cli.gateway, which loads the server stack."""
-    import json
+    Never gateway.port or the default: a gateway listening there may be another home's, with another
+    token (issue 48: its 401 ended the chat that should have run in-process)."""
+    from openclaw_cli.gateway.pidfile import home_gateway
 
     if given is not None:
-        return given
-    st = common.state()
-    try:
-        record = json.loads((st.home.root / "gateway" / "gateway.pid").read_bytes())
-        return int(record["port"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return int(st.settings.gateway.port)
+        return given, f"no gateway on port {given}"
+    found = home_gateway(common.state().home)
+    return (found[1], "") if found is not None else (None, "no gateway runs for this home")
 
 
 def _backend(
-    agent: str, session_key: str, who: Identity, claim: str | None, local: bool, port: int | None
+    agent: str,
+    session_key: str,
+    who: Identity,
+    claim: str | None,
+    local: bool,
+    port: int | None,
+    settings: Settings,
 ) -> tuple[ChatBackend, str | None]:
     """The gateway when one is listening (and --local is not given), else the in-process loop."""
     from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
 
     st = common.state()
-    port = _gateway_port(port) if not local else 0
-    if not local and gateway_listening("127.0.0.1", port):
-        url = f"ws://127.0.0.1:{port}{WS_PATH}"
+    chosen, absent = _gateway_port(port) if not local else (None, "")
+    if chosen is not None and gateway_listening("127.0.0.1", chosen):
+        url = f"ws://127.0.0.1:{chosen}{WS_PATH}"
         chat = GatewayChat(
             url, _token(), agent, session_key, user_id=who.person, claim=claim, owner=who.owner
         )
         return chat, None
     from openclaw_cli.agent.chat_client import LocalChat
 
-    why = None if local else f"no gateway on port {port}: running in-process"
-    return LocalChat(st.home, st.settings, agent, session_key, user_id=who.person), why
+    why = None if local else f"{absent or f'no gateway on port {chosen}'}: running in-process"
+    return LocalChat(st.home, settings, agent, session_key, user_id=who.person), why
 
 
 @app.callback(invoke_without_command=True)
 def chat_cmd(
+    message: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="One message: print its reply and exit (words are joined by spaces). Without it, "
+            "the chat reads lines from the terminal or a pipe.",
+            metavar="MESSAGE",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="The model for this run (e.g. openai/gpt-4o-mini), over the configured one; runs in-process.",
+        ),
+    ] = None,
     session: Annotated[
         str | None, typer.Option("--session", help="The session key (default agent:AGENT:main).")
     ] = None,
@@ -101,8 +126,13 @@ def chat_cmd(
     Memories are read and written for the person typing: the owner (`owner` in the config) in the
     main session, the session's peer in a DM session, or `--user`.
 
+    With a MESSAGE, only the reply is printed (notices go to stderr) and a failed model call is one
+    error line and exit 1. A piped chat exits 1 too when a message got no reply because its turn failed.
+
     Examples:\n
       openclaw chat\n
+      openclaw chat "what do I like to drink?"\n
+      openclaw chat "what do I like to drink?" -m openai/gpt-4o-mini\n
       openclaw chat --local --session agent:main:telegram:direct:123\n
       echo 'what do I like?' | openclaw chat --user alice
     """
@@ -131,7 +161,19 @@ def chat_cmd(
     if chosen.rerouted:
         key = build_key(chosen.key)
         _note_reroute(agent_id)
-    backend, why = _backend(agent_id, key, who, user, local, port)
+    settings = st.settings if model is None else with_model(st.settings, agent_id, model)
+    # The gateway's agents run their configured models: another model means this process.
+    backend, why = _backend(agent_id, key, who, user, local or model is not None, port, settings)
+    in_process_model = for_agent(settings, agent_id).llm.model
+    no_model = NO_MODEL if backend.mode == "in-process" and in_process_model is None else None
+    if message:
+        from openclaw_cli.cli.chat_once import reply_once
+
+        try:
+            reply_once(backend, " ".join(message))
+        finally:
+            backend.close()
+        return
     interactive = sys.stdin.isatty()
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets colours and the live view.
     console = Console(highlight=False, force_terminal=interactive or None, soft_wrap=not interactive)
@@ -141,8 +183,8 @@ def chat_cmd(
     ]
     if why:
         banner.append(why)
-    if backend.mode == "in-process" and for_agent(st.settings, agent_id).llm.model is None:
-        banner.append(NO_MODEL)
+    if no_model is not None:
+        banner.append(no_model)
     history = _history_path(agent_id, person) if interactive else None
 
     def on_prompt() -> None:  # what the first reply needs loads while the user types
@@ -151,9 +193,11 @@ def chat_cmd(
 
     try:
         lines = functools.partial(read_lines, history, interactive, on_prompt=on_prompt)
-        run_chat(backend, console, agent_id, banner, lines, interactive)
+        screen = run_chat(backend, console, agent_id, banner, lines, interactive)
     finally:
         backend.close()
+    if screen.failed and not interactive:  # a script must not take "no reply" for success
+        common.fail(f"{screen.failed} of {screen.sent} message(s) got no reply: the turn failed (see above)")
 
 
 def _note_reroute(agent_id: str) -> None:

@@ -104,6 +104,8 @@ class ChatScreen:
         self.agent_id = agent_id
         self.live = live
         self.said: set[str] = set()  # the banner: not repeated after every message
+        self.sent = 0  # messages sent, and how many of them got no reply because the turn failed:
+        self.failed = 0  # a piped chat exits non-zero after a failed turn (issue 48)
 
     def notice(self, text: str) -> None:
         if text not in self.said:
@@ -121,12 +123,15 @@ class ChatScreen:
         if command is None and _looks_like_command(text):
             self.error(f"unknown command {text.split()[0]} (type /help for the list)")
             return True
+        sending = command is None or command.name in ("new", "reset")
         try:
-            if command is None or command.name in ("new", "reset"):
+            if sending:
                 self.reply(text)
                 return True
+            assert command is not None
             return self.run_command(command)
         except OpenclawError as exc:
+            self.failed += sending  # the gateway broke off: the message got no reply
             self.error(exc.message + (f" ({exc.hint})" if exc.hint else ""))
             return True
 
@@ -185,6 +190,7 @@ class ChatScreen:
 
     def reply(self, text: str) -> None:
         """Send a message and render the reply as it streams."""
+        self.sent += 1
         if not self.live:
             result = self.backend.send(text, self._plain_event)
             if result.get("reply"):
@@ -224,6 +230,7 @@ class ChatScreen:
 
     def _finish(self, result: dict[str, Any]) -> None:
         if result.get("status") == "error":
+            self.failed += 1
             self.error(str(result.get("error")))
         elif result.get("status") == "aborted":
             self.notice("stopped; your message is kept")
@@ -295,7 +302,8 @@ def run_chat(
     banner: list[str],
     lines: Callable[[], Iterator[str]],
     live: bool,
-) -> None:
+) -> ChatScreen:
+    """Run the chat until the lines end or /exit; the screen, which counts the messages that failed."""
     screen = ChatScreen(console, backend, agent_id, live)
     for line in banner:
         screen.notice(line)
@@ -303,3 +311,4 @@ def run_chat(
     for line in lines():
         if not screen.handle(line):
             break
+    return screen

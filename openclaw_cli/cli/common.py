@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from openclaw_cli.config import Settings
 
 JSON_HELP = "Print one JSON document on stdout and nothing else there."
+# The commands cron runs: cron mails whatever a job prints, so a job that went well must print nothing.
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="Print nothing unless something is wrong or changed (for cron); errors still go to stderr.",
+    ),
+]
 
 
 @dataclass

@@ -65,7 +65,7 @@ def get_cmd(
 @app.command(
     "set",
     epilog="Examples:\n\n  openclaw config set session.dmScope per-channel-peer\n\n  openclaw config set session.reset.idleMinutes 120"
-    "\n\n  openclaw config set memory.search.cosFloor -0.1",
+    "\n\n  openclaw config set memory.search.cosFloor -0.1\n\n  openclaw config set llm.apiBase http://127.0.0.1:8080/v1",
     # A VALUE such as -5 or -0.1 is a value, not an unknown option (`set` has no options but --help).
     context_settings={"ignore_unknown_options": True},
 )
@@ -83,4 +83,18 @@ def set_cmd(
     st = common.state()
     st.home.ensure_root()
     set_key(st.home.config_file, key, parse_value(value), st.env)
-    common.echo(f"{key} = {value}")
+    common.echo(f"{key} = {_shown(key, value)}")
+
+
+def _shown(key: str, value: str) -> str:
+    """The value as it may be echoed: an API key never, a DSN without its password (as `config show`)."""
+    from openclaw_cli.config_models import SECRET_MASK
+
+    name = key.rsplit(".", 1)[-1].lower()
+    if name in ("apikey", "api_key"):
+        return SECRET_MASK
+    if name == "dsn":
+        from openclaw_cli.dsn import mask_dsn
+
+        return mask_dsn(value)
+    return value

@@ -139,7 +139,7 @@ def status_cmd(port: ClientPortOpt = None, token: TokenOpt = None, as_json: Json
                     f"dmScope {detail.get('dmScope')})"
                 )
     else:
-        common.echo(f"not running (nothing answers on {result['host']}:{result['port']})")
+        common.echo(f"not running ({result['reason']})")
     if not result["running"]:
         raise typer.Exit(1)
 

@@ -248,6 +248,10 @@ def list_cmd(
         limit = None  # more than any database can hold: no limit (SQLite would overflow on it)
     with memory_common.service() as service:
         records = service.list_records(user_id=user, category=category, scope=scope, limit=limit)
+        # Silence read as "this person has no memories" when the id is only spelled differently.
+        unknown = service.unknown_person(user) if user is not None and not records else None
+    if unknown is not None:
+        common.warn(unknown)
     if as_json:
         common.emit_json([r.public_dict() for r in records])
         return

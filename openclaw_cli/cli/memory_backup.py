@@ -21,6 +21,8 @@ BACKUP_EPILOG = """Examples:
 
   openclaw memory backup -o ~/memory-2026-05-01.sqlite
 
+  openclaw memory backup --quiet              # for cron: prints nothing unless it fails
+
   openclaw memory backup --list --json | jq -r '.[].backups[0].path'
 """
 RESTORE_EPILOG = """Examples:
@@ -55,6 +57,7 @@ def backup_cmd(
         bool, typer.Option("--list", help="List the backups instead of writing one.")
     ] = False,
     as_json: JsonOpt = False,
+    quiet: common.QuietOpt = False,
 ) -> None:
     """Copy the memory database with SQLite's online backup API (safe while others write).
 
@@ -80,6 +83,8 @@ def backup_cmd(
         written = recovery.backup_now(service, None if output is None else Path(output), shared, _now())
     if as_json:
         common.emit_json({"written": [str(p) for p in written]})
+        return
+    if quiet:  # for cron: the copy is the news only when it fails, which raises
         return
     for path in written:
         common.echo(f"backed up to {path}")

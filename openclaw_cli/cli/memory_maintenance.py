@@ -86,13 +86,14 @@ def index_cmd(
         bool, typer.Option("--rebuild", help="Re-embed everything and swap the new index in.")
     ] = False,
     as_json: JsonOpt = False,
+    quiet: common.QuietOpt = False,
 ) -> None:
     """Sync the workspace Markdown, then verify and repair the keyword and vector indexes, and rebuild the
     session transcript index (`openclaw session search`) from the session files, embedding every turn.
 
     For cron, `openclaw memory index --check` only verifies (the transcript index too), and exits 1 when
     something is wrong; it also writes today's backup of every memory database when there is none yet
-    (memory.backup.keepDays).
+    (memory.backup.keepDays). --quiet prints only what is wrong (or, repairing, what was repaired).
     """
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
@@ -108,11 +109,13 @@ def index_cmd(
                 common.emit_json({"ok": ok, "databases": reports, "transcripts": turns, "backups": backups})
             else:
                 for r in reports:
-                    common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))
+                    if not (quiet and r["ok"]):
+                        common.echo(f"{r['path']}: " + ("ok" if r["ok"] else "; ".join(r["problems"])))
                 said = (
                     "ok" if turns["built"] else "not built yet (the first search or `memory index` builds it)"
                 )
-                common.echo("transcripts: " + (said if turns["ok"] else "; ".join(turns["problems"])))
+                if not (quiet and turns["ok"]):
+                    common.echo("transcripts: " + (said if turns["ok"] else "; ".join(turns["problems"])))
             if not ok:
                 raise typer.Exit(1)
             return
@@ -138,7 +141,11 @@ def index_cmd(
     for r in outcome:
         if r.get("warning"):
             common.warn(r["warning"])
-        common.echo(common.human({k: v for k, v in r.items() if k != "warning"}))
+        counts = {k: v for k, v in r.items() if k != "warning"}
+        if not quiet or any(counts.values()):  # quiet: only a store whose indexes needed work
+            common.echo(common.human(counts))
+    if quiet:
+        return  # the transcript index is rebuilt from the session files every time: no news
     if not outcome:
         common.echo("no memory database yet")
     if turns["turns"]:
@@ -161,6 +168,7 @@ def register(app: typer.Typer) -> None:
         epilog=(
             "Examples:\n\n  "
             "openclaw memory index --check   # cron: exit 1 when something is wrong\n\n  "
+            "openclaw memory index --check --quiet   # cron: prints nothing when all is well\n\n  "
             "openclaw memory index            # fill pending vectors, drop orphans and tombstones\n\n  "
             "openclaw memory index --rebuild  # re-embed after changing memory.embedding"
         ),

@@ -36,6 +36,7 @@ def reflect_cmd(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+    quiet: common.QuietOpt = False,
 ) -> None:
     """Distil insights from unreflected memories with the chat model (llm.model).
 
@@ -73,7 +74,8 @@ def reflect_cmd(
             )
     finally:
         service.close()
-    _render(report, as_json, quiet=if_due and not report.ran)
+    # Not run (not due, nothing waiting) is no news with --if-due or --quiet; insights written are.
+    _render(report, as_json, quiet=(if_due or quiet) and not report.ran)
 
 
 def _render(report: ReflectReport, as_json: bool, *, quiet: bool) -> None:

@@ -12,7 +12,7 @@ from openclaw_cli.cli import common, session_common
 from openclaw_cli.cli.session_common import JsonOpt, Target
 
 
-def sweep_cmd(as_json: JsonOpt = False) -> None:
+def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed.
 
     Also writes today's copy of every memory database under the home when there is none yet
@@ -28,6 +28,8 @@ def sweep_cmd(as_json: JsonOpt = False) -> None:
             common.warn(backup.problem)
     if as_json:
         common.emit_json([change.to_dict() for change in changes])
+        return
+    if quiet and not changes:
         return
     for change in changes:
         common.echo(f"{change.session_id} {change.change} ({change.reason})  {change.session_key}")
@@ -92,7 +94,11 @@ def register(app: typer.Typer) -> None:
     """Add sweep, context and compact to the `session` group in --help order (cli/session.py calls this)."""
     app.command(
         "sweep",
-        epilog=session_common.epilog("openclaw session sweep", "*/15 * * * * openclaw session sweep --json"),
+        epilog=session_common.epilog(
+            "openclaw session sweep",
+            "*/15 * * * * openclaw session sweep --quiet",
+            "openclaw session sweep --json",
+        ),
     )(sweep_cmd)
     app.command(
         "context",

@@ -4,7 +4,7 @@
   state (settings, agent runtime, lanes, inbox journal) with no HTTP in it.
 - http_api.py and websocket.py are the two front doors (http_reads.py serves the CLI's reads over plain
   HTTP), protocol.py the frames, methods.py the WebSocket methods, auth.py the token and its failure
-  limit, limits.py the limits on slow connections.
+  limit, limits.py the limits on slow connections, log_lines.py what uvicorn logs of a client's mistake.
 - lanes.py queues each session's runs and run_limiter.py caps them across lanes; routing.py picks the agent
   and session of a channel message; inbox.py journals every acknowledged message; config_watch.py applies
   changes to openclaw.json; purge.py runs `memory.purge` in the gateway.

@@ -20,7 +20,15 @@ from typing import Any
 from openclaw_cli.errors import NotFound, OpenclawError
 from openclaw_cli.fsutil import FILE_MODE
 from openclaw_cli.gateway.auth import read_token_file
-from openclaw_cli.gateway.pidfile import log_file, pid_file, probe, process_alive, read_pid_record
+from openclaw_cli.gateway.pidfile import (
+    gateway_process,
+    home_gateway,
+    log_file,
+    pid_file,
+    probe,
+    process_alive,
+    read_pid_record,
+)
 from openclaw_cli.paths import Home
 
 DEFAULT_TIMEOUT = 10.0
@@ -35,13 +43,24 @@ def client_token(home: Home, given: str | None, env_token: str | None) -> str | 
 
 
 def endpoint(home: Home, port: int | None) -> tuple[str, int]:
-    """Where to reach the gateway: --port on loopback, else what the pid file says, else the default."""
+    """Where to reach the gateway: --port on loopback, else what this home's pid file says (its process
+    alive). Never a default port: what listens there may be another home's gateway."""
     if port is not None:
         return "127.0.0.1", port
+    found = home_gateway(home)
+    if found is None:
+        raise GatewayDown(
+            f"no gateway runs for this home ({_why_none(home)})",
+            hint="start one with `openclaw gateway start`, or give --port",
+        )
+    return found
+
+
+def _why_none(home: Home) -> str:
     record = read_pid_record(home)
-    if record is not None:
-        return str(record.get("host", "127.0.0.1")), int(record.get("port", 18789))
-    return "127.0.0.1", 18789
+    if record is None:
+        return f"no pid file at {pid_file(home)}"
+    return f"its pid file names process {record['pid']}, which is not a running gateway"
 
 
 def call(
@@ -94,8 +113,8 @@ def start_background(
     home: Home, run_args: list[str], env: dict[str, str], timeout: float = 30.0
 ) -> dict[str, Any]:
     """Start `openclaw gateway run ARGS` detached; wait until it answers /healthz."""
-    record = read_pid_record(home)
-    if record is not None and process_alive(record["pid"]):
+    record = gateway_process(home)
+    if record is not None:
         raise OpenclawError(
             f"a gateway is already running (pid {record['pid']}, port {record.get('port')})",
             hint="stop it with `openclaw gateway stop`",
@@ -138,9 +157,10 @@ def _log_tail(path: Path) -> str:
 
 
 def stop(home: Home, timeout: float = 15.0) -> dict[str, Any]:
-    """SIGTERM the gateway of this home and wait for it to exit (SIGKILL after `timeout`)."""
-    record = read_pid_record(home)
-    if record is None or not process_alive(record["pid"]):
+    """SIGTERM the gateway of this home and wait for it to exit (SIGKILL after `timeout`). A pid file whose
+    process is no gateway (its pid reused since) names nothing to stop: that process is left alone."""
+    record = gateway_process(home)
+    if record is None:
         with contextlib.suppress(FileNotFoundError):
             pid_file(home).unlink()
         raise NotFound("no gateway is running for this home", hint="start one with `openclaw gateway start`")
@@ -167,18 +187,28 @@ def _reaped(pid: int) -> bool:
 
 
 def status(home: Home, port: int | None, token: str | None) -> dict[str, Any]:
+    """Whether this home's gateway (or what --port names) answers. Without --port and without a live pid
+    file nothing is probed: a gateway on the default port may be another home's."""
     record = read_pid_record(home)
-    host, chosen = endpoint(home, port)
-    health = probe(host, chosen)
+    found = ("127.0.0.1", port) if port is not None else home_gateway(home)
     result: dict[str, Any] = {
-        "running": health is not None,
-        "pid": record.get("pid") if record else None,
-        "host": host,
-        "port": chosen,
+        "running": False,
+        # the pid file's process only when it is the gateway asked (--port may name another)
+        "pid": record.get("pid") if record and found and record.get("port") == found[1] else None,
+        "host": found[0] if found else None,
+        "port": found[1] if found else None,
         "pidFile": str(pid_file(home)),
         "log": str(log_file(home)),
     }
-    if health is not None and token:
+    if found is None:
+        result["reason"] = f"no gateway runs for this home: {_why_none(home)}"
+        return result
+    host, chosen = found
+    health = probe(host, chosen)
+    result["running"] = health is not None
+    if health is None:
+        result["reason"] = f"nothing answers on {host}:{chosen}"
+    elif token:
         with contextlib.suppress(OpenclawError):
             result["gateway"] = call(host, chosen, token, "status", {}, timeout=5)
     return result

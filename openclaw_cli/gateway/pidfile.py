@@ -92,11 +92,23 @@ def gateway_process(home: Home) -> dict[str, Any] | None:
     return record if b"gateway" in argv else None
 
 
+def home_gateway(home: Home) -> tuple[str, int] | None:
+    """(host, port) its pid file gives for this home's gateway when that process lives, else None.
+
+    This is the only way a home finds its gateway: never a default or configured port. Another home's
+    gateway may listen there (issue 48: `gateway start` in one home made another's `status` say running
+    and its `chat` fail with HTTP 401), and it holds another token and other memories."""
+    record = gateway_process(home)
+    if record is None:
+        return None
+    port = record.get("port")
+    if not isinstance(port, int) or not 0 < port < 65536:
+        return None
+    return str(record.get("host", "127.0.0.1")), port
+
+
 def running_gateway(home: Home) -> tuple[str, int] | None:
     """(host, port) of this home's gateway when it is up (its pid file names a live process that answers
     /healthz), else None."""
-    record = read_pid_record(home)
-    if record is None or not process_alive(record["pid"]):
-        return None  # the common case: no pid file, nothing probed
-    host, port = str(record.get("host", "127.0.0.1")), int(record.get("port", 0))
-    return (host, port) if port and probe(host, port) is not None else None
+    found = home_gateway(home)  # the common case: no pid file, nothing probed
+    return found if found is not None and probe(*found) is not None else None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import openclaw_cli
 from openclaw_cli.gateway.auth import read_token_file
-from openclaw_cli.gateway.pidfile import process_alive, read_pid_record
+from openclaw_cli.gateway.pidfile import gateway_process, process_alive, read_pid_record
 from openclaw_cli.gateway.ws_client import refusal_message
 
 if TYPE_CHECKING:
@@ -69,6 +69,8 @@ def ask_gateway(
         return Answer()
     if not process_alive(record["pid"]):
         return Answer(reason=f"the gateway pid file names process {record['pid']}, which is gone")
+    if gateway_process(home) is None:  # the system gave its pid to another program since
+        return Answer(reason=f"the gateway pid file names process {record['pid']}, which is not a gateway")
     host, port = str(record.get("host", "127.0.0.1")), int(record.get("port", 0) or 0)
     if not port:
         return Answer(reason="the gateway pid file names no port")

@@ -166,6 +166,7 @@ def serve(
     """Run the gateway in the foreground until SIGINT/SIGTERM. `on_ready(host, port)` once listening."""
     import uvicorn
 
+    from openclaw_cli.gateway import log_lines
     from openclaw_cli.gateway.limits import PendingConnections, guarded_protocol
 
     chosen_bind = bind or settings.gateway.bind
@@ -197,6 +198,7 @@ def serve(
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
+    log_lines.install()  # a client's invalid UTF-8 frame: one line, not a traceback per frame
     # The runtime's worker threads (litellm is CPU-heavy) hold the GIL for up to the switch interval;
     # a shorter one lets the network loop answer sooner.
     sys.setswitchinterval(0.001)

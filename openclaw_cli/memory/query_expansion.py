@@ -85,6 +85,7 @@ class ModelExpander:
     api_base: str | None
     timeout: float
     answers: AnswerCache = field(default_factory=lambda: SHARED)
+    api_key: str | None = field(default=None, repr=False)  # never in a log line or a repr
 
     def __call__(self, query: str) -> tuple[str, ...]:
         return self.expand(query).phrasings
@@ -111,6 +112,7 @@ class ModelExpander:
             self.model,
             expansion.messages(query),
             self.api_base,
+            api_key=self.api_key,
             max_retries=0,
             timeout=self.timeout,
             max_tokens=expansion.MAX_TOKENS,
@@ -127,7 +129,7 @@ def expander_for(settings: Settings, *, asked: bool = False) -> ModelExpander | 
     model = settings.llm.extract_model or settings.llm.model
     if not (config.enabled or asked) or model is None:
         return None
-    return ModelExpander(model, settings.llm.api_base, config.timeout_seconds)
+    return ModelExpander(model, settings.llm.api_base, config.timeout_seconds, api_key=settings.llm.api_key)
 
 
 def asked_expander(settings: Settings) -> ModelExpander:

@@ -261,6 +261,12 @@ class MemoryService:
                 return store.history(record_id)
         return self._locate(record_id).history(record_id)
 
+    def unknown_person(self, user_id: str) -> str | None:
+        """Why `user_id` has no memories here, naming close matches; None for a known person."""
+        from openclaw_cli.memory.store.persons import unknown_person
+
+        return unknown_person(user_id, [store.storage for store in self.existing_stores()])
+
     def list_records(self, **filters: Any) -> list[MemoryRecord]:
         out: list[MemoryRecord] = []
         for store in self.existing_stores():
@@ -318,10 +324,9 @@ class MemoryService:
             results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
         if not results:
             return SearchResult(hits=[], warnings=["no memories stored yet"])
-        if request.user_id is not None and not any(
-            store.has_user(request.user_id) for store in self.existing_stores()
-        ):
-            results[0].warnings.append(f"no memories of user {request.user_id!r} (user ids match exactly)")
+        unknown = None if request.user_id is None else self.unknown_person(request.user_id)
+        if unknown is not None:
+            results[0].warnings.append(unknown)
         return results[0] if len(results) == 1 else merge_results(results, request.k)
 
     # ------------------------------------------------------------------ maintenance

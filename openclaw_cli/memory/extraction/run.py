@@ -301,6 +301,7 @@ class ExtractionService:
                 extraction_messages(chunk, speaker),
                 ExtractionReply,
                 self.settings.llm.api_base,
+                api_key=self.settings.llm.api_key,
                 max_retries=self.settings.llm.max_retries,
                 timeout=self.settings.llm.timeout_seconds,
                 temperature=0,

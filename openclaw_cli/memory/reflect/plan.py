@@ -136,6 +136,7 @@ def ask_group(
             messages,
             ReflectionReply,
             llm.api_base,
+            api_key=llm.api_key,
             max_retries=llm.max_retries,
             timeout=llm.timeout_seconds,
             temperature=0,

@@ -8,6 +8,7 @@ conversation are found by their `source` (see `CONVERSATION_KINDS`) so that `doc
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -221,3 +222,28 @@ def summary(persons_list: list[Person], limit: int = 8) -> str:
     shown = ", ".join(f"{p.user_id} {p.memories}" for p in persons_list[:limit]) or "none"
     more = len(persons_list) - limit
     return shown + (f", +{more} more" if more > 0 else "")
+
+
+def close_matches(wanted: str, known: Iterable[str], limit: int = 5) -> list[str]:
+    """The persons `wanted` may have meant: the same peer on a channel (`alice` for `openai:alice`, where
+    the gateway stored a /v1 user), the same id in another case, then near spellings."""
+    import difflib
+
+    names = sorted(set(known) - {wanted})
+    folded = wanted.casefold()
+    peer = folded.rpartition(":")[2]
+    same = [n for n in names if n.casefold() == folded or n.casefold().rpartition(":")[2] == peer]
+    by_fold = {n.casefold(): n for n in names}
+    near = [by_fold[m] for m in difflib.get_close_matches(folded, list(by_fold), n=limit, cutoff=0.75)]
+    return list(dict.fromkeys([*same, *near]))[:limit]
+
+
+def unknown_person(user_id: str, storages: Sequence[MemoryStorage]) -> str | None:
+    """Why `user_id` finds nothing, when no store holds a memory of that person: the words `memory search`
+    and `memory list` warn with, naming the close matches. None when the person is known."""
+    if any(storage.has_user(user_id) for storage in storages):
+        return None
+    known = [user for storage in storages for user, _count in storage.user_counts()]
+    close = close_matches(user_id, known)
+    said = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"no memories of user {user_id!r} (user ids match exactly{said})"

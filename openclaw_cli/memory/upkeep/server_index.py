@@ -25,10 +25,20 @@ def _server(store: MemoryStore) -> PostgresStorage:
     return cast("PostgresStorage", store.storage)
 
 
+def where(store: MemoryStore) -> str:
+    """The server store as reports name it (the server without its password, and the schema): its
+    `path` is only the SQLite file the same agent would have, which does not exist."""
+    from openclaw_cli.dsn import mask_dsn
+
+    server = _server(store)
+    return f"{mask_dsn(server.dsn)} schema {server.schema}"
+
+
 def check(store: MemoryStore, report: Any) -> None:
-    """Fill `report` (an index_check.IndexCheck) with the server store's counts."""
+    """Fill `report` (an index_check.IndexCheck) with the server store's counts and where it is."""
     from openclaw_cli.memory.store.postgres import upkeep
 
+    report.path = where(store)
     for key, value in upkeep.index_counts(_server(store)).items():
         setattr(report, key, value)
 

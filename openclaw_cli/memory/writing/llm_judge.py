@@ -68,6 +68,7 @@ class LlmJudge:
                 messages,
                 JudgeReply,
                 self.settings.api_base,
+                api_key=self.settings.api_key,
                 max_retries=self.settings.max_retries,
                 timeout=self.settings.timeout_seconds,
                 temperature=0,
