@@ -145,7 +145,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
     `thorough`: PRAGMA integrity_check (indexes against tables too) rather than quick_check."""
     import apsw
 
-    from openclaw_cli.memory.store.sqlite.connection import SQLITE_MAGIC
+    from openclaw_cli.memory.store.sqlite.connection import SQLITE_MAGIC, load_vec
 
     try:
         with path.open("rb") as handle:
@@ -158,6 +158,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
         return "it is not a SQLite database"
     try:
         conn = connect(path, readonly=True)
+        load_vec(conn)  # the vec0 tables' columns are part of the schema compared
     except apsw.Error as exc:
         return f"it cannot be opened ({exc})"
     try:
@@ -170,6 +171,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
 
 def _content_problem(conn: apsw.Connection, thorough: bool) -> str | None:
     from openclaw_cli.memory.store.sqlite.migrations import MIGRATIONS
+    from openclaw_cli.memory.upkeep import schema
 
     check = "integrity_check" if thorough else "quick_check"
     lines = [str(r[0]) for r in conn.execute(f"PRAGMA {check}")]
@@ -182,6 +184,9 @@ def _content_problem(conn: apsw.Connection, thorough: bool) -> str | None:
     newer = [str(r[0]) for r in conn.execute("SELECT name FROM schema_migrations") if str(r[0]) not in known]
     if newer:
         return f"it was written by a newer openclaw (migration {newer[0]}): upgrade openclaw to use it"
+    diff = schema.difference(conn)
+    if not diff.ok:
+        return f"its schema is not the one this openclaw writes ({diff.describe()})"
     return None
 
 
