@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import apsw
+
+    from openclaw_cli.findings import Finding
 
 Column = tuple[str, int, str | None, int, int]  # declared type, not null, default, pk position, hidden
 IndexShape = tuple[str, int, int, tuple[str, ...]]  # table, unique, partial, key columns
@@ -69,7 +73,7 @@ def _norm(sql: str) -> str:
 
 def read_schema(conn: apsw.Connection, vector_table: str | None) -> Schema:
     """The schema of `conn`'s main database; of the vec0 tables, only `vector_table` and its shadows."""
-    found = Schema(user_version=int(conn.execute("PRAGMA user_version").fetchone()[0]))
+    found = Schema(user_version=int(next(iter(conn.execute("PRAGMA user_version")))[0]))
     rows = list(conn.execute("SELECT type, name, tbl_name, sql FROM main.sqlite_schema"))
     for kind, name, _, sql in rows:
         name = str(name)
@@ -149,9 +153,11 @@ _MODULE_TABLE = re.compile(r"CREATE VIRTUAL TABLE (\w+)")
 def compare(actual: Schema, expected: Schema) -> Difference:
     """Everything `actual` lacks or has beyond `expected`."""
     diff = Difference()
+    gone = [name for name in expected.virtual if name not in actual.virtual]
     for name, columns in expected.tables.items():
         if name not in actual.tables:
-            diff.missing_tables.append(name)
+            if not any(name.startswith(v + "_") for v in gone):  # a shadow: said with its virtual table
+                diff.missing_tables.append(name)
             continue
         have = actual.tables[name]
         diff.missing_columns += [(name, c) for c in columns if c not in have]
@@ -164,9 +170,10 @@ def compare(actual: Schema, expected: Schema) -> Difference:
     diff.other += [
         f"table {n} is not in this version's schema" for n in actual.tables if n not in expected.tables
     ]
+    diff.missing_tables[:0] = gone
     for name, module in expected.virtual.items():
-        if name not in actual.virtual:
-            diff.missing_tables.append(name)
+        if name in gone:
+            continue
         elif actual.virtual[name] != module:
             diff.other.append(f"virtual table {name} uses {actual.virtual[name]}, not {module}")
     diff.other += [
@@ -202,11 +209,17 @@ def vector_ddl(conn: apsw.Connection) -> str | None:
     it; None when there is none yet."""
     from openclaw_cli.memory.store.sqlite import vec
 
+    if not _has_meta(conn):  # said as a missing table; no vector table can be named without it
+        return None
     table = vec.current_table(conn)
     identity = vec.stored_identity(conn)
     if table is None or identity is None or not re.fullmatch(r"vec_\d+", table):
         return None
     return vec.table_ddl(table, int(identity["dimensions"]), vec.table_format(conn, table))
+
+
+def _has_meta(conn: apsw.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'meta'").fetchone() is not None
 
 
 def applied_names(conn: apsw.Connection) -> list[str]:
@@ -227,7 +240,7 @@ def difference(conn: apsw.Connection) -> Difference:
 def _named_table(conn: apsw.Connection) -> str | None:
     from openclaw_cli.memory.store.sqlite import vec
 
-    table = vec.current_table(conn)
+    table = vec.current_table(conn) if _has_meta(conn) else None
     return table if table is not None and not re.fullmatch(r"vec_\d+", table) else None
 
 
@@ -275,3 +288,51 @@ def describe_all(diff: Difference) -> dict[str, Any]:
         "missingColumns": [f"{t}.{c}" for t, c in diff.missing_columns],
         "other": diff.other,
     }
+
+
+def file_findings(path: Path, fix: bool) -> list[Finding]:
+    """`findings` for the database file at `path`; nothing when it does not open or read (damage and
+    permissions are other checks' findings)."""
+    import apsw
+
+    from openclaw_cli.memory.store.sqlite.connection import load_vec
+    from openclaw_cli.memory.store.sqlite.file_copy import connect
+
+    try:
+        conn = connect(path, readonly=not fix)
+    except apsw.Error:
+        return []
+    try:
+        load_vec(conn)
+        return findings(conn, str(path), fix)
+    except apsw.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def findings(conn: apsw.Connection, where: str, fix: bool) -> list[Finding]:
+    """Doctor's view of one database's schema: nothing when it is whole; what --fix recreated (fixed);
+    what only a backup can bring back (error)."""
+    from openclaw_cli.findings import Finding
+
+    diff = difference(conn)
+    if diff.ok:
+        return []
+    if not fix:
+        return [Finding(CHECK, "error", f"schema differs: {diff.describe()}", FIX_HINT, where)]
+    done, left = repair(conn, diff)
+    out = []
+    if done:
+        out.append(Finding(CHECK, "warning", "; ".join(done), None, where, fixed=True))
+    rest = difference(conn)
+    if not rest.ok:
+        out.append(Finding(CHECK, "error", f"schema differs: {rest.describe()}", RESTORE_HINT, where))
+    return out
+
+
+CHECK = "memory.schema"
+FIX_HINT = "run `openclaw doctor --fix`: it recreates what the records allow; the rest needs `openclaw memory restore`"
+RESTORE_HINT = (
+    "restore a backup with `openclaw memory restore FILE --yes` (`openclaw memory backup --list` lists them)"
+)
