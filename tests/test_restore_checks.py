@@ -9,13 +9,18 @@ database left byte for byte as it was.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import time
+from datetime import date, timedelta
 from pathlib import Path
 
 import apsw
 import pytest
 
+from openclaw_cli.memory.upkeep import backup
 from tests.conftest import Result, run_cli
-from tests.salvage_helpers import cli_store, copy_home
+from tests.salvage_helpers import cli_store, copy_home, fake_store
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +203,41 @@ def test_a_refused_recover_from_doctor_fix_leaves_no_new_file(seeded: Path, tmp_
     done = run_cli(home, "doctor", "--fix")
     assert done.returncode != 0
     assert sorted(p.name for p in db.parent.iterdir()) == before
+
+
+# --- replaced copies: pruned like backups, listed with their ages ------------------------------------------
+
+
+def test_replaced_copies_are_pruned_after_keep_days_and_damaged_ones_stay(tmp_path: Path) -> None:
+    db = fake_store(tmp_path / "memory.sqlite", 3)
+    today = date(2026, 5, 10)
+    names = {
+        days: f"memory.sqlite.replaced-{(today - timedelta(days=days)).strftime('%Y%m%d')}T120000.000Z"
+        for days in (0, 2, 3, 40)
+    }
+    for name in names.values():
+        shutil.copyfile(db, tmp_path / name)
+    (tmp_path / (names[40] + "-wal")).write_bytes(b"")
+    damaged = tmp_path / "memory.sqlite.damaged-20200101T000000.000Z"
+    shutil.copyfile(db, damaged)
+    report = backup.daily(db, 3, today)
+    assert report is not None and sorted(Path(p).name for p in report.pruned or []) == sorted(
+        [names[3], names[40]]
+    )
+    left = {p.name for p in tmp_path.iterdir()}
+    assert names[0] in left and names[2] in left and damaged.name in left
+    assert names[3] not in left and names[40] not in left and names[40] + "-wal" not in left
+
+
+def test_backup_list_shows_the_age_of_each_copy(seeded: Path, tmp_path: Path) -> None:
+    home = copy_home(seeded, tmp_path)
+    copy = _backup(home, tmp_path)
+    assert run_cli(home, "memory", "restore", str(copy), "--yes").returncode == 0
+    kept = next(p for p in _db(home).parent.iterdir() if ".replaced-" in p.name)
+    old = time.time() - 3 * 86400
+    os.utime(kept, (old, old))
+    listed = json.loads(run_cli(home, "memory", "backup", "--list", "--json").stdout)
+    (replaced,) = [b for b in listed[0]["backups"] if b["kind"] == "replaced"]
+    assert 3 * 86400 <= replaced["ageSeconds"] < 4 * 86400
+    shown = run_cli(home, "memory", "backup", "--list").stdout
+    assert any("3 d old" in line and "replaced" in line for line in shown.splitlines()), shown

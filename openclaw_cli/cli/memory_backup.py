@@ -71,7 +71,7 @@ def backup_cmd(
         raise UsageError("--list and --output exclude each other")
     with memory_common.service() as service:
         if list_only:
-            listed = recovery.list_all(service)
+            listed = recovery.list_all(service, _now())
             if as_json:
                 common.emit_json(listed)
             else:
@@ -89,7 +89,18 @@ def _render_list(listed: list[dict[str, Any]]) -> None:
     for entry in listed:
         common.echo(f"{entry['database']}: {len(entry['backups'])} backup(s)")
         for item in entry["backups"]:
-            common.echo(f"  {item['modified']}  {item['kind']:<8} {item['size']:>12} B  {item['path']}")
+            age = _age(item["ageSeconds"])
+            common.echo(
+                f"  {item['modified']}  {age:>9}  {item['kind']:<8} {item['size']:>12} B  {item['path']}"
+            )
+
+
+def _age(seconds: int) -> str:
+    """How old a copy is, in the largest whole unit: `3 d old`, `5 h old`, `12 min old`."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} old"
+    return f"{seconds} s old"
 
 
 def restore_cmd(

@@ -58,13 +58,16 @@ class BackupFile:
     modified: datetime
     size: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self, now: datetime | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "path": str(self.path),
             "kind": self.kind,
             "modified": self.modified.isoformat().replace("+00:00", "Z"),
             "size": self.size,
         }
+        if now is not None:
+            out["ageSeconds"] = max(0, int((now - self.modified).total_seconds()))
+        return out
 
 
 def _describe(path: Path, kind: str) -> BackupFile | None:
@@ -317,18 +320,29 @@ def _write_daily(db_path: Path, target: Path) -> str | None:
 
 
 def prune(db_path: Path, keep_days: int, today: date) -> list[Path]:
-    """Remove the daily copies dated more than `keep_days - 1` days before `today`."""
+    """Remove the daily copies, and the databases restores replaced, dated more than `keep_days - 1`
+    days before `today` (a replaced database is a backup of what the restore undid; a damaged one a
+    salvage kept stays: it may hold what the salvage could not read)."""
     oldest = today - timedelta(days=keep_days - 1)
     removed: list[Path] = []
-    for item in list_backups(db_path, kept=False):
-        if item.kind != "daily":
+    for item in list_backups(db_path):
+        day = _dated(item)
+        if day is None or day >= oldest:
             continue
-        try:
-            day = date.fromisoformat(item.path.name.removeprefix("daily-").removesuffix(SUFFIX))
-        except ValueError:
-            continue
-        if day < oldest:
+        for suffix in ("", "-wal", "-shm", "-journal"):
             with suppress(FileNotFoundError):
-                item.path.unlink()
-            removed.append(item.path)
+                item.path.with_name(item.path.name + suffix).unlink()
+        removed.append(item.path)
     return removed
+
+
+def _dated(item: BackupFile) -> date | None:
+    """The day a daily or replaced copy was made, from its name; None for the kinds never pruned."""
+    try:
+        if item.kind == "daily":
+            return date.fromisoformat(item.path.name.removeprefix("daily-").removesuffix(SUFFIX))
+        if item.kind == "replaced" and (match := KEPT_NAME.search(item.path.name)):
+            return datetime.strptime(match.group(2)[:8], "%Y%m%d").date()
+    except ValueError:
+        return None
+    return None

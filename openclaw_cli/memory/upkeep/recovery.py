@@ -66,9 +66,9 @@ def backup_now(service: AgentMemory, output: Path | None, shared: bool, now: dat
     return written
 
 
-def list_all(service: AgentMemory) -> list[dict[str, Any]]:
+def list_all(service: AgentMemory, now: datetime) -> list[dict[str, Any]]:
     return [
-        {"database": str(path), "backups": [b.to_dict() for b in copies.list_backups(path)]}
+        {"database": str(path), "backups": [b.to_dict(now) for b in copies.list_backups(path)]}
         for path in service.db_paths()
     ]
 
