@@ -125,10 +125,21 @@ def restore_cmd(
         )
     with memory_common.service() as service:
         report = restore_from(service, Path(file), shared, _now())
+    if report.warning:
+        common.warn(report.warning)
     if as_json:
         common.emit_json(report.to_dict())
         return
     common.echo(f"restored {report.records} memories into {report.path} from {report.source}")
+    if report.vectors_reembedded:
+        common.echo(
+            f"{report.vectors_reembedded} stored vectors were not their text's: re-embedded"
+            + (
+                f" ({report.vectors_pending} still pending: run `openclaw memory index`)"
+                if report.vectors_pending
+                else ""
+            )
+        )
     if report.kept:
         common.echo(f"the replaced database is kept as {report.kept}")
 

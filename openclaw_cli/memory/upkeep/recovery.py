@@ -78,7 +78,7 @@ def restore_from(service: AgentMemory, source: Path, shared: bool, now: datetime
 
     refuse_while_gateway_runs(service.home, "restore a memory database")
     service.close()  # this process's own connections must not outlive the file they read
-    return restore(target_db(service, shared), source, now)
+    return restore(target_db(service, shared), source, now, service.embedder)
 
 
 # --- daily copies ------------------------------------------------------------------------------------
