@@ -19,6 +19,7 @@ from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_lin
 from tests.conftest import ROOT, Result, base_env, run_cli
 
 RECORD_CAP = record_line_cap(16_000)  # memory.maxTextChars's default
+GIB = 1 << 30  # the issue's line: the writer stops as soon as the command stops reading, so it costs little
 # The writer: PREFIX, then up to TOTAL bytes of 'y', then SUFFIX; prints how much it wrote.
 WRITER = r"""
 import sys
@@ -82,20 +83,20 @@ def seeded(home: Path) -> Path:
 
 
 def test_add_batch_stops_reading_a_line_past_the_limit(seeded: Path) -> None:
-    total = RECORD_CAP * 4 + (64 << 20)
+    total = GIB
     done, written = _piped(seeded, ("memory", "add", "--batch", "-"), '{"text": "', '"}\n', total)
     _refused_early(done, written, RECORD_CAP, total)
     _nothing_stored(seeded)
 
 
 def test_search_batch_stops_reading_a_line_past_the_limit(seeded: Path) -> None:
-    total = RECORD_CAP * 4 + (64 << 20)
+    total = GIB
     done, written = _piped(seeded, ("memory", "search", "--batch", "-"), '{"query": "', '"}\n', total)
     _refused_early(done, written, RECORD_CAP, total)
 
 
 def test_memory_import_stops_reading_a_line_past_the_limit(seeded: Path) -> None:
-    total = RECORD_CAP * 4 + (64 << 20)
+    total = GIB
     head = '{"version": "1.0", "agent": "main", "exportedAt": "2026-01-01T00:00:00Z", "note": "'
     done, written = _piped(seeded, ("memory", "import", "-"), head, '"}\n', total)
     _refused_early(done, written, RECORD_CAP, total)
@@ -108,7 +109,7 @@ def test_memory_import_stops_reading_a_line_past_the_limit(seeded: Path) -> None
 
 
 def test_session_import_stops_reading_a_line_past_the_limit(seeded: Path) -> None:
-    total = MESSAGE_LINE_BYTES + (96 << 20)
+    total = GIB
     done, written = _piped(seeded, ("session", "import", "-"), '{"type": "meta", "x": "', '"}\n', total)
     _refused_early(done, written, MESSAGE_LINE_BYTES, total)
     assert "s-" not in run_cli(seeded, "session", "list").stdout
@@ -116,8 +117,8 @@ def test_session_import_stops_reading_a_line_past_the_limit(seeded: Path) -> Non
 
 def test_memory_add_stops_reading_a_text_past_the_limit(seeded: Path) -> None:
     cap = text_cap(16_000)
-    done, written = _piped(seeded, ("memory", "add", "-"), "", "\n", 64 << 20)
-    _refused_early(done, written, cap, 64 << 20)
+    done, written = _piped(seeded, ("memory", "add", "-"), "", "\n", GIB)
+    _refused_early(done, written, cap, GIB)
     _nothing_stored(seeded)
 
 
@@ -125,14 +126,14 @@ def test_memory_note_stops_reading_a_text_past_the_limit(seeded: Path) -> None:
     log = next((seeded / "agents" / "main" / "workspace" / "memory").glob("*.md"))
     before = log.read_bytes()
     cap = text_cap(16_000)
-    done, written = _piped(seeded, ("memory", "note", "-"), "", "\n", 64 << 20)
-    _refused_early(done, written, cap, 64 << 20)
+    done, written = _piped(seeded, ("memory", "note", "-"), "", "\n", GIB)
+    _refused_early(done, written, cap, GIB)
     assert log.read_bytes() == before
 
 
 def test_memory_search_stops_reading_a_query_past_the_limit(seeded: Path) -> None:
-    done, written = _piped(seeded, ("memory", "search", "-"), "", "\n", 64 << 20)
-    _refused_early(done, written, QUERY_BYTES, 64 << 20)
+    done, written = _piped(seeded, ("memory", "search", "-"), "", "\n", GIB)
+    _refused_early(done, written, QUERY_BYTES, GIB)
 
 
 def test_a_long_line_after_good_ones_stores_nothing(seeded: Path) -> None:

@@ -61,8 +61,9 @@ def backup_cmd(
     Without -o, every database the agent reads gets a copy in `memory/backups/` beside it; -o copies the
     agent's own database (with --shared, the shared user store) to FILE. Daily copies
     are also written by `openclaw session sweep` and `openclaw memory index --check` (kept
-    memory.backup.keepDays days), and a copy is made before every schema migration. --list shows them,
-    with the files a restore or a salvage kept beside the database.
+    memory.backup.keepDays days, like the databases restores replaced), and a copy is made before every
+    schema migration. --list shows them with their ages, and the files a restore or a salvage kept beside
+    the database.
     """
     memory_common.only_on_files("backup")
     from openclaw_cli.memory.upkeep import recovery
@@ -111,8 +112,11 @@ def restore_cmd(
 ) -> None:
     """Replace the agent's memory database with a copy, atomically; the replaced one is kept beside it.
 
-    The copy is checked (integrity_check) before anything changes; a damaged or foreign file is refused.
-    Refused while this home's gateway runs: stop it first.
+    The copy is checked before anything changes: integrity_check, then its whole schema (every table,
+    column, index, trigger and virtual table, and user_version) against what this version's migrations
+    build; a damaged, foreign or altered file is refused and the database is left as it was. The copy's
+    stored vectors are checked against their texts (norms, and a sample re-embedded), and those that
+    disagree are re-embedded before it goes in. Refused while this home's gateway runs: stop it first.
     """
     memory_common.only_on_files("restore")
     from openclaw_cli.memory.upkeep.recovery import restore_from

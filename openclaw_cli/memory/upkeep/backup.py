@@ -6,9 +6,9 @@ Where they live: `backups/` beside the database (`agents/<agentId>/memory/backup
   (local date), kept `memory.backup.keepDays` days;
 - `before-<migration>-<UTC time>.sqlite`: the database as it was before a schema migration;
 - `manual-<UTC time>.sqlite`: `openclaw memory backup` without `-o`.
-Only daily copies are pruned; the others stay until the user deletes them. A restore keeps the database it
-replaces beside it as `memory.sqlite.replaced-<UTC time>`, a salvage the damaged one as
-`memory.sqlite.damaged-<UTC time>`.
+Daily copies are pruned, and so are the databases restores replaced (kept beside it as
+`memory.sqlite.replaced-<UTC time>`), after the same days; the others stay until the user deletes them,
+the damaged files salvages keep (`memory.sqlite.damaged-<UTC time>`) too.
 
 The backup API reads a consistent snapshot (WAL included) while other connections keep writing, and
 writing into a live database happens under its write lock, as one transaction: connections of other

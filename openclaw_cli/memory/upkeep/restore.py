@@ -1,7 +1,9 @@
 """Putting a database back: `openclaw memory restore FILE`, and the last step of a salvage.
 
-The order never loses data: the file to restore is checked (integrity_check) and copied next to the live
-database, the copy is checked again, the live database is kept beside it (`memory.sqlite.replaced-<time>`),
+The order never loses data: the file to restore is checked (integrity_check, and its whole schema against
+what the migrations build: upkeep/schema.py) and copied next to the live database, the copy is checked
+again, its vectors that are not their texts' are re-embedded there (upkeep/vector_check.py), the live
+database is kept beside it (`memory.sqlite.replaced-<time>`),
 and only then does the copy go in, through SQLite's backup API into the live file under its write lock
 (one transaction; other connections see a commit). A live file SQLite cannot open at all is instead
 replaced by a rename, its stale -wal and -shm first moved out of the way: a -wal left beside a new
