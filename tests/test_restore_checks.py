@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import time
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import apsw
@@ -241,3 +241,37 @@ def test_backup_list_shows_the_age_of_each_copy(seeded: Path, tmp_path: Path) ->
     assert 3 * 86400 <= replaced["ageSeconds"] < 4 * 86400
     shown = run_cli(home, "memory", "backup", "--list").stdout
     assert any("3 d old" in line and "replaced" in line for line in shown.splitlines()), shown
+
+
+# --- an older copy: checked against the schema of the migrations it has ---------------------------------
+
+
+def test_a_copy_from_before_the_last_migration_is_restored_and_migrated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openclaw_cli.memory.store.sqlite import migrations
+    from openclaw_cli.memory.store.sqlite.connection import open_db
+    from openclaw_cli.memory.upkeep import schema
+    from openclaw_cli.memory.upkeep.restore import restore
+
+    older = tmp_path / "older.sqlite"
+    with monkeypatch.context() as patched:  # an openclaw that did not have the last migration yet
+        patched.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
+        open_db(older).close()
+    db = fake_store(tmp_path / "live" / "memory.sqlite", 2)
+    report = restore(db, older, datetime.now(UTC))
+    assert report.records == 0 and report.kept is not None
+    conn = open_db(db)  # the next open migrates it, as any older store
+    try:
+        assert schema.difference(conn).ok
+        assert migrations.MIGRATIONS[-1][0] in schema.applied_names(conn)
+    finally:
+        conn.close()
+
+
+def test_a_copy_claiming_a_migration_its_schema_lacks_is_refused(seeded: Path, tmp_path: Path) -> None:
+    home = copy_home(seeded, tmp_path)
+    copy = _backup(home, tmp_path)
+    # The people table (0007) is gone but 0007 is still recorded: not a state any version wrote.
+    _alter(copy, "DROP TABLE people")
+    _refused(home, copy, "table people is missing")
