@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.commands import CHAT_COMMANDS, Command, parse_command
 from openclaw_cli.errors import InvalidInput, OpenclawError
+from openclaw_cli.input_lines import MESSAGE_BYTES, lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,7 +47,9 @@ def read_lines(
     if not interactive:
         # Bytes, decoded here: text-mode stdin turns bytes that are not UTF-8 into lone surrogates
         # (surrogateescape), which failed only when the message was stored.
-        for number, raw in enumerate(sys.stdin.buffer, start=1):
+        sent = "shorten it; the lines before it were sent"
+        piped = lines(sys.stdin.buffer, MESSAGE_BYTES, "standard input", ends=True, hint=sent)
+        for number, raw in enumerate(piped, start=1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -13,6 +13,7 @@ import typer
 
 from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError, UsageError
 from openclaw_cli.fsutil import DirectoryError
+from openclaw_cli.input_lines import QUERY_BYTES, read_all
 from openclaw_cli.paths import HOME_HINT, Home, validate_agent_id
 from openclaw_cli.textcheck import find_bad_text
 
@@ -141,11 +142,12 @@ def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
     raise error
 
 
-def read_text_arg(text: str) -> str:
-    """TEXT arguments: `-` means standard input, which must be valid UTF-8."""
+def read_text_arg(text: str, cap: int = QUERY_BYTES) -> str:
+    """TEXT arguments: `-` means standard input, which must be valid UTF-8 and at most `cap` bytes (the
+    most a valid TEXT of this command can take: input_lines.py)."""
     if text != "-":
         return text
-    data = sys.stdin.buffer.read()
+    data = read_all(sys.stdin.buffer, cap, "standard input")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -26,6 +26,7 @@ from openclaw_cli.cli import (
 )
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput
+from openclaw_cli.input_lines import text_cap
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -99,7 +100,10 @@ def add_cmd(
     # What bulk embedding needs loads first, while only this thread runs (use_m3_segmenter.py); then the
     # models, before the imports that follow (the record model, the store: ~40 ms), which then overlap
     # the build of the model sessions instead of preceding it.
-    loading = batch is not None and memory_common.start_bulk_loads(batch)
+    read: list[str] | None = None
+    if batch == "-":  # read (a line no record could fill refused) before any model loads
+        read = memory_common.read_lines("-", memory_common.record_cap())
+    loading = batch is not None and memory_common.start_bulk_loads(batch, None if read is None else len(read))
     from openclaw_cli.memory.writing.candidate import Candidate
     from openclaw_cli.memory.writing.write_path import write_memories
 
@@ -111,14 +115,17 @@ def add_cmd(
         if batch is not None:
             if loading:
                 service.preload_embedder()  # the models load while the input is read and validated
-            _add_batch(service, batch, as_json)
+            _add_batch(service, batch, as_json, read)
             return
         assert text is not None
         if user is None and scope == "user":
             from openclaw_cli.identity import owner_id
 
             user = owner_id(common.state().settings)  # the CLI's user is the assistant's owner
-        candidate = Candidate(common.read_text_arg(text), category, l1, l2, scope, user, record_id=record_id)
+        limit = text_cap(common.state().agent_settings.memory.max_text_chars)
+        candidate = Candidate(
+            common.read_text_arg(text, limit), category, l1, l2, scope, user, record_id=record_id
+        )
         [outcome] = write_memories(service, [candidate])
         record = service.get(outcome.record_id) if outcome.action == "added" and outcome.record_id else None
     _render_added(outcome, record, as_json)
@@ -147,11 +154,13 @@ def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> N
         common.echo(f"{outcome.action}: {outcome.reason}; nothing new stored (kept {outcome.record_id})")
 
 
-def _add_batch(service: MemoryService, source: str, as_json: bool) -> None:
+def _add_batch(service: MemoryService, source: str, as_json: bool, read: list[str] | None) -> None:
     from openclaw_cli.memory.portability.batch import parse_add_lines
 
     label = "stdin" if source == "-" else source
-    items = parse_add_lines(memory_common.read_lines(source), label)
+    items = parse_add_lines(
+        read if read is not None else memory_common.read_lines(source, memory_common.record_cap()), label
+    )
     service.expect_passages(len(items))
     records: list[MemoryRecord] = []
 

@@ -64,8 +64,9 @@ def backup_cmd(
     Without -o, every database the agent reads gets a copy in `memory/backups/` beside it; -o copies the
     agent's own database (with --shared, the shared user store) to FILE. Daily copies
     are also written by `openclaw session sweep` and `openclaw memory index --check` (kept
-    memory.backup.keepDays days), and a copy is made before every schema migration. --list shows them,
-    with the files a restore or a salvage kept beside the database.
+    memory.backup.keepDays days, like the databases restores replaced), and a copy is made before every
+    schema migration. --list shows them with their ages, and the files a restore or a salvage kept beside
+    the database.
     """
     memory_common.only_on_files("backup")
     from openclaw_cli.memory.upkeep import recovery
@@ -74,7 +75,7 @@ def backup_cmd(
         raise UsageError("--list and --output exclude each other")
     with memory_common.service() as service:
         if list_only:
-            listed = recovery.list_all(service)
+            listed = recovery.list_all(service, _now())
             if as_json:
                 common.emit_json(listed)
             else:
@@ -94,7 +95,18 @@ def _render_list(listed: list[dict[str, Any]]) -> None:
     for entry in listed:
         common.echo(f"{entry['database']}: {len(entry['backups'])} backup(s)")
         for item in entry["backups"]:
-            common.echo(f"  {item['modified']}  {item['kind']:<8} {item['size']:>12} B  {item['path']}")
+            age = _age(item["ageSeconds"])
+            common.echo(
+                f"  {item['modified']}  {age:>9}  {item['kind']:<8} {item['size']:>12} B  {item['path']}"
+            )
+
+
+def _age(seconds: int) -> str:
+    """How old a copy is, in the largest whole unit: `3 d old`, `5 h old`, `12 min old`."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} old"
+    return f"{seconds} s old"
 
 
 def restore_cmd(
@@ -105,8 +117,11 @@ def restore_cmd(
 ) -> None:
     """Replace the agent's memory database with a copy, atomically; the replaced one is kept beside it.
 
-    The copy is checked (integrity_check) before anything changes; a damaged or foreign file is refused.
-    Refused while this home's gateway runs: stop it first.
+    The copy is checked before anything changes: integrity_check, then its whole schema (every table,
+    column, index, trigger and virtual table, and user_version) against what this version's migrations
+    build; a damaged, foreign or altered file is refused and the database is left as it was. The copy's
+    stored vectors are checked against their texts (norms, and a sample re-embedded), and those that
+    disagree are re-embedded before it goes in. Refused while this home's gateway runs: stop it first.
     """
     memory_common.only_on_files("restore")
     from openclaw_cli.memory.upkeep.recovery import restore_from
@@ -119,10 +134,21 @@ def restore_cmd(
         )
     with memory_common.service() as service:
         report = restore_from(service, Path(file), shared, _now())
+    if report.warning:
+        common.warn(report.warning)
     if as_json:
         common.emit_json(report.to_dict())
         return
     common.echo(f"restored {report.records} memories into {report.path} from {report.source}")
+    if report.vectors_reembedded:
+        common.echo(
+            f"{report.vectors_reembedded} stored vectors were not their text's: re-embedded"
+            + (
+                f" ({report.vectors_pending} still pending: run `openclaw memory index`)"
+                if report.vectors_pending
+                else ""
+            )
+        )
     if report.kept:
         common.echo(f"the replaced database is kept as {report.kept}")
 

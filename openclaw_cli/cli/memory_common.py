@@ -13,13 +13,14 @@ import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from openclaw_cli import input_lines
 from openclaw_cli.cli import common
 from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError
+from openclaw_cli.input_lines import DEFAULT_MAX_TEXT_CHARS, record_line_cap
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.query_expansion import ModelExpander
@@ -90,14 +91,14 @@ def through_gateway(method: str, params: dict[str, Any]) -> Any | None:
     return answer.payload if answer.answered else None
 
 
-def start_bulk_loads(source: str) -> bool:
+def start_bulk_loads(source: str, count: int | None = None) -> bool:
     """For a command about to embed the lines of `source` (a file, or '-' for stdin): start loading what
     only bulk work needs, before the settings are read (embedding/loader.py load_bulk_ahead), then the
     models (start_model_load). Nothing for an empty source or one read_lines will refuse, so that its
     answer or its one-line error comes at once, not after a model load: False then."""
     from openclaw_cli.memory.embedding.loader import load_bulk_ahead
 
-    count = _line_count(source)
+    count = _line_count(source) if count is None else count
     if count == 0:
         return False
     load_bulk_ahead(count)
@@ -111,6 +112,9 @@ def _line_count(source: str) -> int | None:
     if source == "-":
         return None
     count, last = 0, b"\n"
+    # A line past the cap is refused by read_lines: seen here, no model loads for it. The home's own cap
+    # (which reads the settings) is asked only of a line longer than the default one.
+    cap, line, settled = record_line_cap(DEFAULT_MAX_TEXT_CHARS), 0, False
     try:
         mode = os.stat(source).st_mode
         if not stat.S_ISREG(mode):
@@ -118,6 +122,12 @@ def _line_count(source: str) -> int | None:
         with open(source, "rb") as file:
             for chunk in iter(lambda: file.read(1 << 20), b""):
                 count, last = count + chunk.count(b"\n"), chunk[-1:]
+                end = chunk.rfind(b"\n")
+                line = len(chunk) - end - 1 if end >= 0 else line + len(chunk)
+                if line > cap and not settled:
+                    cap, settled = record_cap(), True
+                if line > cap:
+                    return 0
     except OSError:
         return 0
     return count + (last != b"\n")  # a last line without its newline counts too
@@ -178,26 +188,35 @@ CategoryOpt = Annotated[
 ]
 
 
-def read_lines(source: str) -> list[str]:
-    # JSON Lines end at "\n" only: str.splitlines() also splits at U+2028, U+0085 and others, which
-    # json.dumps(ensure_ascii=False) leaves raw inside strings, so it would cut valid records in two.
+def record_cap() -> int:
+    """The longest line a JSON Lines record of this home's memories can take (input_lines.py)."""
+    return record_line_cap(common.state().agent_settings.memory.max_text_chars)
+
+
+def read_lines(source: str, cap: int) -> list[str]:
+    """The lines of `source` ('-': stdin), each refused as soon as it passes `cap` bytes.
+
+    JSON Lines end at "\n" only: str.splitlines() also splits at U+2028, U+0085 and others, which
+    json.dumps(ensure_ascii=False) leaves raw inside strings, so it would cut valid records in two."""
     if source == "-":
-        text = common.read_text_arg("-")
-    else:
-        try:
-            text = Path(source).read_bytes().decode("utf-8")
-        except FileNotFoundError as exc:
-            raise InvalidInput(f"no such file: {source}") from exc
-        except IsADirectoryError as exc:
-            raise InvalidInput(
-                f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin"
-            ) from exc
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(f"{source} is not valid UTF-8 (byte {exc.start})") from exc
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
-    return lines[:-1] if lines and lines[-1] == "" else lines
+        return _decoded(input_lines.lines(sys.stdin.buffer, cap, "standard input"), "standard input")
+    try:
+        with open(source, "rb") as handle:
+            return _decoded(input_lines.lines(handle, cap, source), source)
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"no such file: {source}") from exc
+    except IsADirectoryError as exc:
+        raise InvalidInput(
+            f"{source} is a directory", hint="give a JSON Lines file, or '-' for stdin"
+        ) from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
+
+
+def _decoded(raw: Iterator[bytes], name: str) -> list[str]:
+    return [
+        input_lines.decoded(line, name, number).removesuffix("\r") for number, line in enumerate(raw, start=1)
+    ]
 
 
 def categories(values: list[str] | None) -> tuple[str, ...]:

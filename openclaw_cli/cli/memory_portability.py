@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from openclaw_cli.cli import common, memory_common
 from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.errors import InvalidInput, UsageError
+from openclaw_cli.input_lines import copy_lines
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.portability.transfer import InvalidExport
@@ -78,7 +78,8 @@ def _input_path(source: str) -> Iterator[tuple[Path, str]]:
     home = common.state().home
     # Inside the home's private cache, not /tmp: the input is the user's memories.
     with tempfile.NamedTemporaryFile(dir=home.ensure(home.cache_dir)) as spool:
-        shutil.copyfileobj(sys.stdin.buffer, spool)
+        # A line no record could fill stops the copy at once, not after the whole pipe is on disk.
+        copy_lines(sys.stdin.buffer, spool, memory_common.record_cap(), "standard input")
         spool.flush()
         yield Path(spool.name), "standard input"
 
@@ -127,13 +128,21 @@ def import_cmd(
         raise typer.BadParameter(
             f"unknown value {on_conflict!r}: use skip or replace", param_hint="'--on-conflict'"
         )
-    # The models load while the export is read and checked, as for add --batch.
-    loading = not dry_run and memory_common.start_bulk_loads(source)
+    with _input_path(source) as (path, name):
+        # The models load while the export is read and checked, as for add --batch; standard input is
+        # on disk by now, so it is counted like a file and a line no record could fill loads nothing.
+        loading = not dry_run and memory_common.start_bulk_loads(str(path))
+        _import(path, name, on_conflict, dry_run, skip_invalid, as_json, loading)
+
+
+def _import(
+    path: Path, name: str, on_conflict: str, dry_run: bool, skip_invalid: bool, as_json: bool, loading: bool
+) -> None:
     from openclaw_cli.memory.portability.files import open_export
     from openclaw_cli.memory.portability.transfer import InvalidExport, import_memories
 
-    with _input_path(source) as (path, name), memory_common.service() as service:
-        export = open_export(path, name)
+    with memory_common.service() as service:
+        export = open_export(path, name, memory_common.record_cap())
         if not dry_run:
             memory_common.announce_model_preparation(service)
         if loading:

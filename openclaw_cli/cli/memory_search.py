@@ -221,7 +221,7 @@ def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
     from openclaw_cli.memory.portability.batch import parse_search_line
 
     label = "stdin" if source == "-" else source
-    lines = memory_common.read_lines(source)
+    lines = memory_common.read_lines(source, memory_common.record_cap())
     with memory_common.service(warm=True) as service:
         memory_common.announce_model_preparation(service)
         for number, line in enumerate(lines, start=1):

@@ -33,14 +33,15 @@ def note_cmd(
     (`workspace`) or memory.workspace is set. Notes are indexed into
     `memory search` (as `note` results shown as path:lines) at the next search or `memory index`.
     """
-    from openclaw_cli.memory.workspace.files import append_note
+    from openclaw_cli.input_lines import text_cap
+    from openclaw_cli.memory.workspace.files import MAX_NOTE_CHARS, append_note
 
     st = common.state()
     written = append_note(
         st.home,
         st.agent,
         st.agent_settings.memory,
-        common.read_text_arg(text),
+        common.read_text_arg(text, text_cap(MAX_NOTE_CHARS)),
         durable=durable,
         now=datetime.now().astimezone(),  # the log's day is the user's local day
     )

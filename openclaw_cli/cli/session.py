@@ -13,6 +13,7 @@ import typer
 
 from openclaw_cli.cli import common, session_common, session_portability, session_search, session_upkeep
 from openclaw_cli.cli.session_common import JsonOpt, KeyArg, Target
+from openclaw_cli.input_lines import MESSAGE_BYTES
 
 app = typer.Typer(
     help="Sessions: one conversation's history per session key (short-term memory).",
@@ -114,7 +115,7 @@ def append_cmd(
     from openclaw_cli import claims, identity
     from openclaw_cli.sessions.keys import parse_key
 
-    content = common.read_text_arg(text)
+    content = common.read_text_arg(text, MESSAGE_BYTES)
     person = None
     if role == "user":  # whose words these are: the group speaker, the DM peer, or the owner (main)
         rules = identity.IdentityRules.from_dict(session_common.session_values()["identity"])

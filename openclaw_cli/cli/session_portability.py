@@ -63,22 +63,22 @@ def import_cmd(
 
 
 def _input_lines(source: str) -> list[bytes]:
-    """The input's lines, split at "\\n" only (a message may hold U+2028 and other separators raw)."""
+    """The input's lines, split at "\\n" only (a message may hold U+2028 and other separators raw), each
+    refused as soon as it passes what a message's line can take (input_lines.py)."""
     import sys
-    from pathlib import Path
 
     from openclaw_cli.errors import InvalidInput
+    from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, lines
 
     if source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            data = Path(source).read_bytes()
-        except FileNotFoundError as exc:
-            raise InvalidInput(f"no such file: {source}") from exc
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
-    return data.split(b"\n")
+        return list(lines(sys.stdin.buffer, MESSAGE_LINE_BYTES, "standard input"))
+    try:
+        with open(source, "rb") as handle:
+            return list(lines(handle, MESSAGE_LINE_BYTES, source))
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"no such file: {source}") from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source} ({exc.strerror})") from exc
 
 
 def key_cmd(

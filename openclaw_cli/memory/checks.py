@@ -38,6 +38,11 @@ def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[
         for path in service.db_paths():
             if not (on_server or path.exists()):
                 continue
+            if not on_server and (found := _schema_findings(path, fix)):
+                findings += found
+                if any(f.severity == "error" for f in found):
+                    opened = False  # what the schema lacks, the other checks would trip over
+                    continue
             try:
                 service.store(path)
             except DatabasePermissionError as error:
@@ -90,6 +95,14 @@ def _note_findings(service: MemoryService, fix: bool) -> list[Finding]:
         hint = "run `openclaw doctor --fix` or `openclaw memory index` to give them to the owner"
         findings.append(Finding("memory.notes", "error", message, hint, where))
     return findings
+
+
+def _schema_findings(path: Path, fix: bool) -> list[Finding]:
+    """What the database lacks (or has beyond) its migrations' schema (upkeep/schema.py), checked before
+    it is opened as a store: opening one without its `meta` table already fails."""
+    from openclaw_cli.memory.upkeep import schema
+
+    return schema.file_findings(path, fix)
 
 
 def _server_findings(service: MemoryService) -> list[Finding]:

@@ -376,7 +376,7 @@ class MemoryService:
         from openclaw_cli.memory.upkeep.index_check import check
 
         configured, problem = self.configured_identity()
-        return [check(store, configured, problem) for store in self.existing_stores()]
+        return [check(store, configured, problem, self.embedder) for store in self.existing_stores()]
 
     def repair_indexes(self, progress: Callable[[int], None] | None = None) -> list[Any]:
         from openclaw_cli.memory.upkeep.index import repair

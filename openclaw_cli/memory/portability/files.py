@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from openclaw_cli.errors import InvalidInput
+from openclaw_cli.input_lines import lines, record_line_cap
 from openclaw_cli.memory.portability.format import FORMAT_VERSION
 from openclaw_cli.memory.portability.stream import (
     END_KEY,
@@ -30,6 +31,9 @@ from openclaw_cli.memory.portability.stream import (
 )
 
 Format = Literal["json", "jsonl"]
+# The longest line read when the caller knows no text limit (`memory migrate`, tests): a record whose
+# texts are a million characters each; `memory import` passes its home's own limit.
+FILE_LINE_CAP = record_line_cap(1_000_000)
 FORMATS: tuple[str, ...] = ("json", "jsonl")
 
 
@@ -79,6 +83,7 @@ class ExportSource:
     header: dict[str, Any]
     name: str = ""
     _records: list[Any] | None = field(default=None, repr=False)
+    cap: int = FILE_LINE_CAP  # the longest line read (input_lines.py)
     framing: Framing = field(default_factory=Framing, repr=False)
 
     def approximate_count(self) -> int:
@@ -86,7 +91,7 @@ class ExportSource:
         if self._records is not None:
             return len(self._records)
         with self.path.open("rb") as handle:
-            return max(0, sum(1 for raw in handle if raw.strip()) - 2)
+            return max(0, sum(1 for raw in lines(handle, self.cap, self.name) if raw.strip()) - 2)
 
     def items(self) -> Iterator[tuple[int, Any]]:
         """(index, parsed record) in file order; a line that cannot be used is a RecordError instead."""
@@ -95,7 +100,7 @@ class ExportSource:
             yield from enumerate(self._records)
         else:
             self.framing = Framing()
-            yield from jsonl_items(self.path, self.framing)
+            yield from jsonl_items(self.path, self.framing, self.cap, self.name or str(self.path))
 
     def version_of(self, item: Any) -> Any:
         """The format version to read a record from `items()` with: its part's."""
@@ -126,11 +131,11 @@ def _not_json(name: str, exc: json.JSONDecodeError, text: str) -> InvalidInput:
     )
 
 
-def _first_line(path: Path, name: str) -> bytes:
+def _first_line(path: Path, name: str, cap: int) -> bytes:
     """The first line that is not blank (b"" for an empty file)."""
     try:
         with path.open("rb") as handle:
-            for raw in handle:
+            for raw in lines(handle, cap, name):
                 if raw.strip():
                     return raw
             return b""
@@ -142,24 +147,29 @@ def _first_line(path: Path, name: str) -> bytes:
         raise InvalidInput(f"cannot read {name} ({exc.strerror})") from exc
 
 
-def open_export(path: Path, name: str | None = None) -> ExportSource:
+def open_export(path: Path, name: str | None = None, cap: int = FILE_LINE_CAP) -> ExportSource:
     """Open an export in either format (told apart by its first line); file-level problems raise.
 
     JSON Lines is recognised by a header line, or, for a stream whose header was filtered out, by a first
     line that is a record or an end line (it is then read as the current version, with a warning)."""
     name = name or str(path)
-    first = _first_line(path, name)
+    first = _first_line(path, name, cap)
     if not first:
         raise InvalidInput(f"{name} is empty", hint="give a file written by `openclaw memory export`")
     head, _ = parse_line(first)
     if is_header(head):
-        return ExportSource(path, "jsonl", head, name)
+        return ExportSource(path, "jsonl", head, name, cap=cap)
     if looks_like_record(head) or is_end(head):
-        return ExportSource(path, "jsonl", {"version": FORMAT_VERSION}, name)
-    return _open_json(path, name)
+        return ExportSource(path, "jsonl", {"version": FORMAT_VERSION}, name, cap=cap)
+    return _open_json(path, name, cap)
 
 
-def _open_json(path: Path, name: str) -> ExportSource:
+def _open_json(path: Path, name: str, cap: int) -> ExportSource:
+    # An export writes a JSON document a record per line too: a longer line is refused before the
+    # document is read whole.
+    with path.open("rb") as handle:
+        for _ in lines(handle, cap, name):
+            pass
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -178,4 +188,4 @@ def _open_json(path: Path, name: str) -> ExportSource:
     records = document.pop("records", None)
     if not isinstance(records, list):
         raise InvalidInput(f"{name}: 'records' must be a list of records")
-    return ExportSource(path, "json", document, name, records)
+    return ExportSource(path, "json", document, name, records, cap=cap)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openclaw_cli.input_lines import lines
 from openclaw_cli.memory.portability.format import FORMAT_VERSION, RecordError
 
 END_KEY = "end"
@@ -141,11 +142,12 @@ def _records(count: int) -> str:
     return f"{count} record" if count == 1 else f"{count} records"
 
 
-def jsonl_items(path: Path, framing: Framing) -> Iterator[tuple[int, Any]]:
-    """(index, Located record or RecordError) for each record line; header and end lines go to `framing`."""
+def jsonl_items(path: Path, framing: Framing, cap: int, name: str) -> Iterator[tuple[int, Any]]:
+    """(index, Located record or RecordError) for each record line; header and end lines go to `framing`.
+    A line past `cap` bytes stops the reading (InvalidInput) before it is held whole."""
     index = 0
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(lines(handle, cap, name, ends=True), start=1):
             if not raw.strip():
                 continue
             value, problem = parse_line(raw)

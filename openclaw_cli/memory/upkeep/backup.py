@@ -6,9 +6,9 @@ Where they live: `backups/` beside the database (`agents/<agentId>/memory/backup
   (local date), kept `memory.backup.keepDays` days;
 - `before-<migration>-<UTC time>.sqlite`: the database as it was before a schema migration;
 - `manual-<UTC time>.sqlite`: `openclaw memory backup` without `-o`.
-Only daily copies are pruned; the others stay until the user deletes them. A restore keeps the database it
-replaces beside it as `memory.sqlite.replaced-<UTC time>`, a salvage the damaged one as
-`memory.sqlite.damaged-<UTC time>`.
+Daily copies are pruned, and so are the databases restores replaced (kept beside it as
+`memory.sqlite.replaced-<UTC time>`), after the same days; the others stay until the user deletes them,
+the damaged files salvages keep (`memory.sqlite.damaged-<UTC time>`) too.
 
 The backup API reads a consistent snapshot (WAL included) while other connections keep writing, and
 writing into a live database happens under its write lock, as one transaction: connections of other
@@ -58,13 +58,16 @@ class BackupFile:
     modified: datetime
     size: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self, now: datetime | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "path": str(self.path),
             "kind": self.kind,
             "modified": self.modified.isoformat().replace("+00:00", "Z"),
             "size": self.size,
         }
+        if now is not None:
+            out["ageSeconds"] = max(0, int((now - self.modified).total_seconds()))
+        return out
 
 
 def _describe(path: Path, kind: str) -> BackupFile | None:
@@ -145,7 +148,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
     `thorough`: PRAGMA integrity_check (indexes against tables too) rather than quick_check."""
     import apsw
 
-    from openclaw_cli.memory.store.sqlite.connection import SQLITE_MAGIC
+    from openclaw_cli.memory.store.sqlite.connection import SQLITE_MAGIC, load_vec
 
     try:
         with path.open("rb") as handle:
@@ -158,6 +161,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
         return "it is not a SQLite database"
     try:
         conn = connect(path, readonly=True)
+        load_vec(conn)  # the vec0 tables' columns are part of the schema compared
     except apsw.Error as exc:
         return f"it cannot be opened ({exc})"
     try:
@@ -170,6 +174,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
 
 def _content_problem(conn: apsw.Connection, thorough: bool) -> str | None:
     from openclaw_cli.memory.store.sqlite.migrations import MIGRATIONS
+    from openclaw_cli.memory.upkeep import schema
 
     check = "integrity_check" if thorough else "quick_check"
     lines = [str(r[0]) for r in conn.execute(f"PRAGMA {check}")]
@@ -182,6 +187,9 @@ def _content_problem(conn: apsw.Connection, thorough: bool) -> str | None:
     newer = [str(r[0]) for r in conn.execute("SELECT name FROM schema_migrations") if str(r[0]) not in known]
     if newer:
         return f"it was written by a newer openclaw (migration {newer[0]}): upgrade openclaw to use it"
+    diff = schema.difference(conn)
+    if not diff.ok:
+        return f"its schema is not the one this openclaw writes ({diff.describe()})"
     return None
 
 
@@ -312,18 +320,29 @@ def _write_daily(db_path: Path, target: Path) -> str | None:
 
 
 def prune(db_path: Path, keep_days: int, today: date) -> list[Path]:
-    """Remove the daily copies dated more than `keep_days - 1` days before `today`."""
+    """Remove the daily copies, and the databases restores replaced, dated more than `keep_days - 1`
+    days before `today` (a replaced database is a backup of what the restore undid; a damaged one a
+    salvage kept stays: it may hold what the salvage could not read)."""
     oldest = today - timedelta(days=keep_days - 1)
     removed: list[Path] = []
-    for item in list_backups(db_path, kept=False):
-        if item.kind != "daily":
+    for item in list_backups(db_path):
+        day = _dated(item)
+        if day is None or day >= oldest:
             continue
-        try:
-            day = date.fromisoformat(item.path.name.removeprefix("daily-").removesuffix(SUFFIX))
-        except ValueError:
-            continue
-        if day < oldest:
+        for suffix in ("", "-wal", "-shm", "-journal"):
             with suppress(FileNotFoundError):
-                item.path.unlink()
-            removed.append(item.path)
+                item.path.with_name(item.path.name + suffix).unlink()
+        removed.append(item.path)
     return removed
+
+
+def _dated(item: BackupFile) -> date | None:
+    """The day a daily or replaced copy was made, from its name; None for the kinds never pruned."""
+    try:
+        if item.kind == "daily":
+            return date.fromisoformat(item.path.name.removeprefix("daily-").removesuffix(SUFFIX))
+        if item.kind == "replaced" and (match := KEPT_NAME.search(item.path.name)):
+            return datetime.strptime(match.group(2)[:8], "%Y%m%d").date()
+    except ValueError:
+        return None
+    return None

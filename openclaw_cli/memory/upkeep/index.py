@@ -37,6 +37,7 @@ class RepairReport:
     vectors_added: int = 0
     vectors_removed: int = 0
     tombstones_purged: int = 0
+    vectors_reembedded: int = 0  # stored vectors that were not their text's (upkeep/vector_check.py)
     stale_tables_dropped: int = 0
     still_pending: int = 0
     warning: str | None = None
@@ -85,12 +86,48 @@ def repair(
         report.tombstones_purged = count(store, "SELECT count(*) FROM records WHERE deleted = 1")
         conn.execute("DELETE FROM records WHERE deleted = 1")
         vec.bump_generation(conn)
+    report.vectors_reembedded = forget_wrong_vectors(store, embedder_factory, report)
     _fill_pending(store, embedder_factory, report, progress)
     report.still_pending = count(
         store, "SELECT count(*) FROM records WHERE deleted = 0 AND vector_status = 'pending'"
     )
     with write_txn(conn):
         centroid.refresh(store.storage)
+    return report
+
+
+def forget_wrong_vectors(
+    store: MemoryStore, embedder_factory: Callable[[], Embedder] | None, report: RepairReport
+) -> int:
+    """Mark the stored vectors that are not their text's (a wrong norm or type, or a sampled one that
+    disagrees with its text's fresh vector) pending, for `_fill_pending` to re-embed; how many."""
+    from openclaw_cli.memory.upkeep import vector_check
+
+    table = vec.current_table(store.conn)
+    if embedder_factory is None or table is None:
+        return 0
+    found = vector_check.check(store.conn, embedder_factory)
+    if found.not_compared:
+        report.warning = f"{found.not_compared}; the stored vectors were not compared with their texts"
+    wrong = found.wrong
+    if wrong:
+        with write_txn(store.conn):
+            vec.delete(store.conn, table, wrong)
+            store.conn.executemany(
+                "UPDATE records SET vector_status = 'pending' WHERE rowid = ? AND deleted = 0",
+                [(rowid,) for rowid in wrong],
+            )
+            vec.bump_generation(store.conn)
+    return len(wrong)
+
+
+def refill_wrong_vectors(store: MemoryStore, embedder_factory: Callable[[], Embedder]) -> RepairReport:
+    """Only the vector part of `repair`: re-embed what is not its text's and what is pending (a restored
+    copy keeps everything else as it was, its deleted records included)."""
+    report = RepairReport()
+    report.vectors_reembedded = forget_wrong_vectors(store, embedder_factory, report)
+    _fill_pending(store, embedder_factory, report, None)
+    report.still_pending = pending_count(store)
     return report
 
 

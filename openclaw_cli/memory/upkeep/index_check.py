@@ -8,6 +8,7 @@ backend's file-level care).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION
 from openclaw_cli.memory.upkeep.integrity import find_damage
 
 if TYPE_CHECKING:
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder
     from openclaw_cli.memory.store.memory_store import MemoryStore
 
 
@@ -44,6 +46,12 @@ class IndexCheck:
     damage: str | None = None
     # The configured embedder cannot be used, or its identity cannot be known without loading it.
     embedder_problem: str | None = None
+    # upkeep/vector_check.py: vectors checked for type and norm, and a sample against their texts.
+    vectors_checked: int = 0
+    vectors_malformed: int = 0
+    vectors_sampled: int = 0
+    vectors_disagreeing: int = 0
+    vectors_not_compared: str | None = None  # the embedder failed: no sample was re-embedded
 
     @property
     def ok(self) -> bool:
@@ -57,6 +65,8 @@ class IndexCheck:
             or self.stale_tables
             or self.embedder_mismatch
             or self.vectors_pending
+            or self.vectors_malformed
+            or self.vectors_disagreeing
             or self.fts_outdated
         )
 
@@ -72,8 +82,17 @@ class IndexCheck:
             (self.vectors_pending, "records whose vector is pending"),
             (self.vector_orphans, "vectors without a live record"),
             (len(self.stale_tables), "left-over vector tables from an interrupted rebuild"),
+            (
+                self.vectors_malformed,
+                "stored vectors with a wrong norm or impossible values (not their text's)",
+            ),
         ]
         out = [f"{count} {what}" for count, what in named if count]
+        if self.vectors_disagreeing:
+            out.append(
+                f"{self.vectors_disagreeing} of {self.vectors_sampled} sampled vectors disagree with a fresh "
+                "embedding of their text"
+            )
         if self.damage:
             out.insert(0, self.damage)
         if self.embedder_problem:
@@ -122,10 +141,14 @@ def count(store: MemoryStore, sql: str) -> int:
 
 
 def check(
-    store: MemoryStore, configured: dict[str, Any] | None, embedder_problem: str | None = None
+    store: MemoryStore,
+    configured: dict[str, Any] | None,
+    embedder_problem: str | None = None,
+    embedder_factory: Callable[[], Embedder] | None = None,
 ) -> IndexCheck:
     """`configured`: the identity the settings name (embedders.configured_identity); a None dimension means
-    unknown without calling an API, and is then left out of the comparison."""
+    unknown without calling an API, and is then left out of the comparison. With `embedder_factory`, the
+    stored vectors are checked too (upkeep/vector_check.py): their norms, and a sample re-embedded."""
     report = IndexCheck(path=str(store.path), embedder_problem=embedder_problem)
     if not store.is_sqlite:  # no file to check for page damage: the counts come from the server
         from openclaw_cli.memory.upkeep import server_index
@@ -140,7 +163,18 @@ def check(
         report.damage = damage.describe()
         return report
     _count_rows(store, report, configured)
+    if embedder_factory is not None and not (report.embedder_problem or report.embedder_mismatch):
+        _check_vectors(store, report, embedder_factory)
     return report
+
+
+def _check_vectors(store: MemoryStore, report: IndexCheck, embedder_factory: Callable[[], Embedder]) -> None:
+    from openclaw_cli.memory.upkeep import vector_check
+
+    found = vector_check.check(store.conn, embedder_factory)
+    report.vectors_not_compared = found.not_compared
+    report.vectors_checked, report.vectors_sampled = found.checked, found.sampled
+    report.vectors_malformed, report.vectors_disagreeing = len(found.malformed), len(found.disagreeing)
 
 
 def _count_rows(store: MemoryStore, report: IndexCheck, configured: dict[str, Any] | None) -> None:

@@ -66,9 +66,9 @@ def backup_now(service: AgentMemory, output: Path | None, shared: bool, now: dat
     return written
 
 
-def list_all(service: AgentMemory) -> list[dict[str, Any]]:
+def list_all(service: AgentMemory, now: datetime) -> list[dict[str, Any]]:
     return [
-        {"database": str(path), "backups": [b.to_dict() for b in copies.list_backups(path)]}
+        {"database": str(path), "backups": [b.to_dict(now) for b in copies.list_backups(path)]}
         for path in service.db_paths()
     ]
 
@@ -78,7 +78,7 @@ def restore_from(service: AgentMemory, source: Path, shared: bool, now: datetime
 
     refuse_while_gateway_runs(service.home, "restore a memory database")
     service.close()  # this process's own connections must not outlive the file they read
-    return restore(target_db(service, shared), source, now)
+    return restore(target_db(service, shared), source, now, service.embedder)
 
 
 # --- daily copies ------------------------------------------------------------------------------------
@@ -194,10 +194,11 @@ def _salvage_in_place(path: Path, staged: Path, now: datetime, report: RecoverRe
         kept = keep_current(path, now, "damaged")
         report.kept = None if kept is None else str(kept)
         try:
-            _build(kept or path, staged, copies.list_backups(path, kept=False), report.salvage)
+            _build(kept or path, staged, copies.list_backups(path, kept=False), report.salvage, path)
         except BaseException:
             if kept is not None:  # only a copy: the damaged database itself is untouched
-                for suffix in ("", "-wal"):
+                # -shm too: reading the copy (a byte copy of a WAL-mode file) made one beside it.
+                for suffix in ("", "-wal", "-shm", "-journal"):
                     kept.with_name(kept.name + suffix).unlink(missing_ok=True)
             raise
     finally:
@@ -222,8 +223,15 @@ def _write_lock(path: Path) -> apsw.Connection | None:
     return conn
 
 
-def _build(source_path: Path, staged: Path, backups: list[copies.BackupFile], done: Salvage) -> None:
-    """The salvaged database at `staged`: rows of the damaged file, then the newest usable backup."""
+def _build(
+    source_path: Path,
+    staged: Path,
+    backups: list[copies.BackupFile],
+    done: Salvage,
+    live: Path | None = None,
+) -> None:
+    """The salvaged database at `staged`: rows of the damaged file, then the newest usable backup.
+    `live`: the database errors name (the source may be a copy of it that a refusal removes)."""
 
     from openclaw_cli.memory.store.sqlite.connection import open_db
     from openclaw_cli.memory.upkeep import salvage
@@ -232,7 +240,7 @@ def _build(source_path: Path, staged: Path, backups: list[copies.BackupFile], do
     backup = _newest_usable(backups)
     if source is None and backup is None:
         raise StoreError(
-            f"nothing in {source_path} reads as a database and there is no backup to restore",
+            f"nothing in {live or source_path} reads as a database and there is no backup to restore",
             hint="move the file aside to start a new store; nothing was changed",
         )
     target = open_db(staged)

@@ -1,7 +1,9 @@
 """Putting a database back: `openclaw memory restore FILE`, and the last step of a salvage.
 
-The order never loses data: the file to restore is checked (integrity_check) and copied next to the live
-database, the copy is checked again, the live database is kept beside it (`memory.sqlite.replaced-<time>`),
+The order never loses data: the file to restore is checked (integrity_check, and its whole schema against
+what the migrations build: upkeep/schema.py) and copied next to the live database, the copy is checked
+again, its vectors that are not their texts' are re-embedded there (upkeep/vector_check.py), the live
+database is kept beside it (`memory.sqlite.replaced-<time>`),
 and only then does the copy go in, through SQLite's backup API into the live file under its write lock
 (one transaction; other connections see a commit). A live file SQLite cannot open at all is instead
 replaced by a rename, its stale -wal and -shm first moved out of the way: a -wal left beside a new
@@ -11,7 +13,7 @@ file would be replayed into it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +35,9 @@ from openclaw_cli.memory.upkeep.backup import (
 if TYPE_CHECKING:
     import apsw
 
+    from openclaw_cli.memory.embedding.onnx_embedder import Embedder
+    from openclaw_cli.memory.upkeep.index import RepairReport
+
 
 @dataclass
 class RestoreReport:
@@ -40,6 +45,11 @@ class RestoreReport:
     source: str
     kept: str | None  # where the replaced database now is
     records: int
+    vectors_reembedded: int = (
+        0  # the copy's vectors that were not their text's, re-embedded before it went in
+    )
+    vectors_pending: int = 0
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,11 +57,18 @@ class RestoreReport:
             "restoredFrom": self.source,
             "kept": self.kept,
             "records": self.records,
+            "vectorsReembedded": self.vectors_reembedded,
+            "vectorsPending": self.vectors_pending,
+            "warning": self.warning,
         }
 
 
-def restore(db_path: Path, source: Path, now: datetime) -> RestoreReport:
-    """Replace the database at `db_path` with the copy at `source` (see the module doc)."""
+def restore(
+    db_path: Path, source: Path, now: datetime, embedder_factory: Callable[[], Embedder] | None = None
+) -> RestoreReport:
+    """Replace the database at `db_path` with the copy at `source` (see the module doc). With
+    `embedder_factory`, the copy's vectors are checked against their texts first (vector_check.py) and
+    those that are not theirs re-embedded in the staged copy, so that search never ranks by them."""
     problem = problem_of(source, thorough=True)
     if problem is not None:
         raise InvalidInput(f"cannot restore {source}: {problem}", hint=f"{db_path} was not changed")
@@ -65,14 +82,36 @@ def restore(db_path: Path, source: Path, now: datetime) -> RestoreReport:
             raise StoreError(
                 f"the copy of {source} is not whole: {staged_problem}", hint="nothing was changed"
             )
+        fixed = None if embedder_factory is None else _vectors_fixed(staged, embedder_factory)
         kept = keep_current(db_path, now, "replaced")
         install(db_path, staged)
         clear_failures(db_path)
     finally:
-        staged.unlink(missing_ok=True)
-    return RestoreReport(
+        for suffix in ("", "-wal", "-shm", "-journal"):  # the staged copy was opened as a store: WAL
+            staged.with_name(staged.name + suffix).unlink(missing_ok=True)
+    report = RestoreReport(
         str(db_path), str(source), None if kept is None else str(kept), live_records(db_path)
     )
+    if fixed is not None:
+        report.vectors_reembedded, report.vectors_pending = fixed.vectors_reembedded, fixed.still_pending
+        report.warning = fixed.warning
+    return report
+
+
+def _vectors_fixed(staged: Path, embedder_factory: Callable[[], Embedder]) -> RepairReport:
+    """Re-embed the staged copy's vectors that are not their text's, then fold its WAL back in (the
+    install copies the main file's pages)."""
+    from openclaw_cli.memory.store.memory_store import MemoryStore
+    from openclaw_cli.memory.upkeep.index import refill_wrong_vectors
+
+    store = MemoryStore.open(staged, embedder_factory, create=False)
+    try:
+        report = refill_wrong_vectors(store, embedder_factory)
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.conn.execute("PRAGMA journal_mode = DELETE")
+        return report
+    finally:
+        store.close()
 
 
 @contextmanager

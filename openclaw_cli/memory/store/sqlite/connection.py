@@ -34,7 +34,7 @@ def vec_extension_path() -> str:
     return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
 
 
-def _load_vec(conn: apsw.Connection) -> None:
+def load_vec(conn: apsw.Connection) -> None:
     conn.enable_load_extension(True)
     conn.load_extension(vec_extension_path())
     conn.enable_load_extension(False)
@@ -119,7 +119,7 @@ def _open(path: Path, *, create: bool, readonly: bool) -> apsw.Connection:
     try:
         conn = apsw.Connection(str(path), flags=flags)
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        _load_vec(conn)
+        load_vec(conn)
         _configure(conn, readonly=readonly)
         if not readonly:
             migrate(conn)

@@ -89,14 +89,19 @@ def create_table(conn: apsw.Connection, dimensions: int, fmt: VectorFormat | Non
         number += 1
     name = f"vec_{number}"
     fmt = fmt or codec.int8_format(dimensions)
-    conn.execute(
-        f"CREATE VIRTUAL TABLE {name} USING vec0(embedding {fmt.sql_type}[{int(dimensions)}] "
-        "distance_metric=cosine, scope text, user_id text, category text)"
-    )
+    conn.execute(table_ddl(name, dimensions, fmt))
     if fmt.is_int8:
         set_meta(conn, DTYPE_KEY.format(table=name), fmt.dtype)
         set_meta(conn, CLIP_KEY.format(table=name), fmt.clip)
     return name
+
+
+def table_ddl(name: str, dimensions: int, fmt: VectorFormat) -> str:
+    """The statement that creates vec0 table `name` (also the schema a restore expects, upkeep/schema.py)."""
+    return (
+        f"CREATE VIRTUAL TABLE {name} USING vec0(embedding {fmt.sql_type}[{int(dimensions)}] "
+        "distance_metric=cosine, scope text, user_id text, category text)"
+    )
 
 
 def table_format(conn: apsw.Connection, table: str) -> VectorFormat:
