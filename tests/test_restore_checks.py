@@ -14,6 +14,7 @@ import shutil
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -275,3 +276,35 @@ def test_a_copy_claiming_a_migration_its_schema_lacks_is_refused(seeded: Path, t
     # The people table (0007) is gone but 0007 is still recorded: not a state any version wrote.
     _alter(copy, "DROP TABLE people")
     _refused(home, copy, "table people is missing")
+
+
+def test_restore_without_yes_previews_the_copy_and_changes_nothing(
+    cli: Any, home: Path, tmp_path: Path
+) -> None:
+    """Issue 48: `memory restore FILE` without --yes exited 1 with no preview. It shows what the copy holds
+    (counts by category, persons, dates, schema version, embedder) and what it would replace; the exit
+    status stays non-zero and the live database is untouched."""
+    for text, category, user in (("likes green tea", "preference", "ann"), ("moved to Oslo", "event", "bo")):
+        assert cli("memory", "add", text, "-c", category, "--user", user).returncode == 0
+    copy = tmp_path / "copy.sqlite"
+    assert cli("memory", "backup", "-o", str(copy)).returncode == 0
+    assert cli("memory", "add", "a third one, after the copy").returncode == 0
+    live = home / "agents" / "main" / "memory" / "memory.sqlite"
+    before = live.read_bytes()
+    shown = cli("memory", "restore", str(copy))
+    assert shown.returncode == 1 and "add --yes" in shown.stderr
+    assert "holds 2 memories (1 event, 1 preference) of 2 persons" in shown.stdout, shown.stdout
+    assert "schema 00" in shown.stdout and "(3 memories)" in shown.stdout, shown.stdout
+    as_json = cli("memory", "restore", str(copy), "--json")
+    assert as_json.returncode == 1
+    found = json.loads(as_json.stdout)
+    assert (found["records"], found["currentRecords"], found["restored"]) == (2, 3, False)
+    assert found["oldest"] <= found["newest"] and found["schemaVersion"]
+    assert live.read_bytes() == before
+
+
+def test_restore_without_yes_refuses_a_bad_copy_as_a_restore_would(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database at all" * 100)
+    shown = cli("memory", "restore", str(bad))
+    assert shown.returncode == 1 and "cannot restore" in shown.stderr and shown.stdout == ""

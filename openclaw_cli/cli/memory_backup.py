@@ -129,9 +129,8 @@ def restore_cmd(
     if not file:
         raise InvalidInput("the file name is empty", hint="give the backup file to restore")
     if not yes:
-        raise InvalidInput(
-            "refusing to replace the memory database without --yes", hint="add --yes to confirm"
-        )
+        _preview(file, shared, as_json)
+        common.fail("nothing was restored: add --yes to replace the memory database with this copy")
     with memory_common.service() as service:
         report = restore_from(service, Path(file), shared, _now())
     if report.warning:
@@ -151,6 +150,25 @@ def restore_cmd(
         )
     if report.kept:
         common.echo(f"the replaced database is kept as {report.kept}")
+
+
+def _preview(file: str, shared: bool, as_json: bool) -> None:
+    """What the copy would put in (counts, dates, schema version, embedder) and what it would replace."""
+    from openclaw_cli.memory.upkeep.recovery import target_db
+    from openclaw_cli.memory.upkeep.restore_preview import preview
+
+    with memory_common.service() as service:
+        found = preview(target_db(service, shared), Path(file))
+    if as_json:
+        common.emit_json({**found.to_dict(), "restored": False})
+        return
+    categories = ", ".join(f"{n} {c}" for c, n in sorted(found.by_category.items())) or "none"
+    common.echo(f"{found.source} holds {found.records} memories ({categories}) of {found.persons} persons")
+    if found.oldest:
+        common.echo(f"  recorded {found.oldest[:10]} to {found.newest[:10] if found.newest else '?'}")
+    common.echo(f"  schema {found.migration or 'unknown'}; vectors by {found.embedder or 'no embedder yet'}")
+    now = "no database" if found.current_records is None else f"{found.current_records} memories"
+    common.echo(f"it would replace {found.database} ({now}), which is kept beside it")
 
 
 def recover_cmd(
