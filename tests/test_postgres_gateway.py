@@ -108,5 +108,5 @@ def test_what_a_turn_writes_through_the_gateway_lands_on_the_server(
     assert listed.returncode == 0, listed.stderr
     texts = {r["l0"]: r["userId"] for r in listed.json()}
     assert texts.get("Ann keeps her spare key under the blue pot") == "ann", texts
-    assert any("swim on Tuesdays" in text for text in texts), texts
+    assert any("swims on Tuesdays" in text for text in texts), texts  # "I swim": the third person, whole
     assert not (home / "agents" / "main" / "memory" / "memory.sqlite").exists()

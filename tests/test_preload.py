@@ -242,12 +242,15 @@ def test_a_file_one_line_short_of_bulk_work_loads_nothing_ahead(tmp_path: Path) 
     assert not any("use-m3-vocabulary" in e for e in events)
 
 
-def test_stdin_and_a_pipe_load_ahead_and_lose_no_line_to_it(tmp_path: Path) -> None:
-    # Their lines cannot be counted beforehand; a pipe given as a path (`--batch <(jq ...)`) must be read
-    # once only, by the command, or the lines read to count them would be lost.
+def test_stdin_is_counted_once_read_and_a_pipe_loads_ahead_and_neither_loses_a_line(tmp_path: Path) -> None:
+    # Standard input is read whole (each line bounded, issue 48) before any model loads, so its lines are
+    # counted as a file's are: 3 lines are no bulk work. A pipe given as a path (`--batch <(jq ...)`) cannot
+    # be counted beforehand and must be read once only, by the command, or the lines read to count them
+    # would be lost: it loads ahead.
     create_embedder(EmbeddingSettings(), cache_dir=shared_model_cache())  # the models converted once
     from_stdin = _watched_process(tmp_path / "stdin", "memory", "add", "--batch", "-", stdin=_garden_lines(3))
-    assert "MainThread -> use-m3-vocabulary-ahead" in from_stdin
+    assert "MainThread -> embedder-preload" in from_stdin
+    assert not any("use-m3-vocabulary" in e for e in from_stdin)
     assert len(_stored_texts(tmp_path / "stdin")) == 3
     fifo = tmp_path / "lines.fifo"
     os.mkfifo(fifo)
