@@ -1,0 +1,268 @@
+"""The Telegram channel (python-telegram-bot v22, asyncio): long polling, sending, typing.
+
+Requests go to `{apiBase}/bot{token}/{method}` and files to `{apiBase}/file/bot{token}/{path}`, so a local
+Bot API server (or the tests' fake) stands in for api.telegram.org. The token never appears in a log line:
+PTB's own loggers are kept at WARNING and every error is logged by its class and message only.
+
+Polling: getUpdates with the persisted offset; each update is handed to the sink, which returns once the
+message is in the journal, and only then does the offset move past it (saved after each batch, before the
+next getUpdates acknowledges the batch to Telegram). An update seen again after a crash is recognised by
+its id in the journal. 409 Conflict (another poller, or a webhook) is one error line, and polling retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from telegram import Bot, ReplyParameters
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
+from telegram.request import HTTPXRequest
+
+from openclaw_cli.channels.base import PermanentSendError, SendError, Sink, Target
+from openclaw_cli.channels.chunking import split_text
+from openclaw_cli.channels.telegram.convert import CHANNEL, to_html, to_inbound
+
+if TYPE_CHECKING:
+    from telegram import Update
+
+    from openclaw_cli.channels.journal import ChannelJournal
+    from openclaw_cli.channels.settings import TelegramSettings
+    from openclaw_cli.config import Settings
+
+log = logging.getLogger("openclaw.channels")
+LIMIT = 4000  # below Telegram's 4,096, leaving room for the HTML markup the parts gain
+MAX_BACKOFF = 30.0
+for _noisy in ("telegram", "httpx", "httpcore"):
+    logging.getLogger(_noisy).setLevel(logging.WARNING)
+
+
+def _seconds(value: int | dt.timedelta) -> float:
+    return value.total_seconds() if isinstance(value, dt.timedelta) else float(value)
+
+
+def _now() -> str:
+    return dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+class TelegramChannel:
+    name = CHANNEL
+    account_id = "default"
+
+    def __init__(
+        self,
+        section: TelegramSettings,
+        token: str,
+        journal: ChannelJournal,
+        media_root: Path,
+        settings: Settings,
+        retries: int = 5,
+    ) -> None:
+        self.section = section
+        self.journal = journal
+        self.media_root = media_root
+        self.media_settings = settings.media
+        self.retries = retries
+        base = section.api_base.rstrip("/")
+        timeout = float(section.poll_timeout_seconds)
+        self.bot = Bot(
+            token,
+            base_url=f"{base}/bot",
+            base_file_url=f"{base}/file/bot",
+            request=HTTPXRequest(connection_pool_size=64, read_timeout=30.0),
+            get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=timeout + 10.0),
+        )
+        self.sink: Sink | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.connected = False
+        self.last_inbound: str | None = None
+        self.last_outbound: str | None = None
+        self.last_error: str | None = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def start(self, sink: Sink) -> None:
+        self.sink = sink
+        if self.section.mode == "polling":
+            self.task = asyncio.get_running_loop().create_task(self._poll_forever())
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        with contextlib.suppress(Exception):
+            await self.bot.shutdown()
+
+    def _error(self, text: str) -> None:
+        self.last_error = f"{_now()} {text}"
+        log.error("telegram: %s", text)
+
+    async def _connect(self) -> None:
+        """getMe (the bot's id and username, for mentions), retried until the API answers."""
+        backoff = 1.0
+        while True:
+            try:
+                await self.bot.initialize()
+                return
+            except InvalidToken:
+                self._error(
+                    "the bot token was refused (401/404 InvalidToken); check channels.telegram.botToken"
+                )
+                raise
+            except TelegramError as exc:
+                self._error(
+                    f"cannot reach the Bot API ({type(exc).__name__}: {exc}); retrying in {backoff:.0f} s"
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _poll_forever(self) -> None:
+        try:
+            await self._connect()
+        except InvalidToken:
+            return
+        offset = self.journal.offset()
+        backoff = 1.0
+        conflicted = False
+        while True:
+            try:
+                updates = await self.bot.get_updates(
+                    offset=offset,
+                    timeout=self.section.poll_timeout_seconds,
+                    allowed_updates=["message"],
+                )
+            except Conflict:
+                if not conflicted:
+                    self._error(
+                        "getUpdates refused with 409 Conflict: another process polls this bot token "
+                        "(or a webhook is set); retrying every 30 s"
+                    )
+                conflicted, self.connected = True, False
+                await asyncio.sleep(MAX_BACKOFF)
+                continue
+            except RetryAfter as exc:
+                await asyncio.sleep(_seconds(exc.retry_after))
+                continue
+            except InvalidToken:
+                self._error("the bot token was refused (InvalidToken); polling stopped")
+                self.connected = False
+                return
+            except TelegramError as exc:
+                self._error(f"getUpdates failed ({type(exc).__name__}: {exc}); retrying in {backoff:.0f} s")
+                self.connected = False
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
+                continue
+            self.connected, conflicted, backoff = True, False, 1.0
+            if updates:
+                offset = await self._handle(updates, offset)
+
+    async def _handle(self, updates: tuple[Update, ...], offset: int | None) -> int | None:
+        assert self.sink is not None
+        for update in updates:
+            try:
+                media = await self._media(update)
+                message = to_inbound(update, self.bot.id, self.bot.username, media)
+                if message is not None:
+                    self.last_inbound = _now()
+                    await self.sink.deliver(self, message)
+            except Exception as exc:  # noqa: BLE001 - one bad update must not stop the others
+                self._error(f"update {update.update_id} could not be handled ({type(exc).__name__}: {exc})")
+            offset = update.update_id + 1
+        if offset is not None:
+            self.journal.save_offset(offset)  # before the next getUpdates acknowledges this batch
+        return offset
+
+    async def _media(self, update: Update) -> tuple[Any, ...]:
+        message = update.message
+        if message is None:
+            return ()
+        from openclaw_cli.channels.telegram.files import download_media
+
+        return await download_media(self, message)
+
+    # ------------------------------------------------------------------ outbound
+
+    def split(self, text: str) -> list[str]:
+        return split_text(text, LIMIT)
+
+    async def typing(self, target: Target) -> None:
+        with contextlib.suppress(Exception):
+            await self.bot.send_chat_action(int(target.chat_id), ChatAction.TYPING)
+
+    async def send(self, target: Target, text: str) -> str | None:
+        """One part, as HTML (plain text when Telegram refuses the markup), quoting `target.reply_to`.
+
+        429 waits `retry_after`; 5xx and network errors back off; after `retries` it is a SendError."""
+        reply = (
+            ReplyParameters(int(target.reply_to), allow_sending_without_reply=True)
+            if target.reply_to
+            else None
+        )
+        backoff = 0.5
+        last: Exception | None = None
+        for _ in range(self.retries + 1):
+            try:
+                sent = await self._send_once(int(target.chat_id), text, reply)
+                self.last_outbound = _now()
+                return str(sent)
+            except RetryAfter as exc:
+                last = exc
+                await asyncio.sleep(_seconds(exc.retry_after))
+            except (Forbidden, InvalidToken) as exc:
+                self._error(f"sendMessage refused ({type(exc).__name__}: {exc})")
+                raise PermanentSendError(str(exc)) from exc
+            except BadRequest as exc:
+                self._error(f"sendMessage refused (BadRequest: {exc})")
+                raise PermanentSendError(str(exc)) from exc
+            except NetworkError as exc:  # 5xx, a dropped connection, a timeout
+                last = exc
+                self._error(f"sendMessage failed ({type(exc).__name__}: {exc}); retrying in {backoff:.1f} s")
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
+            except TelegramError as exc:
+                raise PermanentSendError(str(exc)) from exc
+        self._error(f"sendMessage gave up after {self.retries + 1} attempts: {last}")
+        raise SendError(str(last))
+
+    async def _send_once(self, chat_id: int, text: str, reply: ReplyParameters | None) -> int:
+        markup = to_html(text)
+        if len(markup) <= 4096:
+            try:
+                message = await self.bot.send_message(
+                    chat_id, markup, parse_mode=ParseMode.HTML, reply_parameters=reply
+                )
+                return message.message_id
+            except BadRequest as exc:
+                if "parse" not in str(exc).lower() and "entit" not in str(exc).lower():
+                    raise
+                log.warning("telegram: HTML refused (%s); sending the part as plain text", exc)
+        message = await self.bot.send_message(chat_id, text, reply_parameters=reply)
+        return message.message_id
+
+    # ------------------------------------------------------------------ status
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "connected": self.connected,
+            "mode": self.section.mode,
+            "lastInbound": self.last_inbound,
+            "lastOutbound": self.last_outbound,
+            "lastError": self.last_error,
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }

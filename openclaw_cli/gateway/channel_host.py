@@ -1,0 +1,333 @@
+"""The gateway's side of the channels (channels/base.py): it starts and stops them, and is their `Sink`.
+
+An inbound message is checked by access control (channels/access.py), routed and resolved to a person
+exactly as `/hooks/agent` does (routing.route, identity.for_inbound), written to the channel's journal
+(channels/journal.py) and then sent into the lanes with `core.send`, which journals it in the gateway's
+inbox. The reply goes to `message.target`, the chat it came from, part by part, each part recorded as sent.
+
+Exactly once across kill -9: the journal line is durable before `deliver` returns (so before a pulling
+channel moves its offset); at start, an entry with a recorded reply sends its unsent parts, one whose turn
+the core re-queued from its inbox waits for that turn, and one that never reached the inbox is sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from openclaw_cli import identity
+from openclaw_cli.channels.access import AccessStore, Policy, dm_decision, group_allowed, pairing_reply
+from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, SendError, Target
+from openclaw_cli.channels.journal import ChannelJournal, account_dir
+from openclaw_cli.errors import OpenclawError
+from openclaw_cli.gateway.routing import Inbound as Routed
+from openclaw_cli.gateway.routing import Peer, route
+
+if TYPE_CHECKING:
+    from openclaw_cli.agent.turn_types import TurnResult
+    from openclaw_cli.config import Settings
+    from openclaw_cli.gateway.core import GatewayCore
+    from openclaw_cli.gateway.lanes import Turn
+
+log = logging.getLogger("openclaw.channels")
+TYPING_EVERY = 4.0  # Telegram shows "typing" for 5 s
+
+
+def _policy(section: Any) -> Policy:
+    return Policy(
+        section.dm_policy,
+        tuple(str(s) for s in section.allow_from),
+        section.group_policy,
+        tuple(str(g) for g in section.group_allow_from),
+        section.pairing_ttl_minutes * 60.0,
+    )
+
+
+class Hosted:
+    """One running channel and its state files."""
+
+    def __init__(self, channel: Channel, journal: ChannelJournal, access: AccessStore, section: Any) -> None:
+        self.channel = channel
+        self.journal = journal
+        self.access = access
+        self.section = section
+        self.policy = _policy(section)
+        self.claimed: set[str] = set()  # run ids whose reply one of this channel's messages sends
+
+
+class ChannelHost:
+    def __init__(self, core: GatewayCore, tokens: Mapping[str, str | None]) -> None:
+        self.core = core
+        self.tokens = dict(tokens)  # from the environment (TELEGRAM_BOT_TOKEN...), passed in by serve()
+        self.hosted: dict[str, Hosted] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ life cycle
+
+    def _section(self, settings: Settings, name: str) -> Any:
+        return getattr(settings.channels, name)
+
+    def _build(self, name: str, settings: Settings) -> Hosted | None:
+        section = self._section(settings, name)
+        if not section.enabled:
+            return None
+        token = section.bot_token or self.tokens.get(name)
+        if not token:
+            log.error("channels.%s is enabled but has no botToken; it is not started", name)
+            return None
+        directory = account_dir(self.core.home.root, name, "default")
+        journal = ChannelJournal(directory, fsync=settings.session.fsync != "never")
+        retries = settings.channels.send_retries
+        channel: Channel
+        if name == "telegram":
+            from openclaw_cli.channels.telegram.channel import TelegramChannel
+
+            media_root = self.core.home.root / "media"
+            channel = TelegramChannel(section, token, journal, media_root, settings, retries)
+        else:
+            from openclaw_cli.channels.slack.channel import SlackChannel
+
+            channel = SlackChannel(section, token, retries)
+        return Hosted(channel, journal, AccessStore(directory), section)
+
+    async def start(self, settings: Settings) -> None:
+        for name in ("telegram", "slack"):
+            await self._start_one(name, settings)
+
+    async def _start_one(self, name: str, settings: Settings) -> None:
+        try:
+            hosted = self._build(name, settings)
+            if hosted is None:
+                return
+            self.hosted[name] = hosted
+            await self._recover(hosted)
+            await hosted.channel.start(self)
+            log.info("channel %s started", name)
+        except OpenclawError as exc:
+            log.error("channel %s could not start: %s", name, exc.message)
+        except Exception as exc:  # noqa: BLE001 - a channel that fails must not stop the gateway
+            log.error("channel %s could not start: %s", name, exc)
+
+    async def stop(self) -> None:
+        for hosted in list(self.hosted.values()):
+            await self._stop_one(hosted)
+        self.hosted.clear()
+        for task in list(self.tasks):
+            task.cancel()
+
+    async def _stop_one(self, hosted: Hosted) -> None:
+        try:
+            await hosted.channel.stop()
+        except Exception as exc:  # noqa: BLE001 - stopping the others matters more
+            log.warning("channel %s did not stop cleanly: %s", hosted.channel.name, exc)
+        hosted.journal.close()
+
+    async def reload(self, settings: Settings) -> None:
+        """Restart the channels whose section changed; the others keep running."""
+        for name in ("telegram", "slack"):
+            current = self.hosted.get(name)
+            section = self._section(settings, name)
+            if current is not None and current.section == section:
+                continue
+            if current is not None:
+                await self._stop_one(current)
+                del self.hosted[name]
+            await self._start_one(name, settings)
+            log.info("channels.%s changed: reloaded", name)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # ------------------------------------------------------------------ inbound (the Sink)
+
+    def _hosted(self, channel: Channel) -> Hosted:
+        return self.hosted[channel.name]
+
+    def seen(self, channel: Channel, event_id: str) -> bool:
+        hosted = self.hosted.get(channel.name)
+        return hosted is not None and hosted.journal.has(event_id)
+
+    async def deliver(self, channel: Channel, message: Inbound) -> None:
+        hosted = self._hosted(channel)
+        if hosted.journal.has(message.event_id):
+            return  # redelivered (an offset not saved before a crash, a platform retry): answered once
+        if not self._admitted(hosted, message):
+            return
+        settings = self.core.settings
+        sender = message.sender if message.peer_kind != "direct" else None
+        routed = Routed(
+            channel=message.channel,
+            text=message.prompt_text(),
+            peer=Peer(message.peer_kind, message.peer_id),
+            account_id=message.account_id,
+            sender=sender,
+        )
+        try:
+            target = route(settings, routed)
+        except OpenclawError as exc:
+            log.warning("%s message %s not routed: %s", message.channel, message.event_id, exc.message)
+            return
+        who = identity.for_inbound(settings, routed.channel, routed.peer, sender)
+        record = {
+            "agentId": target.agent_id,
+            "sessionKey": target.session_key,
+            "text": routed.text,
+            "sender": sender,
+            "person": who.person,
+            "target": message.target.to_dict(),
+        }
+        hosted.journal.accept(message.event_id, record)
+        turn = self.core.send(
+            target.agent_id, target.session_key, routed.text, sender=sender, user_id=who.person
+        )
+        self._spawn(self._answer(hosted, message.event_id, message.target, turn))
+
+    def _admitted(self, hosted: Hosted, message: Inbound) -> bool:
+        """Access control; a stranger's first DM is answered with a pairing code (and nothing else)."""
+        policy, name = hosted.policy, message.channel
+        if message.peer_kind != "direct":
+            if not group_allowed(policy, message.peer_id):
+                log.info("%s: message in group %s ignored (groupPolicy)", name, message.peer_id)
+                return False
+            return message.addressed or not self._requires_mention(hosted, message.peer_id)
+        decision = dm_decision(policy, hosted.access, message.sender)
+        if decision == "allow":
+            return True
+        if decision == "pair":
+            ttl = policy.pairing_ttl_seconds
+            code = hosted.access.request(message.sender, message.sender_name, ttl)
+            if code is not None:
+                log.info("%s: pairing code issued to an unknown sender", name)
+                hosted.journal.accept(message.event_id, {"turn": False, "target": message.target.to_dict()})
+                hosted.journal.reply(message.event_id, [pairing_reply(code, name)])
+                self._spawn(self._send_parts(hosted, message.event_id, message.target))
+            return False
+        log.info("%s: DM from a sender not allowed (dmPolicy %s) ignored", name, policy.dm_policy)
+        return False
+
+    def _requires_mention(self, hosted: Hosted, group_id: str) -> bool:
+        groups = getattr(hosted.section, "groups", None)
+        if groups is not None and group_id in groups:
+            return bool(groups[group_id].require_mention)
+        return bool(getattr(hosted.section, "require_mention", True))
+
+    # ------------------------------------------------------------------ outbound
+
+    async def _typing(self, hosted: Hosted, target: Target, turn: Turn) -> None:
+        while not turn.done.done():
+            await hosted.channel.typing(target)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(turn.done), TYPING_EVERY)
+
+    async def _answer(self, hosted: Hosted, event_id: str, target: Target, turn: Turn) -> None:
+        typing = asyncio.get_running_loop().create_task(self._typing(hosted, target, turn))
+        try:
+            result = await turn.done
+        finally:
+            typing.cancel()
+        if turn.run_id in hosted.claimed:
+            hosted.journal.reply(event_id, [])  # joined a turn whose reply another message sends
+            return
+        hosted.claimed.add(turn.run_id)
+        hosted.journal.reply(event_id, hosted.channel.split(_reply_text(result)))
+        await self._send_parts(hosted, event_id, target)
+
+    async def _send_parts(self, hosted: Hosted, event_id: str, target: Target) -> None:
+        entry = hosted.journal.entries.get(event_id)
+        if entry is None or entry.parts is None:
+            return
+        for index, part in enumerate(entry.parts):
+            if index in entry.sent:
+                continue
+            try:
+                await hosted.channel.send(target, part)
+            except PermanentSendError as exc:
+                log.error("%s: reply to %s dropped: %s", hosted.channel.name, event_id, exc)
+                hosted.journal.failed(event_id, str(exc), final=True)
+                return
+            except SendError as exc:
+                log.error(
+                    "%s: reply to %s not sent (retried at the next start): %s",
+                    hosted.channel.name,
+                    event_id,
+                    exc,
+                )
+                hosted.journal.failed(event_id, str(exc), final=False)
+                return
+            hosted.journal.sent(event_id, index)
+
+    # ------------------------------------------------------------------ recovery
+
+    async def _recover(self, hosted: Hosted) -> None:
+        """Finish what a stopped (or killed) process left: unsent parts, unanswered messages."""
+        requeued = {(p.session_key, p.text): turn for p, turn in self.core.requeued}
+        for entry in hosted.journal.pending():
+            target = Target.from_dict(entry.record.get("target") or {"chat_id": ""})
+            if entry.parts is not None or entry.record.get("turn") is False:
+                self._spawn(self._send_parts(hosted, entry.id, target))
+                continue
+            record = entry.record
+            key = (str(record.get("sessionKey")), str(record.get("text")))
+            turn = requeued.pop(key, None)
+            if turn is None:  # it never reached the inbox, or its turn ran before the process died
+                turn = self.core.send(
+                    str(record["agentId"]),
+                    key[0],
+                    key[1],
+                    sender=record.get("sender"),
+                    user_id=record.get("person"),
+                )
+            self._spawn(self._answer(hosted, entry.id, target, turn))
+        if hosted.journal.pending():
+            log.info(
+                "%s: resuming %d unfinished message(s)", hosted.channel.name, len(hosted.journal.pending())
+            )
+
+    # ------------------------------------------------------------------ pushed events
+
+    async def http_event(self, request: Request) -> Response:
+        """POST /channels/{channel}/events: a pushing platform's request, verified by the channel itself."""
+        name = str(request.path_params.get("channel"))
+        hosted = self.hosted.get(name)
+        handler = getattr(hosted.channel, "http_event", None) if hosted is not None else None
+        if handler is None:
+            return JSONResponse({"error": f"channel {name} is not running"}, status_code=404)
+        status, body, headers = await handler(await request.body(), dict(request.headers))
+        return Response(body, status_code=status, headers=headers)
+
+    # ------------------------------------------------------------------ status
+
+    def status(self) -> list[dict[str, Any]]:
+        rows = []
+        for name in ("telegram", "slack"):
+            section = self._section(self.core.settings, name)
+            hosted = self.hosted.get(name)
+            row: dict[str, Any] = {"channel": name, "account": "default", "enabled": section.enabled}
+            if hosted is not None:
+                row.update(hosted.channel.status())
+                row["pendingSends"] = hosted.journal.pending_sends()
+                row["failedSends"] = hosted.journal.failed_sends
+                row["offset"] = hosted.journal.offset()
+            else:
+                row.update({"connected": False, "mode": None})
+            rows.append(row)
+        return rows
+
+
+def _reply_text(result: TurnResult) -> str:
+    if result.status == "ok":
+        return result.reply
+    return "Sorry, I could not answer that just now."
+
+
+def channel_tokens(env: Mapping[str, str]) -> dict[str, str | None]:
+    """The tokens the environment gives when openclaw.json leaves them out (serve() passes its env)."""
+    return {"telegram": env.get("TELEGRAM_BOT_TOKEN"), "slack": env.get("SLACK_BOT_TOKEN")}

@@ -1,0 +1,143 @@
+"""The Telegram channel end to end: a real gateway process, a fake Bot API and a fake model on loopback."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from tests.channel_helpers import chat_requests, fakes, start, telegram_config, wait_for
+from tests.fake_telegram import TOKEN
+
+
+def test_a_dm_is_answered_in_its_chat_and_the_offset_is_saved_privately(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            tg.dm(1001, "hello there")
+            sent = tg.wait_sent(1)
+            assert sent[0]["chat_id"] == "1001"
+            assert sent[0]["text"] == "echo: hello there"
+            assert "reply_parameters" not in sent[0]  # a DM is not quoted
+            offset = home / "channels" / "telegram" / "default" / "offset.json"
+            wait_for(lambda: offset.exists() and json.loads(offset.read_text())["offset"] == 2, "offset")
+            assert stat.S_IMODE(offset.stat().st_mode) == 0o600
+            assert stat.S_IMODE(offset.parent.stat().st_mode) == 0o700
+        finally:
+            gateway.stop()
+        assert TOKEN not in gateway.log()
+        assert "Traceback" not in gateway.log()
+
+
+def test_in_a_group_only_a_mention_or_a_reply_is_answered_and_it_is_quoted(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open", groupAllowFrom=["-500"])
+        gateway = start(home)
+        try:
+            tg.group(-500, 1001, "just chatting among ourselves")
+            tg.group(-600, 1001, "@claw_bot a group not allowed")
+            tg.group(-500, 1002, "@claw_bot what time is it")
+            sent = tg.wait_sent(1)
+            assert sent[0]["chat_id"] == "-500"
+            assert sent[0]["text"] == "echo: [1002] what time is it"
+            assert sent[0]["reply_parameters"]["message_id"] == 10_003  # quotes the message it answers
+            tg.dm(1001, "done")  # a later message: the ignored ones were not queued before it
+            tg.wait_sent(2)
+            assert len(tg.sent) == 2
+            prompts = json.dumps(chat_requests(model))
+            assert "among ourselves" not in prompts and "not allowed" not in prompts
+        finally:
+            gateway.stop()
+
+
+def test_group_with_require_mention_false_answers_every_message(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        groups = {"-500": {"requireMention": False}}
+        telegram_config(home, model, tg, groupPolicy="open", groups=groups)
+        gateway = start(home)
+        try:
+            tg.group(-500, 1001, "no mention here")
+            assert tg.wait_sent(1)[0]["text"] == "echo: [1001] no mention here"
+        finally:
+            gateway.stop()
+
+
+def test_429_502_and_a_dropped_connection_are_retried(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            tg.fail_next("sendMessage", 429, retry_after=1)
+            tg.fail_next("sendMessage", 502)
+            tg.drop_next("sendMessage")
+            tg.dm(1001, "still there?")
+            sent = tg.wait_sent(1)
+            assert [m["text"] for m in sent] == ["echo: still there?"]
+            attempts = [p for name, p in tg.calls if name == "sendMessage"]
+            assert len(attempts) == 4
+        finally:
+            gateway.stop()
+        log = gateway.log()
+        assert "Traceback" not in log
+        assert sum("sendMessage failed" in line for line in log.splitlines()) == 2  # 502 and the drop
+
+
+def test_a_long_reply_is_split_below_the_limit_without_cutting_a_code_block(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(300)) + "\n```"
+    prose = " ".join(f"Sentence number {i} is here." for i in range(110))
+    reply = f"{prose}\n\n{code}\n\n{prose}"
+    assert 8_500 < len(reply) < 9_500
+    with fakes() as (model, tg):
+        model.respond_with(lambda body: reply)
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            tg.dm(1001, "write a lot")
+            sent = wait_for(lambda: tg.sent if len(tg.sent) >= 3 else None, "three parts")
+            parts = [m["text"] for m in sent]
+            assert len(parts) == 3
+            assert all(len(p) < 4096 for p in parts)
+            for part in parts:  # every part opens as many blocks as it closes
+                assert part.count("<pre>") == part.count("</pre>")
+            assert sum(p.count("x299 = 299") for p in parts) == 1
+        finally:
+            gateway.stop()
+
+
+def test_rejected_html_falls_back_to_plain_text(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        model.respond_with(lambda body: "use **bold** and `code`")
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            tg.reject_html_next()
+            tg.dm(1001, "format it")
+            sent = tg.wait_sent(1)
+            assert sent[0]["text"] == "use **bold** and `code`"
+            assert "parse_mode" not in sent[0]
+        finally:
+            gateway.stop()
+        assert "sending the part as plain text" in gateway.log()
+
+
+def test_a_second_poller_409_is_one_error_line(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        tg.conflict = True
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            wait_for(lambda: "409 Conflict" in gateway.log(), "the conflict logged")
+        finally:
+            gateway.stop()
+        lines = [line for line in gateway.log().splitlines() if "Conflict" in line]
+        assert len(lines) == 1
+        assert "another process polls this bot token" in lines[0]
+        assert "Traceback" not in gateway.log()
