@@ -16,6 +16,7 @@ never recorded as delivered: the test kills the gateway while it waits, then rel
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -33,6 +34,7 @@ BOT_USERNAME = "claw_bot"
 @dataclass
 class Hold:
     method: str
+    skip: int = 0  # let this many such requests through first
     entered: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -104,8 +106,8 @@ class FakeTelegram:
         with self._cond:
             self._failures.append(("sendMessage", 400, None, "html"))
 
-    def hold(self, method: str) -> Hold:
-        hold = Hold(method)
+    def hold(self, method: str, skip: int = 0) -> Hold:
+        hold = Hold(method, skip)
         with self._cond:
             self._holds.append(hold)
         return hold
@@ -140,6 +142,9 @@ class FakeTelegram:
     def _take_hold(self, method: str) -> Hold | None:
         for index, hold in enumerate(self._holds):
             if hold.method == method and not hold.entered.is_set():
+                if hold.skip > 0:
+                    hold.skip -= 1
+                    return None
                 del self._holds[index]
                 return hold
         return None
@@ -245,7 +250,8 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
                 return
             if answer is None:
                 self.close_connection = True
-                self.connection.close()
+                with contextlib.suppress(OSError):
+                    self.connection.close()
                 return
             self._send(*answer)
 
