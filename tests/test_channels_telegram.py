@@ -141,3 +141,31 @@ def test_a_second_poller_409_is_one_error_line(tmp_path: Path) -> None:
         assert len(lines) == 1
         assert "another process polls this bot token" in lines[0]
         assert "Traceback" not in gateway.log()
+
+
+def test_channels_status_shows_the_running_channel_and_never_the_token(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            tg.dm(1001, "hi")
+            tg.wait_sent(1)
+
+            def status() -> dict[str, object] | None:
+                rows = json.loads(run_cli(home, "channels", "status", "--json").stdout)["channels"]
+                row = next(r for r in rows if r["channel"] == "telegram")
+                return row if row["connected"] and row["lastOutbound"] and row["offset"] == 2 else None
+
+            row = wait_for(status, "status with the reply")
+            assert row["mode"] == "polling" and row["pendingSends"] == 0 and row["lastError"] is None
+            listed = run_cli(home, "channels", "list", env={"TELEGRAM_BOT_TOKEN": TOKEN})
+            assert "tokenSet=True" in listed.stdout
+            for out in (listed.stdout, run_cli(home, "channels", "status").stdout):
+                assert TOKEN not in out
+        finally:
+            gateway.stop()
+        stopped = json.loads(run_cli(home, "channels", "status", "--json").stdout)
+        assert stopped["gateway"] is None and stopped["channels"][0]["offset"] == 2
