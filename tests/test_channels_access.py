@@ -94,3 +94,30 @@ def test_pairing_commands_refuse_bad_input_in_one_line(tmp_path: Path) -> None:
         assert result.returncode != 0
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_doctor_names_channel_config_that_cannot_work(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    home.mkdir(mode=0o700)
+    config = {
+        "channels": {
+            "telegram": {
+                "enabled": True,
+                "mode": "webhook",
+                "webhookUrl": "https://x/hook",
+                "dmPolicy": "allowlist",
+            },
+            "slack": {"enabled": True, "botToken": "xoxb-secret-value"},
+        }
+    }
+    (home / "openclaw.json").write_text(json.dumps(config))
+    result = run_cli(home, "doctor", "--json")
+    findings = [f for f in json.loads(result.stdout)["findings"] if f["check"] == "channels"]
+    messages = " | ".join(f["message"] for f in findings)
+    assert "channels.telegram is enabled but has no bot token" in messages
+    assert "webhookUrl has no webhookSecret" in messages
+    assert "allowFrom is empty" in messages
+    assert "channels.slack has no signingSecret" in messages
+    assert "xoxb-secret-value" not in result.stdout + result.stderr
+    fine = run_cli(home, "doctor", "--json", env={"TELEGRAM_BOT_TOKEN": "1:abc"})
+    assert "no bot token" not in fine.stdout
