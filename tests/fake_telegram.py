@@ -257,6 +257,7 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802
             prefix = f"/file/bot{fake.token}/"
+            fake.calls.append(("download", {"path": self.path[len(prefix) :]}))
             data = fake.files.get(self.path[len(prefix) :]) if self.path.startswith(prefix) else None
             if data is None:
                 self._send(404, _error(404, "Not Found"))

@@ -65,7 +65,10 @@ class Inbound:
         """The text the model sees: the words, then one line per attached file."""
         lines = [self.text] if self.text else []
         for item in self.media:
-            lines.append(f"[{item.kind} received: media/{item.path}, {item.mime}, {item.size} bytes]")
+            if not item.path:  # refused by the size cap: the model can say so rather than ignore it
+                lines.append(f"[a {item.kind} was sent but refused: larger than the size limit]")
+            else:
+                lines.append(f"[{item.kind} received: media/{item.path}, {item.mime}, {item.size} bytes]")
         return "\n".join(lines)
 
 

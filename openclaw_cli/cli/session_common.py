@@ -102,7 +102,10 @@ def session_values() -> dict[str, Any]:
     path = st.home.cache_dir / _SETTINGS_CACHE
     try:
         cached = json.loads(path.read_bytes())
-        if cached.get("key") == stamp and {"identity", "backupKeepDays"} <= cached["values"].keys():
+        if (
+            cached.get("key") == stamp
+            and {"identity", "backupKeepDays", "mediaTtlDays"} <= cached["values"].keys()
+        ):
             return dict(cached["values"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
@@ -115,6 +118,7 @@ def session_values() -> dict[str, Any]:
         "dormantMinutes": session.dormant_minutes,
         "identity": _identity_rules(st.settings),  # whose words a user message is (identity.py)
         "backupKeepDays": st.settings.memory.backup.keep_days,  # the daily memory copies of `sweep`
+        "mediaTtlDays": st.settings.media.ttl_days,  # channel media `sweep` deletes
     }
     from openclaw_cli.fsutil import atomic_write_json
 

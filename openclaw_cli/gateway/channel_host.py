@@ -25,6 +25,7 @@ from openclaw_cli import identity
 from openclaw_cli.channels.access import AccessStore, Policy, dm_decision, group_allowed, pairing_reply
 from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, SendError, Target
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
+from openclaw_cli.channels.media import discard_media, record_owner
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway.routing import Inbound as Routed
 from openclaw_cli.gateway.routing import Peer, route
@@ -160,6 +161,7 @@ class ChannelHost:
         if hosted.journal.has(message.event_id):
             return  # redelivered (an offset not saved before a crash, a platform retry): answered once
         if not self._admitted(hosted, message):
+            discard_media(self.core.home.root / "media", [m.path for m in message.media if m.path])
             return
         settings = self.core.settings
         sender = message.sender if message.peer_kind != "direct" else None
@@ -176,6 +178,10 @@ class ChannelHost:
             log.warning("%s message %s not routed: %s", message.channel, message.event_id, exc.message)
             return
         who = identity.for_inbound(settings, routed.channel, routed.peer, sender)
+        names = [m.path for m in message.media if m.path]
+        record_owner(
+            self.core.home.root / "media", names, who.person or f"{message.channel}:{message.sender}"
+        )
         record = {
             "agentId": target.agent_id,
             "sessionKey": target.session_key,

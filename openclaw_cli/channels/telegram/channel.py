@@ -35,7 +35,7 @@ from telegram.request import HTTPXRequest
 
 from openclaw_cli.channels.base import PermanentSendError, SendError, Sink, Target
 from openclaw_cli.channels.chunking import split_text
-from openclaw_cli.channels.telegram.convert import CHANNEL, to_html, to_inbound
+from openclaw_cli.channels.telegram.convert import CHANNEL, event_id, to_html, to_inbound
 
 if TYPE_CHECKING:
     from telegram import Update
@@ -175,6 +175,9 @@ class TelegramChannel:
     async def _handle(self, updates: tuple[Update, ...], offset: int | None) -> int | None:
         assert self.sink is not None
         for update in updates:
+            if self.sink.seen(self, event_id(update.update_id)):
+                offset = update.update_id + 1  # journaled before a crash that kept the offset from moving
+                continue
             try:
                 media = await self._media(update)
                 message = to_inbound(update, self.bot.id, self.bot.username, media)
