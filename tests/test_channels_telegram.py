@@ -169,3 +169,67 @@ def test_channels_status_shows_the_running_channel_and_never_the_token(tmp_path:
             gateway.stop()
         stopped = json.loads(run_cli(home, "channels", "status", "--json").stdout)
         assert stopped["gateway"] is None and stopped["channels"][0]["offset"] == 2
+
+
+def _post_update(gateway_http: str, update: object, secret: str | None) -> int:
+    import urllib.error
+    import urllib.request
+
+    data = update if isinstance(update, bytes) else json.dumps(update).encode()
+    headers = {"Content-Type": "application/json"}
+    if secret is not None:
+        headers["X-Telegram-Bot-Api-Secret-Token"] = secret
+    request = urllib.request.Request(f"{gateway_http}/channels/telegram/events", data, headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def test_webhook_mode_checks_the_secret_and_answers_each_update_once(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    secret = "a-long-random-webhook-secret"
+    with fakes() as (model, tg):
+        telegram_config(
+            home,
+            model,
+            tg,
+            dmPolicy="open",
+            mode="webhook",
+            webhookUrl="https://bot.example/hook",
+            webhookSecret=secret,
+        )
+        gateway = start(home)
+        try:
+            wait_for(lambda: any(name == "setWebhook" for name, _ in tg.calls), "setWebhook")
+            set_call = next(p for name, p in tg.calls if name == "setWebhook")
+            assert set_call["secret_token"] == secret and set_call["url"] == "https://bot.example/hook"
+            message = {
+                "message_id": 5,
+                "date": 1,
+                "chat": {"id": 77, "type": "private"},
+                "from": {"id": 77, "is_bot": False, "first_name": "W"},
+                "text": "via webhook",
+            }
+            update = {"update_id": 9001, "message": message}
+            assert _post_update(gateway.http, update, "wrong") == 401
+            assert _post_update(gateway.http, update, None) == 401
+            assert _post_update(gateway.http, b"not json", secret) == 400
+            assert _post_update(gateway.http, update, secret) == 200
+            assert _post_update(gateway.http, update, secret) == 200  # Telegram redelivers: answered once
+            tg.wait_sent(1)
+            assert (
+                _post_update(
+                    gateway.http, {**update, "update_id": 9002, "message": {**message, "text": "2nd"}}, secret
+                )
+                == 200
+            )
+            tg.wait_sent(2)
+            assert [m["text"] for m in tg.sent] == ["echo: via webhook", "echo: 2nd"]
+            assert not any(name == "getUpdates" for name, _ in tg.calls)
+        finally:
+            gateway.stop()
+        log = gateway.log()
+        assert log.count("webhook request refused") == 2 and "webhook body refused" in log
+        assert "Traceback" not in log

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import hmac
+import json
 import logging
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from telegram import Bot, ReplyParameters
+from telegram import Bot, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -38,8 +40,6 @@ from openclaw_cli.channels.chunking import split_text
 from openclaw_cli.channels.telegram.convert import CHANNEL, event_id, to_html, to_inbound
 
 if TYPE_CHECKING:
-    from telegram import Update
-
     from openclaw_cli.channels.journal import ChannelJournal
     from openclaw_cli.channels.settings import TelegramSettings
     from openclaw_cli.config import Settings
@@ -99,6 +99,44 @@ class TelegramChannel:
         self.sink = sink
         if self.section.mode == "polling":
             self.task = asyncio.get_running_loop().create_task(self._poll_forever())
+        else:
+            self.task = asyncio.get_running_loop().create_task(self._set_webhook())
+
+    async def _set_webhook(self) -> None:
+        """Webhook mode: Telegram posts updates to webhookUrl (this gateway's /channels/telegram/events)."""
+        if not self.section.webhook_url or not self.section.webhook_secret:
+            self._error("mode webhook needs webhookUrl and webhookSecret; the channel stays off")
+            return
+        try:
+            await self._connect()
+            await self.bot.set_webhook(
+                self.section.webhook_url,
+                secret_token=self.section.webhook_secret,
+                allowed_updates=["message"],
+            )
+            self.connected = True
+        except TelegramError as exc:
+            self._error(f"setWebhook failed ({type(exc).__name__}: {exc})")
+
+    async def http_event(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+        """One update posted by Telegram: its secret header checked, journaled, then 200 at once (the turn
+        runs in the lanes); a redelivered update is recognised by its id."""
+        secret = self.section.webhook_secret or ""
+        given = headers.get("x-telegram-bot-api-secret-token", "")
+        if self.section.mode != "webhook" or not secret or not hmac.compare_digest(given, secret):
+            log.warning("telegram: webhook request refused: wrong or missing secret token")
+            return 401, b"{}", {"content-type": "application/json"}
+        try:
+            data = json.loads(body)
+            update = Update.de_json(data, self.bot) if isinstance(data, dict) else None
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("telegram: webhook body refused: not an update (%s)", type(exc).__name__)
+            return 400, b"{}", {"content-type": "application/json"}
+        if update is None:
+            log.warning("telegram: webhook body refused: not an update")
+            return 400, b"{}", {"content-type": "application/json"}
+        await self._handle_one(update)
+        return 200, b"{}", {"content-type": "application/json"}
 
     async def stop(self) -> None:
         if self.task is not None:
@@ -175,21 +213,24 @@ class TelegramChannel:
     async def _handle(self, updates: tuple[Update, ...], offset: int | None) -> int | None:
         assert self.sink is not None
         for update in updates:
-            if self.sink.seen(self, event_id(update.update_id)):
-                offset = update.update_id + 1  # journaled before a crash that kept the offset from moving
-                continue
-            try:
-                media = await self._media(update)
-                message = to_inbound(update, self.bot.id, self.bot.username, media)
-                if message is not None:
-                    self.last_inbound = _now()
-                    await self.sink.deliver(self, message)
-            except Exception as exc:  # noqa: BLE001 - one bad update must not stop the others
-                self._error(f"update {update.update_id} could not be handled ({type(exc).__name__}: {exc})")
+            await self._handle_one(update)
             offset = update.update_id + 1
         if offset is not None:
             self.journal.save_offset(offset)  # before the next getUpdates acknowledges this batch
         return offset
+
+    async def _handle_one(self, update: Update) -> None:
+        assert self.sink is not None
+        if self.sink.seen(self, event_id(update.update_id)):
+            return  # journaled before a crash that kept the offset from moving (or a webhook redelivery)
+        try:
+            media = await self._media(update)
+            message = to_inbound(update, self.bot.id, self.bot.username, media)
+            if message is not None:
+                self.last_inbound = _now()
+                await self.sink.deliver(self, message)
+        except Exception as exc:  # noqa: BLE001 - one bad update must not stop the others
+            self._error(f"update {update.update_id} could not be handled ({type(exc).__name__}: {exc})")
 
     async def _media(self, update: Update) -> tuple[Any, ...]:
         message = update.message
