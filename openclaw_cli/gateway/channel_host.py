@@ -83,7 +83,9 @@ class ChannelHost:
             log.error("channels.%s is enabled but has no botToken; it is not started", name)
             return None
         directory = account_dir(self.core.home.root, name, "default")
-        journal = ChannelJournal(directory, fsync=settings.session.fsync != "never")
+        # As durable as the gateway's inbox journal: written before the offset moves (a kill -9 loses no
+        # write), fsynced too under session.fsync "always" (against power loss).
+        journal = ChannelJournal(directory, fsync=settings.session.fsync == "always")
         retries = settings.channels.send_retries
         channel: Channel
         if name == "telegram":
