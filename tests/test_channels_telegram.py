@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from tests.channel_helpers import chat_requests, fakes, start, telegram_config, wait_for
+from tests.conftest import run_cli
 from tests.fake_telegram import TOKEN
 
 
@@ -21,6 +22,8 @@ def test_a_dm_is_answered_in_its_chat_and_the_offset_is_saved_privately(tmp_path
             assert sent[0]["chat_id"] == "1001"
             assert sent[0]["text"] == "echo: hello there"
             assert "reply_parameters" not in sent[0]  # a DM is not quoted
+            typing = [p for name, p in tg.calls if name == "sendChatAction"]
+            assert typing and typing[0]["action"] == "typing" and typing[0]["chat_id"] == "1001"
             offset = home / "channels" / "telegram" / "default" / "offset.json"
             wait_for(lambda: offset.exists() and json.loads(offset.read_text())["offset"] == 2, "offset")
             assert stat.S_IMODE(offset.stat().st_mode) == 0o600
@@ -144,8 +147,6 @@ def test_a_second_poller_409_is_one_error_line(tmp_path: Path) -> None:
 
 
 def test_channels_status_shows_the_running_channel_and_never_the_token(tmp_path: Path) -> None:
-    from tests.conftest import run_cli
-
     home = tmp_path / "h"
     with fakes() as (model, tg):
         telegram_config(home, model, tg, dmPolicy="open")
@@ -233,3 +234,50 @@ def test_webhook_mode_checks_the_secret_and_answers_each_update_once(tmp_path: P
         log = gateway.log()
         assert log.count("webhook request refused") == 2 and "webhook body refused" in log
         assert "Traceback" not in log
+
+
+def test_updates_with_nothing_to_answer_are_skipped_and_the_offset_moves_past_them(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            bot = {"id": 5, "is_bot": True, "first_name": "other bot"}
+            tg.push({"chat": {"id": 1001, "type": "private"}, "from": bot, "text": "I am a bot"})
+            tg.dm(
+                1001,
+                "",
+                sticker={
+                    "file_id": "S",
+                    "file_unique_id": "S",
+                    "width": 1,
+                    "height": 1,
+                    "is_animated": False,
+                    "is_video": False,
+                    "type": "regular",
+                },
+            )
+            tg.dm(1001, "   ")
+            tg.dm(1001, "a real question")
+            assert [m["text"] for m in tg.wait_sent(1)] == ["echo: a real question"]
+            wait_for(lambda: tg.acknowledged() == 5, "the offset past all four updates")
+            assert len(chat_requests(model)) >= 1 and "I am a bot" not in json.dumps(chat_requests(model))
+        finally:
+            gateway.stop()
+        assert "Traceback" not in gateway.log()
+
+
+def test_a_refused_token_is_one_error_line_and_the_gateway_keeps_serving(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home, token="999:not-the-right-token")
+        try:
+            wait_for(lambda: "bot token was refused" in gateway.log(), "the refusal logged")
+            rows = json.loads(run_cli(home, "channels", "status", "--json").stdout)["channels"]
+            assert rows[0]["connected"] is False and "InvalidToken" in rows[0]["lastError"]
+        finally:
+            gateway.stop()
+        log = gateway.log()
+        assert sum("token was refused" in line for line in log.splitlines()) == 1
+        assert "not-the-right-token" not in log and "Traceback" not in log

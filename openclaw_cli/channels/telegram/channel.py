@@ -18,7 +18,6 @@ import datetime as dt
 import hmac
 import json
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -308,5 +307,4 @@ class TelegramChannel:
             "lastInbound": self.last_inbound,
             "lastOutbound": self.last_outbound,
             "lastError": self.last_error,
-            "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
