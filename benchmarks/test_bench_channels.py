@@ -117,3 +117,29 @@ def test_bench_channel_throughput_50_chats(benchmark, channel_gateway: tuple[Gat
     print(
         f"\n{CHATS} chats x {PER_CHAT}: {total / seconds:.1f} messages/s, 0 lost, RSS +{rss_after - rss_before} kB"
     )
+
+
+def test_bench_channel_rss_over_5000_messages(
+    benchmark, channel_gateway: tuple[Gateway, FakeTelegram]
+) -> None:  # type: ignore[no-untyped-def]
+    """The gateway's RSS growth over 5,000 channel messages (50 chats x 100), each answered once."""
+    gateway, telegram = channel_gateway
+    rss_before = _rss_kb(gateway.process.pid)
+    total = CHATS * 100
+
+    def flood() -> None:
+        start_count = len(telegram.sent)
+        for i in range(100):
+            for chat in range(CHATS):
+                telegram.dm(5000 + chat, f"r{chat} m{i}")
+        wait_for(lambda: len(telegram.sent) >= start_count + total, "5,000 answers", deadline=1800)
+
+    benchmark.pedantic(flood, rounds=1, iterations=1)
+    replies = telegram.sent[-total:]
+    per_chat: dict[str, int] = {}
+    for reply in replies:
+        per_chat[str(reply["chat_id"])] = per_chat.get(str(reply["chat_id"]), 0) + 1
+    assert sorted(per_chat.values()) == [100] * CHATS  # none lost, none twice
+    growth = _rss_kb(gateway.process.pid) - rss_before
+    benchmark.extra_info["rss_growth_kb"] = growth
+    print(f"\nRSS growth over {total} channel messages: {growth} kB")

@@ -127,3 +127,15 @@ def test_media_type_comes_from_the_bytes_and_the_cap_stops_the_stream(tmp_path: 
     with pytest.raises(TooLarge):
         asyncio.run(save_stream(tmp_path / "media", chunks(10), 4096))
     assert sorted(os.listdir(tmp_path / "media")) == [saved.name]  # the refused one left nothing
+
+
+def test_the_channel_layer_never_imports_the_gateway() -> None:
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "openclaw_cli" / "channels"
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+            assert not any(n.startswith("openclaw_cli.gateway") for n in names), path

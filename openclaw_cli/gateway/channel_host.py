@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 
 from openclaw_cli import identity
 from openclaw_cli.channels.access import AccessStore, Policy, dm_decision, group_allowed, pairing_reply
-from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, SendError, Target
+from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, Target
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
 from openclaw_cli.channels.media import discard_media, record_owner
 from openclaw_cli.errors import OpenclawError
@@ -59,7 +59,6 @@ class Hosted:
         self.access = access
         self.section = section
         self.policy = _policy(section)
-        self.claimed: set[str] = set()  # run ids whose reply one of this channel's messages sends
 
 
 class ChannelHost:
@@ -67,6 +66,11 @@ class ChannelHost:
         self.core = core
         self.tokens = dict(tokens)  # from the environment (TELEGRAM_BOT_TOKEN...), passed in by serve()
         self.hosted: dict[str, Hosted] = {}
+        # One journal per channel for the process's life: a reload restarts the platform client, while
+        # replies of turns already running are still recorded in (and sent from) the same journal.
+        self.journals: dict[str, ChannelJournal] = {}
+        self.recovered: set[str] = set()
+        self.claimed: set[str] = set()  # run ids whose reply one of the channels' messages sends
         self.tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ life cycle
@@ -85,7 +89,10 @@ class ChannelHost:
         directory = account_dir(self.core.home.root, name, "default")
         # As durable as the gateway's inbox journal: written before the offset moves (a kill -9 loses no
         # write), fsynced too under session.fsync "always" (against power loss).
-        journal = ChannelJournal(directory, fsync=settings.session.fsync == "always")
+        journal = self.journals.get(name) or ChannelJournal(
+            directory, fsync=settings.session.fsync == "always"
+        )
+        self.journals[name] = journal
         retries = settings.channels.send_retries
         channel: Channel
         if name == "telegram":
@@ -109,7 +116,9 @@ class ChannelHost:
             if hosted is None:
                 return
             self.hosted[name] = hosted
-            await self._recover(hosted)
+            if name not in self.recovered:  # after a reload, what is unfinished is still on its way
+                self.recovered.add(name)
+                await self._recover(hosted)
             await hosted.channel.start(self)
             log.info("channel %s started", name)
         except OpenclawError as exc:
@@ -123,13 +132,14 @@ class ChannelHost:
         self.hosted.clear()
         for task in list(self.tasks):
             task.cancel()
+        for journal in self.journals.values():
+            journal.close()
 
     async def _stop_one(self, hosted: Hosted) -> None:
         try:
             await hosted.channel.stop()
         except Exception as exc:  # noqa: BLE001 - stopping the others matters more
             log.warning("channel %s did not stop cleanly: %s", hosted.channel.name, exc)
-        hosted.journal.close()
 
     async def reload(self, settings: Settings) -> None:
         """Restart the channels whose section changed; the others keep running."""
@@ -196,7 +206,7 @@ class ChannelHost:
         turn = self.core.send(
             target.agent_id, target.session_key, routed.text, sender=sender, user_id=who.person
         )
-        self._spawn(self._answer(hosted, message.event_id, message.target, turn))
+        self._spawn(self._answer(channel.name, message.event_id, message.target, turn))
 
     def _admitted(self, hosted: Hosted, message: Inbound) -> bool:
         """Access control; a stranger's first DM is answered with a pairing code (and nothing else)."""
@@ -216,7 +226,7 @@ class ChannelHost:
                 log.info("%s: pairing code issued to an unknown sender", name)
                 hosted.journal.accept(message.event_id, {"turn": False, "target": message.target.to_dict()})
                 hosted.journal.reply(message.event_id, [pairing_reply(code, name)])
-                self._spawn(self._send_parts(hosted, message.event_id, message.target))
+                self._spawn(self._send_parts(name, message.event_id, message.target))
             return False
         log.info("%s: DM from a sender not allowed (dmPolicy %s) ignored", name, policy.dm_policy)
         return False
@@ -229,26 +239,34 @@ class ChannelHost:
 
     # ------------------------------------------------------------------ outbound
 
-    async def _typing(self, hosted: Hosted, target: Target, turn: Turn) -> None:
+    async def _typing(self, name: str, target: Target, turn: Turn) -> None:
         while not turn.done.done():
-            await hosted.channel.typing(target)
+            hosted = self.hosted.get(name)
+            if hosted is not None:
+                await hosted.channel.typing(target)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(turn.done), TYPING_EVERY)
 
-    async def _answer(self, hosted: Hosted, event_id: str, target: Target, turn: Turn) -> None:
-        typing = asyncio.get_running_loop().create_task(self._typing(hosted, target, turn))
+    async def _answer(self, name: str, event_id: str, target: Target, turn: Turn) -> None:
+        typing = asyncio.get_running_loop().create_task(self._typing(name, target, turn))
         try:
             result = await turn.done
         finally:
             typing.cancel()
-        if turn.run_id in hosted.claimed:
-            hosted.journal.reply(event_id, [])  # joined a turn whose reply another message sends
+        journal = self.journals[name]
+        if turn.run_id in self.claimed:
+            journal.reply(event_id, [])  # joined a turn whose reply another message sends
             return
-        hosted.claimed.add(turn.run_id)
-        hosted.journal.reply(event_id, hosted.channel.split(_reply_text(result)))
-        await self._send_parts(hosted, event_id, target)
+        self.claimed.add(turn.run_id)
+        hosted = self.hosted.get(name)
+        limit_split = hosted.channel.split if hosted is not None else _one_part
+        journal.reply(event_id, limit_split(_reply_text(result)))
+        await self._send_parts(name, event_id, target)
 
-    async def _send_parts(self, hosted: Hosted, event_id: str, target: Target) -> None:
+    async def _send_parts(self, name: str, event_id: str, target: Target) -> None:
+        hosted = self.hosted.get(name)
+        if hosted is None:
+            return  # the channel was turned off: its unsent parts go at its next start
         entry = hosted.journal.entries.get(event_id)
         if entry is None or entry.parts is None:
             return
@@ -261,13 +279,8 @@ class ChannelHost:
                 log.error("%s: reply to %s dropped: %s", hosted.channel.name, event_id, exc)
                 hosted.journal.failed(event_id, str(exc), final=True)
                 return
-            except SendError as exc:
-                log.error(
-                    "%s: reply to %s not sent (retried at the next start): %s",
-                    hosted.channel.name,
-                    event_id,
-                    exc,
-                )
+            except Exception as exc:  # noqa: BLE001 - SendError, or a client closed by a reload: never a crash
+                log.error("%s: reply to %s not sent (retried at the next start): %s", name, event_id, exc)
                 hosted.journal.failed(event_id, str(exc), final=False)
                 return
             hosted.journal.sent(event_id, index)
@@ -276,11 +289,12 @@ class ChannelHost:
 
     async def _recover(self, hosted: Hosted) -> None:
         """Finish what a stopped (or killed) process left: unsent parts, unanswered messages."""
+        name = hosted.channel.name
         requeued = {(p.session_key, p.text): turn for p, turn in self.core.requeued}
         for entry in hosted.journal.pending():
             target = Target.from_dict(entry.record.get("target") or {"chat_id": ""})
             if entry.parts is not None or entry.record.get("turn") is False:
-                self._spawn(self._send_parts(hosted, entry.id, target))
+                self._spawn(self._send_parts(name, entry.id, target))
                 continue
             record = entry.record
             key = (str(record.get("sessionKey")), str(record.get("text")))
@@ -293,7 +307,7 @@ class ChannelHost:
                     sender=record.get("sender"),
                     user_id=record.get("person"),
                 )
-            self._spawn(self._answer(hosted, entry.id, target, turn))
+            self._spawn(self._answer(name, entry.id, target, turn))
         if hosted.journal.pending():
             log.info(
                 "%s: resuming %d unfinished message(s)", hosted.channel.name, len(hosted.journal.pending())
@@ -328,6 +342,10 @@ class ChannelHost:
                 row.update({"connected": False, "mode": None})
             rows.append(row)
         return rows
+
+
+def _one_part(text: str) -> list[str]:
+    return [text] if text else []
 
 
 def _reply_text(result: TurnResult) -> str:
