@@ -4,6 +4,7 @@ after a restart every update is answered exactly once. The fakes hold the reques
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -84,3 +85,10 @@ def test_kill_9_then_restart_answers_each_update_exactly_once(tmp_path: Path, po
             every = "".join(str(m["text"]) for m in tg.sent)
             assert every.count("Filler sentence 249 goes here.") == 3  # before, crash here, after
         assert "Traceback" not in gateway.log()
+        stored = [
+            json.loads(line)
+            for path in home.glob("agents/main/sessions/*/messages.jsonl")
+            for line in path.read_text().splitlines()
+        ]
+        questions = [m for m in stored if m.get("role") == "user" and "crash here" in str(m.get("content"))]
+        assert len(questions) == 1, questions  # answered once, and stored once (a replay, not a re-send)

@@ -27,6 +27,8 @@ from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, Tar
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
 from openclaw_cli.channels.media import discard_media, record_owner
 from openclaw_cli.errors import OpenclawError
+from openclaw_cli.gateway.channel_recovery import find_stored
+from openclaw_cli.gateway.lanes import Message
 from openclaw_cli.gateway.routing import Inbound as Routed
 from openclaw_cli.gateway.routing import Peer, route
 
@@ -299,19 +301,28 @@ class ChannelHost:
             record = entry.record
             key = (str(record.get("sessionKey")), str(record.get("text")))
             turn = requeued.pop(key, None)
-            if turn is None:  # it never reached the inbox, or its turn ran before the process died
-                turn = self.core.send(
-                    str(record["agentId"]),
-                    key[0],
-                    key[1],
-                    sender=record.get("sender"),
-                    user_id=record.get("person"),
-                )
+            if turn is None:  # it never reached the inbox, or its turn ran (in part) before the process died
+                stored = await asyncio.to_thread(find_stored, self.core.home, record)
+                if stored.reply is not None:
+                    hosted.journal.reply(entry.id, hosted.channel.split(stored.reply))
+                    self._spawn(self._send_parts(name, entry.id, target))
+                    continue
+                turn = self._resubmit(record, stored.user_idx)
             self._spawn(self._answer(name, entry.id, target, turn))
         if hosted.journal.pending():
             log.info(
                 "%s: resuming %d unfinished message(s)", hosted.channel.name, len(hosted.journal.pending())
             )
+
+    def _resubmit(self, record: dict[str, Any], replay_idx: int | None) -> Turn:
+        """The record's turn again: a replay of the stored question, or the message sent anew."""
+        agent, key, text = str(record["agentId"]), str(record["sessionKey"]), str(record["text"])
+        sender, person = record.get("sender"), record.get("person")
+        if replay_idx is None:
+            return self.core.send(agent, key, text, sender=sender, user_id=person)
+        turn = self.core.lanes.submit(agent, key, Message(text, sender), "followup", user_id=person)
+        turn.replay_idx = replay_idx  # set before the lane's worker first runs: it answers, stores nothing
+        return turn
 
     # ------------------------------------------------------------------ pushed events
 
