@@ -281,3 +281,57 @@ def test_a_refused_token_is_one_error_line_and_the_gateway_keeps_serving(tmp_pat
         log = gateway.log()
         assert sum("token was refused" in line for line in log.splitlines()) == 1
         assert "not-the-right-token" not in log and "Traceback" not in log
+
+
+def test_a_malformed_update_is_skipped_in_one_line_and_the_rest_answered(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            tg.dm(1001, "first")
+            tg.wait_sent(1)
+            with tg._cond:  # three updates in one batch, the middle one without a chat
+                tg.push(
+                    {
+                        "chat": {"id": 1001, "type": "private"},
+                        "from": {"id": 1001, "is_bot": False, "first_name": "a"},
+                        "text": "before the bad one",
+                    }
+                )
+                tg.push({"from": {"id": 1001, "is_bot": False, "first_name": "a"}, "text": "no chat"})
+                tg.push(
+                    {
+                        "chat": {"id": 1001, "type": "private"},
+                        "from": {"id": 1001, "is_bot": False, "first_name": "a"},
+                        "text": "after the bad one",
+                    }
+                )
+            wait_for(lambda: len(tg.sent) >= 3, "the two good updates answered")
+            assert tg.texts_to(1001) == ["echo: first", "echo: before the bad one", "echo: after the bad one"]
+            wait_for(lambda: tg.acknowledged() == 5, "the offset past the bad update")
+        finally:
+            gateway.stop()
+        log = gateway.log()
+        assert sum("update 3 is malformed" in line for line in log.splitlines()) == 1
+        assert "Traceback" not in log
+
+
+def test_an_update_the_library_cannot_parse_is_skipped_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            with tg._cond:
+                tg.updates.append(
+                    {"update_id": 1, "message": {"message_id": "x", "date": "not a date", "chat": 7}}
+                )
+                tg._next_update = 2
+            tg.dm(1001, "after garbage")
+            assert tg.wait_sent(1)[0]["text"] == "echo: after garbage"
+        finally:
+            gateway.stop()
+        log = gateway.log()
+        assert sum("update 1 is malformed" in line for line in log.splitlines()) == 1
+        assert "Traceback" not in log

@@ -18,6 +18,7 @@ import datetime as dt
 import hmac
 import json
 import logging
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("openclaw.channels")
 LIMIT = 4000  # below Telegram's 4,096, leaving room for the HTML markup the parts gain
 MAX_BACKOFF = 30.0
-for _noisy in ("telegram", "httpx", "httpcore"):
+# httpx logs request URLs at INFO, and they hold the token. PTB logs what it cannot parse with a traceback
+# and the update's text (a person's words): every error is said here instead, in one line.
+for _noisy in ("httpx", "httpcore"):
     logging.getLogger(_noisy).setLevel(logging.WARNING)
+logging.getLogger("telegram").setLevel(logging.CRITICAL + 1)
 
 
 def _seconds(value: int | dt.timedelta) -> float:
@@ -205,9 +209,44 @@ class TelegramChannel:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
                 continue
+            except Exception:  # noqa: BLE001 - an update PTB cannot parse: take the batch apart
+                try:
+                    updates, after = await self._one_by_one(offset)
+                    offset = await self._handle(updates, offset)
+                except Exception as exc:  # noqa: BLE001 - polling must go on
+                    self._error(f"getUpdates failed ({type(exc).__name__}); retrying in {backoff:.0f} s")
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, MAX_BACKOFF)
+                    continue
+                if after is not None and (offset is None or after > offset):
+                    offset = after
+                    self.journal.save_offset(offset)
+                continue
             self.connected, conflicted, backoff = True, False, 1.0
             if updates:
                 offset = await self._handle(updates, offset)
+
+    async def _one_by_one(self, offset: int | None) -> tuple[tuple[Update, ...], int | None]:
+        """The batch again as raw JSON, each update parsed alone: a malformed one is logged and skipped, so
+        it cannot stop the ones after it. Also the offset past every update of the batch."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PTB warns that get_updates exists: its parsing is the problem
+            raw = await self.bot.do_api_request("getUpdates", api_kwargs={"offset": offset, "timeout": 0})
+        parsed: list[Update] = []
+        after: int | None = None
+        for item in raw if isinstance(raw, list) else []:
+            update_id = item.get("update_id") if isinstance(item, dict) else None
+            if not isinstance(update_id, int):
+                continue
+            after = max(after or 0, update_id + 1)
+            try:
+                update = Update.de_json(item, self.bot)
+            except Exception as exc:  # noqa: BLE001 - PTB raises KeyError/TypeError/ValueError here
+                self._error(f"update {update_id} is malformed ({type(exc).__name__}); skipped")
+                continue
+            if update is not None:
+                parsed.append(update)
+        return tuple(parsed), after
 
     async def _handle(self, updates: tuple[Update, ...], offset: int | None) -> int | None:
         assert self.sink is not None
@@ -228,6 +267,8 @@ class TelegramChannel:
             if message is not None:
                 self.last_inbound = _now()
                 await self.sink.deliver(self, message)
+        except ValueError as exc:
+            self._error(f"update {update.update_id} is malformed ({exc}); skipped")
         except Exception as exc:  # noqa: BLE001 - one bad update must not stop the others
             self._error(f"update {update.update_id} could not be handled ({type(exc).__name__}: {exc})")
 

@@ -39,6 +39,8 @@ def to_inbound(
     """The update as one normalised message; None for what carries nothing to answer (edits, joins, the
     bot's own or another bot's messages)."""
     message = update.message
+    if message is not None and getattr(message, "chat", None) is None:
+        raise ValueError("a message without a chat")  # PTB accepts it; nothing can be answered
     if message is None or message.from_user is None or message.from_user.is_bot:
         return None
     kind = KINDS.get(message.chat.type)
