@@ -172,9 +172,8 @@ class FakeTelegram:
                 return 400, _error(400, "Bad Request: can't parse entities: unsupported start tag")
             else:
                 parameters = {"retry_after": retry} if retry is not None else None
-                return status, _error(
-                    status, "Too Many Requests" if status == 429 else "Bad Gateway", parameters
-                )
+                said = {429: "Too Many Requests", 403: "Forbidden: bot was blocked by the user"}
+                return status, _error(status, said.get(status, "Bad Gateway"), parameters)
         return 200, {"ok": True, "result": self._result(method, params)}
 
     def _result(self, method: str, params: dict[str, Any]) -> Any:

@@ -335,3 +335,52 @@ def test_an_update_the_library_cannot_parse_is_skipped_in_one_line(tmp_path: Pat
         log = gateway.log()
         assert sum("update 1 is malformed" in line for line in log.splitlines()) == 1
         assert "Traceback" not in log
+
+
+def test_a_send_that_keeps_failing_is_recorded_shown_and_sent_after_a_restart(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")  # sendRetries 3: four attempts
+        for _ in range(4):
+            tg.fail_next("sendMessage", 502)
+        gateway = start(home)
+        try:
+            tg.dm(1001, "will this arrive")
+
+            def failed() -> dict[str, object] | None:
+                rows = json.loads(run_cli(home, "channels", "status", "--json").stdout)["channels"]
+                return rows[0] if rows[0]["pendingSends"] == 1 and rows[0]["failedSends"] == 1 else None
+
+            row = wait_for(failed, "the failed send shown")
+            assert "gave up" in str(row["lastError"])
+            tg.dm(1002, "the gateway still works")
+            wait_for(lambda: tg.texts_to(1002), "another chat answered")
+            assert tg.texts_to(1001) == []
+        finally:
+            gateway.stop()
+        assert "Traceback" not in gateway.log()
+        calls_before = len(chat_requests(model))
+        gateway = start(home)
+        try:
+            wait_for(lambda: tg.texts_to(1001) == ["echo: will this arrive"], "sent at the next start")
+        finally:
+            gateway.stop()
+        assert len(chat_requests(model)) == calls_before  # the recorded reply was sent, not asked again
+
+
+def test_a_chat_that_blocked_the_bot_is_recorded_and_not_retried(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        tg.fail_next("sendMessage", 403)
+        gateway = start(home)
+        try:
+            tg.dm(1001, "then I blocked you")
+            wait_for(lambda: "sendMessage refused (Forbidden" in gateway.log(), "the refusal logged")
+            tg.dm(1002, "next")
+            wait_for(lambda: tg.texts_to(1002), "the next chat answered")
+        finally:
+            gateway.stop()
+        attempts = [p for name, p in tg.calls if name == "sendMessage" and p["chat_id"] == "1001"]
+        assert len(attempts) == 1
+        assert "Traceback" not in gateway.log()
