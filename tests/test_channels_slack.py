@@ -95,6 +95,22 @@ def test_bad_signature_old_timestamp_retries_and_own_messages_are_refused_or_ign
     assert "the body is not JSON" in log and "already handled" in log
 
 
+def test_a_long_slack_reply_is_split_in_the_thread(tmp_path: Path) -> None:
+    reply = "\n\n".join(f"Paragraph {i}. " + "word " * 300 for i in range(6))  # ~9,000 characters
+    with (
+        with_slack() as (model, _, slack),
+        slack_gateway(tmp_path / "h", model, slack, groupPolicy="open") as gw,
+    ):
+        model.respond_with(lambda body: reply)
+        post_event(
+            gw.http, event_body("U1", "<@UBOT> write a lot", channel="C1", channel_type="channel", ts="9.9")
+        )
+        wait_for(lambda: len(slack.posted) >= 3, "three parts")
+        assert all(p["thread_ts"] == "9.9" and len(p["text"]) < 4000 for p in slack.posted)
+        assert "".join(p["text"] for p in slack.posted).count("Paragraph") == 6
+    assert "Traceback" not in gw.log()
+
+
 def test_slack_send_retries_429_and_502(tmp_path: Path) -> None:
     with (
         with_slack() as (model, _, slack),

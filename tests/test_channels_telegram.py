@@ -65,8 +65,15 @@ def test_group_with_require_mention_false_answers_every_message(tmp_path: Path) 
         try:
             tg.group(-500, 1001, "no mention here")
             assert tg.wait_sent(1)[0]["text"] == "echo: [1001] no mention here"
+            tg.group(-500, 1002, "and I speak too")
+            tg.wait_sent(2)
         finally:
             gateway.stop()
+        # each speaker's words are stored as theirs, in the group's one session
+        [path] = home.glob("agents/main/sessions/*/messages.jsonl")
+        users = [json.loads(line) for line in path.read_text().splitlines()]
+        speakers = {m["content"]: m.get("userId") for m in users if m["role"] == "user"}
+        assert speakers == {"no mention here": "telegram:1001", "and I speak too": "telegram:1002"}
 
 
 def test_429_502_and_a_dropped_connection_are_retried(tmp_path: Path) -> None:
