@@ -391,3 +391,22 @@ def test_a_chat_that_blocked_the_bot_is_recorded_and_not_retried(tmp_path: Path)
         attempts = [p for name, p in tg.calls if name == "sendMessage" and p["chat_id"] == "1001"]
         assert len(attempts) == 1
         assert "Traceback" not in gateway.log()
+
+
+def test_an_enabled_channel_without_a_token_is_one_line_and_shown_in_status(tmp_path: Path) -> None:
+    from tests.gateway_helpers import start_gateway
+
+    home = tmp_path / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg)
+        gateway = start_gateway(home, env={"TELEGRAM_BOT_TOKEN": ""})
+        try:
+            rows = json.loads(
+                run_cli(home, "channels", "status", "--json", env={"TELEGRAM_BOT_TOKEN": ""}).stdout
+            )
+            assert rows["channels"][0]["connected"] is False
+            assert "has no botToken" in rows["channels"][0]["lastError"]
+        finally:
+            gateway.stop()
+        assert sum("has no botToken" in line for line in gateway.log().splitlines()) == 1
+        assert "Traceback" not in gateway.log()

@@ -73,6 +73,7 @@ class ChannelHost:
         self.journals: dict[str, ChannelJournal] = {}
         self.recovered: set[str] = set()
         self.claimed: set[str] = set()  # run ids whose reply one of the channels' messages sends
+        self.start_errors: dict[str, str] = {}  # why an enabled channel is not running (channels status)
         self.tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ life cycle
@@ -86,7 +87,8 @@ class ChannelHost:
             return None
         token = section.bot_token or self.tokens.get(name)
         if not token:
-            log.error("channels.%s is enabled but has no botToken; it is not started", name)
+            self.start_errors[name] = f"channels.{name} is enabled but has no botToken; it is not started"
+            log.error("%s", self.start_errors[name])
             return None
         directory = account_dir(self.core.home.root, name, "default")
         # As durable as the gateway's inbox journal: written before the offset moves (a kill -9 loses no
@@ -114,6 +116,7 @@ class ChannelHost:
 
     async def _start_one(self, name: str, settings: Settings) -> None:
         try:
+            self.start_errors.pop(name, None)
             hosted = self._build(name, settings)
             if hosted is None:
                 return
@@ -124,9 +127,11 @@ class ChannelHost:
             await hosted.channel.start(self)
             log.info("channel %s started", name)
         except OpenclawError as exc:
-            log.error("channel %s could not start: %s", name, exc.message)
+            self.start_errors[name] = f"channel {name} could not start: {exc.message}"
+            log.error("%s", self.start_errors[name])
         except Exception as exc:  # noqa: BLE001 - a channel that fails must not stop the gateway
-            log.error("channel %s could not start: %s", name, exc)
+            self.start_errors[name] = f"channel {name} could not start: {type(exc).__name__}: {exc}"
+            log.error("%s", self.start_errors[name])
 
     async def stop(self) -> None:
         for hosted in list(self.hosted.values()):
@@ -350,7 +355,7 @@ class ChannelHost:
                 row["failedSends"] = hosted.journal.failed_sends
                 row["offset"] = hosted.journal.offset()
             else:
-                row.update({"connected": False, "mode": None})
+                row.update({"connected": False, "mode": None, "lastError": self.start_errors.get(name)})
             rows.append(row)
         return rows
 
