@@ -157,3 +157,15 @@ def test_three_people_on_two_channels_never_see_each_others_secrets(tmp_path: Pa
         leaks += len(owners - speaker) if speaker else max(0, len(owners) - 1)
     assert leaks == 0
     assert "Traceback" not in gw.log()
+
+
+def test_an_oversized_event_is_refused_without_being_read(tmp_path: Path) -> None:
+    with (
+        with_slack() as (model, _, slack),
+        slack_gateway(tmp_path / "h", model, slack, dmPolicy="open") as gw,
+    ):
+        huge = event_body("U1", "x" * 1_100_000)
+        assert post_event(gw.http, huge)[0] == 413
+        assert post_event(gw.http, event_body("U1", "small"))[0] == 200
+        slack.wait_posted(1)
+    assert "larger than gateway.maxMessageBytes" in gw.log() and "Traceback" not in gw.log()
