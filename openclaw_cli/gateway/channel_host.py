@@ -22,34 +22,26 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from openclaw_cli import identity
-from openclaw_cli.channels.access import AccessStore, Policy, dm_decision, group_allowed, pairing_reply
+from openclaw_cli.channels.access import AccessStore, dm_decision, group_allowed, pairing_reply
 from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, Target
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
 from openclaw_cli.channels.media import discard_media, record_owner
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.gateway.channel_recovery import find_stored
+from openclaw_cli.gateway.channel_util import bounded_body, one_part, policy_of, reply_text
 from openclaw_cli.gateway.lanes import Message
 from openclaw_cli.gateway.routing import Inbound as Routed
 from openclaw_cli.gateway.routing import Peer, route
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.turn_types import TurnResult
     from openclaw_cli.config import Settings
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.gateway.lanes import Turn
 
 log = logging.getLogger("openclaw.channels")
 TYPING_EVERY = 4.0  # Telegram shows "typing" for 5 s
-
-
-def _policy(section: Any) -> Policy:
-    return Policy(
-        section.dm_policy,
-        tuple(str(s) for s in section.allow_from),
-        section.group_policy,
-        tuple(str(g) for g in section.group_allow_from),
-        section.pairing_ttl_minutes * 60.0,
-    )
+# A reply the channel gave up on is tried again while the gateway runs (and at its next start).
+RETRY_FIRST, RETRY_MAX = 30.0, 600.0
 
 
 class Hosted:
@@ -60,7 +52,7 @@ class Hosted:
         self.journal = journal
         self.access = access
         self.section = section
-        self.policy = _policy(section)
+        self.policy = policy_of(section)
 
 
 class ChannelHost:
@@ -73,6 +65,7 @@ class ChannelHost:
         self.journals: dict[str, ChannelJournal] = {}
         self.recovered: set[str] = set()
         self.claimed: set[str] = set()  # run ids whose reply one of the channels' messages sends
+        self.typing_chats: set[tuple[str, str]] = set()
         self.start_errors: dict[str, str] = {}  # why an enabled channel is not running (channels status)
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -247,12 +240,20 @@ class ChannelHost:
     # ------------------------------------------------------------------ outbound
 
     async def _typing(self, name: str, target: Target, turn: Turn) -> None:
-        while not turn.done.done():
-            hosted = self.hosted.get(name)
-            if hosted is not None:
-                await hosted.channel.typing(target)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(turn.done), TYPING_EVERY)
+        """One indicator per chat however many of its messages wait (a burst must not flood the API)."""
+        chat = (name, target.chat_id)
+        if chat in self.typing_chats:
+            return
+        self.typing_chats.add(chat)
+        try:
+            while not turn.done.done():
+                hosted = self.hosted.get(name)
+                if hosted is not None:
+                    await hosted.channel.typing(target)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(turn.done), TYPING_EVERY)
+        finally:
+            self.typing_chats.discard(chat)
 
     async def _answer(self, name: str, event_id: str, target: Target, turn: Turn) -> None:
         typing = asyncio.get_running_loop().create_task(self._typing(name, target, turn))
@@ -266,11 +267,15 @@ class ChannelHost:
             return
         self.claimed.add(turn.run_id)
         hosted = self.hosted.get(name)
-        limit_split = hosted.channel.split if hosted is not None else _one_part
-        journal.reply(event_id, limit_split(_reply_text(result)))
+        limit_split = hosted.channel.split if hosted is not None else one_part
+        journal.reply(event_id, limit_split(reply_text(result)))
         await self._send_parts(name, event_id, target)
 
-    async def _send_parts(self, name: str, event_id: str, target: Target) -> None:
+    async def _send_later(self, name: str, event_id: str, target: Target, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await self._send_parts(name, event_id, target, min(delay * 2, RETRY_MAX))
+
+    async def _send_parts(self, name: str, event_id: str, target: Target, delay: float = RETRY_FIRST) -> None:
         hosted = self.hosted.get(name)
         if hosted is None:
             return  # the channel was turned off: its unsent parts go at its next start
@@ -287,8 +292,9 @@ class ChannelHost:
                 hosted.journal.failed(event_id, str(exc), final=True)
                 return
             except Exception as exc:  # noqa: BLE001 - SendError, or a client closed by a reload: never a crash
-                log.error("%s: reply to %s not sent (retried at the next start): %s", name, event_id, exc)
+                log.error("%s: reply to %s not sent (retried in %.0f s): %s", name, event_id, delay, exc)
                 hosted.journal.failed(event_id, str(exc), final=False)
+                self._spawn(self._send_later(name, event_id, target, delay))
                 return
             hosted.journal.sent(event_id, index)
 
@@ -338,7 +344,7 @@ class ChannelHost:
         handler = getattr(hosted.channel, "http_event", None) if hosted is not None else None
         if handler is None:
             return JSONResponse({"error": f"channel {name} is not running"}, status_code=404)
-        raw = await _bounded_body(request, self.core.settings.gateway.max_message_bytes)
+        raw = await bounded_body(request, self.core.settings.gateway.max_message_bytes)
         if raw is None:
             log.warning("%s: event refused: larger than gateway.maxMessageBytes", name)
             return JSONResponse({"error": "too large"}, status_code=413)
@@ -362,31 +368,6 @@ class ChannelHost:
                 row.update({"connected": False, "mode": None, "lastError": self.start_errors.get(name)})
             rows.append(row)
         return rows
-
-
-async def _bounded_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None past `limit` bytes (without reading the rest): these routes take no token."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _one_part(text: str) -> list[str]:
-    return [text] if text else []
-
-
-def _reply_text(result: TurnResult) -> str:
-    if result.status == "ok":
-        return result.reply
-    return "Sorry, I could not answer that just now."
 
 
 def channel_tokens(env: Mapping[str, str]) -> dict[str, str | None]:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("openclaw.channels")
 LIMIT = 4000  # below Telegram's 4,096, leaving room for the HTML markup the parts gain
 MAX_BACKOFF = 30.0
+TYPING_SLOTS = 8  # typing indicators in flight at once: they share the connection pool with the replies
 # httpx logs request URLs at INFO, and they hold the token. PTB logs what it cannot parse with a traceback
 # and the update's text (a person's words): every error is said here instead, in one line.
 for _noisy in ("httpx", "httpcore"):
@@ -86,10 +87,12 @@ class TelegramChannel:
             token,
             base_url=f"{base}/bot",
             base_file_url=f"{base}/file/bot",
-            request=HTTPXRequest(connection_pool_size=64, read_timeout=30.0),
+            # Waiting for a free connection is not a failure: a burst of replies queues for the pool.
+            request=HTTPXRequest(connection_pool_size=64, read_timeout=30.0, pool_timeout=60.0),
             get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=timeout + 10.0),
         )
         self.sink: Sink | None = None
+        self._typing_slots = asyncio.Semaphore(TYPING_SLOTS)
         self.task: asyncio.Task[None] | None = None
         self.connected = False
         self.last_inbound: str | None = None
@@ -286,8 +289,12 @@ class TelegramChannel:
         return split_text(text, LIMIT)
 
     async def typing(self, target: Target) -> None:
-        with contextlib.suppress(Exception):
-            await self.bot.send_chat_action(int(target.chat_id), ChatAction.TYPING)
+        """Best effort, and never in the replies' way: at most TYPING_SLOTS at once, else skipped."""
+        if self._typing_slots.locked():
+            return
+        async with self._typing_slots:
+            with contextlib.suppress(Exception):
+                await self.bot.send_chat_action(int(target.chat_id), ChatAction.TYPING)
 
     async def send(self, target: Target, text: str) -> str | None:
         """One part, as HTML (plain text when Telegram refuses the markup), quoting `target.reply_to`.
