@@ -4,9 +4,13 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "chat completion config doctor gateway man memory reflect session" ;;
+        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
+        "commands:openclaw channels") echo "list status" ;;
+        "options:openclaw channels") echo "-h --help" ;;
+        "options:openclaw channels list") echo "--json -h --help" ;;
+        "options:openclaw channels status") echo "--json -h --help" ;;
         "options:openclaw chat") echo "-m --model --session --agent --local --port --user -h --help" ;;
         "valued:openclaw chat") echo "-m --model --session --agent --port --user" ;;
         "options:openclaw completion") echo "-h --help" ;;
@@ -65,6 +69,11 @@ _openclaw_words() {
         "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --json --local -h --help" ;;
         "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
+        "commands:openclaw pairing") echo "approve deny list" ;;
+        "options:openclaw pairing") echo "-h --help" ;;
+        "options:openclaw pairing approve") echo "--json -h --help" ;;
+        "options:openclaw pairing deny") echo "--json -h --help" ;;
+        "options:openclaw pairing list") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
         "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;

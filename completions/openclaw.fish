@@ -4,13 +4,17 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' chat completion config doctor gateway man memory reflect session
+            printf '%s\n' channels chat completion config doctor gateway man memory pairing reflect session
+        case 'openclaw channels'
+            printf '%s\n' list status
         case 'openclaw config'
             printf '%s\n' get path set show
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
         case 'openclaw memory'
             printf '%s\n' add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
+        case 'openclaw pairing'
+            printf '%s\n' approve deny list
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
     end
@@ -101,6 +105,7 @@ function __openclaw_at --argument-names expected
 end
 
 complete -c openclaw -f
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a channels -d 'Chat-app channels (Telegram, Slack): as configured, and as the running gateway sees them'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a chat -d 'Chat with an agent in the terminal (replies stream; memory is used and written)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a completion -d 'Print the completion script for SHELL (commands, options, and values such as --mode and -c)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a config -d 'Read and change openclaw.json (JSON5)'
@@ -108,6 +113,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -a doctor -d 'Check permissio
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a gateway -d 'The gateway: agents served over WebSocket and HTTP (OpenAI-compatible) on 127.0.0.1:18789'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a man -d 'Show the manual page of openclaw or of one of its commands'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a reflect -d 'Distil insights from unreflected memories with the chat model (llm.model)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l home -r -F -d 'State directory (default ~/.openclaw).'
@@ -115,6 +121,13 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -l agent -x -d 'Agent id.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s v -l verbose -d 'Show tracebacks and debug detail.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l version -d 'Print the version and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a list -d 'The channels in openclaw.json: enabled, mode, whether a token is set (never the token), policies'
+complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a status -d 'Each channel as the running gateway sees it: connected, last inbound/outbound, last error, pending sends, offset'
+complete -c openclaw -n "__openclaw_at 'openclaw channels'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw channels list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw channels list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw channels status'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw channels status'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw chat'" -s m -l model -x -d 'The model for this run (e.g. openai/gpt-4o-mini), over the configured one; runs in-process.'
 complete -c openclaw -n "__openclaw_at 'openclaw chat'" -l session -x -d 'The session key (default agent:AGENT:main).'
 complete -c openclaw -n "__openclaw_at 'openclaw chat'" -l agent -x -d 'The agent (default: the global --agent).'
@@ -309,6 +322,18 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s h -l help -d
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory status'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory status'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing'" -a approve -d 'Let the sender of CODE talk to the assistant (added to the channel\'s persisted allowlist)'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing'" -a deny -d 'Drop the pairing request of CODE (a new message from them gets a new code)'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing'" -a list -d 'Open pairing requests: strangers who wrote to the assistant and were given a code'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing approve'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing approve'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing approve'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw pairing list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw pairing list'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l if-due -d 'Only run when due; otherwise exit 0 quietly (for cron).'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l dry-run -d 'Ask the model and show the insights; change nothing.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s c -l category -x -d 'Only this category: profile, preference, event, case, lesson.'

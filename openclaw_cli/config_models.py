@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from openclaw_cli.channels.settings import ChannelsSettings, MediaSettings
+
 ENV_PREFIX = "OPENCLAW_"
 
 
@@ -375,3 +377,5 @@ class Settings(BaseSettings):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
     bindings: list[Binding] = Field(default_factory=list)
+    channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)

@@ -58,6 +58,10 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
     findings += config_findings
     findings += check_dm_scope(home, settings)
     findings += check_workspace_permissions(home, settings, fix)
+    if settings is not None:
+        from openclaw_cli.channels.checks import check_channels
+
+        findings += check_channels(settings, env)
     findings += _check_sessions(home, agent, fix)
     findings += check_model_leftovers(home, fix, settings)
     findings += _check_memory(home, agent, settings, fix)

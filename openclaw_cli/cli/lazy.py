@@ -56,6 +56,18 @@ def _reflect_app() -> typer.Typer:
     return app
 
 
+def _channels_app() -> typer.Typer:
+    from openclaw_cli.cli.channels import app
+
+    return app
+
+
+def _pairing_app() -> typer.Typer:
+    from openclaw_cli.cli.pairing import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
@@ -65,6 +77,8 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "gateway": _gateway_app,
     "chat": _chat_app,
     "reflect": _reflect_app,
+    "channels": _channels_app,
+    "pairing": _pairing_app,
 }
 
 

@@ -104,7 +104,7 @@ def session_values() -> dict[str, Any]:
         cached = json.loads(path.read_bytes())
         found = cached["values"]
         # a cache written before the identity rules held the dmScope is stale (claims.py needs it)
-        fresh = cached.get("key") == stamp and {"identity", "backupKeepDays"} <= found.keys()
+        fresh = cached.get("key") == stamp and {"identity", "backupKeepDays", "mediaTtlDays"} <= found.keys()
         if fresh and "dmScope" in found["identity"]:
             return dict(found)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -118,6 +118,7 @@ def session_values() -> dict[str, Any]:
         "dormantMinutes": session.dormant_minutes,
         "identity": _identity_rules(st.settings),  # whose words a user message is (identity.py)
         "backupKeepDays": st.settings.memory.backup.keep_days,  # the daily memory copies of `sweep`
+        "mediaTtlDays": st.settings.media.ttl_days,  # channel media `sweep` deletes
     }
     from openclaw_cli.fsutil import atomic_write_json
 

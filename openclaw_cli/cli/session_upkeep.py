@@ -16,7 +16,8 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed.
 
     Also writes today's copy of every memory database under the home when there is none yet
-    (memory.backup.keepDays; see `openclaw memory backup`)."""
+    (memory.backup.keepDays; see `openclaw memory backup`), and deletes channel media older than
+    media.ttlDays."""
     now = session_common.now()
     changes = session_common.manager().sweep(now)
     from openclaw_cli.memory.upkeep.recovery import daily_backups
@@ -26,6 +27,11 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     ):
         if backup.problem:
             common.warn(backup.problem)
+    from openclaw_cli.channels.media import sweep_media
+
+    removed = sweep_media(common.state().home.root / "media", session_common.session_values()["mediaTtlDays"])
+    if removed and not as_json:
+        common.echo(f"{len(removed)} media file(s) past media.ttlDays deleted")
     if as_json:
         common.emit_json([change.to_dict() for change in changes])
         return

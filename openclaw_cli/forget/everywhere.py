@@ -225,6 +225,9 @@ def forget_person(
     for path in survey.histories:
         path.unlink(missing_ok=True)
         report.files.append(str(path))
+    from openclaw_cli.channels.media import forget_media
+
+    report.files += forget_media(home.root / "media", person)  # the photos and files they sent
     from openclaw_cli.forget.files import scrub_files
 
     cleaned, left = scrub_files(home, needles)

@@ -20,6 +20,7 @@ from openclaw_cli.fsutil import atomic_write_json
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.gateway.auth import FailureLimiter
+    from openclaw_cli.gateway.channel_host import ChannelHost
     from openclaw_cli.gateway.config_watch import ConfigWatcher
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.gateway.limits import PendingConnections
@@ -35,6 +36,7 @@ class GatewayApp:
     watcher: ConfigWatcher | None = None
     pid_record: dict[str, Any] | None = None  # written to pid_path while serving
     pid_path: Path | None = None
+    channels: ChannelHost | None = None
 
     def write_pid(self) -> None:
         if self.pid_path is not None and self.pid_record is not None:
@@ -58,3 +60,5 @@ class GatewayApp:
         # New deadlines use the new timeout; running ones keep theirs.
         self.pending.header_timeout = settings.gateway.header_timeout_seconds
         self.pending.max_pending = settings.gateway.max_pending_connections
+        if self.channels is not None:
+            await self.channels.reload(settings)

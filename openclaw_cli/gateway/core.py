@@ -80,6 +80,9 @@ class GatewayCore:
         self._stopping = threading.Event()  # the warm-up starts no further step once set
         # Counts of connections that owe a request head (gateway/limits.py), set by the server.
         self.connection_counts: Callable[[], dict[str, int]] = dict
+        # What start() re-queued from the inbox, so a channel can send those turns' replies to their chats.
+        self.requeued: list[tuple[Pending, Turn]] = []
+        self.channel_status: Callable[[], list[dict[str, Any]]] = list  # set by the server (channel_host)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -95,6 +98,7 @@ class GatewayCore:
                 entry.agent_id, entry.session_key, message, "followup", user_id=entry.user_id
             )
             run_ids.append(turn.run_id)
+            self.requeued.append((entry, turn))
         if run_ids:
             log.info("re-queued %d acknowledged message(s) from before a stop", len(run_ids))
         self._warming = asyncio.get_running_loop().create_task(self._warm_up())

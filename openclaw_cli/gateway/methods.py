@@ -68,6 +68,7 @@ class Methods:
             "memory.delete": Methods.memory_delete,
             "memory.purge": Methods.memory_purge,
             "reflect.run": Methods.reflect_run,
+            "channels.status": Methods.channels_status,
         }
 
     @property
@@ -150,6 +151,9 @@ class Methods:
 
     async def status(self, params: dict[str, Any], listener: Listener | None) -> Any:
         return self.core.status()
+
+    async def channels_status(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        return {"channels": self.core.channel_status()}
 
     async def sessions_list(self, params: dict[str, Any], listener: Listener | None) -> Any:
         from openclaw_cli.sessions.index import STATUSES, list_sessions

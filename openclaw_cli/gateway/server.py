@@ -31,6 +31,7 @@ from openclaw_cli.errors import ConfigError, OpenclawError
 from openclaw_cli.gateway import http_api, http_reads
 from openclaw_cli.gateway.app import GatewayApp
 from openclaw_cli.gateway.auth import FailureLimiter
+from openclaw_cli.gateway.channel_host import ChannelHost, channel_tokens
 from openclaw_cli.gateway.config_watch import ConfigWatcher
 from openclaw_cli.gateway.core import GatewayCore, GatewayOptions
 from openclaw_cli.gateway.methods import Methods
@@ -73,6 +74,11 @@ def build_app(gateway: GatewayApp) -> Starlette:
 
         return await http_api.guarded(gateway, request, listing)
 
+    async def channel_events(request: Request) -> Response:
+        if gateway.channels is None:
+            return JSONResponse({"error": "no channels"}, status_code=404)
+        return await gateway.channels.http_event(request)
+
     async def rpc_version(request: Request) -> Response:
         return await http_api.guarded(gateway, request, http_reads.version)
 
@@ -85,6 +91,8 @@ def build_app(gateway: GatewayApp) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await gateway.core.start()
+        if gateway.channels is not None:  # after the inbox is recovered: a channel resumes its turns
+            await gateway.channels.start(gateway.core.settings)
         gateway.write_pid()
         watch = asyncio.create_task(gateway.watcher.run()) if gateway.watcher else None
         try:
@@ -92,6 +100,8 @@ def build_app(gateway: GatewayApp) -> Starlette:
         finally:
             if watch is not None:
                 watch.cancel()
+            if gateway.channels is not None:
+                await gateway.channels.stop()
             gateway.methods.close()
             await gateway.core.stop()
             gateway.remove_pid()
@@ -103,6 +113,8 @@ def build_app(gateway: GatewayApp) -> Starlette:
             Route("/v1/chat/completions", completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/hooks/agent", hooks, methods=["POST"]),
+            # Platforms that push (Slack's Events API, Telegram's webhook) sign their requests themselves.
+            Route("/channels/{channel}/events", channel_events, methods=["POST"]),
             Route("/rpc", rpc_version, methods=["GET"]),  # the CLI's reads (gateway/http_reads.py)
             Route("/rpc/{method}", rpc_call, methods=["POST"]),
             WebSocketRoute("/", websocket),
@@ -183,6 +195,8 @@ def serve(
     core.connection_counts = pending.counts
     limiter = FailureLimiter(auth.max_failures, auth.window_seconds)
     gateway = GatewayApp(core, Methods(core), limiter, pending)
+    gateway.channels = ChannelHost(core, channel_tokens(env))
+    core.channel_status = gateway.channels.status
     gateway.watcher = ConfigWatcher(
         home.config_file, env, gateway.apply, gateway.config_rejected, lambda: core.settings
     )

@@ -1,0 +1,2 @@
+"""Telegram through python-telegram-bot (v22, asyncio): channel.py (polling, sending), convert.py (Update to
+Inbound, reply to HTML), files.py (inbound media). Imported only by the gateway's channel host."""
