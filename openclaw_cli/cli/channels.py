@@ -43,7 +43,7 @@ def _render(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
         common.echo(f"{row['channel']}/{row['account']}  {values}")
 
 
-@app.command("list")
+@app.command("list", epilog="Examples:\n\n  openclaw channels list\n\n  openclaw channels list --json")
 def list_cmd(as_json: JsonOpt = False) -> None:
     """The channels in openclaw.json: enabled, mode, whether a token is set (never the token), policies."""
     rows = _configured()
@@ -53,7 +53,7 @@ def list_cmd(as_json: JsonOpt = False) -> None:
     _render(rows, ("enabled", "mode", "tokenSet", "dmPolicy", "groupPolicy"))
 
 
-@app.command("status")
+@app.command("status", epilog="Examples:\n\n  openclaw channels status\n\n  openclaw channels status --json")
 def status_cmd(as_json: JsonOpt = False) -> None:
     """Each channel as the running gateway sees it: connected, last inbound/outbound, last error, pending
     sends, offset. Without a running gateway, what the state files say (connected false)."""

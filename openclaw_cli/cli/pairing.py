@@ -20,7 +20,7 @@ ChannelArg = Annotated[str, typer.Argument(help="telegram or slack.")]
 CodeArg = Annotated[str, typer.Argument(help="The code the sender was given.")]
 
 
-@app.command("list")
+@app.command("list", epilog="Examples:\n\n  openclaw pairing list\n\n  openclaw pairing list --json")
 def list_cmd(as_json: JsonOpt = False) -> None:
     """Open pairing requests: strangers who wrote to the assistant and were given a code."""
     from openclaw_cli.channels.report import pairing_rows
@@ -37,7 +37,7 @@ def list_cmd(as_json: JsonOpt = False) -> None:
         common.echo(f"{row['channel']}  {row['code']}  sender {row['sender']} ({row['name']})  until {until}")
 
 
-@app.command("approve")
+@app.command("approve", epilog="Examples:\n\n  openclaw pairing approve telegram 7KQ2MX")
 def approve_cmd(channel: ChannelArg, code: CodeArg, as_json: JsonOpt = False) -> None:
     """Let the sender of CODE talk to the assistant (added to the channel's persisted allowlist)."""
     from openclaw_cli.channels.report import access_store
@@ -49,7 +49,7 @@ def approve_cmd(channel: ChannelArg, code: CodeArg, as_json: JsonOpt = False) ->
     common.echo(f"approved {channel.lower()} sender {found['sender']}: their next message is answered")
 
 
-@app.command("deny")
+@app.command("deny", epilog="Examples:\n\n  openclaw pairing deny telegram 7KQ2MX")
 def deny_cmd(channel: ChannelArg, code: CodeArg, as_json: JsonOpt = False) -> None:
     """Drop the pairing request of CODE (a new message from them gets a new code)."""
     from openclaw_cli.channels.report import access_store
