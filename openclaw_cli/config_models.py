@@ -73,6 +73,11 @@ class EmbeddingSettings(_Section):
     query_prefix: str = ""
     passage_prefix: str = ""
     threads: int = Field(2, ge=1, le=64)
+    redact: bool | None = Field(
+        None,
+        description="mask e-mail addresses, phone, card- and id-like numbers in what an API embedder is sent "
+        "(the stored text is unchanged); default on for provider litellm, local models send nothing",
+    )
     # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result,
     # and jieba's dictionary cache with it (not the searched words' vectors: those are the home's,
     # Home.word_cache_dir).
