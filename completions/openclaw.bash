@@ -37,8 +37,8 @@ _openclaw_words() {
         "options:openclaw man") echo "-h --help" ;;
         "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
-        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
-        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
+        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
+        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
         "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;

@@ -41,6 +41,11 @@ class SessionSearchArgs(_Args):
 class AddArgs(_Args):
     text: str = Field(min_length=1, max_length=4000)
     category: Literal["profile", "preference", "event", "case", "lesson", "note"] = "note"
+    attribute: str | None = Field(
+        None,
+        max_length=64,
+        description="for a profile fact, what it is about (job, city): a new value replaces the old one",
+    )
 
 
 class ForgetArgs(_Args):
@@ -162,7 +167,11 @@ def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str,
     if user_id is None:
         return {"error": f"not stored: {ANONYMOUS_REASON}"}
     candidate = Candidate(
-        l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"}
+        l0=args.text,
+        category=args.category,
+        user_id=user_id,
+        attribute=args.attribute,
+        source={"kind": "agent-tool"},
     )
     [outcome] = write_memories(memory, [candidate])
     if outcome.action == "skipped":

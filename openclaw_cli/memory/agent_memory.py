@@ -62,7 +62,7 @@ def record_of(item: NewMemory, agent_id: str, max_chars: int) -> MemoryRecord:
         l2=rec.check_text("l2", item.l2, max_chars),
         created_at=item.created_at,
         source=item.source,
-        attribute=item.attribute,
+        attribute=rec.validate_attribute(item.attribute),
     )
 
 
