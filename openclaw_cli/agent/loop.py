@@ -264,6 +264,7 @@ def _prompt(
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
+    turn.model = model
     try:
         _model_rounds(turn, session_id, model, replay)
     finally:
@@ -272,15 +273,22 @@ def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, An
 
 
 def _add_usage(turn: TurnContext, session_id: str) -> None:
-    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, after
-    the reply (agent/after_turn.py): a durable rewrite of meta.json the reply need not wait for."""
+    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, and
+    record the model as the session's latest, after the reply (agent/after_turn.py): a durable rewrite of
+    meta.json the reply need not wait for."""
     used = turn.result.usage
-    if used is None:
+    if used is None and turn.model is None:
         return
     store = turn.services.sessions
+    model = turn.model
 
     def add() -> None:
-        store.writer(session_id).add_usage(used.prompt_tokens, used.completion_tokens, used.cost)
+        if used is None:
+            store.writer(session_id).add_usage(0, 0, None, model=model)
+        else:
+            store.writer(session_id).add_usage(
+                used.prompt_tokens, used.completion_tokens, used.cost, model=model
+            )
 
     turn.services.after_turn.submit(f"adding usage to session {session_id}'s totals", add)
 
@@ -330,7 +338,9 @@ def _model_rounds(
             return None
         if not calls:
             with span(stages, "reply append"):
-                store.append(session_id, "assistant", text, turn.now())
+                store.append(
+                    session_id, "assistant", text, turn.now(), model=turn.model, tokens=turn.reply_tokens()
+                )
             turn.result.reply = text
             return None
         run_tools(turn, session_id, text, calls)

@@ -31,6 +31,13 @@ class TurnContext:
     result: TurnResult
     appended: int = 0  # messages this turn stored after its question (tool units, steered messages)
     notes: bool = False  # the owner's workspace notes may serve this turn (private_notes.notes_private)
+    model: str | None = None  # the chat model this turn calls (the agent's own, when it names one)
+    call_usage: Usage | None = None  # what the latest model call reported: its reply line's `tokens`
+
+    def reply_tokens(self) -> int | None:
+        """The tokens the provider counted for the latest call's reply (its assistant line's `tokens`,
+        seed 000 §2.2); None when it reported none."""
+        return None if self.call_usage is None else self.call_usage.completion_tokens
 
     def notice(self, text: str) -> None:
         self.result.notices.append(text)
