@@ -135,7 +135,7 @@ class SkillView:
         try:
             self.usable(name)
         except OpenclawError as exc:
-            return f"{exc.message}. Available skills: {names}."
+            return f"{exc.message[:1].upper()}{exc.message[1:]}. Available skills: {names}."
         return None
 
 
