@@ -47,33 +47,35 @@ class _Parsed:
 
 @dataclass
 class SkillCatalog:
-    """The parsed SKILL.md files of one process, keyed by path; safe to share between turn threads."""
+    """The parsed SKILL.md files of one process, keyed by path; safe to share between turn threads.
 
-    _files: dict[tuple[Path, Tier, str, int], _Parsed] = field(default_factory=dict)
+    Paths are plain strings here: pathlib's object per path was most of an unchanged scan's cost."""
+
+    _files: dict[tuple[str, Tier, str, int], _Parsed] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     parses: int = 0  # SKILL.md files parsed so far (the tests see a cached scan parse nothing)
 
     def scan(self, roots: Sequence[Root], max_bytes: int) -> Found:
         skills: list[Skill] = []
         problems: list[SkillProblem] = []
-        seen: set[tuple[Path, Tier, str, int]] = set()
+        seen: set[tuple[str, Tier, str, int]] = set()
         for root in roots:
-            for folder in _skill_folders(root.path):
-                path = folder / SKILL_FILE
+            base = os.fspath(root.path)
+            for name in _skill_folders(base):
+                path = os.path.join(base, name, SKILL_FILE)
                 try:
                     info = os.stat(path)
                 except FileNotFoundError:
                     continue  # a folder without SKILL.md is not a skill (it may hold its files)
                 except OSError as exc:
-                    problems.append(SkillProblem(path, 1, f"cannot read: {exc.strerror}"))
+                    problems.append(SkillProblem(Path(path), 1, f"cannot read: {exc.strerror}"))
                     continue
                 key: FileKey = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_dev)
                 slot = (path, root.tier, root.source, max_bytes)
                 seen.add(slot)
-                with self._lock:
-                    parsed = self._files.get(slot)
+                parsed = self._files.get(slot)  # a dict read is atomic; writes take the lock
                 if parsed is None or parsed.key != key:
-                    skill, found = parse_skill(folder, root.tier, root.source, max_bytes)
+                    skill, found = parse_skill(root.path / name, root.tier, root.source, max_bytes)
                     parsed = _Parsed(key, skill, found)
                     with self._lock:
                         self._files[slot] = parsed
@@ -82,26 +84,20 @@ class SkillCatalog:
                     skills.append(parsed.skill)
                 problems.extend(parsed.problems)
         with self._lock:
-            for gone in set(self._files) - seen:  # deleted skills are forgotten
-                del self._files[gone]
+            if len(seen) != len(self._files):
+                for gone in set(self._files) - seen:  # deleted skills are forgotten
+                    del self._files[gone]
         return Found(tuple(skills), tuple(problems))
 
 
-def _skill_folders(root: Path) -> list[Path]:
-    """The sub-folders of `root` (symlinked ones too: a skill may be linked in), sorted by name; none
-    when `root` does not exist. Hidden folders are skipped (`.git`, editors' leftovers)."""
+def _skill_folders(root: str) -> list[str]:
+    """The names of the sub-folders of `root` (symlinked ones too: a skill may be linked in), sorted;
+    none when `root` does not exist. Hidden folders are skipped (`.git`, editors' leftovers)."""
     try:
         with os.scandir(root) as entries:
-            names = sorted(
-                entry.name
-                for entry in entries
-                if not entry.name.startswith(".") and _is_dir(entry)
-            )
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+            return sorted(entry.name for entry in entries if not entry.name.startswith(".") and _is_dir(entry))
     except OSError:
-        return []  # an unreadable tier folder holds no skills we can offer
-    return [root / name for name in names]
+        return []  # no such folder, or an unreadable one: it holds no skills we can offer
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
