@@ -124,3 +124,26 @@ def test_a_gateway_gates_on_its_environment_and_sees_an_edit_on_the_next_turn(ho
     assert "- deploy: Deploys the site." in first
     assert "locked" not in first  # its variable is not in the gateway's environment
     assert "- deploy: Deploys the site and tells the team." in second
+
+
+def test_chat_sends_slash_skill_to_the_turn_with_the_chats_environment(home: Path) -> None:
+    from tests.agent_helpers import config_env
+
+    write_skill(
+        home_skills(home),
+        "notes",
+        "Takes notes.",
+        front="requires:\n  env: [SKILL_CHAT_TOKEN]\n",
+        body="NOTES-BODY: write them in notes.md next to this file.\n",
+    )
+    fake = FakeOpenAI().start()
+    try:
+        env = {**config_env(fake.url, embed_url=fake.url), "SKILL_CHAT_TOKEN": "set"}
+        env["OPENCLAW_MEMORY__EXTRACTION__ENABLED"] = "false"
+        chat = run_cli(home, "chat", "--local", input="/skill notes the meeting ran late\n", env=env)
+    finally:
+        fake.stop()
+    assert chat.returncode == 0, chat.stderr
+    [system] = _systems(fake)
+    assert "## Skill notes (invoked by the user with /skill" in system
+    assert "NOTES-BODY: write them in notes.md next to this file." in system

@@ -5,5 +5,6 @@ agent), and the folders plugins ship. The system prompt lists the available skil
 descriptions, within `skills.maxPromptChars`); the model reads a body with the `skill_read` tool, and
 `/skill NAME` puts one into a turn. Modules: model (the records), parse (one SKILL.md), catalog (finding
 them, cached on file stats), resolve (precedence, gating, an agent's list), prompt (the block within its
-budget), usage (last uses, for what a full budget drops), service (what a turn and the CLI call).
+budget), usage (last uses, for what a full budget drops), service (what a turn asks), report (what
+the `openclaw skills` commands ask).
 """

@@ -7,6 +7,7 @@ called once per turn and scans again, which is how edits are picked up with no r
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -99,7 +100,9 @@ class SkillView:
         """The skill_read tool's answer: the body, with the folder its relative paths start from."""
         skill = self.usable(name)
         body, cut = self.body(skill)
-        record_use(self.usage_path, skill.name, time.time() if now is None else now)
+        # A home we cannot write only loses the order in which a full budget drops skills.
+        with contextlib.suppress(OSError):
+            record_use(self.usage_path, skill.name, time.time() if now is None else now)
         answer: dict[str, Any] = {"name": skill.name, "folder": str(skill.folder), "body": body}
         if cut:
             answer["truncated"] = f"the body was cut at skills.maxReadChars ({self.settings.max_read_chars})"
