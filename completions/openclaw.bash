@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect session" ;;
+        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw channels") echo "list status" ;;
@@ -99,6 +99,11 @@ _openclaw_words() {
         "options:openclaw session show") echo "--tail --json -h --help" ;;
         "valued:openclaw session show") echo "--tail" ;;
         "options:openclaw session sweep") echo "--json -q --quiet -h --help" ;;
+        "commands:openclaw skills") echo "check list show" ;;
+        "options:openclaw skills") echo "-h --help" ;;
+        "options:openclaw skills check") echo "--json -q --quiet -h --help" ;;
+        "options:openclaw skills list") echo "--json -h --help" ;;
+        "options:openclaw skills show") echo "--json -h --help" ;;
     esac
 }
 

@@ -77,6 +77,7 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
             expander=turn.expander(),
             lock=turn.services.memory_lock,
             notes=turn.notes,
+            skill_reader=turn.skill_reader(),
         )
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
