@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from openclaw_cli.agent.own_notes import NOTE_DESCRIPTION, NoteArgs, write_note
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.textcheck import find_bad_text
 
@@ -91,11 +92,14 @@ def tool_specs(skills: bool = False) -> list[dict[str, Any]]:
             "when), when long-term memory does not hold it.",
             SessionSearchArgs,
         ),
+        _spec("memory_note", NOTE_DESCRIPTION, NoteArgs),
         *([skill_read] if skills else []),
     ]
 
 
-TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget", "session_search", "skill_read"})
+TOOL_NAMES = frozenset(
+    {"memory_search", "memory_add", "memory_forget", "memory_note", "session_search", "skill_read"}
+)
 # (query, limit) -> the transcript search's answer, as the person of the turn may see it.
 SessionSearch = Callable[[str, int], dict[str, Any]]
 # name -> the skill's body and folder (skills/service.SkillView.read), for this turn's agent.
@@ -136,6 +140,8 @@ def run_tool(
                 return _add(AddArgs.model_validate(raw), memory, user_id)
             if name == "memory_forget":
                 return _forget(ForgetArgs.model_validate(raw), memory, user_id)
+            if name == "memory_note":
+                return write_note(memory, user_id, NoteArgs.model_validate(raw))
             if name == "session_search" and session_search is not None:
                 return _session_search(SessionSearchArgs.model_validate(raw), session_search)
         if name == "skill_read" and skill_reader is not None:  # no memory: outside the lock
