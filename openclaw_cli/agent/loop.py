@@ -15,11 +15,13 @@ agent's model is summarise.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
+from openclaw_cli.agent import plugin_hooks
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult
 from openclaw_cli.agent.history import History, compaction_due, read_history
@@ -51,11 +53,14 @@ def run_turn(
     now: Callable[[], datetime],
 ) -> TurnResult:
     turn = TurnContext(services, settings, request, sink, cancel, now, TurnResult(request.run_id, "", "ok"))
+    if plugin_hooks.holds_deltas(turn):
+        turn.sink = plugin_hooks.HeldDeltas(sink)  # the reply goes out once message_sending had its say
     try:
         return _run(turn)
     finally:
         if request.steering is not None:
             request.steering.close()  # what was not taken goes back to the caller (a followup)
+        plugin_hooks.turn_end(turn)
 
 
 def _run(turn: TurnContext) -> TurnResult:
@@ -71,6 +76,9 @@ def _run(turn: TurnContext) -> TurnResult:
             _answer(turn, session_id, model, replay)
         schedule_extraction(turn, session_id)
         return turn.result
+    if not _plugins_received(turn):
+        return turn.result
+    request = turn.request
     command = parse_command(request.text)
     if command is not None and command.name == "compact":
         return _compact_command(turn)
@@ -98,6 +106,17 @@ def _run(turn: TurnContext) -> TurnResult:
 # -- step 1: the session ----------------------------------------------------------------------------
 
 
+def _plugins_received(turn: TurnContext) -> bool:
+    """message_received: the plugins may rewrite the message, or cancel it (then nothing is stored)."""
+    text = plugin_hooks.received(turn)
+    if text is None:
+        turn.notice("A plugin held this message back: it was not stored or answered.")
+        return False
+    if text != turn.request.text:
+        turn.request = dataclasses.replace(turn.request, text=text)
+    return True
+
+
 def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     request = turn.request
     appended = turn.services.manager.append(
@@ -115,6 +134,9 @@ def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
         turn.notice(f"A new session started ({appended.reason}); the earlier one is archived.")
     if appended.previous_session_id is not None:
         flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
+        plugin_hooks.session_event(turn, "session_end", appended.previous_session_id, str(appended.reason))
+    if appended.new_session:
+        plugin_hooks.session_event(turn, "session_start", appended.session_id, str(appended.reason))
     return appended.session_id, appended.message
 
 
@@ -163,6 +185,9 @@ def _start_new_session(turn: TurnContext, rest: str) -> tuple[str, dict[str, Any
     meta, previous = services.manager.new(key, turn.now(), request.user_id)
     session_id = str(meta["sessionId"])
     turn.result.session_id = session_id
+    if previous:
+        plugin_hooks.session_event(turn, "session_end", str(previous), "new")
+    plugin_hooks.session_event(turn, "session_start", session_id, "new")
     archived = f"; {previous} is archived" if previous else ""
     turn.notice(f"Started a new session {session_id}{archived}.")
     if not rest:
@@ -241,7 +266,9 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
         turn.result.memory_ids = list(block.record_ids)
     except OpenclawError as exc:
         turn.notice(f"Memories were not retrieved: {exc.message}")
-    return prompt_context.system_text(services.agent_id, files, memory_text)
+    system = prompt_context.system_text(services.agent_id, files, memory_text)
+    blocks = plugin_hooks.prompt_blocks(turn, session_id)  # before_prompt_build: the plugins' blocks
+    return "\n\n".join([system, *blocks]) if blocks else system
 
 
 def _said(text: str) -> str:
@@ -256,7 +283,7 @@ def _prompt(
     """The round's messages: from `history` when it is still current, else read anew."""
     history = history or read_history(turn, session_id)
     with span(turn.result.stages, "context assembly"):
-        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
         group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
         return prompt_context.assemble(
             system, history.messages, history.summary, history.checkpoint, budget, group=group
@@ -298,10 +325,10 @@ def _model_rounds(
 ) -> None:
     from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable
 
-    store, stages = turn.services.sessions, turn.result.stages
+    stages = turn.result.stages
     first = read_history(turn, session_id)  # one read for the memory query, the check, the first round
     system = _system_prompt(turn, session_id, first.messages)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
     history: History | None = first
     with span(stages, "compaction check"):
         if compaction_due(turn, first, budget) and _compact_if_due(turn, session_id, budget):
@@ -318,7 +345,7 @@ def _model_rounds(
         prompt = _prompt(turn, session_id, system, history)
         history = None  # a later round follows the tool results this one stores
         messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
-        tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
+        tools = _tools(turn) if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
             with span(stages, "model call"):
                 text, calls = stream_reply(turn, model, messages, tools)
@@ -337,14 +364,31 @@ def _model_rounds(
             turn.result.status = "aborted"
             return None
         if not calls:
-            with span(stages, "reply append"):
-                store.append(
-                    session_id, "assistant", text, turn.now(), model=turn.model, tokens=turn.reply_tokens()
-                )
-            turn.result.reply = text
-            return None
+            return _reply(turn, session_id, text)
         run_tools(turn, session_id, text, calls)
     return _fail(turn, "the model kept calling tools without answering")
+
+
+def _tools(turn: TurnContext) -> list[dict[str, Any]]:
+    """The built-in tools, and the plugin tools this agent allows."""
+    extra = plugin_hooks.tool_specs(turn)
+    return [*tool_specs(), *extra] if extra else tool_specs()
+
+
+def _reply(turn: TurnContext, session_id: str, text: str) -> None:
+    """Store the model's reply as the turn's answer, after message_sending (which may rewrite or cancel it)."""
+    sent = plugin_hooks.sending(turn, text)
+    if sent is None:
+        turn.notice("A plugin held the reply back: it was not stored or sent.")
+        return None
+    with span(turn.result.stages, "reply append"):
+        turn.services.sessions.append(
+            session_id, "assistant", sent, turn.now(), model=turn.model, tokens=turn.reply_tokens()
+        )
+    turn.result.reply = sent
+    if isinstance(turn.sink, plugin_hooks.HeldDeltas) and sent:
+        turn.sink.sink("delta", {"text": sent})
+    return None
 
 
 def _with_replay(

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.paths import Home
+    from openclaw_cli.plugins.host import PluginHost
 
 
 class AgentServices:
@@ -38,6 +39,7 @@ class AgentServices:
         self.memory_lock = threading.RLock()
         self.after_turn = AfterTurn()  # what a turn leaves for after its reply (its usage totals)
         self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
+        self.plugins: PluginHost | None = None  # the process's plugins (AgentRuntime sets them)
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None
