@@ -55,7 +55,9 @@ def _fresh(fake: FakeOpenAI) -> None:
 # -- the five kinds -------------------------------------------------------------------------------------
 
 
-def test_the_model_is_offered_a_plugin_tool_calls_it_and_gets_its_result(tmp_path: Path, fake: FakeOpenAI) -> None:
+def test_the_model_is_offered_a_plugin_tool_calls_it_and_gets_its_result(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
     runtime = _runtime(tmp_path, fake, _plugins("kitchen", kitchen={"allowConversationAccess": True}))
     fake.script_chat(tool_call("add_numbers", {"a": 2, "b": 40}), "The sum is 42.")
     result, events = turn(runtime, "what is 2 + 40?")
@@ -106,7 +108,9 @@ def test_a_plugin_provider_answers_a_turn(tmp_path: Path, fake: FakeOpenAI) -> N
     assert not _chat_bodies(fake)  # nothing went to the OpenAI-compatible server
 
 
-def test_message_sending_rewrites_the_reply_that_is_stored_and_streamed(tmp_path: Path, fake: FakeOpenAI) -> None:
+def test_message_sending_rewrites_the_reply_that_is_stored_and_streamed(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
     runtime = _runtime(tmp_path, fake, _plugins("kitchen", kitchen={"allowConversationAccess": True}))
     fake.script_chat("the code is SECRET, keep it")
     result, events = turn(runtime, "tell me the code")
@@ -126,7 +130,13 @@ def test_before_prompt_build_adds_a_system_block_and_the_event_hooks_are_called(
     system = _chat_bodies(fake)[0]["messages"][0]
     assert system["role"] == "system" and "KITCHEN-BLOCK" in system["content"]
     hooks = [hook for hook, _ in _module("kitchen").SEEN]
-    assert hooks == ["message_received", "session_start", "before_prompt_build", "message_sending", "turn_end"]
+    assert hooks == [
+        "message_received",
+        "session_start",
+        "before_prompt_build",
+        "message_sending",
+        "turn_end",
+    ]
     end = _module("kitchen").SEEN[-1][1]
     assert (end.status, end.reply, end.session_id) == ("ok", result.reply, result.session_id)
 
@@ -204,9 +214,7 @@ def test_a_plugin_sleeping_past_its_timeout_never_holds_the_turn(tmp_path: Path,
 def test_an_invalid_config_leaves_the_plugin_unloaded_with_one_line_naming_it_and_the_field(
     tmp_path: Path,
 ) -> None:
-    settings = PluginsSettings.model_validate(
-        _plugins("badconfig", badconfig={"config": {"port": "eighty"}})
-    )
+    settings = PluginsSettings.model_validate(_plugins("badconfig", badconfig={"config": {"port": "eighty"}}))
     host = load_plugins(settings, tmp_path)
     record = host.records["badconfig"]
     assert record.state == "error"
@@ -218,14 +226,21 @@ def test_an_invalid_config_leaves_the_plugin_unloaded_with_one_line_naming_it_an
 # -- isolation --------------------------------------------------------------------------------------------
 
 
-def test_a_plugin_without_conversation_access_never_receives_message_text(tmp_path: Path, fake: FakeOpenAI) -> None:
+def test_a_plugin_without_conversation_access_never_receives_message_text(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
     runtime = _runtime(tmp_path, fake, _plugins("nosy", "kitchen"))
     fake.script_chat(tool_call("add_numbers", {"a": 7, "b": 8}), "fifteen, my secret friend")
     result, _ = turn(runtime, "my password is hunter2, add 7 and 8")
     runtime.close()
     assert result.reply == "fifteen, my secret friend"  # nosy's rewrite was ignored: it read nothing
     seen = _module("nosy").SEEN
-    assert {hook for hook, _ in seen} >= {"message_received", "message_sending", "before_tool_call", "turn_end"}
+    assert {hook for hook, _ in seen} >= {
+        "message_received",
+        "message_sending",
+        "before_tool_call",
+        "turn_end",
+    }
     dumped = repr(seen)
     for secret in ("hunter2", "fifteen", "secret friend", '"a": 7', '"sum": 15'):
         assert secret not in dumped

@@ -8,7 +8,7 @@ from typing import Any
 from openclaw_cli.plugins import hookimpl
 
 WAKE = threading.Event()  # set by a test to let the sleeping calls end
-SLEEP = 5.0
+SLEEP = 60.0  # released by WAKE at the end of the test; long enough for a slow machine
 
 
 @hookimpl
