@@ -100,7 +100,12 @@ def test_plugins_list_shows_the_errors_the_running_gateway_counted(gateway: Gate
         "tools": ["add_numbers"],
         "channels": ["loopchat"],
         "providers": ["kitchen"],
-        "routes": ["GET /plugins/kitchen/hello", "GET /plugins/kitchen/public", "GET /plugins/kitchen/sent"],
+        "routes": [
+            "GET /plugins/kitchen/hello",
+            "GET /plugins/kitchen/public",
+            "GET /plugins/kitchen/sent",
+            "POST /plugins/kitchen/boom",
+        ],
     }
     assert faulty["state"] == "loaded" and faulty["registered"] == {}
     # five registration hooks at load, then gateway_start and the channel turn's hooks at run time
@@ -112,6 +117,18 @@ def test_plugins_list_shows_the_errors_the_running_gateway_counted(gateway: Gate
     assert info.returncode == 0, info.stderr
     assert (
         "state: loaded" in info.stdout and "lastError: " in info.stdout and "faulty fails in" in info.stdout
+    )
+
+
+def test_a_route_that_raises_answers_500_is_counted_and_the_gateway_goes_on(gateway: Gateway) -> None:
+    status, body = http_json(f"{gateway.http}/plugins/kitchen/boom", {}, token=gateway.token)
+    assert (status, body) == (500, {"error": "plugin kitchen failed"})
+    assert http_json(f"{gateway.http}/plugins/kitchen/hello", token=gateway.token)[0] == 200
+    status, payload = http_json(f"{gateway.http}/rpc/plugins.status", {}, token=gateway.token)
+    kitchen = {row["id"]: row for row in payload["payload"]["plugins"]}["kitchen"]
+    assert (kitchen["errors"], kitchen["lastError"]) == (
+        1,
+        "route POST /boom: RuntimeError: the kitchen route broke",
     )
 
 

@@ -118,11 +118,16 @@ async def sent(request: Request) -> JSONResponse:
     return JSONResponse({"sent": [m for channel in CHANNELS for m in channel.sent]})
 
 
+async def boom(request: Request) -> JSONResponse:
+    raise RuntimeError("the kitchen route broke")
+
+
 @hookimpl
 def register_routes(register: Any) -> None:
     register("GET", "/hello", hello)
     register("GET", "/public", hello, public=True)
     register("GET", "/sent", sent)
+    register("POST", "/boom", boom)
 
 
 @hookimpl
