@@ -77,6 +77,11 @@ def test_a_plugin_channel_receives_and_answers_with_the_reply_message_sending_re
     sent = wait_for(replies, "the loopchat reply")
     # The fake model echoes the message; kitchen's message_sending hides SECRET; faulty raised in every hook.
     assert sent == [{"chat": "friend-1", "text": "echo: say [hidden] please"}]
+    status = run_cli(
+        gateway.home, "channels", "status", "--json", env={"OPENCLAW_GATEWAY_TOKEN": gateway.token}
+    )
+    loop = {row["channel"]: row for row in status.json()["channels"]}["loopchat"]
+    assert (loop["enabled"], loop["connected"], loop["mode"], loop["pendingSends"]) == (True, True, "loop", 0)
 
 
 def test_plugins_list_shows_the_errors_the_running_gateway_counted(gateway: Gateway) -> None:
