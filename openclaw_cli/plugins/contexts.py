@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-E = TypeVar("E", bound="_Event")
+E = TypeVar("E", bound="Event")
 
 
 @dataclass(frozen=True)
-class _Event:
+class Event:
     CONTENT: ClassVar[tuple[str, ...]] = ()
 
     def redacted(self: E) -> E:
@@ -32,7 +32,7 @@ class _Event:
 
 
 @dataclass(frozen=True)
-class MessageEvent(_Event):
+class MessageEvent(Event):
     """message_received (the user's message, before it is stored) and message_sending (the reply, before it
     is stored and sent)."""
 
@@ -46,7 +46,7 @@ class MessageEvent(_Event):
 
 
 @dataclass(frozen=True)
-class PromptEvent(_Event):
+class PromptEvent(Event):
     """before_prompt_build: the system prompt is being assembled for the user's message `text`."""
 
     CONTENT: ClassVar[tuple[str, ...]] = ("text",)
@@ -58,7 +58,7 @@ class PromptEvent(_Event):
 
 
 @dataclass(frozen=True)
-class ToolCallEvent(_Event):
+class ToolCallEvent(Event):
     CONTENT: ClassVar[tuple[str, ...]] = ("arguments",)
     agent_id: str
     session_key: str
@@ -68,7 +68,7 @@ class ToolCallEvent(_Event):
 
 
 @dataclass(frozen=True)
-class ToolResultEvent(_Event):
+class ToolResultEvent(Event):
     CONTENT: ClassVar[tuple[str, ...]] = ("arguments", "result")
     agent_id: str
     session_key: str
@@ -80,7 +80,7 @@ class ToolResultEvent(_Event):
 
 
 @dataclass(frozen=True)
-class TurnEndEvent(_Event):
+class TurnEndEvent(Event):
     CONTENT: ClassVar[tuple[str, ...]] = ("reply",)
     agent_id: str
     session_key: str
@@ -93,7 +93,7 @@ class TurnEndEvent(_Event):
 
 
 @dataclass(frozen=True)
-class SessionEvent(_Event):
+class SessionEvent(Event):
     """session_start (a new session got its first message) and session_end (a session was archived)."""
 
     agent_id: str
@@ -103,7 +103,7 @@ class SessionEvent(_Event):
 
 
 @dataclass(frozen=True)
-class GatewayEvent(_Event):
+class GatewayEvent(Event):
     host: str
     port: int
     plugins: tuple[str, ...]  # the ids of the loaded plugins

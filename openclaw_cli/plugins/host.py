@@ -17,7 +17,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.plugins.contexts import Block, Rewrite, _Event
+from openclaw_cli.plugins.contexts import Block, Event, Rewrite
 from openclaw_cli.plugins.isolation import PluginRecord, Runner
 from openclaw_cli.plugins.registry import ID, Registered, Registrar
 from openclaw_cli.plugins.specs import EVENT_HOOKS, REGISTRATION_HOOKS
@@ -64,7 +64,7 @@ class PluginHost:
 
     # ------------------------------------------------------------------ events
 
-    def _calls(self, hook: str, event: _Event) -> list[tuple[PluginRecord, Any, bool]]:
+    def _calls(self, hook: str, event: Event) -> list[tuple[PluginRecord, Any, bool]]:
         """(record, its answer, whether it succeeded) of each plugin implementing `hook`, in load order."""
         answers = []
         for record, fn in self._impls.get(hook, ()):
@@ -73,7 +73,7 @@ class PluginHost:
             answers.append((record, value if ok else None, ok))
         return answers
 
-    def notify(self, hook: str, event: _Event) -> None:
+    def notify(self, hook: str, event: Event) -> None:
         if hook in self._impls:
             self._calls(hook, event)
 
@@ -100,7 +100,7 @@ class PluginHost:
                 text = answer.text
         return Rewrite(text=text)
 
-    def collect(self, hook: str, event: _Event) -> list[str]:
+    def collect(self, hook: str, event: Event) -> list[str]:
         """before_prompt_build: the system blocks the plugins add."""
         blocks = []
         for record, answer, ok in self._calls(hook, event):
@@ -110,7 +110,7 @@ class PluginHost:
                 record.fail(hook, f"returned {type(answer).__name__}, not a str or None")
         return blocks
 
-    def check(self, hook: str, event: _Event) -> str | None:
+    def check(self, hook: str, event: Event) -> str | None:
         """before_tool_call: the reason of the first plugin that blocks the call, else None."""
         for record, fn in self._impls.get(hook, ()):
             seen = event if record.conversation_access else event.redacted()
@@ -121,7 +121,7 @@ class PluginHost:
                 return f"{answer} (blocked by plugin {record.id})"
         return None
 
-    async def anotify(self, hook: str, event: _Event) -> None:
+    async def anotify(self, hook: str, event: Event) -> None:
         """notify() from the event loop: the hooks run off it (a slow plugin never stalls the gateway)."""
         if hook in self._impls:
             import asyncio
@@ -224,7 +224,7 @@ class PluginHost:
         if self._pm is None:
             import pluggy
 
-            from openclaw_cli.plugins.markers import PROJECT
+            from openclaw_cli.plugins import PROJECT
             from openclaw_cli.plugins.specs import Specs
 
             self._pm = pluggy.PluginManager(PROJECT)
@@ -268,4 +268,3 @@ def load_plugins(settings: PluginsSettings, home_root: Path) -> PluginHost:
     host = PluginHost()
     host.load(settings, home_root)
     return host
-

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openclaw_cli.plugins import hookspec
 from openclaw_cli.plugins.contexts import (
     Block,
     GatewayEvent,
@@ -23,7 +24,6 @@ from openclaw_cli.plugins.contexts import (
     ToolResultEvent,
     TurnEndEvent,
 )
-from openclaw_cli.plugins.markers import hookspec
 
 REGISTRATION_HOOKS = (
     "register_tools",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openclaw_cli.plugins import Block, Rewrite, hookimpl
+from openclaw_cli.plugins import hookimpl
+from openclaw_cli.plugins.contexts import Block, Rewrite
 
 
 @hookimpl

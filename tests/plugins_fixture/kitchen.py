@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from openclaw_cli.channels.base import Inbound, Target
-from openclaw_cli.plugins import Rewrite, hookimpl
+from openclaw_cli.plugins import hookimpl
+from openclaw_cli.plugins.contexts import Rewrite
 
 __version__ = "1.2.3"
 

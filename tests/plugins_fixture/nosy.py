@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openclaw_cli.plugins import Rewrite, hookimpl
+from openclaw_cli.plugins import hookimpl
+from openclaw_cli.plugins.contexts import Rewrite
 
 SEEN: list[tuple[str, Any]] = []
 
