@@ -108,6 +108,39 @@ def test_a_plugin_provider_answers_a_turn(tmp_path: Path, fake: FakeOpenAI) -> N
     assert not _chat_bodies(fake)  # nothing went to the OpenAI-compatible server
 
 
+STREAMING_PROVIDER = """
+from openclaw_cli.plugins import hookimpl
+
+def chunk(delta):
+    return {"choices": [{"index": 0, "delta": delta}]}
+
+def complete(model, messages, tools=None, stream=False, **options):
+    if messages[-1]["role"] == "tool":  # the tool's result: answer in pieces, with usage
+        yield chunk({"content": "the tool said "})
+        yield chunk({"content": messages[-1]["content"]})
+        yield {"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 5}}
+        return
+    assert stream and any(t["function"]["name"] == "add_numbers" for t in tools)
+    call = {"id": "c1", "type": "function", "function": {"name": "add_numbers", "arguments": '{"a": 1, "b": 2}'}}
+    yield chunk({"tool_calls": [{"index": 0, **call}]})
+
+@hookimpl
+def register_providers(register):
+    register("streamer", complete)
+"""
+
+
+def test_a_plugin_provider_may_stream_and_call_tools(tmp_path: Path, fake: FakeOpenAI) -> None:
+    (tmp_path / "streamer.py").write_text(STREAMING_PROVIDER, encoding="utf-8")
+    plugins = {"load": {"paths": [str(FIXTURE / "kitchen.py"), str(tmp_path / "streamer.py")]}}
+    runtime = _runtime(tmp_path, fake, plugins, llm={"model": "streamer/s1"})
+    result, events = turn(runtime, "add one and two")
+    runtime.close()
+    assert (result.status, result.reply) == ("ok", 'the tool said {"sum": 3}')
+    assert events.of("tool")[0]["result"] == {"sum": 3}
+    assert result.usage is not None and (result.usage.prompt_tokens, result.usage.cost) == (11, None)
+
+
 def test_message_sending_rewrites_the_reply_that_is_stored_and_streamed(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:

@@ -156,13 +156,15 @@ def test_doctor_and_plugins_list_report_an_invalid_config_naming_the_plugin_and_
             "load": {"paths": [str(FIXTURE / "badconfig.py")]},
             "entries": {"badconfig": {"config": {"port": "eighty"}}},
         },
+        channels={"nochat": {"enabled": True}},
     )
     doctor = run_cli(home, "doctor", "--json")
     found = [f for f in doctor.json()["findings"] if f["check"] == "plugins"]
-    assert len(found) == 1 and found[0]["severity"] == "error"
+    assert [f["severity"] for f in found] == ["error", "warning"]
     assert found[0]["message"].startswith(
         "plugin badconfig did not load: config: invalid config: plugins.entries.badconfig.config.port: "
     )
+    assert found[1]["message"] == "channels.nochat is set but no loaded plugin registers a channel 'nochat'"
     assert doctor.returncode != 0
     listed = run_cli(home, "plugins", "list")
     assert listed.returncode == 0
