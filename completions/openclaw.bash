@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect session skills" ;;
+        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing plugins reflect session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw channels") echo "list status" ;;
@@ -74,6 +74,10 @@ _openclaw_words() {
         "options:openclaw pairing approve") echo "--json -h --help" ;;
         "options:openclaw pairing deny") echo "--json -h --help" ;;
         "options:openclaw pairing list") echo "--json -h --help" ;;
+        "commands:openclaw plugins") echo "info list" ;;
+        "options:openclaw plugins") echo "-h --help" ;;
+        "options:openclaw plugins info") echo "--json -h --help" ;;
+        "options:openclaw plugins list") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
         "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;

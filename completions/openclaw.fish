@@ -4,7 +4,7 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' channels chat completion config doctor gateway man memory pairing reflect session skills
+            printf '%s\n' channels chat completion config doctor gateway man memory pairing plugins reflect session skills
         case 'openclaw channels'
             printf '%s\n' list status
         case 'openclaw config'
@@ -15,6 +15,8 @@ function __openclaw_commands --argument-names cmdpath
             printf '%s\n' add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
         case 'openclaw pairing'
             printf '%s\n' approve deny list
+        case 'openclaw plugins'
+            printf '%s\n' info list
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
         case 'openclaw skills'
@@ -116,6 +118,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -a gateway -d 'The gateway: a
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a man -d 'Show the manual page of openclaw or of one of its commands'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a plugins -d 'Plugins (entry points `openclaw.plugins` and plugins.load.paths): state, registrations, errors'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a reflect -d 'Distil insights from unreflected memories with the chat model (llm.model)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a skills -d 'Skills: SKILL.md instruction sets in the workspace\'s and the home\'s skills/ folders'
@@ -338,6 +341,14 @@ complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -s h -l help -d 
 complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw pairing list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw pairing list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins'" -a info -d 'One plugin in detail: where it came from, its state, each registration and hook, errors'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins'" -a list -d 'Every plugin found: id, version, source, state, what it registered by injection point, last error'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins info'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins info'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins info'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw plugins list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins list'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l if-due -d 'Only run when due; otherwise exit 0 quietly (for cron).'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l dry-run -d 'Ask the model and show the insights; change nothing.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s c -l category -x -d 'Only this category: profile, preference, event, case, lesson.'

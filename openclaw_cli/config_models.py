@@ -345,6 +345,9 @@ class AgentEntry(_Section):
     skills: list[str] | None = Field(
         None, description="the only skills this agent may use, by name; default every available skill"
     )
+    tools: list[str] | None = Field(
+        None, description="the plugin tools offered to this agent's model, by name; null: every plugin tool"
+    )
 
     @field_serializer("api_key")
     def _masked(self, key: str | None) -> str | None:
@@ -380,6 +383,45 @@ class Binding(_Section):
     match: BindingMatch = Field(default_factory=BindingMatch)
 
 
+class PluginLoadSettings(_Section):
+    paths: list[str] = Field(
+        default_factory=list,
+        description="plugin files (.py) or folders (a package, or a folder of plugins), loaded in this order; "
+        "`~` expands, a relative path is under the home",
+    )
+
+
+class PluginEntry(_Section):
+    """One plugin's settings (plugins.entries.<id>)."""
+
+    enabled: bool = True
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="the plugin's own settings, validated by its config model at load"
+    )
+    allow_conversation_access: bool = Field(
+        False, description="the plugin's event hooks see message text, tool arguments and results"
+    )
+    hook_timeout_seconds: float | None = Field(
+        None, gt=0, le=600, description="this plugin's hook timeout; default plugins.hookTimeoutSeconds"
+    )
+
+
+class PluginsSettings(_Section):
+    """Plugins (openclaw_cli/plugins/): installed ones (entry points `openclaw.plugins`) and `load.paths`."""
+
+    enabled: bool = Field(True, description="false loads no plugin at all")
+    allow: list[str] | None = Field(None, description="only these plugin ids load; null: every plugin")
+    deny: list[str] = Field(default_factory=list, description="these plugin ids never load (wins over allow)")
+    load: PluginLoadSettings = Field(default_factory=PluginLoadSettings)
+    entries: dict[str, PluginEntry] = Field(default_factory=dict, description="per plugin id")
+    hook_timeout_seconds: float = Field(
+        5,
+        gt=0,
+        le=600,
+        description="a hook running longer is abandoned for that call and counted as an error",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -406,3 +448,4 @@ class Settings(BaseSettings):
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    plugins: PluginsSettings = Field(default_factory=PluginsSettings)

@@ -147,3 +147,28 @@ def test_chat_sends_slash_skill_to_the_turn_with_the_chats_environment(home: Pat
     [system] = _systems(fake)
     assert "## Skill notes (invoked by the user with /skill" in system
     assert "NOTES-BODY: write them in notes.md next to this file." in system
+
+
+def test_a_plugin_ships_skills_that_come_after_the_home_and_workspace(home: Path, tmp_path: Path) -> None:
+    """The third tier: folders a plugin registers with register_skills (plugins/, issue 50)."""
+    plugin = tmp_path / "shipper"
+    write_skill(plugin / "skills", "report", "The plugin's report.")
+    write_skill(plugin / "skills", "translate", "Translates a document, keeping its layout.")
+    (plugin / "shipper.py").write_text(
+        "from pathlib import Path\n"
+        "from openclaw_cli.plugins import hookimpl\n\n\n"
+        "@hookimpl\n"
+        "def register_skills(register):\n"
+        "    register(Path(__file__).parent / 'skills')\n",
+        encoding="utf-8",
+    )
+    _setup(home)
+    write_config(home, None, plugins={"load": {"paths": [str(plugin / "shipper.py")]}})
+    listed = run_cli(home, "skills", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in listed.json()["skills"]}
+    assert rows["translate"]["tier"] == "plugin" and rows["translate"]["available"] is True
+    assert (rows["report"]["tier"], rows["report"]["shadows"]) == ("workspace", ["home", "shipper"])
+    shown = run_cli(home, "skills", "show", "translate", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.json()["description"] == "Translates a document, keeping its layout."

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.agent import plugin_hooks
 from openclaw_cli.agent.tools import run_tool
 
 if TYPE_CHECKING:
@@ -68,17 +69,22 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
     )
     turn.appended += 1
     for call in calls:
-        result = run_tool(
-            call.name,
-            call.arguments,
-            turn.services.memory,
-            turn.request.user_id,
-            lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
-            expander=turn.expander(),
-            lock=turn.services.memory_lock,
-            notes=turn.notes,
-            skill_reader=turn.skill_reader(),
-        )
+
+        def builtin(call: ToolCall = call) -> dict[str, Any]:
+            return run_tool(
+                call.name,
+                call.arguments,
+                turn.services.memory,
+                turn.request.user_id,
+                lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
+                expander=turn.expander(),
+                lock=turn.services.memory_lock,
+                notes=turn.notes,
+                skill_reader=turn.skill_reader(),
+            )
+
+        # a plugin's tool, or a built-in one; the plugins' tool hooks around either (plugin_hooks.py)
+        result = plugin_hooks.run_tool(turn, call.name, call.arguments, builtin)
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
         turn.appended += 1

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.config import Settings
     from openclaw_cli.paths import Home
+    from openclaw_cli.plugins.host import PluginHost
 
 
 class AgentRuntime:
@@ -46,6 +47,20 @@ class AgentRuntime:
         self._agents: dict[str, AgentServices] = {}
         self._retired: list[AgentServices] = []
         self._guard = threading.Lock()
+        self._plugins: PluginHost | None = None  # given by the gateway, else loaded at the first turn
+
+    @property
+    def plugins(self) -> PluginHost:
+        """This process's plugins: the host given (the gateway's), else loaded once from the settings."""
+        if self._plugins is None:
+            from openclaw_cli.plugins.wiring import start_plugins
+
+            self._plugins = start_plugins(self.settings, self.home.root)
+        return self._plugins
+
+    @plugins.setter
+    def plugins(self, host: PluginHost) -> None:
+        self._plugins = host
 
     def services(self, agent_id: str) -> AgentServices:
         """The agent's services, built on first use (nothing heavy is imported before a turn needs it)."""
@@ -57,6 +72,8 @@ class AgentRuntime:
             services = self._agents.get(agent_id)
             if services is None:
                 services = AgentServices(self.home, agent_id, self.settings, self.env)
+                services.plugins = self.plugins
+                services.skills.plugin_dirs = tuple(self.plugins.skill_dirs())  # the plugins' skills, last
                 self._agents[agent_id] = services
             return services
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.paths import Home
+    from openclaw_cli.plugins.host import PluginHost
 
 
 class AgentServices:
@@ -45,6 +46,7 @@ class AgentServices:
         # SKILL.md files, re-read only when they change; `env` (the process's, from the CLI or gateway
         # edge) decides skills' requires.env and PATH.
         self.skills = AgentSkills(home, self.agent_id, dict(env or {}))
+        self.plugins: PluginHost | None = None  # the process's plugins (AgentRuntime sets them)
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None

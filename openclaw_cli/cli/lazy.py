@@ -62,6 +62,12 @@ def _channels_app() -> typer.Typer:
     return app
 
 
+def _plugins_app() -> typer.Typer:
+    from openclaw_cli.cli.plugins import app
+
+    return app
+
+
 def _pairing_app() -> typer.Typer:
     from openclaw_cli.cli.pairing import app
 
@@ -86,6 +92,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "channels": _channels_app,
     "pairing": _pairing_app,
     "skills": _skills_app,
+    "plugins": _plugins_app,
 }
 
 

@@ -24,6 +24,14 @@ def _args() -> tuple[Any, str, Any, dict[str, str]]:
     return st.home, st.agent, st.agent_settings, st.env
 
 
+def _plugin_dirs() -> list[Any]:
+    """The skill folders the configured plugins ship (the tier after the home's)."""
+    from openclaw_cli.plugins.host import load_plugins
+
+    st = common.state()
+    return load_plugins(st.settings.plugins, st.home.root).skill_dirs()
+
+
 @app.command(
     "list",
     epilog="Examples:\n\n  openclaw skills list\n\n  openclaw skills list --json --agent work",
@@ -33,7 +41,7 @@ def list_cmd(as_json: JsonOpt = False) -> None:
     not (requires.bins, requires.env, agents.list[].skills), size and description."""
     from openclaw_cli.skills.report import list_skills
 
-    rows = list_skills(*_args())
+    rows = list_skills(*_args(), _plugin_dirs())
     if as_json:
         common.emit_json({"skills": rows})
         return
@@ -56,7 +64,7 @@ def show_cmd(name: NameArg, as_json: JsonOpt = False) -> None:
     """One skill: where it is, whether the agent may use it, what it requires, and its body."""
     from openclaw_cli.skills.report import show_skill
 
-    shown = show_skill(*_args(), name)
+    shown = show_skill(*_args(), name, _plugin_dirs())
     if as_json:
         common.emit_json(shown)
         return
@@ -84,7 +92,7 @@ def check_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     on one line as `file:line: message`. Exit status 1 when there is any."""
     from openclaw_cli.skills.report import check_skills
 
-    problems = check_skills(*_args())
+    problems = check_skills(*_args(), _plugin_dirs())
     if as_json:
         common.emit_json({"ok": not problems, "problems": problems})
     else:

@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
     from openclaw_cli.gateway.app import GatewayApp
 
-READ_METHODS = frozenset({"memory.search", "memory.inject", "session.search", "channels.status"})
+READ_METHODS = frozenset(
+    {"memory.search", "memory.inject", "session.search", "channels.status", "plugins.status"}
+)
 STATUS_OF = {p.INVALID_PARAMS: 400, p.NOT_FOUND: 404, p.CONFLICT: 409, p.INTERNAL: 500}
 
 

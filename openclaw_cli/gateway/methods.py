@@ -69,6 +69,7 @@ class Methods:
             "memory.purge": Methods.memory_purge,
             "reflect.run": Methods.reflect_run,
             "channels.status": Methods.channels_status,
+            "plugins.status": Methods.plugins_status,
         }
 
     @property
@@ -154,6 +155,11 @@ class Methods:
 
     async def channels_status(self, params: dict[str, Any], listener: Listener | None) -> Any:
         return {"channels": self.core.channel_status()}
+
+    async def plugins_status(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        """The plugins as this gateway loaded them, with the errors counted since (plugins/isolation.py)."""
+        host = self.core.plugins
+        return host.status() if host is not None else {"plugins": [], "problems": []}
 
     async def sessions_list(self, params: dict[str, Any], listener: Listener | None) -> Any:
         from openclaw_cli.sessions.index import STATUSES, list_sessions

@@ -96,9 +96,11 @@ def build_app(gateway: GatewayApp) -> Starlette:
             await gateway.channels.start(gateway.core.settings)
         gateway.write_pid()
         watch = asyncio.create_task(gateway.watcher.run()) if gateway.watcher else None
+        await _plugins_event(gateway, "gateway_start")
         try:
             yield
         finally:
+            await _plugins_event(gateway, "gateway_stop")
             if watch is not None:
                 watch.cancel()
             if gateway.channels is not None:
@@ -120,9 +122,33 @@ def build_app(gateway: GatewayApp) -> Starlette:
             Route("/rpc/{method}", rpc_call, methods=["POST"]),
             WebSocketRoute("/", websocket),
             WebSocketRoute("/ws", websocket),
+            *_plugin_routes(gateway),  # /plugins/<id>/... (plugins/routes.py)
         ],
         lifespan=lifespan,
     )
+
+
+def _plugin_routes(gateway: GatewayApp) -> list[Route]:
+    host = gateway.core.plugins
+    if host is None or not host.registered.routes:
+        return []
+    from openclaw_cli.plugins.routes import plugin_routes
+
+    def refused(exc: Exception) -> Response | None:
+        return exc.response() if isinstance(exc, http_api.HttpError) else None
+
+    return plugin_routes(host, lambda request: http_api.check_auth(gateway, request), refused)
+
+
+async def _plugins_event(gateway: GatewayApp, hook: str) -> None:
+    host = gateway.core.plugins
+    if host is None or not host.implements(hook):
+        return
+    from openclaw_cli.plugins.contexts import GatewayEvent
+
+    options = gateway.core.options
+    event = GatewayEvent(options.host, options.port, tuple(r.id for r in host.loaded))
+    await host.anotify(hook, event)
 
 
 def resolve_token(home: Home, bind: str, given: str | None, env_token: str | None) -> tuple[str, str]:
@@ -181,6 +207,7 @@ def serve(
 
     from openclaw_cli.gateway import log_lines
     from openclaw_cli.gateway.limits import PendingConnections, guarded_protocol
+    from openclaw_cli.plugins.wiring import start_plugins
 
     chosen_bind = bind or settings.gateway.bind
     host = BIND_HOSTS[chosen_bind]
@@ -194,6 +221,7 @@ def serve(
         GatewayOptions(host, actual_port, secret, source),
         runtime_factory=lambda h, s: AgentRuntime(h, s, env=env),  # skills' gating reads this env
     )
+    core.use_plugins(start_plugins(settings, home.root))  # once, at start: a change needs a restart
     auth = settings.gateway.auth
     pending = PendingConnections(
         settings.gateway.header_timeout_seconds, settings.gateway.max_pending_connections
