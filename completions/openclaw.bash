@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect session" ;;
+        "commands:openclaw") echo "channels chat completion config cron doctor gateway man memory pairing reflect session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw channels") echo "list status" ;;
@@ -20,6 +20,10 @@ _openclaw_words() {
         "options:openclaw config path") echo "--json -h --help" ;;
         "options:openclaw config set") echo "-h --help" ;;
         "options:openclaw config show") echo "--json -h --help" ;;
+        "commands:openclaw cron") echo "list run" ;;
+        "options:openclaw cron") echo "-h --help" ;;
+        "options:openclaw cron list") echo "--json -h --help" ;;
+        "options:openclaw cron run") echo "--json -h --help" ;;
         "options:openclaw doctor") echo "--fix --json -h --help" ;;
         "commands:openclaw gateway") echo "call health run start status stop" ;;
         "options:openclaw gateway") echo "-h --help" ;;
@@ -39,7 +43,7 @@ _openclaw_words() {
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
-        "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
+        "options:openclaw memory backup") echo "-o --output --shared --list --daily --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
         "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;

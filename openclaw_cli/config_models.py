@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from openclaw_cli.channels.settings import ChannelsSettings, MediaSettings
+from openclaw_cli.scheduler.settings import CronSettings
 
 ENV_PREFIX = "OPENCLAW_"
 
@@ -379,3 +380,4 @@ class Settings(BaseSettings):
     bindings: list[Binding] = Field(default_factory=list)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
+    cron: CronSettings = Field(default_factory=CronSettings)  # the gateway's own jobs (scheduler/)

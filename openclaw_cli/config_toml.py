@@ -39,9 +39,7 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{path}: invalid TOML: {exc}", hint="fix the syntax; nothing was changed"
-        ) from exc
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix the syntax; nothing was changed") from exc
     except RecursionError as exc:
         raise ConfigError(f"{path}: nested too deeply to read", hint="fix or remove the file") from exc
 

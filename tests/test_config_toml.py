@@ -51,7 +51,7 @@ def test_set_keeps_comments_and_layout(tmp_path: Path) -> None:
     set_key(home.config_file, "memory.reflection.minUnreflected", 10, {})
     set_key(home.config_file, "session.dmScope", "main", {})
     text = home.config_file.read_text(encoding="utf-8")
-    assert text.startswith("# my assistant\nowner = \"alice\"  # the owner\n")
+    assert text.startswith('# my assistant\nowner = "alice"  # the owner\n')
     assert 'dmScope = "main"  # safe DMs' in text  # the value changed, its comment stayed
     assert tomllib.loads(text) == {
         "owner": "alice",

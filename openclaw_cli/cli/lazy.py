@@ -62,6 +62,12 @@ def _channels_app() -> typer.Typer:
     return app
 
 
+def _cron_app() -> typer.Typer:
+    from openclaw_cli.cli.cron import app
+
+    return app
+
+
 def _pairing_app() -> typer.Typer:
     from openclaw_cli.cli.pairing import app
 
@@ -79,6 +85,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "reflect": _reflect_app,
     "channels": _channels_app,
     "pairing": _pairing_app,
+    "cron": _cron_app,
 }
 
 

@@ -71,6 +71,14 @@ class Methods:
             "channels.status": Methods.channels_status,
         }
 
+    def register(self, name: str, handler: Callable[[dict[str, Any]], Awaitable[Any]]) -> None:
+        """A method another part of the gateway serves (the scheduler's cron.list and cron.run)."""
+
+        async def call(_: Methods, params: dict[str, Any], listener: Listener | None) -> Any:
+            return await handler(params)
+
+        self._table[name] = call
+
     @property
     def names(self) -> list[str]:
         return ["connect", *self._table]
