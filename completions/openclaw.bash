@@ -4,9 +4,14 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config cron doctor gateway man memory pairing reflect session" ;;
+        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man memory pairing reflect session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
+        "commands:openclaw auth") echo "list remove set" ;;
+        "options:openclaw auth") echo "-h --help" ;;
+        "options:openclaw auth list") echo "--json -h --help" ;;
+        "options:openclaw auth remove") echo "-q --quiet -h --help" ;;
+        "options:openclaw auth set") echo "-q --quiet -h --help" ;;
         "commands:openclaw channels") echo "list status" ;;
         "options:openclaw channels") echo "-h --help" ;;
         "options:openclaw channels list") echo "--json -h --help" ;;

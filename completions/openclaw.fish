@@ -4,7 +4,9 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' channels chat completion config cron doctor gateway man memory pairing reflect session
+            printf '%s\n' auth channels chat completion config cron doctor gateway man memory pairing reflect session
+        case 'openclaw auth'
+            printf '%s\n' list remove set
         case 'openclaw channels'
             printf '%s\n' list status
         case 'openclaw config'
@@ -107,6 +109,7 @@ function __openclaw_at --argument-names expected
 end
 
 complete -c openclaw -f
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a auth -d 'API keys per provider for one agent (agents/<agentId>/agent/auth-profiles.json, 0600)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a channels -d 'Chat-app channels (Telegram, Slack): as configured, and as the running gateway sees them'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a chat -d 'Chat with an agent in the terminal (replies stream; memory is used and written)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a completion -d 'Print the completion script for SHELL (commands, options, and values such as --mode and -c)'
@@ -124,6 +127,18 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -l agent -x -d 'Agent id.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s v -l verbose -d 'Show tracebacks and debug detail.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l version -d 'Print the version and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a list -d 'The providers the agent has a key for, and when each was set (never the keys)'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a remove -d 'Forget the agent\'s key for PROVIDER; its calls fall back to llm.apiKey, then the environment'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a set -d 'Store the agent\'s key for PROVIDER (replacing one stored before); it is used for the agent\'s model calls before llm.apiKey and the provider\'s environment variable (an agents.list apiKey still wins)'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a list -d 'The channels in openclaw.json: enabled, mode, whether a token is set (never the token), policies'
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a status -d 'Each channel as the running gateway sees it: connected, last inbound/outbound, last error, pending sends, offset'
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -s h -l help -d 'Show this message and exit.'

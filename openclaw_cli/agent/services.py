@@ -32,7 +32,10 @@ class AgentServices:
 
         self.home = home
         self.agent_id = agent_id
-        self.settings = for_agent(settings, agent_id)  # its own workspace and model, when it names them
+        from openclaw_cli.auth_profiles import with_auth_profile
+
+        # its own workspace and model, when it names them, and its auth profile's key
+        self.settings = with_auth_profile(for_agent(settings, agent_id), home, agent_id)
         self.sessions = SessionStore(home, agent_id, Durability.from_settings(self.settings.session))
         self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
         self.memory_lock = threading.RLock()

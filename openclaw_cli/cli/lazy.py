@@ -68,6 +68,12 @@ def _cron_app() -> typer.Typer:
     return app
 
 
+def _auth_app() -> typer.Typer:
+    from openclaw_cli.cli.auth import app
+
+    return app
+
+
 def _pairing_app() -> typer.Typer:
     from openclaw_cli.cli.pairing import app
 
@@ -86,6 +92,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "channels": _channels_app,
     "pairing": _pairing_app,
     "cron": _cron_app,
+    "auth": _auth_app,
 }
 
 
