@@ -17,7 +17,7 @@ def test_gateway_runs_its_schedule(home: Path, cli) -> None:  # type: ignore[no-
     three_days_ago = datetime.now().astimezone() - timedelta(days=3)
     save_state(state_path(home), {"sweep": JobRun("sweep", three_days_ago, "ok", 0.5)})
 
-    with running_gateway(home):
+    with running_gateway(home, env={"OPENCLAW_CRON__ENABLED": "true"}):
         until(lambda: load_state(state_path(home))["sweep"].started > three_days_ago, timeout=60)
         swept = load_state(state_path(home))["sweep"]
         assert (swept.result, swept.trigger) == ("ok", "missed")
