@@ -155,6 +155,16 @@ def remove_key(home: Home, agent_id: str, provider: str) -> Path:
     return path
 
 
+def profile_signature(home: Home, agent_id: str) -> tuple[int, int, int, int] | None:
+    """What changes when the agent's profile file does (its mode too: a chmod must be seen): a process
+    that keeps an agent's settings builds them again when this differs (agent/runtime.py)."""
+    try:
+        found = profiles_path(home, agent_id).stat()
+    except OSError:
+        return None
+    return (found.st_mtime_ns, found.st_size, found.st_ino, found.st_mode)
+
+
 def provider_of(model: str | None) -> str | None:
     """The provider a model name is served by: its prefix (`openai/gpt-4o-mini` -> openai)."""
     if not model or "/" not in model:

@@ -132,6 +132,28 @@ def test_which_key_an_agents_model_calls_use(home: Home) -> None:
     assert with_auth_profile(for_agent(own, "work"), home, "work").llm.api_key == "sk-entry"
 
 
+def test_a_running_process_uses_a_changed_profile_from_its_next_use(home: Home) -> None:
+    from openclaw_cli.agent.runtime import AgentRuntime
+
+    runtime = AgentRuntime(home, _settings(llm={"model": "openai/gpt-4o-mini"}))
+    try:
+        first = runtime.services("main")
+        assert first.settings.llm.api_key is None
+        assert runtime.services("main") is first  # unchanged file: the same services, nothing re-read
+        path = set_key(home, "main", "openai", KEY, NOW)
+        assert runtime.services("main").settings.llm.api_key == KEY
+        set_key(home, "main", "openai", "sk-rotated", NOW)
+        assert runtime.services("main").settings.llm.api_key == "sk-rotated"
+        os.chmod(path, 0o644)  # a chmod alone is seen too: refused from the next use
+        with pytest.raises(StoreError, match="mode 0644"):
+            runtime.services("main")
+        os.chmod(path, 0o600)
+        remove_key(home, "main", "openai")
+        assert runtime.services("main").settings.llm.api_key is None
+    finally:
+        runtime.close()
+
+
 # --- the CLI and a real model call --------------------------------------------------------------
 
 

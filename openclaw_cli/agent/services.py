@@ -32,9 +32,11 @@ class AgentServices:
 
         self.home = home
         self.agent_id = agent_id
-        from openclaw_cli.auth_profiles import with_auth_profile
+        from openclaw_cli.auth_profiles import profile_signature, with_auth_profile
 
-        # its own workspace and model, when it names them, and its auth profile's key
+        # its own workspace and model, when it names them, and its auth profile's key (the file's state
+        # is noted first: a change while it is read makes the runtime build these services again)
+        self.auth_signature = profile_signature(home, agent_id)
         self.settings = with_auth_profile(for_agent(settings, agent_id), home, agent_id)
         self.sessions = SessionStore(home, agent_id, Durability.from_settings(self.settings.session))
         self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
