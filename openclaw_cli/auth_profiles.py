@@ -100,14 +100,16 @@ def read_profiles(path: Path) -> dict[str, Profile]:
             fd = -1
             data = json.loads(handle.read())
     except ValueError as exc:
-        raise StoreError(f"{path}: not valid JSON", hint="fix it, or remove it and set the keys again") from exc
+        raise StoreError(
+            f"{path}: not valid JSON", hint="fix it, or remove it and set the keys again"
+        ) from exc
     finally:
         if fd >= 0:
             os.close(fd)
     found: dict[str, Profile] = {}
     entries = data.get("profiles") if isinstance(data, dict) else None
     if not isinstance(entries, dict):
-        raise StoreError(f"{path}: no \"profiles\" object", hint="remove it and set the keys again")
+        raise StoreError(f'{path}: no "profiles" object', hint="remove it and set the keys again")
     for provider, entry in entries.items():
         if isinstance(entry, dict) and isinstance(entry.get("key"), str) and _PROVIDER.match(provider):
             updated = entry.get("updatedAt")
