@@ -32,6 +32,22 @@ def refuse_both(path: Path) -> None:
         )
 
 
+def config_files(path: Path) -> list[Path]:
+    """The files whose change may change the settings read for `path`: both of the home's config files
+    (one may appear, or both), or `path` alone when it is not one of them."""
+    if path.name not in (CONFIG_FILENAME, CONFIG_TOML_FILENAME):
+        return [path]
+    return [path.with_name(CONFIG_FILENAME), path.with_name(CONFIG_TOML_FILENAME)]
+
+
+def current_config(path: Path) -> Path:
+    """The file the settings are read from now (as paths.Home.config_file chooses it)."""
+    if path.name not in (CONFIG_FILENAME, CONFIG_TOML_FILENAME):
+        return path
+    json_file, toml_file = path.with_name(CONFIG_FILENAME), path.with_name(CONFIG_TOML_FILENAME)
+    return toml_file if not json_file.exists() and toml_file.exists() else json_file
+
+
 def parse_toml(text: str, path: Path) -> dict[str, Any]:
     """The document as plain data; a syntax error is one line with its line and column (tomllib's)."""
     import tomllib

@@ -121,6 +121,15 @@ def test_watcher_reloads_toml_and_keeps_running_config_on_error(tmp_path: Path) 
         assert await watcher.check() is False
         assert running[-1].session.reset.at_hour == 6
         assert "invalid TOML" in rejected[-1] and "line 9" in rejected[-1]
+        path.write_text(COMMENTED, encoding="utf-8")
+        assert await watcher.check() is True
+        json_file = home.root / "openclaw.json"
+        json_file.write_text('{session: {reset: {atHour: 8}}}', encoding="utf-8")  # a second file
+        assert await watcher.check() is False
+        assert "both" in rejected[-1] and running[-1].session.reset.at_hour == 5
+        path.unlink()  # moved to JSON: the watcher follows
+        assert await watcher.check() is True
+        assert running[-1].session.reset.at_hour == 8
 
     asyncio.run(scenario())
 
@@ -139,8 +148,11 @@ def test_cli_reads_and_sets_toml(home: Path, cli) -> None:  # type: ignore[no-un
     assert len(bad.stderr.strip().splitlines()) == 1
     assert "invalid TOML" in bad.stderr and "line 1" in bad.stderr
     (home / "openclaw.toml").write_text(COMMENTED, encoding="utf-8")
+    append = ("session", "append", "agent:main:main", "--role", "user", "hello")
+    assert cli(*append).returncode == 0  # its settings are now cached (cli/session_common.py)
     (home / "openclaw.json").write_text("{}", encoding="utf-8")
-    both = cli("config", "show", "--json")
-    assert both.returncode == 1
-    assert len(both.stderr.strip().splitlines()) == 1
-    assert "both" in both.stderr
+    for args in (("config", "show", "--json"), append):
+        both = cli(*args)
+        assert both.returncode == 1, args
+        assert len(both.stderr.strip().splitlines()) == 1
+        assert "both" in both.stderr

@@ -45,16 +45,24 @@ class ConfigWatcher:
         self.apply = apply
         self.reject = reject
         self.current = current
-        self.seen = signature(path)
+        self.seen = self._signature()
+
+    def _signature(self) -> tuple[Signature, ...]:
+        # openclaw.json and openclaw.toml both: a user may move from one to the other, or add the second
+        from openclaw_cli.config_toml import config_files
+
+        return tuple(signature(path) for path in config_files(self.path))
 
     async def check(self) -> bool | None:
         """Reload if the file changed: True applied, False rejected, None unchanged."""
         from openclaw_cli.config import load_settings
+        from openclaw_cli.config_toml import current_config
 
-        now = signature(self.path)
+        now = self._signature()
         if now == self.seen:
             return None
         self.seen = now
+        self.path = current_config(self.path)
         try:
             settings = await asyncio.to_thread(load_settings, self.path, self.env)
         except ConfigError as exc:
