@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man memory pairing reflect session" ;;
+        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man memory pairing reflect session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw auth") echo "list remove set" ;;
@@ -46,8 +46,8 @@ _openclaw_words() {
         "options:openclaw man") echo "-h --help" ;;
         "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
-        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
-        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
+        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
+        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
         "options:openclaw memory backup") echo "-o --output --shared --list --daily --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
@@ -108,6 +108,11 @@ _openclaw_words() {
         "options:openclaw session show") echo "--tail --json -h --help" ;;
         "valued:openclaw session show") echo "--tail" ;;
         "options:openclaw session sweep") echo "--json -q --quiet -h --help" ;;
+        "commands:openclaw skills") echo "check list show" ;;
+        "options:openclaw skills") echo "-h --help" ;;
+        "options:openclaw skills check") echo "--json -q --quiet -h --help" ;;
+        "options:openclaw skills list") echo "--json -h --help" ;;
+        "options:openclaw skills show") echo "--json -h --help" ;;
     esac
 }
 

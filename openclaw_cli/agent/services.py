@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.after_turn import AfterTurn
@@ -10,6 +11,7 @@ from openclaw_cli.agent.token_memo import TokenMemo
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
+from openclaw_cli.skills.service import AgentSkills
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -27,13 +29,14 @@ class AgentServices:
     makes those uses one at a time (a search takes milliseconds, a turn seconds).
     """
 
-    def __init__(self, home: Home, agent_id: str, settings: Settings) -> None:
+    def __init__(
+        self, home: Home, agent_id: str, settings: Settings, env: Mapping[str, str] | None = None
+    ) -> None:
         from openclaw_cli.agent_config import for_agent
+        from openclaw_cli.auth_profiles import profile_signature, with_auth_profile
 
         self.home = home
         self.agent_id = agent_id
-        from openclaw_cli.auth_profiles import profile_signature, with_auth_profile
-
         # its own workspace and model, when it names them, and its auth profile's key (the file's state
         # is noted first: a change while it is read makes the runtime build these services again)
         self.auth_signature = profile_signature(home, agent_id)
@@ -43,6 +46,9 @@ class AgentServices:
         self.memory_lock = threading.RLock()
         self.after_turn = AfterTurn()  # what a turn leaves for after its reply (its usage totals)
         self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
+        # SKILL.md files, re-read only when they change; `env` (the process's, from the CLI or gateway
+        # edge) decides skills' requires.env and PATH.
+        self.skills = AgentSkills(home, self.agent_id, dict(env or {}))
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None

@@ -80,6 +80,12 @@ def _pairing_app() -> typer.Typer:
     return app
 
 
+def _skills_app() -> typer.Typer:
+    from openclaw_cli.cli.skills import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
@@ -91,6 +97,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "reflect": _reflect_app,
     "channels": _channels_app,
     "pairing": _pairing_app,
+    "skills": _skills_app,
     "cron": _cron_app,
     "auth": _auth_app,
 }
