@@ -82,7 +82,8 @@ def _check_mode(path: Path, mode: int) -> None:
     if stat.S_IMODE(mode) & 0o077:
         raise StoreError(
             f"{path} has mode {stat.S_IMODE(mode):04o}: others may read its API keys, so it is not used",
-            hint=f"run `chmod 600 {path}`, and rotate the keys if someone else could have read them",
+            hint=f"run `chmod 600 {path}` (or `openclaw doctor --fix`), and rotate the keys if someone "
+            "else could have read them",
         )
 
 
