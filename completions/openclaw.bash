@@ -4,9 +4,14 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing plugins reflect session skills" ;;
+        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man memory pairing plugins reflect session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
+        "commands:openclaw auth") echo "list remove set" ;;
+        "options:openclaw auth") echo "-h --help" ;;
+        "options:openclaw auth list") echo "--json -h --help" ;;
+        "options:openclaw auth remove") echo "-q --quiet -h --help" ;;
+        "options:openclaw auth set") echo "-q --quiet -h --help" ;;
         "commands:openclaw channels") echo "list status" ;;
         "options:openclaw channels") echo "-h --help" ;;
         "options:openclaw channels list") echo "--json -h --help" ;;
@@ -20,6 +25,10 @@ _openclaw_words() {
         "options:openclaw config path") echo "--json -h --help" ;;
         "options:openclaw config set") echo "-h --help" ;;
         "options:openclaw config show") echo "--json -h --help" ;;
+        "commands:openclaw cron") echo "list run" ;;
+        "options:openclaw cron") echo "-h --help" ;;
+        "options:openclaw cron list") echo "--json -h --help" ;;
+        "options:openclaw cron run") echo "--json -h --help" ;;
         "options:openclaw doctor") echo "--fix --json -h --help" ;;
         "commands:openclaw gateway") echo "call health run start status stop" ;;
         "options:openclaw gateway") echo "-h --help" ;;
@@ -39,7 +48,7 @@ _openclaw_words() {
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
-        "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
+        "options:openclaw memory backup") echo "-o --output --shared --list --daily --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
         "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;

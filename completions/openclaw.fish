@@ -4,11 +4,15 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' channels chat completion config doctor gateway man memory pairing plugins reflect session skills
+            printf '%s\n' auth channels chat completion config cron doctor gateway man memory pairing plugins reflect session skills
+        case 'openclaw auth'
+            printf '%s\n' list remove set
         case 'openclaw channels'
             printf '%s\n' list status
         case 'openclaw config'
             printf '%s\n' get path set show
+        case 'openclaw cron'
+            printf '%s\n' list run
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
         case 'openclaw memory'
@@ -109,10 +113,12 @@ function __openclaw_at --argument-names expected
 end
 
 complete -c openclaw -f
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a auth -d 'API keys per provider for one agent (agents/<agentId>/agent/auth-profiles.json, 0600)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a channels -d 'Chat-app channels (Telegram, Slack): as configured, and as the running gateway sees them'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a chat -d 'Chat with an agent in the terminal (replies stream; memory is used and written)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a completion -d 'Print the completion script for SHELL (commands, options, and values such as --mode and -c)'
-complete -c openclaw -n "__openclaw_at 'openclaw'" -a config -d 'Read and change openclaw.json (JSON5)'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a config -d 'Read and change openclaw.json (JSON5), or openclaw.toml when there is no openclaw.json'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a cron -d 'The gateway\'s scheduled jobs (cron.jobs): session sweep, daily backup, index check, reflection'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a doctor -d 'Check permissions, openclaw.json, sessions and memory; exit 1 if an error remains'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a gateway -d 'The gateway: agents served over WebSocket and HTTP (OpenAI-compatible) on 127.0.0.1:18789'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a man -d 'Show the manual page of openclaw or of one of its commands'
@@ -127,6 +133,18 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -l agent -x -d 'Agent id.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s v -l verbose -d 'Show tracebacks and debug detail.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l version -d 'Print the version and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a list -d 'The providers the agent has a key for, and when each was set (never the keys)'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a remove -d 'Forget the agent\'s key for PROVIDER; its calls fall back to llm.apiKey, then the environment'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a set -d 'Store the agent\'s key for PROVIDER (replacing one stored before); it is used for the agent\'s model calls before llm.apiKey and the provider\'s environment variable (an agents.list apiKey still wins)'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a list -d 'The channels in openclaw.json: enabled, mode, whether a token is set (never the token), policies'
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a status -d 'Each channel as the running gateway sees it: connected, last inbound/outbound, last error, pending sends, offset'
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -s h -l help -d 'Show this message and exit.'
@@ -146,7 +164,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw completion'" -s h -l help -d 'S
 complete -c openclaw -n "__openclaw_at 'openclaw completion'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -a get -d 'Print one effective setting'
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -a path -d 'Print where the config file lives (it may not exist yet)'
-complete -c openclaw -n "__openclaw_at 'openclaw config'" -a set -d 'Set one key in openclaw.json; the whole file is validated before it is replaced atomically'
+complete -c openclaw -n "__openclaw_at 'openclaw config'" -a set -d 'Set one key in openclaw.json (or openclaw.toml); the whole file is validated before it is replaced atomically'
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -a show -d 'Print the effective settings: defaults, then the file, then OPENCLAW_* variables'
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw config get'" -l json -d 'Print one JSON document on stdout and nothing else there.'
@@ -158,6 +176,14 @@ complete -c openclaw -n "__openclaw_at 'openclaw config set'" -s h -l help -d 'S
 complete -c openclaw -n "__openclaw_at 'openclaw config set'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw config show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw config show'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron'" -a list -d 'Each job with its schedule, last run, result, duration and next run'
+complete -c openclaw -n "__openclaw_at 'openclaw cron'" -a run -d 'Run one job now, in the running gateway (after the job it is running, if any); exit 1 if it fails'
+complete -c openclaw -n "__openclaw_at 'openclaw cron'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron run'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron run'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron run'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -l fix -d 'Repair what can be repaired (e.g. file permissions).'
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -s h -l help -d 'Show this message and exit.'
@@ -230,6 +256,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s o -l output -x -d 'Write the copy to FILE (replaced if it exists).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l shared -d 'The shared user store (memory.shareUserMemory), not the agent\'s.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l list -d 'List the backups instead of writing one.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l daily -d 'Today\'s copy of every memory database under the home, if none yet; older ones past memory.backup.keepDays are deleted (the gateway\'s daily backup job).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s h -l help -d 'Show this message and exit.'

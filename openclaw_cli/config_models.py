@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from openclaw_cli.channels.settings import ChannelsSettings, MediaSettings
+from openclaw_cli.scheduler.settings import CronSettings
 
 ENV_PREFIX = "OPENCLAW_"
 
@@ -449,3 +450,4 @@ class Settings(BaseSettings):
     media: MediaSettings = Field(default_factory=MediaSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     plugins: PluginsSettings = Field(default_factory=PluginsSettings)
+    cron: CronSettings = Field(default_factory=CronSettings)  # the gateway's own jobs (scheduler/)

@@ -65,11 +65,17 @@ class AgentRuntime:
     def services(self, agent_id: str) -> AgentServices:
         """The agent's services, built on first use (nothing heavy is imported before a turn needs it)."""
         from openclaw_cli.agent.services import AgentServices
+        from openclaw_cli.auth_profiles import profile_signature
         from openclaw_cli.paths import validate_agent_id
 
         agent_id = validate_agent_id(agent_id)
         with self._guard:
             services = self._agents.get(agent_id)
+            if services is not None and services.auth_signature != profile_signature(self.home, agent_id):
+                # `openclaw auth set|remove` (or a chmod) since they were built: rebuilt with the new key,
+                # the old ones closed with the runtime, as after a config change
+                self._retired.append(services)
+                services = None
             if services is None:
                 services = AgentServices(self.home, agent_id, self.settings, self.env)
                 services.plugins = self.plugins

@@ -34,10 +34,14 @@ class AgentServices:
         self, home: Home, agent_id: str, settings: Settings, env: Mapping[str, str] | None = None
     ) -> None:
         from openclaw_cli.agent_config import for_agent
+        from openclaw_cli.auth_profiles import profile_signature, with_auth_profile
 
         self.home = home
         self.agent_id = agent_id
-        self.settings = for_agent(settings, agent_id)  # its own workspace and model, when it names them
+        # its own workspace and model, when it names them, and its auth profile's key (the file's state
+        # is noted first: a change while it is read makes the runtime build these services again)
+        self.auth_signature = profile_signature(home, agent_id)
+        self.settings = with_auth_profile(for_agent(settings, agent_id), home, agent_id)
         self.sessions = SessionStore(home, agent_id, Durability.from_settings(self.settings.session))
         self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
         self.memory_lock = threading.RLock()

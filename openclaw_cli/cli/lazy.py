@@ -68,6 +68,18 @@ def _plugins_app() -> typer.Typer:
     return app
 
 
+def _cron_app() -> typer.Typer:
+    from openclaw_cli.cli.cron import app
+
+    return app
+
+
+def _auth_app() -> typer.Typer:
+    from openclaw_cli.cli.auth import app
+
+    return app
+
+
 def _pairing_app() -> typer.Typer:
     from openclaw_cli.cli.pairing import app
 
@@ -93,6 +105,8 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "pairing": _pairing_app,
     "skills": _skills_app,
     "plugins": _plugins_app,
+    "cron": _cron_app,
+    "auth": _auth_app,
 }
 
 

@@ -17,7 +17,12 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
 
     Also writes today's copy of every memory database under the home when there is none yet
     (memory.backup.keepDays; see `openclaw memory backup`), and deletes channel media older than
-    media.ttlDays."""
+    media.ttlDays. When the gateway's schedule (or another cron job) sweeps this agent now, nothing is done.
+    """
+    from openclaw_cli.cli import job_lock
+
+    if not job_lock.take("sweep", common.state().agent, "session sweep", quiet=quiet):
+        return
     now = session_common.now()
     changes = session_common.manager().sweep(now)
     from openclaw_cli.memory.upkeep.recovery import daily_backups

@@ -72,6 +72,14 @@ class Methods:
             "plugins.status": Methods.plugins_status,
         }
 
+    def register(self, name: str, handler: Callable[[dict[str, Any]], Awaitable[Any]]) -> None:
+        """A method another part of the gateway serves (the scheduler's cron.list and cron.run)."""
+
+        async def call(_: Methods, params: dict[str, Any], listener: Listener | None) -> Any:
+            return await handler(params)
+
+        self._table[name] = call
+
     @property
     def names(self) -> list[str]:
         return ["connect", *self._table]
@@ -108,6 +116,12 @@ class Methods:
                 service.close()
 
     # ------------------------------------------------------------------ helpers
+
+    def _model_settings(self, agent_id: str) -> Any:
+        """The settings `agent_id`'s model calls use: its own model and its auth profile's key."""
+        from openclaw_cli.auth_profiles import with_auth_profile
+
+        return with_auth_profile(for_agent(self.core.settings, agent_id), self.core.home, agent_id)
 
     def _agent(self, params: dict[str, Any]) -> str:
         return self.core.agent_id(p.param_str(params, "agentId", required=False, max_length=128))
@@ -289,7 +303,7 @@ class Methods:
         query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
         k = p.param_int(params, "k", 10, 1, MAX_K)
         agent_id, person = self._agent(params), self._reader(params)
-        expander = memory_reads.expander(params, for_agent(self.core.settings, agent_id))
+        expander = memory_reads.expander(params, self._model_settings(agent_id))
         service, lock = self._memory_of(agent_id)
         if person is None:  # the operator (the token's holder) looks at every memory, filtered as asked
             request = memory_reads.operator_request(params, query, k)
@@ -328,7 +342,7 @@ class Methods:
         if (query is None) == (session is None):
             raise InvalidInput('give "query" or "session", not both or neither')
         person = self._reader(params) or identity.owner_id(self.core.settings)
-        settings = for_agent(self.core.settings, agent_id)
+        settings = self._model_settings(agent_id)
         expander = memory_reads.expander(params, settings)
         service, lock = self._memory_of(agent_id)
 
@@ -427,7 +441,7 @@ class Methods:
         category = p.param_str(params, "category", required=False, max_length=32)
         agent_id = self._agent(params)
         lock_dir = self.core.home.memory_dir(agent_id)  # the lock `openclaw reflect` takes too
-        settings = for_agent(self.core.settings, agent_id)  # the agent's own model, when it names one
+        settings = self._model_settings(agent_id)  # the agent's own model, when it names one
 
         def reflect(service: MemoryService) -> Any:
             return run_reflection(service, settings, lock_dir=lock_dir, dry_run=dry_run, category=category)

@@ -97,12 +97,16 @@ def build_app(gateway: GatewayApp) -> Starlette:
         gateway.write_pid()
         watch = asyncio.create_task(gateway.watcher.run()) if gateway.watcher else None
         await _plugins_event(gateway, "gateway_start")
+        cron = asyncio.create_task(gateway.scheduler.run_forever()) if gateway.scheduler else None
         try:
             yield
         finally:
             await _plugins_event(gateway, "gateway_stop")
             if watch is not None:
                 watch.cancel()
+            if cron is not None:  # a job running now is stopped (runner.py), its run not recorded
+                cron.cancel()
+                await asyncio.gather(cron, return_exceptions=True)
             if gateway.channels is not None:
                 await gateway.channels.stop()
             gateway.methods.close()
@@ -231,6 +235,9 @@ def serve(
     gateway = GatewayApp(core, Methods(core), limiter, pending)
     gateway.channels = ChannelHost(core, channel_tokens(env))
     core.channel_status = gateway.channels.status
+    from openclaw_cli.gateway.cron_methods import start_scheduler
+
+    gateway.scheduler = start_scheduler(home, settings, env, gateway.methods)
     gateway.watcher = ConfigWatcher(
         home.config_file, env, gateway.apply, gateway.config_rejected, lambda: core.settings
     )
