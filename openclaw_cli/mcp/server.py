@@ -18,15 +18,12 @@ from pydantic import Field, ValidationError
 import openclaw_cli
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.mcp.ops import MAX_K, SOURCES
+from openclaw_cli.mcp.transport import SURROGATE_MARK
 from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.mcp.ops import McpOps
 
-# What transport.py puts where a JSON string held a lone surrogate (`"\ud800"`), which no JSON parser of
-# the SDK accepts: a noncharacter, so that the tool can refuse the argument instead of the request going
-# unanswered.
-SURROGATE_MARK = "\ufffe"
 Category = Literal["profile", "preference", "event", "case", "lesson", "insight", "note"]
 Source = Literal["memory", "sessions"]
 INSTRUCTIONS = (

@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from openclaw_cli.mcp.server import SURROGATE_MARK
-
 if TYPE_CHECKING:
     import socket
 
@@ -38,6 +36,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+# What a JSON string's lone surrogate (`"\ud800"`), which no JSON parser of the SDK accepts, becomes: a
+# noncharacter, so that the tool can refuse the argument (server.py) instead of the request going unanswered.
+SURROGATE_MARK = "\ufffe"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}|\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 MAX_HTTP_BODY = 4 * 1024 * 1024  # a tool call is a few KiB; a note at most 16,000 characters
 
