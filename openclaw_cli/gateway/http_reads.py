@@ -5,8 +5,7 @@ search` sent to a running gateway without a WebSocket, so the CLI imports http.c
 `GET /rpc` answers the gateway's version: the CLI checks it before it asks anything. `POST /rpc/METHOD`
 with the method's params as a JSON object answers what the WebSocket's response frame would hold:
 `{"ok": true, "payload": ...}`, or `{"ok": false, "error": {"code", "message", "hint"}}` with a 4xx/5xx
-status. Both need the token, as every other endpoint; only the read methods, and the memory writes of
-`openclaw mcp`, are served here.
+status. Both need the token, as every other endpoint; only the read methods are served here.
 """
 
 from __future__ import annotations
@@ -25,9 +24,6 @@ if TYPE_CHECKING:
     from openclaw_cli.gateway.app import GatewayApp
 
 READ_METHODS = frozenset({"memory.search", "memory.inject", "session.search", "channels.status"})
-# `openclaw mcp` writes through the gateway too (one writer, warm models): the same methods, token and
-# person rules as over the WebSocket.
-WRITE_METHODS = frozenset({"memory.add", "memory.delete"})
 STATUS_OF = {p.INVALID_PARAMS: 400, p.NOT_FOUND: 404, p.CONFLICT: 409, p.INTERNAL: 500}
 
 
@@ -39,7 +35,7 @@ async def version(gateway: GatewayApp, request: Request) -> Response:
 async def call(gateway: GatewayApp, request: Request) -> Response:
     check_auth(gateway, request)
     method = str(request.path_params["method"])
-    if method not in READ_METHODS | WRITE_METHODS:
+    if method not in READ_METHODS:
         raise HttpError(404, f"{method} is not served over HTTP; call it over the WebSocket", "not_found")
     params = await read_json(gateway, request)
     frame = await gateway.methods.answer(None, method, params)
