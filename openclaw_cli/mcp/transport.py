@@ -28,7 +28,7 @@ import anyio
 if TYPE_CHECKING:
     import socket
 
-    from openclaw_cli.mcp.server import OneLineServer
+    from mcp.server.mcpserver import MCPServer
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -89,7 +89,7 @@ class _MarkedLines:
             yield mark_surrogates(line)
 
 
-async def serve_stdio(server: OneLineServer, wire: int) -> None:
+async def serve_stdio(server: MCPServer[Any], wire: int) -> None:
     """Serve one client over stdin and the protocol stream `wire` (claim_stdout) until stdin ends."""
     from mcp.server.stdio import stdio_server
 
@@ -183,7 +183,7 @@ async def _json(send: Send, status: int, value: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def serve_http(server: OneLineServer, sock: socket.socket, host: str, token: str) -> None:
+async def serve_http(server: MCPServer[Any], sock: socket.socket, host: str, token: str) -> None:
     """Serve streamable HTTP at /mcp on the bound socket `sock` until the process is stopped."""
     import uvicorn
 
