@@ -31,6 +31,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for key, text in said:
         result = run_cli(home, "session", "append", key, "--role", "user", text)
         assert result.returncode == 0, result.stderr
+    shared = {"text": "the office wifi network is called Bluebird", "category": "case", "scope": "agent"}
+    result = run_cli(home, "memory", "add", "--batch", "-", input=json.dumps(shared) + "\n")
+    assert result.returncode == 0, result.stderr
     return home
 
 
@@ -294,6 +297,13 @@ def test_a_non_owners_note_goes_to_their_own_memory_and_says_so(alice: McpClient
     assert written["id"] in _ids(alice.ok("memory_search", {"query": "secret recipe cardamom"}))
     stats = json.loads(alice.read("memory://stats"))
     assert stats["person"] == "alice" and stats["owner"] is False
+
+
+def test_the_agents_own_memories_are_everyones(owner: McpClient, alice: McpClient, bob: McpClient) -> None:
+    """Agent scope is shared by design, through this entry point as through every other."""
+    for client in (owner, alice, bob):
+        found = client.ok("memory_search", {"query": "what is the office wifi called"})
+        assert any("Bluebird" in hit["text"] and hit["scope"] == "agent" for hit in found["results"])
 
 
 def test_the_owners_name_is_refused_as_a_claim(home: Path) -> None:

@@ -9,8 +9,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
 from tests.conftest import run_cli
 from tests.mcp_helpers import McpClient, free_port, http_opener, start_http, stop
@@ -84,6 +86,53 @@ def _post(url: str, token: str | None) -> int:
             return int(reply.status)
     except urllib.error.HTTPError as exc:
         return int(exc.code)
+
+
+def _rpc(url: str, body: str, headers: dict[str, str]) -> tuple[dict[str, str], Any]:
+    """One raw POST of the streamable HTTP transport: the reply's headers and its JSON-RPC message (a
+    JSON body, or the `data:` line of a one-event stream)."""
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {TOKEN}",
+        **headers,
+    }
+    with urllib.request.urlopen(urllib.request.Request(url, body.encode(), sent), timeout=30) as reply:
+        text = reply.read().decode("utf-8")
+        got = {key.lower(): value for key, value in reply.headers.items()}
+    if not text.strip():
+        return got, None
+    if text.lstrip().startswith("{"):
+        return got, json.loads(text)
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return got, json.loads(data[-1])
+
+
+def test_a_lone_surrogate_over_http_is_a_tool_error(served: tuple[str, Path], client: McpClient) -> None:
+    url = served[0]
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": DEFAULT_NEGOTIATED_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    headers, _ = _rpc(url, json.dumps(init), {})
+    session = {
+        "Mcp-Session-Id": headers["mcp-session-id"],
+        "MCP-Protocol-Version": DEFAULT_NEGOTIATED_VERSION,
+    }
+    _rpc(url, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), session)
+    raw = (
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", '
+        '"params": {"name": "memory_add", "arguments": {"text": "half \\udc00 a pair"}}}'
+    )
+    _, answer = _rpc(url, raw, session)
+    assert answer["result"]["isError"] and "lone surrogate" in answer["result"]["content"][0]["text"]
+    assert client.ok("memory_search", {"query": "spare key"})["person"] == "default"  # still serving
 
 
 def test_no_token_and_a_wrong_token_are_refused(served: tuple[str, Path]) -> None:
