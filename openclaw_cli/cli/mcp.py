@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from openclaw_cli.cli import common
+
+if TYPE_CHECKING:
+    from openclaw_cli.mcp.context import McpContext
 
 EXAMPLES = """Examples:
 
@@ -95,7 +98,7 @@ def serve_cmd(
     run.run_http(context, sock, binding)
 
 
-def _context(user: str | None):  # type: ignore[no-untyped-def]
+def _context(user: str | None) -> McpContext:
     from openclaw_cli.gateway.remote_reads import home_token
     from openclaw_cli.mcp.context import McpContext, acting_person
 
