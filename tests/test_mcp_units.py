@@ -127,3 +127,11 @@ def test_a_note_chunk_is_shown_as_path_and_line() -> None:
     shown = views.memory_hit(hit)
     assert shown["location"] == "memory/2026-01-02.md:4" and shown["endLine"] == 9
     assert shown["relevance"] == 1.0  # held to [0, 1]
+
+
+def test_config_set_never_echoes_the_mcp_token(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("config", "set", "mcp.token", "a-token-of-twenty-eight-chars")
+    assert result.returncode == 0, result.stderr
+    assert "a-token-of" not in result.stdout + result.stderr and "mcp.token = ***" in result.stdout
+    shown = cli("config", "show", "--json")
+    assert shown.json()["mcp"]["token"] == "***"
