@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man mcp memory pairing reflect session" ;;
+        "commands:openclaw") echo "channels chat completion config doctor gateway man mcp memory pairing reflect session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw channels") echo "list status" ;;
@@ -42,8 +42,8 @@ _openclaw_words() {
         "valued:openclaw mcp config") echo "-c --client -u --user" ;;
         "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
-        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
-        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
+        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
+        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
         "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
@@ -104,6 +104,11 @@ _openclaw_words() {
         "options:openclaw session show") echo "--tail --json -h --help" ;;
         "valued:openclaw session show") echo "--tail" ;;
         "options:openclaw session sweep") echo "--json -q --quiet -h --help" ;;
+        "commands:openclaw skills") echo "check list show" ;;
+        "options:openclaw skills") echo "-h --help" ;;
+        "options:openclaw skills check") echo "--json -q --quiet -h --help" ;;
+        "options:openclaw skills list") echo "--json -h --help" ;;
+        "options:openclaw skills show") echo "--json -h --help" ;;
     esac
 }
 

@@ -4,7 +4,7 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' channels chat completion config doctor gateway man mcp memory pairing reflect session
+            printf '%s\n' channels chat completion config doctor gateway man mcp memory pairing reflect session skills
         case 'openclaw channels'
             printf '%s\n' list status
         case 'openclaw config'
@@ -19,6 +19,8 @@ function __openclaw_commands --argument-names cmdpath
             printf '%s\n' approve deny list
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
+        case 'openclaw skills'
+            printf '%s\n' check list show
     end
 end
 
@@ -43,7 +45,7 @@ function __openclaw_valued --argument-names cmdpath
         case 'openclaw mcp config'
             printf '%s\n' '-c' '--client' '-u' '--user'
         case 'openclaw memory add'
-            printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '--batch'
+            printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '-a' '--attribute' '--batch'
         case 'openclaw memory backup'
             printf '%s\n' '-o' '--output'
         case 'openclaw memory export'
@@ -123,6 +125,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memor
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a reflect -d 'Distil insights from unreflected memories with the chat model (llm.model)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a skills -d 'Skills: SKILL.md instruction sets in the workspace\'s and the home\'s skills/ folders'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l home -r -F -d 'State directory (default ~/.openclaw).'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l agent -x -d 'Agent id.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s v -l verbose -d 'Show tracebacks and debug detail.'
@@ -232,6 +235,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s u -l user -x -d
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l l1 -x -d 'Detail (L1).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l l2 -x -d 'Verbatim source (L2).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l id -x -d 'Use this id instead of a new one.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s a -l attribute -x -d 'What a profile fact is about (job, city): a new value replaces the old one, kept in history.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l batch -x -d 'JSON Lines file of records (\'-\' = stdin); see the man page.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s h -l help -d 'Show this message and exit.'
@@ -429,3 +433,15 @@ complete -c openclaw -n "__openclaw_at 'openclaw session show'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -a check -d 'Validate every SKILL.md the agent sees (front matter, name, description, requires): each problem on one line as `file:line: message`'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -a list -d 'Every skill the agent (--agent) has: name, tier (workspace, home or a plugin), available or why not (requires.bins, requires.env, agents.list[].skills), size and description'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -a show -d 'One skill: where it is, whether the agent may use it, what it requires, and its body'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills check'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills check'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills check'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills show'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills show'" -F

@@ -73,6 +73,11 @@ class EmbeddingSettings(_Section):
     query_prefix: str = ""
     passage_prefix: str = ""
     threads: int = Field(2, ge=1, le=64)
+    redact: bool | None = Field(
+        None,
+        description="mask e-mail addresses, phone, card- and id-like numbers in what an API embedder is sent "
+        "(the stored text is unchanged); default on for provider litellm, local models send nothing",
+    )
     # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result,
     # and jieba's dictionary cache with it (not the searched words' vectors: those are the home's,
     # Home.word_cache_dir).
@@ -305,6 +310,24 @@ class GatewaySettings(_Section):
     )
 
 
+class SkillsSettings(_Section):
+    """SKILL.md instruction sets (openclaw_cli/skills/): how much of them reaches the model."""
+
+    # 4000 characters is ~1,000 tokens (~4 characters a token), an eighth of the default 8192-token window
+    # (llm.contextTokens): 40-odd skills with whole descriptions, ~70 with shortened ones, the rest said
+    # to be left out; a bigger window can afford a bigger list.
+    max_prompt_chars: int = Field(
+        4000, ge=200, le=200_000, description="budget of the skills list in the system prompt, characters"
+    )
+    max_file_bytes: int = Field(
+        262_144, ge=1024, le=16_777_216, description="a bigger SKILL.md is refused with an error, not read"
+    )
+    # ~3,000 tokens: a skill's instructions fit with room for the conversation in the default window.
+    max_read_chars: int = Field(
+        12_000, ge=500, le=1_000_000, description="characters of a skill body skill_read or /skill gives"
+    )
+
+
 class AgentEntry(_Section):
     """One agent's own settings; each given value wins over the global one (agent_config.for_agent)."""
 
@@ -319,6 +342,9 @@ class AgentEntry(_Section):
         None, description="this agent's extraction model; default its own model when it sets one"
     )
     api_key: str | None = _api_key_field("this agent's apiBase (with none: llm.apiKey)")
+    skills: list[str] | None = Field(
+        None, description="the only skills this agent may use, by name; default every available skill"
+    )
 
     @field_serializer("api_key")
     def _masked(self, key: str | None) -> str | None:
@@ -393,4 +419,5 @@ class Settings(BaseSettings):
     bindings: list[Binding] = Field(default_factory=list)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)

@@ -74,6 +74,8 @@ def _run(turn: TurnContext) -> TurnResult:
     command = parse_command(request.text)
     if command is not None and command.name == "compact":
         return _compact_command(turn)
+    if command is not None and command.name == "skill" and _skill_refused(turn, command.rest):
+        return turn.result
     if command is not None and command.name in ("new", "reset"):
         session_id, stored = _start_new_session(turn, command.rest)
         if stored is None:
@@ -241,12 +243,41 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
         turn.result.memory_ids = list(block.record_ids)
     except OpenclawError as exc:
         turn.notice(f"Memories were not retrieved: {exc.message}")
-    return prompt_context.system_text(services.agent_id, files, memory_text)
+    return prompt_context.system_text(services.agent_id, files, memory_text) + _skills_section(turn)
+
+
+def _skills_section(turn: TurnContext) -> str:
+    """The Skills list, and the body of a skill the user invoked with `/skill NAME` (skills/service.py)."""
+    command = parse_command(turn.request.text)
+    invoked = command.rest.split()[0] if command and command.name == "skill" and command.rest else None
+    with span(turn.result.stages, "skills"):
+        try:
+            return turn.skill_view().system_section(invoked, turn.now().timestamp())
+        except OpenclawError as exc:
+            turn.notice(f"Skills were not loaded: {exc.message}")
+            return ""
+
+
+def _skill_refused(turn: TurnContext, rest: str) -> bool:
+    """`/skill` without a usable skill's name: answered with what to do, the model is not called."""
+    refusal = turn.skill_view().refusal(rest.split()[0] if rest else "")
+    if refusal is not None:
+        turn.sink("delta", {"text": refusal})
+        turn.result.reply = refusal
+    return refusal is not None
+
+
+def _tools(turn: TurnContext) -> list[dict[str, Any]]:
+    return tool_specs(skills=turn.skills is not None and bool(turn.skills.available))
 
 
 def _said(text: str) -> str:
-    """What the user said in a message: `/new TEXT` said TEXT (the command word is no memory query)."""
+    """What the user said in a message: `/new TEXT` said TEXT (the command word is no memory query),
+    `/skill NAME TEXT` said TEXT."""
     command = parse_command(text)
+    if command is not None and command.name == "skill":
+        said = command.rest.split(maxsplit=1)[1:]
+        return said[0] if said else text
     return command.rest if command is not None and command.name in ("new", "reset") else text
 
 
@@ -256,7 +287,7 @@ def _prompt(
     """The round's messages: from `history` when it is still current, else read anew."""
     history = history or read_history(turn, session_id)
     with span(turn.result.stages, "context assembly"):
-        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
         group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
         return prompt_context.assemble(
             system, history.messages, history.summary, history.checkpoint, budget, group=group
@@ -264,6 +295,7 @@ def _prompt(
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
+    turn.model = model
     try:
         _model_rounds(turn, session_id, model, replay)
     finally:
@@ -272,15 +304,22 @@ def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, An
 
 
 def _add_usage(turn: TurnContext, session_id: str) -> None:
-    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, after
-    the reply (agent/after_turn.py): a durable rewrite of meta.json the reply need not wait for."""
+    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, and
+    record the model as the session's latest, after the reply (agent/after_turn.py): a durable rewrite of
+    meta.json the reply need not wait for."""
     used = turn.result.usage
-    if used is None:
+    if used is None and turn.model is None:
         return
     store = turn.services.sessions
+    model = turn.model
 
     def add() -> None:
-        store.writer(session_id).add_usage(used.prompt_tokens, used.completion_tokens, used.cost)
+        if used is None:
+            store.writer(session_id).add_usage(0, 0, None, model=model)
+        else:
+            store.writer(session_id).add_usage(
+                used.prompt_tokens, used.completion_tokens, used.cost, model=model
+            )
 
     turn.services.after_turn.submit(f"adding usage to session {session_id}'s totals", add)
 
@@ -293,7 +332,7 @@ def _model_rounds(
     store, stages = turn.services.sessions, turn.result.stages
     first = read_history(turn, session_id)  # one read for the memory query, the check, the first round
     system = _system_prompt(turn, session_id, first.messages)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
     history: History | None = first
     with span(stages, "compaction check"):
         if compaction_due(turn, first, budget) and _compact_if_due(turn, session_id, budget):
@@ -310,7 +349,7 @@ def _model_rounds(
         prompt = _prompt(turn, session_id, system, history)
         history = None  # a later round follows the tool results this one stores
         messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
-        tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
+        tools = _tools(turn) if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
             with span(stages, "model call"):
                 text, calls = stream_reply(turn, model, messages, tools)
@@ -330,7 +369,9 @@ def _model_rounds(
             return None
         if not calls:
             with span(stages, "reply append"):
-                store.append(session_id, "assistant", text, turn.now())
+                store.append(
+                    session_id, "assistant", text, turn.now(), model=turn.model, tokens=turn.reply_tokens()
+                )
             turn.result.reply = text
             return None
         run_tools(turn, session_id, text, calls)

@@ -25,6 +25,7 @@ def stream_reply(
     settings = turn.settings.llm
     pieces: list[str] = []
     calls: tuple[ToolCall, ...] = ()
+    turn.call_usage = None
     stream = llm_stream.complete_stream(
         model,
         messages,
@@ -45,6 +46,7 @@ def stream_reply(
                 calls = piece.tool_calls
             if piece.usage is not None:
                 turn.add_usage(piece.usage)
+                turn.call_usage = piece.usage if turn.call_usage is None else turn.call_usage + piece.usage
     return "".join(pieces), calls
 
 
@@ -55,7 +57,15 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
         {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
         for call in calls
     ]
-    store.append(session_id, "assistant", text, turn.now(), tool_calls=stored_calls)
+    store.append(
+        session_id,
+        "assistant",
+        text,
+        turn.now(),
+        tool_calls=stored_calls,
+        model=turn.model,
+        tokens=turn.reply_tokens(),
+    )
     turn.appended += 1
     for call in calls:
         result = run_tool(
@@ -67,6 +77,7 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
             expander=turn.expander(),
             lock=turn.services.memory_lock,
             notes=turn.notes,
+            skill_reader=turn.skill_reader(),
         )
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +31,16 @@ class AgentRuntime:
     """Owns the sessions and memory services of every agent in this process."""
 
     def __init__(
-        self, home: Home, settings: Settings, *, clock: Callable[[], datetime] | None = None
+        self,
+        home: Home,
+        settings: Settings,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.home = home
         self.settings = settings
+        self.env = dict(env or {})  # the process's environment, given by the edge: skills' gating
         # Local time, aware: the daily reset hour is local (sessions/lifecycle.py).
         self.clock = clock or (lambda: datetime.now().astimezone())
         self._agents: dict[str, AgentServices] = {}
@@ -50,7 +56,7 @@ class AgentRuntime:
         with self._guard:
             services = self._agents.get(agent_id)
             if services is None:
-                services = AgentServices(self.home, agent_id, self.settings)
+                services = AgentServices(self.home, agent_id, self.settings, self.env)
                 self._agents[agent_id] = services
             return services
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.after_turn import AfterTurn
@@ -10,6 +11,7 @@ from openclaw_cli.agent.token_memo import TokenMemo
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
+from openclaw_cli.skills.service import AgentSkills
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -27,7 +29,9 @@ class AgentServices:
     makes those uses one at a time (a search takes milliseconds, a turn seconds).
     """
 
-    def __init__(self, home: Home, agent_id: str, settings: Settings) -> None:
+    def __init__(
+        self, home: Home, agent_id: str, settings: Settings, env: Mapping[str, str] | None = None
+    ) -> None:
         from openclaw_cli.agent_config import for_agent
 
         self.home = home
@@ -38,6 +42,9 @@ class AgentServices:
         self.memory_lock = threading.RLock()
         self.after_turn = AfterTurn()  # what a turn leaves for after its reply (its usage totals)
         self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
+        # SKILL.md files, re-read only when they change; `env` (the process's, from the CLI or gateway
+        # edge) decides skills' requires.env and PATH.
+        self.skills = AgentSkills(home, self.agent_id, dict(env or {}))
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None

@@ -1,4 +1,5 @@
-"""The built-in tools the model may call: memory_search, memory_add, memory_forget, session_search.
+"""The built-in tools the model may call: memory_search, memory_add, memory_forget, session_search,
+and skill_read when the agent has a skill (openclaw_cli/skills/).
 
 Arguments come from the model, so they are validated like user input (pydantic); a bad call is answered
 with an error the model can read and correct, never raised into the turn.
@@ -41,10 +42,19 @@ class SessionSearchArgs(_Args):
 class AddArgs(_Args):
     text: str = Field(min_length=1, max_length=4000)
     category: Literal["profile", "preference", "event", "case", "lesson", "note"] = "note"
+    attribute: str | None = Field(
+        None,
+        max_length=64,
+        description="for a profile fact, what it is about (job, city): a new value replaces the old one",
+    )
 
 
 class ForgetArgs(_Args):
     id: str = Field(min_length=1, max_length=128)
+
+
+class SkillReadArgs(_Args):
+    name: str = Field(min_length=1, max_length=64)
 
 
 def _spec(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any]:
@@ -59,8 +69,14 @@ def _spec(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any
 
 
 @functools.cache
-def tool_specs() -> list[dict[str, Any]]:
-    """The tools offered to the model (OpenAI function schemas), built once on first use."""
+def tool_specs(skills: bool = False) -> list[dict[str, Any]]:
+    """The tools offered to the model (OpenAI function schemas), built once on first use; skill_read
+    only to an agent that has a skill (`skills`)."""
+    skill_read = _spec(
+        "skill_read",
+        "Read a skill's instructions (its SKILL.md body) by name, from the Skills list.",
+        SkillReadArgs,
+    )
     return [
         _spec(
             "memory_search",
@@ -75,12 +91,15 @@ def tool_specs() -> list[dict[str, Any]]:
             "when), when long-term memory does not hold it.",
             SessionSearchArgs,
         ),
+        *([skill_read] if skills else []),
     ]
 
 
-TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget", "session_search"})
+TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget", "session_search", "skill_read"})
 # (query, limit) -> the transcript search's answer, as the person of the turn may see it.
 SessionSearch = Callable[[str, int], dict[str, Any]]
+# name -> the skill's body and folder (skills/service.SkillView.read), for this turn's agent.
+SkillReader = Callable[[str], dict[str, Any]]
 
 
 def run_tool(
@@ -92,6 +111,7 @@ def run_tool(
     expander: Expander | None = None,
     lock: AbstractContextManager[Any] | None = None,
     notes: bool = False,
+    skill_reader: SkillReader | None = None,
 ) -> dict[str, Any]:
     """Run one tool call; the result (or the error) as a JSON-able dict for the tool message.
 
@@ -118,6 +138,8 @@ def run_tool(
                 return _forget(ForgetArgs.model_validate(raw), memory, user_id)
             if name == "session_search" and session_search is not None:
                 return _session_search(SessionSearchArgs.model_validate(raw), session_search)
+        if name == "skill_read" and skill_reader is not None:  # no memory: outside the lock
+            return skill_reader(SkillReadArgs.model_validate(raw).name)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
@@ -162,7 +184,11 @@ def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str,
     if user_id is None:
         return {"error": f"not stored: {ANONYMOUS_REASON}"}
     candidate = Candidate(
-        l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"}
+        l0=args.text,
+        category=args.category,
+        user_id=user_id,
+        attribute=args.attribute,
+        source={"kind": "agent-tool"},
     )
     [outcome] = write_memories(memory, [candidate])
     if outcome.action == "skipped":

@@ -68,6 +68,12 @@ def _pairing_app() -> typer.Typer:
     return app
 
 
+def _skills_app() -> typer.Typer:
+    from openclaw_cli.cli.skills import app
+
+    return app
+
+
 def _mcp_app() -> typer.Typer:
     from openclaw_cli.cli.mcp import app
 
@@ -85,6 +91,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "reflect": _reflect_app,
     "channels": _channels_app,
     "pairing": _pairing_app,
+    "skills": _skills_app,
     "mcp": _mcp_app,
 }
 

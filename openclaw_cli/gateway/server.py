@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.errors import ConfigError, OpenclawError
 from openclaw_cli.gateway import http_api, http_reads
 from openclaw_cli.gateway.app import GatewayApp
@@ -187,7 +188,12 @@ def serve(
     secret, source = resolve_token(home, chosen_bind, token, env.get("OPENCLAW_GATEWAY_TOKEN"))
     sock = bind_socket(host, settings.gateway.port if port is None else port)
     actual_port = sock.getsockname()[1]
-    core = GatewayCore(home, settings, GatewayOptions(host, actual_port, secret, source))
+    core = GatewayCore(
+        home,
+        settings,
+        GatewayOptions(host, actual_port, secret, source),
+        runtime_factory=lambda h, s: AgentRuntime(h, s, env=env),  # skills' gating reads this env
+    )
     auth = settings.gateway.auth
     pending = PendingConnections(
         settings.gateway.header_timeout_seconds, settings.gateway.max_pending_connections

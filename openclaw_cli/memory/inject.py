@@ -119,8 +119,10 @@ def build_memory_block(
     )
     text, chosen = render_block(order_hits(hits), language, settings)
     if record_hits and chosen:
+        # Reviewed in the search's order, not the block's (grouped by kind): the rank rates the review.
+        rank = {hit.record.id: index for index, hit in enumerate(hits)}
         with lock or nullcontext():
-            service.record_hits(chosen, moment)
+            service.record_hits(sorted(chosen, key=lambda record_id: rank.get(record_id, len(rank))), moment)
     return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
 
 
