@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man memory pairing plugins reflect session skills" ;;
+        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw auth") echo "list remove set" ;;
@@ -44,6 +44,11 @@ _openclaw_words() {
         "valued:openclaw gateway status") echo "--port --token" ;;
         "options:openclaw gateway stop") echo "--json -h --help" ;;
         "options:openclaw man") echo "-h --help" ;;
+        "commands:openclaw mcp") echo "config" ;;
+        "options:openclaw mcp") echo "-u --user --http --port --host -h --help" ;;
+        "valued:openclaw mcp") echo "-u --user --port --host" ;;
+        "options:openclaw mcp config") echo "-c --client -u --user -h --help" ;;
+        "valued:openclaw mcp config") echo "-c --client -u --user" ;;
         "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
@@ -124,6 +129,8 @@ _openclaw_words() {
 _openclaw_values() {
     case "$1|$2" in
         "openclaw|--home") echo "@file" ;;
+        "openclaw mcp config|-c") echo "claude-desktop claude-code cursor vscode" ;;
+        "openclaw mcp config|--client") echo "claude-desktop claude-code cursor vscode" ;;
         "openclaw memory add|-c") echo "profile preference event case lesson insight note" ;;
         "openclaw memory add|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory add|--scope") echo "user agent" ;;

@@ -4,7 +4,7 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' auth channels chat completion config cron doctor gateway man memory pairing plugins reflect session skills
+            printf '%s\n' auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect session skills
         case 'openclaw auth'
             printf '%s\n' list remove set
         case 'openclaw channels'
@@ -15,6 +15,8 @@ function __openclaw_commands --argument-names cmdpath
             printf '%s\n' list run
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
+        case 'openclaw mcp'
+            printf '%s\n' config
         case 'openclaw memory'
             printf '%s\n' add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
         case 'openclaw pairing'
@@ -44,6 +46,10 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '--port' '--bind' '--token'
         case 'openclaw gateway status'
             printf '%s\n' '--port' '--token'
+        case 'openclaw mcp'
+            printf '%s\n' '-u' '--user' '--port' '--host'
+        case 'openclaw mcp config'
+            printf '%s\n' '-c' '--client' '-u' '--user'
         case 'openclaw memory add'
             printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '-a' '--attribute' '--batch'
         case 'openclaw memory backup'
@@ -122,6 +128,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -a cron -d 'The gateway\'s sc
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a doctor -d 'Check permissions, openclaw.json, sessions and memory; exit 1 if an error remains'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a gateway -d 'The gateway: agents served over WebSocket and HTTP (OpenAI-compatible) on 127.0.0.1:18789'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a man -d 'Show the manual page of openclaw or of one of its commands'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a mcp -d 'Serve long-term memory to MCP clients (Claude, Cursor, VS Code) over stdio or HTTP'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a plugins -d 'Plugins (entry points `openclaw.plugins` and plugins.load.paths): state, registrations, errors'
@@ -221,6 +228,15 @@ complete -c openclaw -n "__openclaw_at 'openclaw gateway stop'" -l json -d 'Prin
 complete -c openclaw -n "__openclaw_at 'openclaw gateway stop'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw man'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw man'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -a config -d 'Print the JSON snippet a client\'s MCP settings take to launch this openclaw (its absolute path), for this home and agent; where the snippet goes is said on stderr'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -s u -l user -x -d 'The person the server acts for (default: the owner).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -l http -d 'Serve streamable HTTP at /mcp instead of stdio.'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -l port -x -d 'HTTP port (0: any free one).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -l host -x -d 'HTTP address; off loopback only with a token (mcp.token).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s c -l client -x -a 'claude-desktop claude-code cursor vscode' -d 'claude-desktop, claude-code, cursor or vscode.'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s u -l user -x -d 'The person the server acts for (default: the owner).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a add -d 'Store a memory, or many with --batch; a memory already stored is not stored twice'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a backup -d 'Copy the memory database with SQLite\'s online backup API (safe while others write)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a delete -d 'Remove a memory from every index at once (its old value stays in `memory history`)'

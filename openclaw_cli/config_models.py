@@ -355,6 +355,20 @@ class AgentEntry(_Section):
         return None if key is None else SECRET_MASK
 
 
+class McpSettings(_Section):
+    """`openclaw mcp` (issue 51)."""
+
+    token: str | None = Field(
+        None,
+        min_length=16,
+        description="bearer token of `openclaw mcp --http` (never printed); default the gateway token",
+    )
+
+    @field_serializer("token")
+    def _masked(self, token: str | None) -> str | None:
+        return None if token is None else SECRET_MASK
+
+
 class AgentsSettings(_Section):
     max_concurrent: int = Field(4, ge=1, le=256, description="runs at once across every session")
     default: str = Field("main", min_length=1, max_length=128, description="agent of unrouted messages")
@@ -451,3 +465,4 @@ class Settings(BaseSettings):
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     plugins: PluginsSettings = Field(default_factory=PluginsSettings)
     cron: CronSettings = Field(default_factory=CronSettings)  # the gateway's own jobs (scheduler/)
+    mcp: McpSettings = Field(default_factory=McpSettings)

@@ -88,11 +88,12 @@ def set_cmd(
 
 
 def _shown(key: str, value: str) -> str:
-    """The value as it may be echoed: an API key never, a DSN without its password (as `config show`)."""
+    """The value as it may be echoed: an API key or a token (mcp.token) never, a DSN without its password
+    (as `config show`)."""
     from openclaw_cli.config_models import SECRET_MASK
 
     name = key.rsplit(".", 1)[-1].lower()
-    if name in ("apikey", "api_key"):
+    if name in ("apikey", "api_key", "token"):
         return SECRET_MASK
     if name == "dsn":
         from openclaw_cli.dsn import mask_dsn

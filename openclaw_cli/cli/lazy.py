@@ -92,6 +92,12 @@ def _skills_app() -> typer.Typer:
     return app
 
 
+def _mcp_app() -> typer.Typer:
+    from openclaw_cli.cli.mcp import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
@@ -107,6 +113,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "plugins": _plugins_app,
     "cron": _cron_app,
     "auth": _auth_app,
+    "mcp": _mcp_app,
 }
 
 

@@ -311,8 +311,12 @@ class Methods:
             return result.to_dict(request)
 
         from openclaw_cli.memory.inject import recall
+        from openclaw_cli.memory.store.records import CATEGORIES
 
-        hits, warnings = await asyncio.to_thread(recall, service, query, k, person, None, expander, lock)
+        kept = memory_reads.names(params, "categories", CATEGORIES)  # an MCP client's memory_search
+        hits, warnings = await asyncio.to_thread(
+            lambda: recall(service, query, k, person, None, expander, lock, categories=kept)
+        )
         return {
             "query": query,
             "userId": person,
@@ -385,6 +389,8 @@ class Methods:
             user_id=(self._reader(params) or identity.owner_id(self.core.settings))
             if scope == "user"
             else None,
+            # a profile fact's attribute (`city`): a new value replaces the old one (the MCP memory_add)
+            attribute=p.param_str(params, "attribute", required=False, max_length=64),
         )
 
         def write(service: MemoryService) -> Any:
