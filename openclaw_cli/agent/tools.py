@@ -8,7 +8,6 @@ with an error the model can read and correct, never raised into the turn.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openclaw_cli.agent.own_notes import NOTE_DESCRIPTION, NoteArgs, write_note
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.textcheck import find_bad_text
+from openclaw_cli.textcheck import tool_arguments
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.inject import Expander
@@ -122,15 +121,9 @@ def run_tool(
     `expander`: a model that may expand a weak memory_search query (memory/inject.recall). `lock` is
     held while a tool uses memory, but not while the model expands a query. `notes`: memory_search may
     return the owner's workspace notes (agent/private_notes.py)."""
-    try:
-        raw = json.loads(arguments or "{}")
-    except json.JSONDecodeError as exc:
-        return {"error": f"arguments are not valid JSON ({exc.msg})"}
-    if not isinstance(raw, dict):
-        return {"error": "arguments must be a JSON object"}
-    bad = find_bad_text(raw)  # a model can write a lone `\ud800` escape too; nothing could store it
-    if bad is not None:
-        return {"error": f"invalid arguments ({bad.describe()})"}
+    raw = tool_arguments(arguments)
+    if isinstance(raw, str):
+        return {"error": raw}
     guard = lock or nullcontext()
     try:
         if name == "memory_search":

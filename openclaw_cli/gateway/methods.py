@@ -402,16 +402,7 @@ class Methods:
 
         outcome, record = await self._with_memory(self._agent(params), write)
         self.core.wake_words()  # its words are warmed for the searches to come
-        pending = record is not None and record.vector_status == "pending"
-        return {
-            **(record.public_dict() if record is not None else {}),
-            "id": outcome.record_id,
-            "action": outcome.action,
-            "reason": outcome.reason,
-            "existingId": outcome.existing_id,
-            "said": outcome.describe(),
-            "warning": f"the vector is pending ({outcome.reason})" if pending else None,
-        }
+        return outcome.added_dict(record)
 
     async def memory_delete(self, params: dict[str, Any], listener: Listener | None) -> Any:
         record_id = p.param_str(params, "id", max_length=256) or ""

@@ -87,16 +87,7 @@ class LocalMemory:
             if outcome.action == "skipped":
                 raise outcome.error or InvalidInput(outcome.reason)
             record = memory.get(outcome.record_id) if outcome.record_id else None
-        pending = record is not None and record.vector_status == "pending"
-        return {
-            **(record.public_dict() if record is not None else {}),
-            "id": outcome.record_id,
-            "action": outcome.action,
-            "reason": outcome.reason,
-            "existingId": outcome.existing_id,
-            "said": outcome.describe(),
-            "warning": f"the vector is pending ({outcome.reason})" if pending else None,
-        }
+        return outcome.added_dict(record)
 
     def memory_delete(self, record_id: str) -> dict[str, Any]:
         """gateway `memory.delete` for the person: their own memory or the agent's, never another's."""

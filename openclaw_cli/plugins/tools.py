@@ -24,17 +24,11 @@ def specs(host: PluginHost, allowed: list[str] | None) -> list[dict[str, Any]]:
 
 def run(host: PluginHost, tool: ToolDef, arguments: str) -> dict[str, Any]:
     """Run the model's call of a plugin tool; the result (or the error) as a JSON-able dict."""
-    from openclaw_cli.textcheck import find_bad_text
+    from openclaw_cli.textcheck import tool_arguments
 
-    try:
-        raw = json.loads(arguments or "{}")
-    except json.JSONDecodeError as exc:
-        return {"error": f"arguments are not valid JSON ({exc.msg})"}
-    if not isinstance(raw, dict):
-        return {"error": "arguments must be a JSON object"}
-    bad = find_bad_text(raw)
-    if bad is not None:
-        return {"error": f"invalid arguments ({bad.describe()})"}
+    raw = tool_arguments(arguments)
+    if isinstance(raw, str):
+        return {"error": raw}
     problem = next(iter(sorted(tool.validator.iter_errors(raw), key=lambda e: list(e.path))), None)
     if problem is not None:
         where = ".".join(str(part) for part in problem.path) or "arguments"
