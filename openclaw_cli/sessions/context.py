@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.sessions.importance import select_units, unit_score
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.token_counts import count_message, fill_token_counts, message_cost
 from openclaw_cli.sessions.tokens import count_tokens
@@ -83,6 +82,9 @@ def build_context(
     units = group_units(after)
     costs = [sum(message_cost(m) for m in unit) for unit in units]
     if strategy == "importance":
+        # Imported here: compiling the rules' patterns costs ~10 ms, which the default never pays.
+        from openclaw_cli.sessions.importance import select_units, unit_score
+
         starts = [unit[0].get("role") == "user" for unit in units]
         scores = [unit_score(unit) for unit in units]
         positions = select_units(costs, scores, starts, remaining, keep_recent_turns)

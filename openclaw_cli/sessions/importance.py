@@ -15,56 +15,84 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 # -- the rules ----------------------------------------------------------------------------------------------
 
+# Each rule is a pair of patterns: English, matched against the lower-cased text when it has Latin
+# letters, and Chinese, matched only when it has Han characters. Split so, a message pays only for its
+# own language's alternations (one mixed pattern with IGNORECASE cost ~4 times as much).
+
+
+@dataclass(frozen=True)
+class _Rule:
+    en: re.Pattern[str]
+    zh: re.Pattern[str]
+
+    def found(self, lower: str, latin: bool, han: bool) -> bool:
+        return bool((latin and self.en.search(lower)) or (han and self.zh.search(lower)))
+
+
 # "from now on", "always", "don't": a standing instruction outlives the turn it was said in.
-_INSTRUCTION = re.compile(
-    r"\b(?:from now on|going forward|in (?:the )?future|always|never|don'?t|do not|please remember|"
-    r"remember (?:that|to)|make sure|keep in mind|stop (?:\w+ing)|no more)\b"
-    r"|以后|从现在起|从现在开始|今后|往后|总是|一律|永远|每次都?|千万|别再?|不要|务必|记住|记得|请用|请叫",
-    re.IGNORECASE,
+_INSTRUCTION = _Rule(
+    re.compile(
+        r"\b(?:from now on|going forward|in (?:the )?future|always|never|don'?t|do not|please remember|"
+        r"remember (?:that|to)|make sure|keep in mind|stop \w+ing|no more)\b"
+    ),
+    re.compile(
+        r"以后|从现在起|从现在开始|今后|往后|总是|一律|永远|每次|千万|别|不要|务必|记住|记得|请用|请叫"
+    ),
 )
 # "we decided", "let's go with", "booked": what was settled.
-_DECISION = re.compile(
-    r"\b(?:decided?|decision|let'?s go with|go(?:ing)? with|settled? on|chose|choose|picked|agreed|"
-    r"booked|reserved|confirmed|final(?:ly)?|the plan is|we'?ll use|i'?ll take)\b"
-    r"|决定|定了|定下|就选|选了|就用|就定|敲定|确定|约好|订了|预订|预约|说好了|最终",
-    re.IGNORECASE,
+_DECISION = _Rule(
+    re.compile(
+        r"\b(?:decided?|decision|let'?s go with|go(?:ing)? with|settled? on|chose|choose|picked|agreed|"
+        r"booked|reserved|confirmed|final(?:ly)?|the plan is|we'?ll use|i'?ll take)\b"
+    ),
+    re.compile(r"决定|定了|定下|就选|选了|就用|就定|敲定|确定|约好|订了|预订|预约|说好了|最终"),
 )
 # A fact about a person: "my X is Y", "I'm allergic", "I live in", "我叫", "我的…是".
-_PERSONAL = re.compile(
-    r"\bmy\s+(?:[\w'-]+\s+){0,3}(?:is|are|was|were|'s)\b|\bi(?:'m| am) (?:a|an|allergic|from|married|"
-    r"vegetarian|vegan)\b|\bi (?:live|work|was born|moved|have|grew up|study)\b|\b(?:called|named)\b|"
-    r"\b(?:birthday|anniversary|allergic|allergy|address|phone|passport|wife|husband|sister|brother|"
-    r"daughter|son|kid|kids|mother|father|mom|dad|boss|manager|partner|doctor|dentist|moved|moving|"
-    r"flying|flight|makes me|can'?t (?:eat|have|drink|stand))\b"
-    r"|我的.{0,12}?(?:是|叫|在)|我叫|我是|我住|我在.{0,10}?(?:工作|上班|住|读)|我对.{0,8}过敏|过敏|"
-    r"生日|纪念日|地址|电话|护照|密码|老婆|老公|妻子|丈夫|姐姐|妹妹|哥哥|弟弟|女儿|闺女|儿子|妈妈|爸爸|老板|"
-    r"经理|医生|牙医|搬到|搬家|航班|机票|起飞|我.{0,4}(?:飞|吃|不能|老忘)|不能(?:吃|喝|碰)",
-    re.IGNORECASE,
+_PERSONAL = _Rule(
+    re.compile(
+        r"\bmy\s+(?:[\w'-]+\s+){0,3}(?:is|are|was|were|'s)\b|\bi(?:'m| am) (?:a|an|allergic|from|married|"
+        r"vegetarian|vegan)\b|\bi (?:live|work|was born|moved|have|grew up|study)\b|\b(?:called|named)\b|"
+        r"\b(?:birthday|anniversary|allergic|allergy|address|phone|passport|wife|husband|sister|brother|"
+        r"daughter|son|kid|kids|mother|father|mom|dad|boss|manager|partner|doctor|dentist|moved|moving|"
+        r"flying|flight|makes me|can'?t (?:eat|have|drink|stand))\b"
+    ),
+    re.compile(
+        r"我的.{0,12}?(?:是|叫|在)|我叫|我是|我住|我在.{0,10}?(?:工作|上班|住|读)|过敏|生日|纪念日|地址|电话|"
+        r"护照|密码|老婆|老公|妻子|丈夫|姐姐|妹妹|哥哥|弟弟|女儿|闺女|儿子|妈妈|爸爸|老板|经理|医生|牙医|搬到|"
+        r"搬家|航班|机票|起飞|我.{0,4}(?:飞|吃|不能|老忘)|不能(?:吃|喝|碰)"
+    ),
 )
-# Specifics: a number, a date or time, a capitalised name inside a sentence.
+# Specifics: a number, a date or time, a capitalised name inside a sentence (matched on the original
+# text, where the capitals are).
 _SPECIFIC = re.compile(
-    r"\d|\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|(?<=[a-z,] )[A-Z][a-z]{2,}"
+    r"\d|(?i:\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)|(?<=[a-z,] )[A-Z][a-z]{2,}"
     r"|[一二三四五六七八九十两]+(?:月|号|日|点|岁|个|年)|周[一二三四五六日天]|星期[一二三四五六日天]",
 )
 # Small talk: the whole message is a greeting, a thanks, a laugh or an acknowledgement.
-_SMALL_TALK = re.compile(
-    r"^(?:(?:ok(?:ay)?|k|sure|yes|yeah|yep|no|nope|thanks?(?: you)?(?: so much)?|thx|ty|cool|nice|great|"
-    r"awesome|perfect|got it|sounds good|haha+|hehe+|lol|lmao|hi|hello|hey|good (?:morning|night|evening)|"
-    r"morning|night|bye|see you|you'?re welcome|no problem|np|wow|oh|ah|hmm+|alright|fine|right|indeed|"
-    r"glad to help|any ?time|my pleasure|same|me too|true)(?:[\s,!.~?:)(]|there)*)+$"
-    r"|^(?:好的?|好哒|好滴|嗯+|哦+|噢+|哈+|呵+|嘿+|谢谢(?:你|啦)?|多谢|感谢|早(?:上好|安)?|晚安|你好|您好|"
-    r"在吗|在的|收到|行|可以|没事|没问题|拜拜|再见|不客气|不用谢|对|是的|确实|厉害|棒|好吧|了解|明白|"
-    r"知道了|辛苦了|哈喽|嗨)(?:[\s,，!！。~～?？、.…]|呀|啊|哦|啦|了)*$",
-    re.IGNORECASE,
+_SMALL_TALK = _Rule(
+    re.compile(
+        r"^(?:(?:ok(?:ay)?|k|sure|yes|yeah|yep|no|nope|thanks?(?: you)?(?: so much)?|thx|ty|cool|nice|great|"
+        r"awesome|perfect|got it|sounds good|haha+|hehe+|lol|lmao|hi|hello|hey|good (?:morning|night|evening)|"
+        r"morning|night|bye|see you|you'?re welcome|no problem|np|wow|oh|ah|hmm+|alright|fine|right|indeed|"
+        r"glad to help|any ?time|my pleasure|same|me too|true)(?:[\s,!.~?:)(]|there)*)+$"
+    ),
+    re.compile(
+        r"^(?:好的?|好哒|好滴|嗯+|哦+|噢+|哈+|呵+|嘿+|谢谢(?:你|啦)?|多谢|感谢|早(?:上好|安)?|晚安|你好|您好|"
+        r"在吗|在的|收到|行|可以|没事|没问题|拜拜|再见|不客气|不用谢|对|是的|确实|厉害|棒|好吧|了解|明白|"
+        r"知道了|辛苦了|哈喽|嗨)(?:[\s,，!！。~～?？、.…]|呀|啊|哦|啦|了)*$"
+    ),
 )
 # The speaker talking about themselves (weaker than a stated fact: "I think so" is not one).
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|mine|we|our|us)\b|我|咱", re.IGNORECASE)
+_FIRST_PERSON = _Rule(re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|mine|we|our|us)\b"), re.compile(r"我|咱"))
+_LATIN = re.compile(r"[A-Za-z]")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 # Words that make a short message more than small talk in one language or the other.
 _WORD = re.compile(r"[A-Za-z']+|[\u4e00-\u9fff]")
 
@@ -86,18 +114,20 @@ def categories(text: str) -> frozenset[str]:
     """What a message carries: instruction, decision, personal, specific, first-person, or small-talk
     (alone)."""
     stripped = text.strip()
-    if not stripped or _SMALL_TALK.match(stripped):
+    lower = stripped.lower()
+    latin, han = bool(_LATIN.search(stripped)), bool(_HAN.search(stripped))
+    if not stripped or _SMALL_TALK.found(lower, latin, han):
         return frozenset({"small-talk"})
     found = set()
-    if _INSTRUCTION.search(stripped):
+    if _INSTRUCTION.found(lower, latin, han):
         found.add("instruction")
-    if _DECISION.search(stripped):
+    if _DECISION.found(lower, latin, han):
         found.add("decision")
-    if _PERSONAL.search(stripped):
+    if _PERSONAL.found(lower, latin, han):
         found.add("personal")
     if _SPECIFIC.search(stripped):
         found.add("specific")
-    if _FIRST_PERSON.search(stripped):
+    if _FIRST_PERSON.found(lower, latin, han):
         found.add("first-person")
     if not found - {"first-person"} and len(_WORD.findall(stripped)) <= 3:
         found.add("small-talk")  # "lol same", "哈哈好" : too short to say anything that lasts
