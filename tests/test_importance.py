@@ -301,3 +301,22 @@ def test_what_the_model_receives_under_each_strategy(
         assert texts.count("haha") < 8  # small talk went before the fact
     else:
         assert "My sister's name is Priya." not in texts
+
+
+def test_session_context_shows_each_strategy_and_refuses_an_unknown_one(cli, home: Path) -> None:
+    _history(home)
+    sliding = cli("session", "context", KEY, "--budget", "400", "--json").json()
+    importance = cli(
+        "session", "context", KEY, "--budget", "400", "--strategy", "importance", "--json"
+    ).json()
+    assert sliding["strategy"] == "sliding" and importance["strategy"] == "importance"
+    assert "My sister's name is Priya." not in [m["content"] for m in sliding["messages"]]
+    assert importance["messages"][0]["content"] == "My sister's name is Priya."
+    assert importance["tokens"] <= 400 and importance["messages"][-1] == sliding["messages"][-1]
+    (home / "openclaw.json").write_text('{"session": {"context": {"pruneStrategy": "importance"}}}')
+    configured = cli("session", "context", KEY, "--budget", "400")
+    assert configured.returncode == 0 and "(importance)" in configured.stdout
+    assert "My sister's name is Priya." in configured.stdout
+    _one_line_error(
+        cli("session", "context", KEY, "--budget", "400", "--strategy", "newest"), "sliding or importance"
+    )

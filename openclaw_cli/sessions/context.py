@@ -30,6 +30,7 @@ class Context:
     budget: int
     dropped: int  # messages after the checkpoint that did not fit
     problems: list[Any] = field(default_factory=list)
+    strategy: str = "sliding"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +40,7 @@ class Context:
             "tokens": self.tokens,
             "budget": self.budget,
             "dropped": self.dropped,
+            "strategy": self.strategy,
         }
 
 
@@ -99,6 +101,7 @@ def build_context(
         used,
         budget,
         len(after) - len(window),
+        strategy=strategy,
     )
 
 
