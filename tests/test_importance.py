@@ -320,3 +320,30 @@ def test_session_context_shows_each_strategy_and_refuses_an_unknown_one(cli, hom
     _one_line_error(
         cli("session", "context", KEY, "--budget", "400", "--strategy", "newest"), "sliding or importance"
     )
+
+
+def test_compaction_still_runs_under_importance_and_the_summary_is_sent(
+    tmp_path: Path, fake: WindowedFakeOpenAI, model: ScriptedModel
+) -> None:
+    home = tmp_path / "home"
+    _history(home)
+    runtime = _runtime(home, fake, "importance")
+    try:
+        result, _ = turn(runtime, "What's my sister called?")
+    finally:
+        runtime.close()
+    assert result.status == "ok" and result.compacted
+    assert len(model.summary_requests) == 1
+    system = model.agent_requests[-1]["messages"][0]["content"]
+    assert "## Summary of the earlier conversation\n\nSUMMARY(" in system
+    store = SessionStore(Home(home), "main")
+    checkpoint = json.loads((store.session_dir(store.resolve(KEY)) / "context.json").read_text())[
+        "summaryCheckpoint"
+    ]
+    sent = [str(m.get("content")) for m in model.agent_requests[-1]["messages"][1:]]
+    stored = [
+        str(m["content"]) for m in store.read_messages(store.resolve(KEY)).messages if m["idx"] > checkpoint
+    ]
+    assert (
+        sent == stored[: len(sent)] and sent[-1] == "What's my sister called?"
+    )  # only what follows the summary
