@@ -164,6 +164,18 @@ def test_when_the_recent_turns_do_not_fit_the_newest_are_kept_as_sliding_would()
     assert importance[-4:] == sliding and importance == sorted(importance)
 
 
+def test_at_every_budget_the_kept_messages_fit_in_order_and_everything_fits_alike() -> None:
+    messages = conversation()
+    total = sum(m["tokens"] for m in messages)
+    for budget in range(0, total + 20, 7):
+        context = build_context(messages, None, None, budget, strategy="importance")
+        kept = ids(context.messages)
+        assert kept == sorted(kept) and context.tokens <= budget, budget
+        assert context.tokens == sum(m["tokens"] for m in context.messages), budget
+        if budget >= total:
+            assert context.messages == build_context(messages, None, None, budget).messages
+
+
 def test_select_units_fills_with_the_highest_scores_newest_first_on_a_tie() -> None:
     costs, starts = [10, 10, 10, 10, 10], [True, True, True, True, True]
     assert select_units(costs, [5.0, 1.0, 5.0, 0.0, 1.0], starts, 30, 1) == [0, 2, 4]
