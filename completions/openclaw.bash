@@ -100,8 +100,8 @@ _openclaw_words() {
         "valued:openclaw session append") echo "--role --sender" ;;
         "options:openclaw session archive") echo "--json -h --help" ;;
         "options:openclaw session compact") echo "--json -h --help" ;;
-        "options:openclaw session context") echo "--budget --json -h --help" ;;
-        "valued:openclaw session context") echo "--budget" ;;
+        "options:openclaw session context") echo "--budget --strategy --json -h --help" ;;
+        "valued:openclaw session context") echo "--budget --strategy" ;;
         "options:openclaw session delete") echo "--yes -h --help" ;;
         "options:openclaw session export") echo "-o --output -h --help" ;;
         "valued:openclaw session export") echo "-o --output" ;;

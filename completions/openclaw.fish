@@ -79,7 +79,7 @@ function __openclaw_valued --argument-names cmdpath
         case 'openclaw session append'
             printf '%s\n' '--role' '--sender'
         case 'openclaw session context'
-            printf '%s\n' '--budget'
+            printf '%s\n' '--budget' '--strategy'
         case 'openclaw session export'
             printf '%s\n' '-o' '--output'
         case 'openclaw session key'
@@ -401,7 +401,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s h -l help -d 'Show
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a append -d 'Append one message to the key\'s session (a stale session is reset first; the message is kept)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a archive -d 'Archive a session: it takes no more messages; the next message to its key starts a new one'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a compact -d 'Summarise a session\'s older messages now into context.json (messages.jsonl is not changed)'
-complete -c openclaw -n "__openclaw_at 'openclaw session'" -a context -d 'Show what a model would be sent: the summary and the newest messages within the token budget'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a context -d 'Show what a model would be sent: the summary and the messages that fit the token budget'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a delete -d 'Delete a session and its messages for good (this cannot be undone)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a export -d 'Write a session as JSON Lines: one meta line (with its summary), then one line per message'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a import -d 'Import a whole session (meta, summary, messages) exported by `openclaw session export`'
@@ -425,6 +425,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw session compact'" -l json -d 'P
 complete -c openclaw -n "__openclaw_at 'openclaw session compact'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session compact'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l budget -x -d 'Token budget for the history.'
+complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l strategy -x -d 'What stays when the history does not fit: the newest messages (sliding), or the last turns and then instructions, decisions and facts (importance). Default: session.context.pruneStrategy.'
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -F

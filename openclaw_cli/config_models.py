@@ -34,6 +34,14 @@ class ResetSettings(_Section):
 class ContextSettings(_Section):
     summary_threshold: int = Field(30, ge=2, description="summarise past this many unsummarised messages")
     summary_ratio: float = Field(0.75, gt=0, le=1, description="or past this share of the history budget")
+    prune_strategy: Literal["sliding", "importance"] = Field(
+        "sliding",
+        description="what stays when the history does not fit: the newest messages (sliding), or the last "
+        "turns and then instructions, decisions and facts before small talk (importance)",
+    )
+    keep_recent_turns: int = Field(
+        4, ge=1, le=1000, description="importance: the last turns always kept whole, as sliding would"
+    )
 
 
 class SessionSettings(_Section):

@@ -312,8 +312,16 @@ def _prompt(
     with span(turn.result.stages, "context assembly"):
         budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
         group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+        context = turn.settings.session.context
         return prompt_context.assemble(
-            system, history.messages, history.summary, history.checkpoint, budget, group=group
+            system,
+            history.messages,
+            history.summary,
+            history.checkpoint,
+            budget,
+            group=group,
+            strategy=context.prune_strategy,
+            keep_recent_turns=context.keep_recent_turns,
         )
 
 
