@@ -4,11 +4,11 @@ tool's own search), merged by memory/search/sources.py into one ranking, each hi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.tools import SearchArgs, SessionSearch
     from openclaw_cli.memory.inject import Expander
     from openclaw_cli.memory.service import MemoryService
 
@@ -16,10 +16,12 @@ _TURN_FIELDS = ("sessionKey", "index", "role", "sender", "ts", "text", "kind")
 
 
 def search_both(
-    args: SearchArgs,
+    query: str,
+    limit: int,
+    sources: Sequence[str],
     memory: MemoryService,
     user_id: str | None,
-    session_search: SessionSearch | None,
+    session_search: Callable[[str, int], dict[str, Any]] | None,
     expander: Expander | None,
     guard: AbstractContextManager[Any],
     notes: bool,
@@ -30,22 +32,20 @@ def search_both(
     from openclaw_cli.memory.search.sources import memory_ids, search_sources
 
     def memory_leg() -> dict[str, Any]:
-        found, warnings = recall(
-            memory, args.query, args.limit, user_id, expander=expander, lock=guard, notes=notes
-        )
+        found, warnings = recall(memory, query, limit, user_id, expander=expander, lock=guard, notes=notes)
         return {"results": [hit.to_dict(False) for hit in found], "warnings": warnings}
 
     def sessions_leg() -> dict[str, Any]:
         assert session_search is not None
         with guard:  # as the session_search tool runs it
-            return session_search(args.query, args.limit)
+            return session_search(query, limit)
 
     merged = search_sources(
-        args.sources,
-        args.limit,
+        sources,
+        limit,
         memory_leg,
         None if session_search is None else sessions_leg,
-        query=args.query,
+        query=query,
     )
     with guard:
         memory.record_hits(memory_ids(merged))  # recalled by the model: an FSRS review

@@ -149,7 +149,17 @@ def run_tool(
             if args.sources != ["memory"]:
                 from openclaw_cli.agent.search_sources import search_both
 
-                return search_both(args, memory, user_id, session_search, expander, guard, notes)
+                return search_both(
+                    args.query,
+                    args.limit,
+                    args.sources,
+                    memory,
+                    user_id,
+                    session_search,
+                    expander,
+                    guard,
+                    notes,
+                )
             return _search(args, memory, user_id, expander, guard, notes)
         with guard:
             if name == "memory_add":
