@@ -253,8 +253,16 @@ def test_a_trailing_comma_is_one_line(quiet: Path) -> None:
     _refused(quiet, "Lisbon", "--source", "memory,", says="unknown source ''")
 
 
+def test_k_out_of_range_with_sessions_is_one_line(quiet: Path) -> None:
+    _refused(quiet, "Lisbon", "--source", "sessions", "-k", "0", says="0 is not between 1 and 200")
+
+
 def test_sessions_with_batch_is_one_line(quiet: Path) -> None:
     _refused(quiet, "--batch", "-", "--source", "sessions", says="--batch searches memory only")
+
+
+def test_sessions_with_expand_is_one_line(quiet: Path) -> None:
+    _refused(quiet, "Lisbon", "--source", "sessions", "--expand", says="--expand searches memory only")
 
 
 def test_sessions_with_another_mode_is_one_line(quiet: Path) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import typer
+
 from openclaw_cli.cli import common, memory_common
 
 
@@ -24,9 +26,11 @@ def search(
 ) -> None:
     """The merged search: each leg as its own command runs it (`memory search --user` and `session search
     --user` keep exactly their filters), merged by search_sources."""
-    from openclaw_cli.memory.search.result import SearchRequest, validate_request
+    from openclaw_cli.memory.search.result import MAX_K, SearchRequest, validate_request
     from openclaw_cli.memory.search.sources import search_sources
 
+    if not 1 <= k <= MAX_K:  # as the memory-only path says it
+        raise typer.BadParameter(f"{k} is not between 1 and {MAX_K}", param_hint="'-k' / '--top'")
     request = SearchRequest(
         query=text,
         k=k,
@@ -109,6 +113,8 @@ def render(result: dict[str, Any], explain: bool, as_json: bool) -> None:
     for hit in result["results"]:
         if hit["source"] == "memory":
             where = f"{hit['id']}  [{hit['category']}, {hit['createdAt'][:10]}]"
+            if "location" in hit:  # a chunk of the workspace notes: where it is
+                where += f"  {hit['location']}"
         else:
             who = hit["role"] + (f" {hit['sender']}" if hit.get("sender") else "")
             where = f"{hit['sessionKey']}#{hit['index']}  [{who}, {(hit.get('ts') or '')[:10]}]"
