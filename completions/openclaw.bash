@@ -80,8 +80,8 @@ _openclaw_words() {
         "valued:openclaw memory reassign") echo "--from --to -w --where" ;;
         "options:openclaw memory recover") echo "--yes --json -h --help" ;;
         "options:openclaw memory restore") echo "--shared --yes --json -h --help" ;;
-        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --json --local -h --help" ;;
-        "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
+        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --source --json --local -h --help" ;;
+        "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch --source" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
         "commands:openclaw pairing") echo "approve deny list" ;;
         "options:openclaw pairing") echo "-h --help" ;;
@@ -141,6 +141,7 @@ _openclaw_values() {
         "openclaw memory search|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory search|--scope") echo "user agent" ;;
         "openclaw memory search|--mode") echo "hybrid bm25 vector" ;;
+        "openclaw memory search|--source") echo "memory sessions memory,sessions" ;;
     esac
 }
 

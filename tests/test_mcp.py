@@ -283,6 +283,16 @@ def test_a_person_searches_only_their_own_sessions(alice: McpClient, bob: McpCli
     assert "Lisbon" not in str(alice.ok("session_search", {"query": "flights to Lisbon"})["results"])
 
 
+def test_memory_search_over_sessions_shows_only_the_persons_own_turns(
+    alice: McpClient, bob: McpClient
+) -> None:
+    both = {"query": "cello lesson", "sources": ["memory", "sessions"], "k": 50}
+    mine = alice.ok("memory_search", both)["results"]
+    assert any(hit["source"] == "sessions" and "cello" in hit["text"] for hit in mine)
+    assert "cello" not in str(bob.ok("memory_search", both)["results"])
+    assert "Lisbon" not in str(alice.ok("memory_search", {**both, "query": "flights to Lisbon"})["results"])
+
+
 def test_memory_md_is_refused_to_a_non_owner(bob: McpClient) -> None:
     for uri in ("memory://MEMORY.md", "memory://today"):
         with pytest.raises(Exception, match="is the owner's"):

@@ -29,9 +29,19 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+Source = Literal["memory", "sessions"]
+
+
 class SearchArgs(_Args):
     query: str = Field(min_length=1, max_length=2000)
     limit: int = Field(5, ge=1, le=MAX_RESULTS)
+    sources: list[Source] = Field(
+        default_factory=lambda: list[Source](["memory"]),
+        min_length=1,
+        max_length=2,
+        description='where to look: "memory" (long-term memory), "sessions" (what was said in past '
+        "conversations with this person), or both, ranked as one list",
+    )
 
 
 class SessionSearchArgs(_Args):
@@ -80,7 +90,8 @@ def tool_specs(skills: bool = False) -> list[dict[str, Any]]:
     return [
         _spec(
             "memory_search",
-            "Search long-term memory (facts, preferences, events about the user) for a query.",
+            "Search long-term memory (facts, preferences, events about the user) for a query; with "
+            'sources ["memory", "sessions"] also what was said in past conversations, in one ranking.',
             SearchArgs,
         ),
         _spec("memory_add", "Store one durable fact or preference in long-term memory.", AddArgs),
@@ -127,7 +138,22 @@ def run_tool(
     guard = lock or nullcontext()
     try:
         if name == "memory_search":
-            return _search(SearchArgs.model_validate(raw), memory, user_id, expander, guard, notes)
+            args = SearchArgs.model_validate(raw)
+            if args.sources != ["memory"]:
+                from openclaw_cli.agent.search_sources import search_both
+
+                return search_both(
+                    args.query,
+                    args.limit,
+                    args.sources,
+                    memory,
+                    user_id,
+                    session_search,
+                    expander,
+                    guard,
+                    notes,
+                )
+            return _search(args, memory, user_id, expander, guard, notes)
         with guard:
             if name == "memory_add":
                 return _add(AddArgs.model_validate(raw), memory, user_id)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import NotFound, OpenclawError
 from openclaw_cli.mcp import views
+from openclaw_cli.memory.search.sources import SOURCES as SOURCES  # one list; server.py reads it here
 
 if TYPE_CHECKING:
     from openclaw_cli.mcp.context import McpContext
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
 
 MAX_K = 50  # results per call: what a model can read; the search itself allows more
-SOURCES = ("memory", "sessions")
 
 
 class Refused(OpenclawError):
@@ -57,22 +57,25 @@ class McpOps:
     def memory_search(
         self, query: str, k: int, categories: Sequence[str], sources: Sequence[str]
     ) -> dict[str, Any]:
+        """Memories and/or the person's transcript turns in one ranking (memory/search/sources.py), as
+        `memory search --source` and the agent's tool merge them."""
+        from openclaw_cli.memory.search.sources import search_sources
+
         _check_query(query, k)
-        chosen = tuple(dict.fromkeys(sources)) or ("memory",)
-        results: list[dict[str, Any]] = []
-        warnings: list[str] = []
-        if "memory" in chosen:
-            kept = tuple(dict.fromkeys(categories))
-            params = {"query": query, "k": k, "categories": list(kept)}
-            found = self._through("memory.search", params, lambda: self.local.memory_search(query, k, kept))
-            results += [views.memory_hit(hit) for hit in found["results"]]
-            warnings += found.get("warnings", [])
-        if "sessions" in chosen:
-            found = self._session_payload(query, k)
-            results += [views.session_hit(hit) for hit in found["results"]]
-            warnings += found.get("warnings", [])
-        results.sort(key=lambda hit: -hit["relevance"])  # stable: memories first among equals
-        return {"query": query, "person": self.ctx.person, "results": results[:k], "warnings": warnings}
+        kept = tuple(dict.fromkeys(categories))
+        params = {"query": query, "k": k, "categories": list(kept)}
+        merged = search_sources(
+            tuple(dict.fromkeys(sources)) or ("memory",),
+            k,
+            lambda: self._through("memory.search", params, lambda: self.local.memory_search(query, k, kept)),
+            lambda: self._session_payload(query, k),
+            query=query,
+        )
+        results = [
+            views.memory_hit(hit) if hit["source"] == "memory" else views.session_hit(hit)
+            for hit in merged["results"]
+        ]
+        return {"query": query, "person": self.ctx.person, "results": results, "warnings": merged["warnings"]}
 
     def session_search(self, query: str, k: int) -> dict[str, Any]:
         _check_query(query, k)
