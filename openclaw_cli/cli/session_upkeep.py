@@ -4,7 +4,7 @@ cli/session.py."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,6 +15,10 @@ from openclaw_cli.cli.session_common import JsonOpt, Target
 def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     """Apply daily/idle resets and dormancy to every session now (for cron); reports what changed.
 
+    A session is archived only after its facts are extracted into memory (llm.extractModel, else
+    llm.model), as the agent's own reset does. Without a model it is archived and noted as owed an
+    extraction, which the first sweep with a model does.
+
     Also writes today's copy of every memory database under the home when there is none yet
     (memory.backup.keepDays; see `openclaw memory backup`), and deletes channel media older than
     media.ttlDays. When the gateway's schedule (or another cron job) sweeps this agent now, nothing is done.
@@ -24,7 +28,7 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     if not job_lock.take("sweep", common.state().agent, "session sweep", quiet=quiet):
         return
     now = session_common.now()
-    changes = session_common.manager().sweep(now)
+    changes, extraction = _sweep_extracting(now)
     from openclaw_cli.memory.upkeep.recovery import daily_backups
 
     for backup in daily_backups(
@@ -37,14 +41,49 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     removed = sweep_media(common.state().home.root / "media", session_common.session_values()["mediaTtlDays"])
     if removed and not as_json:
         common.echo(f"{len(removed)} media file(s) past media.ttlDays deleted")
+    for session_id, reason in extraction.pending.items():
+        common.warn(f"{session_id}: its facts are owed an extraction ({reason}); a later sweep extracts them")
     if as_json:
-        common.emit_json([change.to_dict() for change in changes])
+        common.emit_json([_with_extraction(change.to_dict(), extraction) for change in changes])
         return
-    if quiet and not changes:
+    caught_up = {
+        sid: n for sid, n in extraction.extracted.items() if sid not in {c.session_id for c in changes}
+    }
+    if quiet and not changes and not caught_up:
         return
     for change in changes:
-        common.echo(f"{change.session_id} {change.change} ({change.reason})  {change.session_key}")
+        extracted = extraction.extracted.get(change.session_id)
+        facts = f"; {extracted} memories extracted first" if extracted else ""
+        common.echo(f"{change.session_id} {change.change} ({change.reason}{facts})  {change.session_key}")
+    for session_id, count in caught_up.items():
+        common.echo(f"{session_id} extracted now that a model is configured ({count} memories)")
     common.echo(f"{len(changes)} session(s) changed")
+
+
+def _sweep_extracting(now: Any) -> tuple[list[Any], Any]:
+    """The sweep, each session to archive extracted first; then the sessions owed an extraction."""
+    from openclaw_cli.auth_profiles import with_auth_profile
+    from openclaw_cli.memory.extraction.archiving import ArchiveExtractor
+
+    st = common.state()
+    manager = session_common.manager()
+    settings = with_auth_profile(st.agent_settings, st.home, st.agent)
+    extractor = ArchiveExtractor(st.home, st.agent, settings, manager.store)
+    try:
+        changes = manager.sweep(now, before_archive=extractor.before_archive)
+        extractor.catch_up()
+    finally:
+        extractor.close()
+    return changes, extractor.done
+
+
+def _with_extraction(change: dict[str, Any], extraction: Any) -> dict[str, Any]:
+    session_id = change.get("sessionId")
+    if session_id in extraction.extracted:
+        change["extracted"] = extraction.extracted[session_id]
+    if session_id in extraction.pending:
+        change["extractionPending"] = extraction.pending[session_id]
+    return change
 
 
 def context_cmd(

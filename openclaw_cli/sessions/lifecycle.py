@@ -7,6 +7,7 @@ in which the daily reset hour is read (the CLI passes the machine's local time).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
@@ -230,24 +231,35 @@ class SessionManager:
                 self.store.delete(session_id)
         return session_id
 
-    def sweep(self, now: datetime) -> list[Transition]:
-        """Apply daily/idle resets (archive) and dormancy to every current session; what changed."""
+    def sweep(
+        self, now: datetime, before_archive: Callable[[str], None] | None = None
+    ) -> list[Transition]:
+        """Apply daily/idle resets (archive) and dormancy to every current session; what changed.
+        `before_archive(session_id)` runs before a session is archived (its facts extracted first)."""
         changes: list[Transition] = []
         for key, entry in list(self.store.read_index()["sessions"].items()):
             with self.store.key_lock(key).hold():
                 current = self.store.read_index()["sessions"].get(key)
                 if current is None or current.get("sessionId") != entry.get("sessionId"):
                     continue  # changed meanwhile by someone else
-                change = self._sweep_one(key, current, now)
+                change = self._sweep_one(key, current, now, before_archive)
             if change is not None:
                 changes.append(change)
         return changes
 
-    def _sweep_one(self, key: str, entry: dict[str, Any], now: datetime) -> Transition | None:
+    def _sweep_one(
+        self,
+        key: str,
+        entry: dict[str, Any],
+        now: datetime,
+        before_archive: Callable[[str], None] | None,
+    ) -> Transition | None:
         session_id = entry["sessionId"]
         last = parse_time(self.store.read_meta(session_id).get("lastActiveAt"))
         reason = stale_reason(last, now, self.policy)
         if reason is not None:
+            if before_archive is not None:
+                before_archive(session_id)
             self._archive(session_id, now)
             return Transition(key, session_id, "archived", reason)
         if entry.get("status") == "active" and is_dormant(last, now, self.policy):
