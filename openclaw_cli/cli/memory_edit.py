@@ -1,5 +1,5 @@
 """`openclaw memory edit`: correct a memory's text, category or attribute, with a history row
-(memory/writing/edit.py, which the Control UI's edit form calls too)."""
+(memory/edit.py, which the Control UI's edit form calls too)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def edit_cmd(
     A new text is embedded again (or left pending for `memory index` when no embedder is available).
     Lines of the workspace Markdown (MEMORY.md, daily logs) are edited in their files, not here.
     """
-    from openclaw_cli.memory.writing.edit import MemoryEdit, edit_memory
+    from openclaw_cli.memory.edit import MemoryEdit, edit_memory
 
     limit = common.state().agent_settings.memory.max_text_chars
     with memory_common.service() as service:
