@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.gateway.limits import PendingConnections
     from openclaw_cli.gateway.methods import Methods
+    from openclaw_cli.gateway.ui.render import Ui
     from openclaw_cli.scheduler.service import Scheduler
 
 
@@ -39,6 +40,7 @@ class GatewayApp:
     pid_path: Path | None = None
     channels: ChannelHost | None = None
     scheduler: Scheduler | None = None
+    ui: Ui | None = None  # the Control UI under /ui/ (gateway/ui/), its sessions sign WebSockets in too
 
     def write_pid(self) -> None:
         if self.pid_path is not None and self.pid_record is not None:

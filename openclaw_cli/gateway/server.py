@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from openclaw_cli.agent.runtime import AgentRuntime
@@ -127,9 +127,18 @@ def build_app(gateway: GatewayApp) -> Starlette:
             WebSocketRoute("/", websocket),
             WebSocketRoute("/ws", websocket),
             *_plugin_routes(gateway),  # /plugins/<id>/... (plugins/routes.py)
+            *_ui_routes(gateway),  # /ui/... the Control UI (gateway/ui/)
         ],
         lifespan=lifespan,
     )
+
+
+def _ui_routes(gateway: GatewayApp) -> list[BaseRoute]:
+    if gateway.ui is None:
+        return []
+    from openclaw_cli.gateway.ui.routes import ui_routes
+
+    return ui_routes(gateway.ui)
 
 
 def _plugin_routes(gateway: GatewayApp) -> list[Route]:
@@ -234,6 +243,9 @@ def serve(
     limiter = FailureLimiter(auth.max_failures, auth.window_seconds)
     gateway = GatewayApp(core, Methods(core), limiter, pending)
     gateway.channels = ChannelHost(core, channel_tokens(env))
+    from openclaw_cli.gateway.ui.routes import build_ui
+
+    gateway.ui = build_ui(gateway, env)
     core.channel_status = gateway.channels.status
     from openclaw_cli.gateway.cron_methods import start_scheduler
 
