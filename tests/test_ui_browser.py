@@ -297,6 +297,8 @@ def test_screenshots_at_desktop_and_phone_width(tab: Tab, shots: Path) -> None:
         tab.page.set_viewport_size({"width": width, "height": 800})
         for page in SCREENS:
             tab.go(page)
+            if tab.page.locator("#results summary").count():
+                tab.page.locator("#results summary").first.click()  # the first result's explanation shown
             slug = re.sub(r"\W+", "-", page.removeprefix("/ui/")).strip("-")
             tab.page.screenshot(path=str(shots / f"{slug}-{name}.png"), full_page=True)
         # nothing runs off the side at 360 px: every page fits its width
@@ -388,6 +390,25 @@ def test_wrong_token_is_refused_and_the_lockout_applies(browser: Any, gateway: G
         assert sign_in(page, gateway, gateway.token).status == 200  # the right token is always let in
     finally:
         context.close()
+
+
+def test_the_websocket_takes_the_session_cookie_from_this_origin_only(tab: Tab, gateway: Gateway) -> None:
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    from tests.gateway_helpers import request
+
+    cookie = next(c for c in tab.page.context.cookies() if c["name"] == "openclaw_ui")
+    signed = {"Cookie": f"openclaw_ui={cookie['value']}"}
+    with connect(gateway.ws_url, additional_headers={**signed, "Origin": gateway.http}) as conn:
+        assert request(conn, "health")["ok"]
+    for headers in (
+        {**signed, "Origin": "http://evil.test"},  # a cross-site page's socket
+        {**signed},  # no Origin: not a page of this gateway
+        {"Cookie": "openclaw_ui=forged", "Origin": gateway.http},
+    ):
+        with pytest.raises(InvalidStatus), connect(gateway.ws_url, additional_headers=headers):
+            pass
 
 
 def test_log_out_then_a_direct_url_is_401(tab: Tab) -> None:

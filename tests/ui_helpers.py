@@ -21,7 +21,7 @@ XSS = (
 )
 SCREENS = (
     "/ui/memories",
-    "/ui/memories?q=Lyon",
+    "/ui/memories?q=Alice",
     "/ui/people",
     "/ui/sessions",
     "/ui/channels",

@@ -85,8 +85,8 @@ class Connection:
     async def _authenticated(self) -> bool:
         """Whether the upgrade request carries the token; if not, it is refused with HTTP 401/429."""
         token = bearer(self.ws.headers.get("authorization"))
-        ui = self.gateway.ui  # the WebChat: the Control UI's session cookie, from this gateway's own origin
-        if token is None and ui is not None and ui.sessions.websocket_allowed(self.ws):
+        ui = self.gateway.ui_sessions  # the WebChat: the Control UI's session cookie, from its own origin
+        if token is None and ui is not None and ui.websocket_allowed(self.ws):
             return True
         refusal = authenticate(self.gateway.core.options.token, token, self.client, self.gateway.failures)
         if refusal is None:
