@@ -156,6 +156,19 @@ def test_edit_a_memory_and_see_its_history(tab: Tab) -> None:
     assert "surgeon" in tab.page.locator("#results li .l0").first.inner_text()
 
 
+def test_a_bad_edit_is_refused_with_a_message_and_changes_nothing(tab: Tab) -> None:
+    tab.go("/ui/memories?q=tea")
+    tab.page.locator("#results li .l0", has_text="Alice prefers tea").click()
+    memory_url = tab.page.url
+    tab.page.get_by_label("Text").fill("   ")
+    with tab.page.expect_navigation() as nav:
+        tab.page.get_by_role("button", name="Save").click()
+    assert nav.value.status == 400 and "empty" in tab.page.locator("#error").inner_text()
+    tab.page.goto(memory_url)
+    assert tab.page.locator("#memory-text").inner_text() == "Alice prefers tea over coffee"
+    assert tab.page.locator("#history tbody tr").count() == 1  # the add, and nothing since
+
+
 def test_delete_a_memory(tab: Tab) -> None:
     tab.go("/ui/memories?q=sailing")
     tab.page.locator("#results li .l0").first.click()
@@ -258,8 +271,12 @@ def test_sessions_list_transcript_and_search(tab: Tab) -> None:
 
 def test_health_page(tab: Tab) -> None:
     tab.go("/ui/health")
-    assert tab.page.locator("#gateway-status").inner_text()
-    assert tab.page.locator("#findings tbody tr").count() >= 1
+    assert "ready" in tab.page.locator("#gateway-status").inner_text()
+    jobs = tab.page.locator("#cron tbody td:first-child").all_inner_texts()
+    assert [j.split()[0] for j in jobs] == ["sweep", "backup", "indexCheck", "reflect"]
+    assert "memory.sqlite: 0 backup(s)" in tab.page.locator("#backups").inner_text()
+    findings = tab.page.locator("#findings").inner_text()
+    assert "memory.index" in findings and "<b>x</b>" in findings  # doctor's, the person's id as text
 
 
 def test_purge_a_person_behind_a_typed_confirmation(tab: Tab) -> None:
