@@ -186,6 +186,12 @@ def test_workspace_notes_link_to_their_lines(tab: Tab) -> None:
     line = tab.page.locator("#L2")
     assert "tabs" in line.inner_text()
     assert tab.go("/ui/workspace?file=../../openclaw.json").status == 404
+    tab.go("/ui/memories?q=tabs")  # the indexed MEMORY.md: a hit links to its lines
+    link = tab.page.locator("#results a.meta", has_text="MEMORY.md:").first
+    start = link.inner_text().split(":")[1].split("-")[0]  # MEMORY.md:START-END
+    link.click()
+    assert tab.page.url.endswith(f"/ui/workspace?file=MEMORY.md#L{start}")
+    assert tab.page.locator("#lines li:target").get_attribute("id") == f"L{start}"
 
 
 def test_xss_corpus_shows_as_text_on_every_page(tab: Tab, shots: Path) -> None:
