@@ -5,9 +5,7 @@ from signing in to signing out (each leaves the store as the next expects)."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from playwright.sync_api import expect
 
 from tests.fake_openai import FakeOpenAI, asking
 from tests.gateway_helpers import Gateway, echo_last_user, start_gateway, write_config
-from tests.ui_helpers import SCREENS, XSS, chromium_path, seed_store
+from tests.ui_helpers import SCREENS, XSS, Attacker, chromium_path, seed_store
 
 MAX_FAILURES = 3
 
@@ -347,35 +345,6 @@ def test_keyboard_reaches_the_search(tab: Tab) -> None:
         ".filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).length"
     )
     assert unlabeled == 0
-
-
-class Attacker:
-    """Another origin's page whose form posts to the gateway on load (a cross-site request forgery)."""
-
-    def __init__(self, target: str) -> None:
-        page = (
-            f'<html><body onload="document.forms[0].submit()"><form method="post" action="{target}">'
-            '<input name="csrf" value="guess"></form></body></html>'
-        ).encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.end_headers()
-                self.wfile.write(page)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        # localhost, not 127.0.0.1: another site for the browser, so SameSite=Strict keeps the cookie home
-        self.url = f"http://localhost:{self.server.server_address[1]}/"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def test_a_forged_cross_site_post_is_refused(tab: Tab) -> None:

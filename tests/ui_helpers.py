@@ -4,7 +4,10 @@ corpus, the pages screenshotted."""
 from __future__ import annotations
 
 import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from openclaw_cli.memory.agent_memory import NewMemory
 from tests.memory_helpers import service_for
@@ -68,3 +71,32 @@ def seed_store(home: Path) -> None:
         "# Memory\n- The owner prefers tabs over spaces\n- " + XSS[0] + "\n", encoding="utf-8"
     )
     access_store(home, "telegram").request("424242", XSS[1], 3600)
+
+
+class Attacker:
+    """Another origin's page whose form posts to the gateway on load (a cross-site request forgery)."""
+
+    def __init__(self, target: str) -> None:
+        page = (
+            f'<html><body onload="document.forms[0].submit()"><form method="post" action="{target}">'
+            '<input name="csrf" value="guess"></form></body></html>'
+        ).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # localhost, not 127.0.0.1: another site for the browser, so SameSite=Strict keeps the cookie home
+        self.url = f"http://localhost:{self.server.server_address[1]}/"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
