@@ -49,13 +49,15 @@ _openclaw_words() {
         "valued:openclaw mcp") echo "-u --user --port --host" ;;
         "options:openclaw mcp config") echo "-c --client -u --user -h --help" ;;
         "valued:openclaw mcp config") echo "-c --client -u --user" ;;
-        "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
+        "commands:openclaw memory") echo "add backup delete edit export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
         "options:openclaw memory backup") echo "-o --output --shared --list --daily --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
+        "options:openclaw memory edit") echo "-t --text -c --category --attribute --reason --json -h --help" ;;
+        "valued:openclaw memory edit") echo "-t --text -c --category --attribute --reason" ;;
         "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;
         "valued:openclaw memory export") echo "--scope -u --user --format -o --output" ;;
         "options:openclaw memory extract") echo "-s --session --dry-run -u --user --json -h --help" ;;
@@ -134,6 +136,8 @@ _openclaw_values() {
         "openclaw memory add|-c") echo "profile preference event case lesson insight note" ;;
         "openclaw memory add|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory add|--scope") echo "user agent" ;;
+        "openclaw memory edit|-c") echo "profile preference event case lesson insight note" ;;
+        "openclaw memory edit|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory list|-c") echo "profile preference event case lesson insight note" ;;
         "openclaw memory list|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory list|--scope") echo "user agent" ;;

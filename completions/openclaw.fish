@@ -18,7 +18,7 @@ function __openclaw_commands --argument-names cmdpath
         case 'openclaw mcp'
             printf '%s\n' config
         case 'openclaw memory'
-            printf '%s\n' add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
+            printf '%s\n' add backup delete edit export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
         case 'openclaw pairing'
             printf '%s\n' approve deny list
         case 'openclaw plugins'
@@ -54,6 +54,8 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '-a' '--attribute' '--batch'
         case 'openclaw memory backup'
             printf '%s\n' '-o' '--output'
+        case 'openclaw memory edit'
+            printf '%s\n' '-t' '--text' '-c' '--category' '--attribute' '--reason'
         case 'openclaw memory export'
             printf '%s\n' '--scope' '-u' '--user' '--format' '-o' '--output'
         case 'openclaw memory extract'
@@ -240,6 +242,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s h -l help -d 'S
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a add -d 'Store a memory, or many with --batch; a memory already stored is not stored twice'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a backup -d 'Copy the memory database with SQLite\'s online backup API (safe while others write)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a delete -d 'Remove a memory from every index at once (its old value stays in `memory history`)'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a edit -d 'Correct a memory in place: same id, an `update` row in `memory history` holding the old value'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a export -d 'Write this agent\'s memories to a portable file: {version, agent, exportedAt, records}'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a extract -d 'Extract memories from a session\'s messages not yet extracted, now'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a get -d 'Show one memory with all its fields (L0, L1, L2, FSRS state)'
@@ -279,6 +282,13 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s h -l help -d
 complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory delete'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -s t -l text -x -d 'The memory\'s new text (L0).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -s c -l category -x -a 'profile preference event case lesson insight note' -d 'Its new category.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -l attribute -x -d 'What a profile fact is about (e.g. city); "" removes it.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -l reason -x -d 'Why, kept in the history row.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory edit'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l scope -x -d 'user, agent or all.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s u -l user -x -d 'Only this user\'s memories.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l format -x -d 'json (one document) or jsonl (streamed).'

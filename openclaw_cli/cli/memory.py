@@ -15,6 +15,7 @@ from openclaw_cli.cli import (
     memory_backend,
     memory_backup,
     memory_common,
+    memory_edit,
     memory_extract,
     memory_inject,
     memory_maintenance,
@@ -386,6 +387,7 @@ def history_cmd(
 
 
 # The commands of the modules beside this one, registered in the order of `openclaw memory --help`.
+memory_edit.register(app)
 memory_maintenance.register(app)  # status, index
 memory_extract.register(app)
 memory_inject.register(app)

@@ -11,13 +11,15 @@ import asyncio
 import contextlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.fsutil import atomic_write_json
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from openclaw_cli.config import Settings
     from openclaw_cli.gateway.auth import FailureLimiter
     from openclaw_cli.gateway.channel_host import ChannelHost
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.gateway.limits import PendingConnections
     from openclaw_cli.gateway.methods import Methods
+    from openclaw_cli.gateway.ui.sessions import UiSessions
     from openclaw_cli.scheduler.service import Scheduler
 
 
@@ -39,6 +42,9 @@ class GatewayApp:
     pid_path: Path | None = None
     channels: ChannelHost | None = None
     scheduler: Scheduler | None = None
+    # The Control UI (gateway/ui/): its routes under /ui/, and its sign-ins, which WebSockets accept too.
+    ui_routes: list[BaseRoute] = field(default_factory=list)
+    ui_sessions: UiSessions | None = None
 
     def write_pid(self) -> None:
         if self.pid_path is not None and self.pid_record is not None:

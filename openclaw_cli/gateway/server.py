@@ -3,7 +3,8 @@
 Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox has been recovered and
 what a first turn needs is loaded: the model client, the embedders, the searcher; see gateway/core.py). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
 of WebSocket `/` or `/ws` (refused with HTTP 401 without it), POST /v1/chat/completions, GET /v1/models,
-POST /hooks/agent, and the CLI's reads: GET /rpc and POST /rpc/METHOD (gateway/http_reads.py).
+POST /hooks/agent, and the CLI's reads: GET /rpc and POST /rpc/METHOD (gateway/http_reads.py). The Control UI under /ui/
+(gateway/ui/) signs people in with the token once and then goes by its own session cookie.
 
 uvicorn runs its h11 protocol extended by gateway/limits.py: a connection that has not sent a whole request
 head (so, for a WebSocket, not yet authenticated) within gateway.headerTimeoutSeconds is closed, and at most
@@ -127,6 +128,7 @@ def build_app(gateway: GatewayApp) -> Starlette:
             WebSocketRoute("/", websocket),
             WebSocketRoute("/ws", websocket),
             *_plugin_routes(gateway),  # /plugins/<id>/... (plugins/routes.py)
+            *gateway.ui_routes,  # /ui/... the Control UI (gateway/ui/)
         ],
         lifespan=lifespan,
     )
@@ -234,6 +236,10 @@ def serve(
     limiter = FailureLimiter(auth.max_failures, auth.window_seconds)
     gateway = GatewayApp(core, Methods(core), limiter, pending)
     gateway.channels = ChannelHost(core, channel_tokens(env))
+    from openclaw_cli.gateway.ui.routes import build_ui, ui_routes
+
+    ui = build_ui(gateway, env)  # the Control UI's pages read doctor's environment
+    gateway.ui_routes, gateway.ui_sessions = ui_routes(ui), ui.sessions
     core.channel_status = gateway.channels.status
     from openclaw_cli.gateway.cron_methods import start_scheduler
 

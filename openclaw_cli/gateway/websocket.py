@@ -3,7 +3,8 @@
 The upgrade request carries the token (`Authorization: Bearer TOKEN`); without the right one the
 upgrade is answered with a plain HTTP 401 (429 for a client over the failure limit, gateway/auth.py)
 and no WebSocket is opened. There is no `?token=` query parameter: every client of this project sets
-the header, and a token in a URL ends up in logs and histories. The `connect` request of earlier
+the header, and a token in a URL ends up in logs and histories. The Control UI's WebChat sends no header: its session cookie (gateway/ui/sessions.py) is
+accepted instead, when the upgrade's Origin is this gateway. The `connect` request of earlier
 clients still works: it answers the hello (protocol version, methods, events, limits).
 
 Requests that only queue work (chat.*, health, status) are handled in arrival order, so two chat.send
@@ -84,6 +85,9 @@ class Connection:
     async def _authenticated(self) -> bool:
         """Whether the upgrade request carries the token; if not, it is refused with HTTP 401/429."""
         token = bearer(self.ws.headers.get("authorization"))
+        ui = self.gateway.ui_sessions  # the WebChat: the Control UI's session cookie, from its own origin
+        if token is None and ui is not None and ui.websocket_allowed(self.ws):
+            return True
         refusal = authenticate(self.gateway.core.options.token, token, self.client, self.gateway.failures)
         if refusal is None:
             return True
