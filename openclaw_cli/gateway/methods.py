@@ -150,7 +150,7 @@ class Methods:
             self._memory[agent_id] = (service, threading.Lock())
         return self._memory[agent_id]
 
-    async def _with_memory(self, agent_id: str, work: Callable[[MemoryService], Any]) -> Any:
+    async def with_memory(self, agent_id: str, work: Callable[[MemoryService], Any]) -> Any:
         service, lock = self._memory_of(agent_id)
 
         def locked() -> Any:
@@ -400,7 +400,7 @@ class Methods:
             record = service.get(outcome.record_id) if outcome.record_id else None
             return outcome, record
 
-        outcome, record = await self._with_memory(self._agent(params), write)
+        outcome, record = await self.with_memory(self._agent(params), write)
         self.core.wake_words()  # its words are warmed for the searches to come
         return outcome.added_dict(record)
 
@@ -415,7 +415,7 @@ class Methods:
                 raise NotFound(f"no memory with id {record_id!r} of {person}")
             return service.delete(record_id)
 
-        record = await self._with_memory(self._agent(params), delete)
+        record = await self.with_memory(self._agent(params), delete)
         self.core.wake_words()  # the emptied word tables are warmed again with the words of what is left
         return {"deleted": record.id}
 
@@ -443,5 +443,5 @@ class Methods:
         def reflect(service: MemoryService) -> Any:
             return run_reflection(service, settings, lock_dir=lock_dir, dry_run=dry_run, category=category)
 
-        result = await self._with_memory(agent_id, reflect)
+        result = await self.with_memory(agent_id, reflect)
         return result.to_dict() if hasattr(result, "to_dict") else result

@@ -34,7 +34,7 @@ def agent_of(ui: Ui) -> str:
 
 
 async def with_memory(ui: Ui, work: Any) -> Any:
-    return await ui.gateway.methods._with_memory(
+    return await ui.gateway.methods.with_memory(
         agent_of(ui), work
     )  # the gateway's warm service and its lock
 
@@ -60,7 +60,7 @@ def persons_of(service: MemoryService) -> list[dict[str, Any]]:
 
 
 async def memories(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.cli.search_explain import result_lines, words_line
+    from openclaw_cli.memory.search.explain_lines import result_lines, words_line
     from openclaw_cli.memory.store.records import CATEGORIES
 
     args = request.query_params
