@@ -354,6 +354,19 @@ class Binding(_Section):
     match: BindingMatch = Field(default_factory=BindingMatch)
 
 
+PassphraseSource = Literal["env", "prompt", "keyring"]
+
+
+class SecuritySettings(_Section):
+    """Encryption at rest (openclaw security init): where the passphrase of an encrypted home comes from."""
+
+    passphrase_sources: list[PassphraseSource] = Field(
+        default_factory=lambda: list[PassphraseSource](["env", "prompt", "keyring"]),
+        min_length=1,
+        description="tried in this order: OPENCLAW_PASSPHRASE, a prompt on a terminal, the OS keyring",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -379,3 +392,4 @@ class Settings(BaseSettings):
     bindings: list[Binding] = Field(default_factory=list)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)

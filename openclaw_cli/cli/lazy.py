@@ -68,6 +68,12 @@ def _pairing_app() -> typer.Typer:
     return app
 
 
+def _security_app() -> typer.Typer:
+    from openclaw_cli.cli.security import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
@@ -79,6 +85,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "reflect": _reflect_app,
     "channels": _channels_app,
     "pairing": _pairing_app,
+    "security": _security_app,
 }
 
 
