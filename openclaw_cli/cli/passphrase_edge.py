@@ -62,3 +62,17 @@ def new_passphrase(env: Mapping[str, str], root: Path, *, also_current: bool = F
     if prompt("the same again: ") != first:
         raise InvalidInput("the two passphrases differ", hint="nothing was changed; run it again")
     return first
+
+
+def unlock_at_start(root: Path, env: Mapping[str, str], order: list[str]) -> str | None:
+    """For the gateway: ask for an encrypted home's passphrase once, before serving, and hold the key.
+
+    Returns the passphrase (for `gateway start` to hand to its background process through the
+    environment, never argv), or None for a plain home."""
+    from openclaw_cli.security.keyfile import is_encrypted, read_keyfile, unwrap
+
+    if not is_encrypted(root):
+        return None
+    passphrase = obtain(root, sources(env, order))
+    unlocked.remember(root, unwrap(read_keyfile(root), passphrase))
+    return passphrase

@@ -48,7 +48,7 @@ def _render(done: Converted, what: str, as_json: bool, quiet: bool) -> None:
         return
     common.echo(
         f"{what}: {len(done.databases)} databases, {len(done.documents)} session documents, "
-        f"{len(done.transcripts)} transcripts ({done.already} already done)"
+        f"{len(done.transcripts)} JSONL files ({done.already} already done)"
     )
 
 

@@ -58,7 +58,7 @@ class Converted:
         return {
             "databases": self.databases,
             "documents": self.documents,
-            "transcripts": self.transcripts,
+            "jsonl": self.transcripts,
             "alreadyDone": self.already,
         }
 
@@ -107,7 +107,7 @@ def _skipped(rel: Path) -> bool:
 
 
 def home_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """("database" | "document" | "transcript", path) for every file init and decrypt convert."""
+    """("database" | "document" | "transcript" (any JSONL), path) for every file init and decrypt convert."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         here = Path(dirpath)

@@ -15,7 +15,7 @@ from openclaw_cli.security.unlocked import key_for
 # Whole-file JSON documents sealed in an encrypted home (atomic_write_json seals them): the session
 # files. Others (gateway.pid, openclaw.json, the key file itself) stay plain: tools and people read them.
 SEALED_DOCUMENTS = frozenset({"meta.json", "context.json", "sessions.json"})
-SEALED_LINES = frozenset({"messages.jsonl"})
+SEALED_LINES = frozenset({"messages.jsonl", "inbox.jsonl"})  # transcripts, the gateway's journal
 
 
 def seals(path: Path) -> bool:
