@@ -99,11 +99,16 @@ def test_sealed_lines_round_trip_and_hold_no_plaintext(tmp_path: Path) -> None:
     path, key = sealed_file(tmp_path, [b'{"idx":0,"role":"user","content":"MARKERSESS"}', b'{"idx":1}'])
     data = path.read_bytes()
     assert records.is_sealed(data) and b"MARKERSESS" not in data
-    assert records.unseal_lines(data, key, path) == b'{"idx":0,"role":"user","content":"MARKERSESS"}\n{"idx":1}\n'
+    assert (
+        records.unseal_lines(data, key, path)
+        == b'{"idx":0,"role":"user","content":"MARKERSESS"}\n{"idx":1}\n'
+    )
 
 
 def test_a_torn_last_record_is_dropped_like_a_torn_plain_line(tmp_path: Path) -> None:
-    path, key = sealed_file(tmp_path, [b'{"idx":0,"role":"user","content":"a"}', b'{"idx":1,"role":"user","content":"b"}'])
+    path, key = sealed_file(
+        tmp_path, [b'{"idx":0,"role":"user","content":"a"}', b'{"idx":1,"role":"user","content":"b"}']
+    )
     path.write_bytes(path.read_bytes()[:-20])  # a crash mid-append: the last record without its newline
     unlocked.remember(tmp_path, key)
     keyfile.write_keyfile(tmp_path, keyfile.wrap(key, PASS, n=FAST_KDF))
@@ -116,7 +121,9 @@ def test_a_torn_last_record_is_dropped_like_a_torn_plain_line(tmp_path: Path) ->
 
 
 def test_a_tampered_record_is_an_error_never_skipped(tmp_path: Path) -> None:
-    path, key = sealed_file(tmp_path, [b'{"idx":0,"role":"user","content":"a"}', b'{"idx":1,"role":"user","content":"b"}'])
+    path, key = sealed_file(
+        tmp_path, [b'{"idx":0,"role":"user","content":"a"}', b'{"idx":1,"role":"user","content":"b"}']
+    )
     data = bytearray(path.read_bytes())
     second = data.index(b"\n", data.index(b"\n") + 1) + 5  # inside the first record's base64
     data[second] = ord("A") if data[second] != ord("A") else ord("B")
@@ -245,7 +252,9 @@ def test_cli_init_then_every_read_and_write_works_and_status_says_so(home: Path)
     assert files_with_markers(home) == []
     status = run_cli(home, "security", "status", "--json")  # no passphrase needed
     report = status.json()
-    assert report["encrypted"] and report["kdf"]["name"] == "scrypt" and "chacha20" in report["databaseCipher"]
+    assert (
+        report["encrypted"] and report["kdf"]["name"] == "scrypt" and "chacha20" in report["databaseCipher"]
+    )
     assert all(counts["plain"] == 0 for counts in report["files"].values())
 
 
@@ -264,7 +273,9 @@ def stored_data(home: Path) -> dict[Path, bytes]:
 
 def test_cli_missing_passphrase_without_a_terminal_is_one_line(home: Path) -> None:
     encrypted(home)
-    one_line_error(run_cli(home, "memory", "search", "coffee", input=""), "no passphrase", "OPENCLAW_PASSPHRASE")
+    one_line_error(
+        run_cli(home, "memory", "search", "coffee", input=""), "no passphrase", "OPENCLAW_PASSPHRASE"
+    )
 
 
 def test_cli_tampered_transcript_record_is_one_line(home: Path) -> None:
@@ -311,11 +322,17 @@ def test_cli_init_killed_midway_then_rerun_finishes(home: Path) -> None:
     env["OPENCLAW_NEW_PASSPHRASE"] = PASS
     proc = subprocess.Popen(
         [sys.executable, "-m", "openclaw_cli", "security", "init", "--yes"],
-        env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     journal = convert.journal_path(home)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and b'"done"' not in (journal.read_bytes() if journal.exists() else b""):
+    while time.monotonic() < deadline and b'"done"' not in (
+        journal.read_bytes() if journal.exists() else b""
+    ):
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
@@ -337,9 +354,13 @@ def test_cli_init_killed_midway_then_rerun_finishes(home: Path) -> None:
 
 def test_cli_rekey_then_decrypt(home: Path) -> None:
     encrypted(home)
-    rekey = run_cli(home, "security", "rekey", env={"OPENCLAW_PASSPHRASE": PASS, "OPENCLAW_NEW_PASSPHRASE": "n2"})
+    rekey = run_cli(
+        home, "security", "rekey", env={"OPENCLAW_PASSPHRASE": PASS, "OPENCLAW_NEW_PASSPHRASE": "n2"}
+    )
     assert rekey.returncode == 0, rekey.stderr
-    one_line_error(run_cli(home, "security", "decrypt", "--yes", env={"OPENCLAW_PASSPHRASE": PASS}), "wrong passphrase")
+    one_line_error(
+        run_cli(home, "security", "decrypt", "--yes", env={"OPENCLAW_PASSPHRASE": PASS}), "wrong passphrase"
+    )
     done = run_cli(home, "security", "decrypt", "--yes", env={"OPENCLAW_PASSPHRASE": "n2"})
     assert done.returncode == 0, done.stderr
     assert not keyfile.is_encrypted(home)

@@ -96,7 +96,9 @@ def start_cmd(
     st = common.state()
     st.settings  # noqa: B018 - a broken config fails here, in the foreground, not in the log
     env = dict(st.env)
-    passphrase = passphrase_edge.unlock_at_start(st.home.root, env, list(st.settings.security.passphrase_sources))
+    passphrase = passphrase_edge.unlock_at_start(
+        st.home.root, env, list(st.settings.security.passphrase_sources)
+    )
     if passphrase is not None:  # asked here, on the terminal: the background process has none
         env[ENV_NAME] = passphrase
     record = start_background(st.home, _run_args(port, bind, token), env)

@@ -29,13 +29,16 @@ def _no_gateway() -> None:
 
     if home_gateway(common.state().home) is not None:
         raise Conflict(
-            "the gateway of this home is running", hint="stop it (`openclaw gateway stop`), then run this again"
+            "the gateway of this home is running",
+            hint="stop it (`openclaw gateway stop`), then run this again",
         )
 
 
 def _confirm(question: str) -> None:
     if not sys.stdin.isatty():
-        raise UsageError(f"{question} Refusing without --yes (standard input is not a terminal)", hint="add --yes")
+        raise UsageError(
+            f"{question} Refusing without --yes (standard input is not a terminal)", hint="add --yes"
+        )
     if not typer.confirm(question, default=False, err=True):
         common.fail("nothing was changed", hint="answer y, or pass --yes")
 
@@ -73,7 +76,9 @@ def init_cmd(yes: YesOpt = False, as_json: JsonOpt = False, quiet: common.QuietO
     root = st.home.root
     _no_gateway()
     if is_encrypted(root):  # a rerun after an interruption: the passphrase already set opens it
-        passphrase = obtain(root, passphrase_edge.sources(st.env, list(st.settings.security.passphrase_sources)))
+        passphrase = obtain(
+            root, passphrase_edge.sources(st.env, list(st.settings.security.passphrase_sources))
+        )
     else:
         if not yes:
             _confirm(f"Encrypt {root}? Without the passphrase nothing in it can be read again.")

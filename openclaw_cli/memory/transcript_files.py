@@ -82,7 +82,11 @@ def message_indexes(path: Path, upto: int | None = None) -> list[int]:
         return []
     data = data if upto is None else data[:upto]
     data = data[: data.rfind(b"\n") + 1]
-    found = [m for m in parse_chunk(plain_chunk(path, data, starts_file=True)).messages if message_turn(m, "", "") is not None]
+    found = [
+        m
+        for m in parse_chunk(plain_chunk(path, data, starts_file=True)).messages
+        if message_turn(m, "", "") is not None
+    ]
     return sorted(int(m["idx"]) for m in found)
 
 

@@ -277,4 +277,3 @@ def rekey_home(root: Path, old: str, new: str) -> None:
     keyfile = read_keyfile(root)
     key = unwrap(keyfile, old)
     write_keyfile(root, rewrapped(keyfile, key, new))
-

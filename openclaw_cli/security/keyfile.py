@@ -134,7 +134,9 @@ def read_keyfile(root: Path) -> KeyFile:
         if doc.get("format") != KEY_FORMAT:
             raise ValueError(f"format {doc.get('format')!r}")
         return KeyFile(
-            kdf=Kdf(str(kdf["name"]), int(kdf["n"]), int(kdf["r"]), int(kdf["p"]), base64.b64decode(kdf["salt"])),
+            kdf=Kdf(
+                str(kdf["name"]), int(kdf["n"]), int(kdf["r"]), int(kdf["p"]), base64.b64decode(kdf["salt"])
+            ),
             nonce=base64.b64decode(wrapped["nonce"]),
             wrapped=base64.b64decode(wrapped["key"]),
             db_cipher=str(doc.get("databaseCipher", DB_CIPHER)),

@@ -98,14 +98,18 @@ def read_header(data: bytes, key: bytes, path: Path) -> tuple[Sealer, int]:
     """The sealer of a sealed file's content, and the offset of its first record."""
     end = data.find(b"\n")
     if end == -1:
-        raise TamperedRecord(f"{path}: the encrypted file's header is cut short", hint="restore it from a backup")
+        raise TamperedRecord(
+            f"{path}: the encrypted file's header is cut short", hint="restore it from a backup"
+        )
     parts = data[:end].split(b" ")
     if len(parts) != 3 or parts[1] != FORMAT:
         raise TamperedRecord(f"{path}: unknown encrypted format {data[:end][:60]!r}", hint="upgrade openclaw")
     try:
         file_id = base64.b64decode(parts[2], validate=True)
     except (binascii.Error, ValueError):
-        raise TamperedRecord(f"{path}: damaged encrypted file header", hint="restore it from a backup") from None
+        raise TamperedRecord(
+            f"{path}: damaged encrypted file header", hint="restore it from a backup"
+        ) from None
     return Sealer(key, file_id), end + 1
 
 
@@ -141,7 +145,9 @@ def open_document(data: bytes, key: bytes | None, path: Path) -> bytes:
     if not is_sealed(data):
         return data
     if key is None:
-        raise StoreError(f"{path} is encrypted but its home has no key file", hint="restore security/datakey.json")
+        raise StoreError(
+            f"{path} is encrypted but its home has no key file", hint="restore security/datakey.json"
+        )
     records = list(open_lines(data, key, path))
     if len(records) != 1 or not records[0][2]:
         raise TamperedRecord(f"{path}: encrypted document is cut short", hint="restore it from a backup")

@@ -155,8 +155,10 @@ class SessionWriter:
             self._reset()
         if size > self._size:
             data = os.pread(fd, size - self._size, self._size)
-            plain = data if self._sealer is None else plain_view(
-                data, self._sealer, self.messages_path, starts_file=self._size == 0
+            plain = (
+                data
+                if self._sealer is None
+                else plain_view(data, self._sealer, self.messages_path, starts_file=self._size == 0)
             )
             result = parse_chunk(plain)
             assert self._counters is not None
