@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect session" ;;
+        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect security session" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw channels") echo "list status" ;;
@@ -76,6 +76,12 @@ _openclaw_words() {
         "options:openclaw pairing list") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
+        "commands:openclaw security") echo "decrypt init rekey status" ;;
+        "options:openclaw security") echo "-h --help" ;;
+        "options:openclaw security decrypt") echo "-y --yes --json -q --quiet -h --help" ;;
+        "options:openclaw security init") echo "-y --yes --json -q --quiet -h --help" ;;
+        "options:openclaw security rekey") echo "-q --quiet -h --help" ;;
+        "options:openclaw security status") echo "--json -h --help" ;;
         "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;
         "options:openclaw session") echo "-h --help" ;;
         "options:openclaw session append") echo "--role --sender --json -h --help" ;;
