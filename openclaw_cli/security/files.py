@@ -15,7 +15,9 @@ from openclaw_cli.security.unlocked import key_for
 # Whole-file JSON documents sealed in an encrypted home (atomic_write_json seals them): the session
 # files. Others (gateway.pid, openclaw.json, the key file itself) stay plain: tools and people read them.
 SEALED_DOCUMENTS = frozenset({"meta.json", "context.json", "sessions.json"})
-SEALED_LINES = frozenset({"messages.jsonl", "inbox.jsonl"})  # transcripts, the gateway's journal
+SEALED_LINES = frozenset(
+    {"messages.jsonl", "summaries.jsonl", "inbox.jsonl"}
+)  # transcripts, the gateway's journal
 
 
 def seals(path: Path) -> bool:
@@ -124,3 +126,23 @@ def seal_new_lines(path: Path, plain: bytes) -> bytes:
     """Plain JSONL content for a file written whole at `path` (a rewrite): sealed in an encrypted home."""
     key = key_for(path)
     return plain if key is None else records.seal_lines(plain, key)
+
+
+def append_record(path: Path, record: bytes, *, mode: int = 0o600) -> None:
+    """Append one JSON line (without its newline) to the JSONL file at `path`, durably: sealed when the
+    file is (a new file in an encrypted home gets its header first), plain otherwise."""
+    import os
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+    try:
+        head = os.pread(fd, 256, 0)
+        if head:
+            sealer = lines_sealer(path, head[: head.find(b"\n") + 1] if b"\n" in head else head)
+        else:
+            sealer = new_lines_sealer(path)
+            if sealer is not None:
+                os.write(fd, sealer.header())
+        os.write(fd, record + b"\n" if sealer is None else sealer.seal(record))
+        os.fsync(fd)
+    finally:
+        os.close(fd)

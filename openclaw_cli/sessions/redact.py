@@ -273,7 +273,7 @@ def _drop_summaries(directory: Path, first: int | None) -> int:
     history = directory / SUMMARY_HISTORY
     if history.exists():
         kept: list[bytes] = []
-        for raw in history.read_bytes().split(b"\n"):
+        for raw in read_lines(history).split(b"\n"):
             if not raw.strip():
                 continue
             try:
@@ -285,7 +285,7 @@ def _drop_summaries(directory: Path, first: int | None) -> int:
             else:
                 dropped += 1
         if kept:
-            atomic_write_bytes(history, b"\n".join(kept) + b"\n")
+            atomic_write_bytes(history, seal_new_lines(history, b"\n".join(kept) + b"\n"))
         else:
             history.unlink()
     return dropped
