@@ -76,7 +76,7 @@ def contents(root: Path) -> dict[str, object]:
 
 def test_wrapped_key_opens_with_its_passphrase_only(tmp_path: Path) -> None:
     key = keyfile.new_data_key()
-    keyfile.write_keyfile(tmp_path, keyfile.wrap(key, PASS, n=FAST_KDF))
+    convert.write_keyfile(tmp_path, keyfile.wrap(key, PASS, n=FAST_KDF))
     assert os.stat(keyfile.key_path(tmp_path)).st_mode & 0o777 == 0o600
     stored = keyfile.read_keyfile(tmp_path)
     assert keyfile.unwrap(stored, PASS) == key
@@ -111,7 +111,7 @@ def test_a_torn_last_record_is_dropped_like_a_torn_plain_line(tmp_path: Path) ->
     )
     path.write_bytes(path.read_bytes()[:-20])  # a crash mid-append: the last record without its newline
     unlocked.remember(tmp_path, key)
-    keyfile.write_keyfile(tmp_path, keyfile.wrap(key, PASS, n=FAST_KDF))
+    convert.write_keyfile(tmp_path, keyfile.wrap(key, PASS, n=FAST_KDF))
     try:
         result = read_messages(path)
     finally:
@@ -372,3 +372,19 @@ def test_sealed_reads_are_plain_jsonl_line_for_line(home: Path) -> None:
     plain = path.read_bytes()
     convert.init_home(home, PASS, kdf_n=FAST_KDF)
     assert read_lines(path).lstrip(b"\n") == plain
+
+
+def test_encrypted_export_imports_with_its_passphrase_only(home: Path, tmp_path: Path) -> None:
+    export = tmp_path / "memories.jsonl"
+    env = {"OPENCLAW_EXPORT_PASSPHRASE": "export pass"}
+    made = run_cli(home, "memory", "export", "--encrypt", "--format", "jsonl", "-o", str(export), env=env)
+    assert made.returncode == 0, made.stderr
+    assert b"MARKERMEM" not in export.read_bytes() and export.read_bytes().startswith(
+        b"OPENCLAW-SEALED-EXPORT "
+    )
+    other = tmp_path / "other"
+    wrong = run_cli(other, "memory", "import", str(export), env={"OPENCLAW_EXPORT_PASSPHRASE": "nope"})
+    one_line_error(wrong, "wrong passphrase")
+    imported = run_cli(other, "memory", "import", str(export), "--json", env=env)
+    assert imported.returncode == 0, imported.stderr
+    assert "MARKERMEM" in run_cli(other, "memory", "search", "coffee").stdout

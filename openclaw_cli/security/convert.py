@@ -26,13 +26,14 @@ from openclaw_cli.security.files import SEALED_DOCUMENTS, SEALED_LINES
 from openclaw_cli.security.keyfile import (
     SCRYPT_N,
     SECURITY_DIR,
+    KeyFile,
     is_encrypted,
     key_path,
+    keyfile_bytes,
     new_data_key,
     read_keyfile,
     unwrap,
     wrap,
-    write_keyfile,
 )
 from openclaw_cli.security.unlocked import forget, remember
 
@@ -61,6 +62,11 @@ class Converted:
             "jsonl": self.transcripts,
             "alreadyDone": self.already,
         }
+
+
+def write_keyfile(root: Path, keyfile: KeyFile) -> None:
+    """Atomic replace: a crash leaves the old key file or the new one, each of which opens the home."""
+    atomic_write_bytes(key_path(root), keyfile_bytes(keyfile))
 
 
 def journal_path(root: Path) -> Path:

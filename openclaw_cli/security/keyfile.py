@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import OpenclawError, StoreError
-from openclaw_cli.fsutil import atomic_write_bytes
 
 KEY_FORMAT = "openclaw-datakey/1"
 SECURITY_DIR = "security"
@@ -119,10 +118,10 @@ def new_data_key() -> bytes:
     return os.urandom(DATA_KEY_BYTES)
 
 
-def write_keyfile(root: Path, keyfile: KeyFile) -> None:
-    """Atomic replace: a crash leaves the old key file or the new one, each of which opens the home."""
-    text = json.dumps(keyfile.to_dict(), indent=2) + "\n"
-    atomic_write_bytes(key_path(root), text.encode("ascii"))
+def keyfile_bytes(keyfile: KeyFile) -> bytes:
+    """What the key file holds (written by convert.write_keyfile, which owns the atomic replace: this
+    module is below fsutil, whose JSON writer asks security/ whether to seal)."""
+    return (json.dumps(keyfile.to_dict(), indent=2) + "\n").encode("ascii")
 
 
 def read_keyfile(root: Path) -> KeyFile:
