@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import apsw
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+DECRYPTED_CACHE_KIB = 65536
 
 
 def is_plain_sqlite(path: Path) -> bool:
@@ -52,6 +53,10 @@ def apply_key(conn: apsw.Connection, key: bytes, schema: str = "main") -> None:
     """Key `conn` before its first read: the cipher, then the raw key (no KDF)."""
     conn.execute(f"PRAGMA {schema}.cipher = '{DB_CIPHER}'")
     conn.execute(f"PRAGMA {schema}.key = \"x'{key.hex()}'\"")
+    # SQLite's page cache holds pages decrypted: with its default 2 MiB, a warm search at 20k re-read and
+    # re-decrypted its pages from the OS cache on every query (1.1-1.45x plain, measured); up to 64 MiB
+    # (grown only as pages are read) brings it to plain's speed.
+    conn.execute(f"PRAGMA {schema}.cache_size = -{DECRYPTED_CACHE_KIB}")
 
 
 def connect(path: Path, flags: int | None = None) -> apsw.Connection:
