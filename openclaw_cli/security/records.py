@@ -18,7 +18,7 @@ import base64
 import binascii
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,11 @@ class Sealer:
 
     key: bytes
     file_id: bytes
+    _aead: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # One AES key schedule per file, not per record: an append costs the seal itself (~5 us).
+        object.__setattr__(self, "_aead", _aead(self.key))
 
     @classmethod
     def new(cls, key: bytes) -> Sealer:
@@ -64,7 +69,7 @@ class Sealer:
     def seal(self, record: bytes) -> bytes:
         """One line (with its newline) holding `record` (without one)."""
         nonce = os.urandom(NONCE_BYTES)
-        return base64.b64encode(nonce + _aead(self.key).encrypt(nonce, record, self.file_id)) + b"\n"
+        return base64.b64encode(nonce + self._aead.encrypt(nonce, record, self.file_id)) + b"\n"
 
     def open(self, line: bytes, where: str) -> bytes:
         from cryptography.exceptions import InvalidTag
@@ -76,7 +81,7 @@ class Sealer:
         if len(raw) < NONCE_BYTES + TAG_BYTES:
             raise _tampered(where, "too short for a sealed record")
         try:
-            return _aead(self.key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], self.file_id)
+            return self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], self.file_id)
         except InvalidTag:
             raise _tampered(where, "its authentication tag does not verify") from None
 
