@@ -7,6 +7,7 @@ chosen point, and as real processes where the CLI's own behaviour (one-line erro
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -388,3 +389,60 @@ def test_encrypted_export_imports_with_its_passphrase_only(home: Path, tmp_path:
     imported = run_cli(other, "memory", "import", str(export), "--json", env=env)
     assert imported.returncode == 0, imported.stderr
     assert "MARKERMEM" in run_cli(other, "memory", "search", "coffee").stdout
+
+
+def test_purge_with_sessions_and_upkeep_commands_work_on_an_encrypted_home(tmp_path: Path) -> None:
+    """The person's memories, own session and lines in a shared one go (redacted through the sealed
+    codec), another person's stay; sweep, backup, recover, restore, doctor and index --check all run."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    links = {"alice": ["telegram:alice_tg"], "bob": ["telegram:bob_tg"]}
+    (home / "openclaw.json").write_text(json.dumps({"session": {"identityLinks": links}}), encoding="utf-8")
+    (home / "openclaw.json").chmod(0o600)
+    shared_key = "agent:main:telegram:default:group:g1"
+    for args in (
+        ("memory", "add", "alice code zanzibarquokka", "-u", "alice"),
+        (
+            "session",
+            "append",
+            "agent:main:telegram:default:direct:alice_tg",
+            "--role",
+            "user",
+            "I am zanzibarquokka",
+        ),
+        (
+            "session",
+            "append",
+            shared_key,
+            "--role",
+            "user",
+            "--sender",
+            "alice_tg",
+            "zanzibarquokka in the group",
+        ),
+        ("session", "append", shared_key, "--role", "user", "--sender", "bob_tg", "bob keeps this line"),
+    ):
+        assert run_cli(home, *args).returncode == 0, args
+    encrypted(home)
+    env = {"OPENCLAW_PASSPHRASE": PASS}
+    purged = run_cli(home, "memory", "purge", "--user", "alice", "--sessions", "--yes", env=env)
+    assert purged.returncode == 0, purged.stderr
+    shown = run_cli(home, "session", "show", shared_key, env=env)
+    assert "bob keeps this line" in shown.stdout and "zanzibarquokka" not in shown.stdout
+    assert (
+        "zanzibarquokka" not in run_cli(home, "session", "search", "zanzibarquokka", "--all", env=env).stdout
+    )
+    backup = run_cli(home, "memory", "backup", env=env)
+    assert backup.returncode == 0, backup.stderr
+    copy = backup.stdout.strip().rsplit(" ", 1)[-1]
+    assert b"zanzibarquokka" not in Path(copy).read_bytes()
+    for args in (
+        ("session", "sweep"),
+        ("memory", "recover", "--yes"),
+        ("memory", "restore", copy, "--yes"),
+        ("memory", "index", "--check"),
+        ("doctor",),
+    ):
+        done = run_cli(home, *args, env=env)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    assert run_cli(home, "security", "status", "--json").json()["files"]["databases"]["plain"] == 0
