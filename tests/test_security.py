@@ -27,7 +27,7 @@ from openclaw_cli.sessions.jsonl import read_messages
 from tests.conftest import ROOT, base_env, run_cli
 
 PASS = "correct horse battery staple"
-MARKERS = (b"MARKERMEM", b"MARKERSESS", b"MARKERTWO")
+MARKERS = (b"MARKERMEM", b"MARKERSESS", b"MARKERTWO", b"MARKERMEDIA")
 FAST_KDF = 2**14  # in-process conversions: the stored parameters are what unwrap uses, so any n works
 
 
@@ -40,6 +40,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert run_cli(home, "session", "append", "agent:main:direct:bo", "MARKERTWO from bo").returncode == 0
     assert run_cli(home, "memory", "backup").returncode == 0
     assert run_cli(home, "session", "search", "MARKERSESS").returncode == 0  # builds the transcript index
+    media = home / "media"  # what a channel saved (channels/media.py): a file and its owner's index line
+    media.mkdir(mode=0o700)
+    (media / "0a1b.txt").write_bytes(b"a photo caption MARKERMEDIA")
+    (media / "index.jsonl").write_bytes(b'{"file": "0a1b.txt", "person": "MARKERMEDIA-owner", "at": 1}\n')
     return home
 
 
@@ -69,6 +73,11 @@ def contents(root: Path) -> dict[str, object]:
     conn = open_db(Home(root).memory_db("main"), create=False, readonly=True)
     held["memories"] = sorted(str(r[0]) for r in conn.execute("SELECT l0 FROM records"))
     conn.close()
+    from openclaw_cli.channels.media import _index
+    from openclaw_cli.security.files import read_document
+
+    held["media"] = read_document(root / "media" / "0a1b.txt")
+    held["mediaIndex"] = _index(root / "media")
     return held
 
 
@@ -446,3 +455,23 @@ def test_purge_with_sessions_and_upkeep_commands_work_on_an_encrypted_home(tmp_p
         done = run_cli(home, *args, env=env)
         assert done.returncode == 0, (args, done.stdout, done.stderr)
     assert run_cli(home, "security", "status", "--json").json()["files"]["databases"]["plain"] == 0
+
+
+def test_media_saved_in_an_encrypted_home_is_sealed_whole(home: Path) -> None:
+    import asyncio
+
+    from openclaw_cli.channels.media import _index, record_owner, save_stream
+    from openclaw_cli.security.files import read_document
+
+    convert.init_home(home, PASS, kdf_n=FAST_KDF)
+
+    async def chunks():  # type: ignore[no-untyped-def]
+        yield b"MARKERMEDIA first half, "
+        yield b"second half"
+
+    saved = asyncio.run(save_stream(home / "media", chunks(), 4096))
+    record_owner(home / "media", [saved.name], "MARKERMEDIA-person")
+    assert saved.size == len(b"MARKERMEDIA first half, second half") and saved.mime == "text/plain"
+    assert files_with_markers(home) == []
+    assert read_document(home / "media" / saved.name) == b"MARKERMEDIA first half, second half"
+    assert {row["file"]: row["person"] for row in _index(home / "media")}[saved.name] == "MARKERMEDIA-person"

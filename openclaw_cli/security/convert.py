@@ -22,7 +22,7 @@ from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir, fsync_dir
 from openclaw_cli.security import records
 from openclaw_cli.security.database import apply_key, is_plain_sqlite, rekey_file
-from openclaw_cli.security.files import SEALED_DOCUMENTS, SEALED_LINES
+from openclaw_cli.security.files import MEDIA_DIR, SEALED_DOCUMENTS, SEALED_LINES
 from openclaw_cli.security.keyfile import (
     SCRYPT_N,
     SECURITY_DIR,
@@ -124,6 +124,8 @@ def home_files(root: Path) -> Iterator[tuple[str, Path]]:
                 continue
             if name in SEALED_DOCUMENTS:
                 yield "document", path
+            elif rel.parts[0] == MEDIA_DIR and name not in SEALED_LINES and not name.startswith("."):
+                yield "document", path  # a media file: sealed whole, like a document
             elif name in SEALED_LINES:
                 yield "transcript", path
             elif name.endswith((".sqlite", ".db")) and not name.endswith(("-wal", "-shm", "-journal")):

@@ -15,9 +15,9 @@ from openclaw_cli.security.unlocked import key_for
 # Whole-file JSON documents sealed in an encrypted home (atomic_write_json seals them): the session
 # files. Others (gateway.pid, openclaw.json, the key file itself) stay plain: tools and people read them.
 SEALED_DOCUMENTS = frozenset({"meta.json", "context.json", "sessions.json"})
-SEALED_LINES = frozenset(
-    {"messages.jsonl", "summaries.jsonl", "inbox.jsonl"}
-)  # transcripts, the gateway's journal
+# JSONL files sealed per line: transcripts, summary histories, the gateway's inbox, the media index.
+SEALED_LINES = frozenset({"messages.jsonl", "summaries.jsonl", "inbox.jsonl", "index.jsonl"})
+MEDIA_DIR = "media"  # inbound channel files: each sealed whole (channels/media.py)
 
 
 def seals(path: Path) -> bool:
