@@ -42,7 +42,7 @@ _openclaw_words() {
         "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
-        "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;
+        "options:openclaw memory export") echo "--scope -u --user --format -o --output --encrypt -h --help" ;;
         "valued:openclaw memory export") echo "--scope -u --user --format -o --output" ;;
         "options:openclaw memory extract") echo "-s --session --dry-run -u --user --json -h --help" ;;
         "valued:openclaw memory extract") echo "-s --session -u --user" ;;

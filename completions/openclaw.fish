@@ -236,6 +236,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l scope -x -d 
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s u -l user -x -d 'Only this user\'s memories.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l format -x -d 'json (one document) or jsonl (streamed).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s o -l output -x -d 'File to write; \'-\' is stdout.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l encrypt -d 'Seal the export under a passphrase (OPENCLAW_EXPORT_PASSPHRASE, OPENCLAW_PASSPHRASE, or typed twice); `memory import` reads it with the same passphrase.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory extract'" -s s -l session -x -d 'Session key or id.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory extract'" -l dry-run -d 'Show what would be written; write nothing, keep the checkpoint.'
