@@ -475,3 +475,22 @@ def test_media_saved_in_an_encrypted_home_is_sealed_whole(home: Path) -> None:
     assert files_with_markers(home) == []
     assert read_document(home / "media" / saved.name) == b"MARKERMEDIA first half, second half"
     assert {row["file"]: row["person"] for row in _index(home / "media")}[saved.name] == "MARKERMEDIA-person"
+
+
+def test_channel_journal_and_gateway_inbox_are_sealed_and_read_back(home: Path) -> None:
+    from openclaw_cli.channels.journal import ChannelJournal, account_dir
+    from openclaw_cli.gateway.inbox import Inbox
+
+    convert.init_home(home, PASS, kdf_n=FAST_KDF)
+    journal = ChannelJournal(account_dir(home, "telegram", "default"))
+    journal.accept("u1", {"text": "MARKERMEDIA said on telegram", "chat": 5})
+    journal.reply("u1", ["part one"])
+    journal.close()
+    inbox = Inbox(home / "gateway" / "inbox.jsonl")
+    pending = inbox.accept("main", "agent:main:main", "MARKERMEDIA typed", None, "2026-01-01T00:00:00Z")
+    inbox.close()
+    assert files_with_markers(home) == []
+    again = ChannelJournal(account_dir(home, "telegram", "default"))
+    assert [e.record["text"] for e in again.pending()] == ["MARKERMEDIA said on telegram"]
+    assert again.pending()[0].parts == ["part one"]
+    assert [p.text for p in Inbox(home / "gateway" / "inbox.jsonl").pending()] == [pending.text]

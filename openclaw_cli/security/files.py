@@ -15,8 +15,9 @@ from openclaw_cli.security.unlocked import key_for
 # Whole-file JSON documents sealed in an encrypted home (atomic_write_json seals them): the session
 # files. Others (gateway.pid, openclaw.json, the key file itself) stay plain: tools and people read them.
 SEALED_DOCUMENTS = frozenset({"meta.json", "context.json", "sessions.json"})
-# JSONL files sealed per line: transcripts, summary histories, the gateway's inbox, the media index.
-SEALED_LINES = frozenset({"messages.jsonl", "summaries.jsonl", "inbox.jsonl", "index.jsonl"})
+# JSONL files sealed per line: transcripts, summary histories, the gateway's inbox, the media index,
+# the channels' journals.
+SEALED_LINES = frozenset({"messages.jsonl", "summaries.jsonl", "inbox.jsonl", "index.jsonl", "journal.jsonl"})
 MEDIA_DIR = "media"  # inbound channel files: each sealed whole (channels/media.py)
 
 
@@ -146,3 +147,28 @@ def append_record(path: Path, record: bytes, *, mode: int = 0o600) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def open_for_append(path: Path, mode: int = 0o600) -> tuple[int, records.Sealer | None]:
+    """An O_APPEND descriptor on the JSONL file at `path` and its sealer (None: plain), a new file in an
+    encrypted home getting its header first. Write lines with `line_bytes`."""
+    import os
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        head = os.pread(fd, 256, 0)
+        if head:
+            sealer = lines_sealer(path, head[: head.find(b"\n") + 1] if b"\n" in head else head)
+        else:
+            sealer = new_lines_sealer(path)
+            if sealer is not None:
+                os.write(fd, sealer.header())
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, sealer
+
+
+def line_bytes(sealer: records.Sealer | None, record: bytes) -> bytes:
+    """One line for a file opened with open_for_append: sealed, or the record and a newline."""
+    return record + b"\n" if sealer is None else sealer.seal(record)
