@@ -445,7 +445,11 @@ def test_purge_with_sessions_and_upkeep_commands_work_on_an_encrypted_home(tmp_p
     assert backup.returncode == 0, backup.stderr
     copy = backup.stdout.strip().rsplit(" ", 1)[-1]
     assert b"zanzibarquokka" not in Path(copy).read_bytes()
+    outside = tmp_path / "elsewhere.sqlite"  # a backup written outside the home: the same key
+    assert run_cli(home, "memory", "backup", "-o", str(outside), env=env).returncode == 0
+    assert not outside.read_bytes().startswith(b"SQLite format 3") and b"bob" not in outside.read_bytes()
     for args in (
+        ("memory", "restore", str(outside), "--yes"),
         ("session", "sweep"),
         ("memory", "recover", "--yes"),
         ("memory", "restore", copy, "--yes"),

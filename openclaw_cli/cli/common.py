@@ -72,7 +72,7 @@ def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     _state = AppState(home=Home(root), agent=agent, verbose=verbose, env=dict(os.environ))
     from openclaw_cli.cli import passphrase_edge  # an encrypted home's passphrase: asked for on first need
 
-    passphrase_edge.install(_state.env, lambda: list(state().settings.security.passphrase_sources))
+    passphrase_edge.install(_state.env, lambda: list(state().settings.security.passphrase_sources), root)
     return _state
 
 

@@ -34,7 +34,7 @@ def sources(env: Mapping[str, str], order: list[str] | None = None) -> Sources:
     )
 
 
-def install(env: Mapping[str, str], configured: Callable[[], list[str]]) -> None:
+def install(env: Mapping[str, str], configured: Callable[[], list[str]], home: Path | None = None) -> None:
     """Let core code ask for the passphrase of an encrypted home (the order from security.passphraseSources,
     read only then: a plain home never loads the settings for it)."""
 
@@ -42,6 +42,7 @@ def install(env: Mapping[str, str], configured: Callable[[], list[str]]) -> None
         return obtain(root, sources(env, configured()))
 
     unlocked.set_provider(provide)
+    unlocked.set_default_home(home)
 
 
 def new_passphrase(env: Mapping[str, str], root: Path, *, also_current: bool = False) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openclaw_cli.security.keyfile import DB_CIPHER
-from openclaw_cli.security.unlocked import home_of, key_for_home
+from openclaw_cli.security.unlocked import default_home, home_of, key_for_home
 
 if TYPE_CHECKING:
     import apsw
@@ -33,11 +33,19 @@ def is_plain_sqlite(path: Path) -> bool:
         return False
 
 
+def may_be_encrypted(path: Path) -> bool:
+    """Whether a file at `path` that does not start like SQLite may be an encrypted database (its page 1
+    starts with a random salt) rather than something else."""
+    return home_of(path) is not None or default_home() is not None
+
+
 def key_for_database(path: Path) -> bytes | None:
     """The key to open `path` with: None in a plain home, and for a plain file in an encrypted home that
     `security init` has not reached yet (or a file `security decrypt` already turned back), so a home
-    half-way through either still opens whole."""
-    root = home_of(path)
+    half-way through either still opens whole. A file outside every home (`memory backup -o`, a copy
+    to restore) takes the key of the encrypted home this process works for, if any: a backup is
+    encrypted with its home's key wherever it is written."""
+    root = home_of(path) or default_home()
     if root is None:
         return None
     try:

@@ -21,11 +21,23 @@ PassphraseProvider = Callable[[Path], str]
 _lock = threading.Lock()
 _keys: dict[Path, bytes] = {}
 _provider: PassphraseProvider | None = None
+_default_home: Path | None = None
 
 
 def set_provider(provider: PassphraseProvider | None) -> None:
     global _provider
     _provider = provider
+
+
+def set_default_home(root: Path | None) -> None:
+    """The home this process works for (the CLI's --home): a database outside every home that is not
+    plain SQLite (a backup written with --output, a copy being restored) is opened with its key."""
+    global _default_home
+    _default_home = None if root is None else _norm(root)
+
+
+def default_home() -> Path | None:
+    return _default_home if _default_home is not None and is_encrypted(_default_home) else None
 
 
 def remember(root: Path, key: bytes) -> None:
