@@ -498,3 +498,31 @@ def test_channel_journal_and_gateway_inbox_are_sealed_and_read_back(home: Path) 
     assert [e.record["text"] for e in again.pending()] == ["MARKERMEDIA said on telegram"]
     assert again.pending()[0].parts == ["part one"]
     assert [p.text for p in Inbox(home / "gateway" / "inbox.jsonl").pending()] == [pending.text]
+
+
+def test_passphrase_sources_are_tried_in_the_configured_order(tmp_path: Path) -> None:
+    from openclaw_cli.security.passphrase import Sources, obtain
+
+    asked: list[str] = []
+
+    def prompt(text: str) -> str:
+        asked.append(text)
+        return "typed"
+
+    def stored(service: str, name: str) -> str | None:
+        return f"kept for {service}:{Path(name).name}"
+
+    def broken(service: str, name: str) -> str | None:
+        raise RuntimeError("the keyring is locked")
+
+    everything = ("env", "prompt", "keyring")
+    assert obtain(tmp_path, Sources(everything, "from env", prompt, stored)) == "from env"
+    assert obtain(tmp_path, Sources(everything, None, prompt, stored)) == "typed" and asked
+    assert obtain(tmp_path, Sources(("keyring", "prompt"), "from env", prompt, stored)).startswith(
+        "kept for openclaw"
+    )
+    assert obtain(tmp_path, Sources(everything, None, None, stored)).startswith("kept for")
+    with pytest.raises(keyfile.PassphraseMissing, match="tried: env, prompt, keyring"):
+        obtain(tmp_path, Sources(everything, None, None, broken))
+    with pytest.raises(keyfile.PassphraseMissing):
+        obtain(tmp_path, Sources(("keyring",), "from env", prompt, None))
