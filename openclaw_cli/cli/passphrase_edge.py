@@ -6,7 +6,6 @@ opens a file of an encrypted home; a command that only talks to a running gatewa
 
 from __future__ import annotations
 
-import getpass
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,7 +20,17 @@ NEW_ENV_NAME = "OPENCLAW_NEW_PASSPHRASE"
 
 def _terminal_prompt() -> Callable[[str], str] | None:
     """getpass when someone is at a terminal; None under cron, a pipe or a test (never blocks)."""
-    return getpass.getpass if sys.stdin.isatty() else None
+    if not sys.stdin.isatty():
+        return None
+    import getpass  # here: it imports termios and friends, which a plain home's start-up never needs
+
+    return getpass.getpass
+
+
+def _keyring_get(service: str, name: str) -> str | None:
+    """The OS keyring, imported only when it is asked (its import costs ~0.1-0.5 s)."""
+    getter = keyring_getter()
+    return None if getter is None else getter(service, name)
 
 
 def sources(env: Mapping[str, str], order: list[str] | None = None) -> Sources:
@@ -30,8 +39,23 @@ def sources(env: Mapping[str, str], order: list[str] | None = None) -> Sources:
         order=chosen,
         env_value=env.get(ENV_NAME) or None,
         prompt=_terminal_prompt(),
-        keyring_get=keyring_getter() if "keyring" in chosen else None,
+        keyring_get=_keyring_get if "keyring" in chosen else None,
     )
+
+
+def _configures_sources(root: Path, env: Mapping[str, str]) -> bool:
+    """Whether security.passphraseSources may be set (openclaw.json names it, or an OPENCLAW_SECURITY
+    variable): otherwise the default order holds, and a command that needs no settings (`session append`)
+    does not load them (~0.2-0.9 s of pydantic) only to learn that."""
+    if any(name.upper().startswith("OPENCLAW_SECURITY") for name in env):
+        return True
+    for name in ("openclaw.json", "openclaw.toml"):
+        try:
+            if b"passphrase" in (root / name).read_bytes().lower():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def install(env: Mapping[str, str], configured: Callable[[], list[str]], home: Path | None = None) -> None:
@@ -39,7 +63,7 @@ def install(env: Mapping[str, str], configured: Callable[[], list[str]], home: P
     read only then: a plain home never loads the settings for it)."""
 
     def provide(root: Path) -> str:
-        return obtain(root, sources(env, configured()))
+        return obtain(root, sources(env, configured() if _configures_sources(root, env) else None))
 
     unlocked.set_provider(provide)
     unlocked.set_default_home(home)
