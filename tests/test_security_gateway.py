@@ -44,6 +44,8 @@ def test_nothing_said_or_added_is_readable_on_disk_with_the_gateway_running_or_s
             assert run_cli(home, "memory", "backup", env=env).returncode == 0
             assert list(home.rglob("*-wal")), "the test must look at live WAL files"
             assert holding_markers(home) == []
+            refused = run_cli(home, "security", "decrypt", "--yes", env=env)  # it would race the gateway
+            assert refused.returncode == 1 and "gateway of this home is running" in refused.stderr
         assert holding_markers(home) == []
     shown = run_cli(home, "session", "show", "agent:main:main", env=env)
     assert "MARKERCHAT" in shown.stdout  # and it is all still there
