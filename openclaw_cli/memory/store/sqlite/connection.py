@@ -46,7 +46,9 @@ def _check_header(path: Path) -> None:
     """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
     with path.open("rb") as handle:
         head = handle.read(len(SQLITE_MAGIC))
-    if head and head != SQLITE_MAGIC and not may_be_encrypted(path):  # an encrypted page 1 starts with its salt
+    if (
+        head and head != SQLITE_MAGIC and not may_be_encrypted(path)
+    ):  # an encrypted page 1 starts with its salt
         raise StoreError(
             f"{path} is not a SQLite database",
             hint="move it aside (it was left as it was) and run the command again to start a new one",
