@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openclaw_cli.security import convert, unlocked
 from tests.conftest import run_cli
 from tests.gateway_helpers import echo_server, running_gateway, send_all, write_config
 
@@ -25,8 +26,8 @@ def holding_markers(root: Path) -> list[str]:
 
 
 def test_nothing_said_or_added_is_readable_on_disk_with_the_gateway_running_or_stopped(home: Path) -> None:
-    init = run_cli(home, "security", "init", "--yes", env={"OPENCLAW_NEW_PASSPHRASE": PASS})
-    assert init.returncode == 0, init.stderr
+    convert.init_home(home, PASS, kdf_n=2**14)  # a cheap scrypt: each process below unwraps with it
+    unlocked.forget()
     env = {"OPENCLAW_PASSPHRASE": PASS}
     with echo_server() as fake:
         write_config(home, fake, memory={"extraction": {"enabled": False}})
