@@ -4,9 +4,14 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "channels chat completion config doctor gateway man memory pairing reflect security session" ;;
+        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect security session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
+        "commands:openclaw auth") echo "list remove set" ;;
+        "options:openclaw auth") echo "-h --help" ;;
+        "options:openclaw auth list") echo "--json -h --help" ;;
+        "options:openclaw auth remove") echo "-q --quiet -h --help" ;;
+        "options:openclaw auth set") echo "-q --quiet -h --help" ;;
         "commands:openclaw channels") echo "list status" ;;
         "options:openclaw channels") echo "-h --help" ;;
         "options:openclaw channels list") echo "--json -h --help" ;;
@@ -20,6 +25,10 @@ _openclaw_words() {
         "options:openclaw config path") echo "--json -h --help" ;;
         "options:openclaw config set") echo "-h --help" ;;
         "options:openclaw config show") echo "--json -h --help" ;;
+        "commands:openclaw cron") echo "list run" ;;
+        "options:openclaw cron") echo "-h --help" ;;
+        "options:openclaw cron list") echo "--json -h --help" ;;
+        "options:openclaw cron run") echo "--json -h --help" ;;
         "options:openclaw doctor") echo "--fix --json -h --help" ;;
         "commands:openclaw gateway") echo "call health run start status stop" ;;
         "options:openclaw gateway") echo "-h --help" ;;
@@ -35,11 +44,16 @@ _openclaw_words() {
         "valued:openclaw gateway status") echo "--port --token" ;;
         "options:openclaw gateway stop") echo "--json -h --help" ;;
         "options:openclaw man") echo "-h --help" ;;
+        "commands:openclaw mcp") echo "config" ;;
+        "options:openclaw mcp") echo "-u --user --http --port --host -h --help" ;;
+        "valued:openclaw mcp") echo "-u --user --port --host" ;;
+        "options:openclaw mcp config") echo "-c --client -u --user -h --help" ;;
+        "valued:openclaw mcp config") echo "-c --client -u --user" ;;
         "commands:openclaw memory") echo "add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
-        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch --json -h --help" ;;
-        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id --batch" ;;
-        "options:openclaw memory backup") echo "-o --output --shared --list --json -q --quiet -h --help" ;;
+        "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
+        "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
+        "options:openclaw memory backup") echo "-o --output --shared --list --daily --json -q --quiet -h --help" ;;
         "valued:openclaw memory backup") echo "-o --output" ;;
         "options:openclaw memory delete") echo "--json -h --help" ;;
         "options:openclaw memory export") echo "--scope -u --user --format -o --output --encrypt -h --help" ;;
@@ -66,14 +80,18 @@ _openclaw_words() {
         "valued:openclaw memory reassign") echo "--from --to -w --where" ;;
         "options:openclaw memory recover") echo "--yes --json -h --help" ;;
         "options:openclaw memory restore") echo "--shared --yes --json -h --help" ;;
-        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --json --local -h --help" ;;
-        "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch" ;;
+        "options:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --explain --all --record-hit --batch --expand --source --json --local -h --help" ;;
+        "valued:openclaw memory search") echo "-k --top -u --user -c --category --scope --mode --batch --source" ;;
         "options:openclaw memory status") echo "--json -h --help" ;;
         "commands:openclaw pairing") echo "approve deny list" ;;
         "options:openclaw pairing") echo "-h --help" ;;
         "options:openclaw pairing approve") echo "--json -h --help" ;;
         "options:openclaw pairing deny") echo "--json -h --help" ;;
         "options:openclaw pairing list") echo "--json -h --help" ;;
+        "commands:openclaw plugins") echo "info list" ;;
+        "options:openclaw plugins") echo "-h --help" ;;
+        "options:openclaw plugins info") echo "--json -h --help" ;;
+        "options:openclaw plugins list") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
         "commands:openclaw security") echo "decrypt init rekey status" ;;
@@ -88,8 +106,8 @@ _openclaw_words() {
         "valued:openclaw session append") echo "--role --sender" ;;
         "options:openclaw session archive") echo "--json -h --help" ;;
         "options:openclaw session compact") echo "--json -h --help" ;;
-        "options:openclaw session context") echo "--budget --json -h --help" ;;
-        "valued:openclaw session context") echo "--budget" ;;
+        "options:openclaw session context") echo "--budget --strategy --json -h --help" ;;
+        "valued:openclaw session context") echo "--budget --strategy" ;;
         "options:openclaw session delete") echo "--yes -h --help" ;;
         "options:openclaw session export") echo "-o --output -h --help" ;;
         "valued:openclaw session export") echo "-o --output" ;;
@@ -105,6 +123,11 @@ _openclaw_words() {
         "options:openclaw session show") echo "--tail --json -h --help" ;;
         "valued:openclaw session show") echo "--tail" ;;
         "options:openclaw session sweep") echo "--json -q --quiet -h --help" ;;
+        "commands:openclaw skills") echo "check list show" ;;
+        "options:openclaw skills") echo "-h --help" ;;
+        "options:openclaw skills check") echo "--json -q --quiet -h --help" ;;
+        "options:openclaw skills list") echo "--json -h --help" ;;
+        "options:openclaw skills show") echo "--json -h --help" ;;
     esac
 }
 
@@ -112,6 +135,8 @@ _openclaw_words() {
 _openclaw_values() {
     case "$1|$2" in
         "openclaw|--home") echo "@file" ;;
+        "openclaw mcp config|-c") echo "claude-desktop claude-code cursor vscode" ;;
+        "openclaw mcp config|--client") echo "claude-desktop claude-code cursor vscode" ;;
         "openclaw memory add|-c") echo "profile preference event case lesson insight note" ;;
         "openclaw memory add|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory add|--scope") echo "user agent" ;;
@@ -122,6 +147,7 @@ _openclaw_values() {
         "openclaw memory search|--category") echo "profile preference event case lesson insight note" ;;
         "openclaw memory search|--scope") echo "user agent" ;;
         "openclaw memory search|--mode") echo "hybrid bm25 vector" ;;
+        "openclaw memory search|--source") echo "memory sessions memory,sessions" ;;
     esac
 }
 

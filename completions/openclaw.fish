@@ -4,21 +4,31 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' channels chat completion config doctor gateway man memory pairing reflect security session
+            printf '%s\n' auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect security session skills
+        case 'openclaw auth'
+            printf '%s\n' list remove set
         case 'openclaw channels'
             printf '%s\n' list status
         case 'openclaw config'
             printf '%s\n' get path set show
+        case 'openclaw cron'
+            printf '%s\n' list run
         case 'openclaw gateway'
             printf '%s\n' call health run start status stop
+        case 'openclaw mcp'
+            printf '%s\n' config
         case 'openclaw memory'
             printf '%s\n' add backup delete export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
         case 'openclaw pairing'
             printf '%s\n' approve deny list
+        case 'openclaw plugins'
+            printf '%s\n' info list
         case 'openclaw security'
             printf '%s\n' decrypt init rekey status
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
+        case 'openclaw skills'
+            printf '%s\n' check list show
     end
 end
 
@@ -38,8 +48,12 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '--port' '--bind' '--token'
         case 'openclaw gateway status'
             printf '%s\n' '--port' '--token'
+        case 'openclaw mcp'
+            printf '%s\n' '-u' '--user' '--port' '--host'
+        case 'openclaw mcp config'
+            printf '%s\n' '-c' '--client' '-u' '--user'
         case 'openclaw memory add'
-            printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '--batch'
+            printf '%s\n' '-c' '--category' '--scope' '-u' '--user' '--l1' '--l2' '--id' '-a' '--attribute' '--batch'
         case 'openclaw memory backup'
             printf '%s\n' '-o' '--output'
         case 'openclaw memory export'
@@ -61,13 +75,13 @@ function __openclaw_valued --argument-names cmdpath
         case 'openclaw memory reassign'
             printf '%s\n' '--from' '--to' '-w' '--where'
         case 'openclaw memory search'
-            printf '%s\n' '-k' '--top' '-u' '--user' '-c' '--category' '--scope' '--mode' '--batch'
+            printf '%s\n' '-k' '--top' '-u' '--user' '-c' '--category' '--scope' '--mode' '--batch' '--source'
         case 'openclaw reflect'
             printf '%s\n' '-c' '--category'
         case 'openclaw session append'
             printf '%s\n' '--role' '--sender'
         case 'openclaw session context'
-            printf '%s\n' '--budget'
+            printf '%s\n' '--budget' '--strategy'
         case 'openclaw session export'
             printf '%s\n' '-o' '--output'
         case 'openclaw session key'
@@ -107,23 +121,40 @@ function __openclaw_at --argument-names expected
 end
 
 complete -c openclaw -f
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a auth -d 'API keys per provider for one agent (agents/<agentId>/agent/auth-profiles.json, 0600)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a channels -d 'Chat-app channels (Telegram, Slack): as configured, and as the running gateway sees them'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a chat -d 'Chat with an agent in the terminal (replies stream; memory is used and written)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a completion -d 'Print the completion script for SHELL (commands, options, and values such as --mode and -c)'
-complete -c openclaw -n "__openclaw_at 'openclaw'" -a config -d 'Read and change openclaw.json (JSON5)'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a config -d 'Read and change openclaw.json (JSON5), or openclaw.toml when there is no openclaw.json'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a cron -d 'The gateway\'s scheduled jobs (cron.jobs): session sweep, daily backup, index check, reflection'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a doctor -d 'Check permissions, openclaw.json, sessions and memory; exit 1 if an error remains'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a gateway -d 'The gateway: agents served over WebSocket and HTTP (OpenAI-compatible) on 127.0.0.1:18789'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a man -d 'Show the manual page of openclaw or of one of its commands'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a mcp -d 'Serve long-term memory to MCP clients (Claude, Cursor, VS Code) over stdio or HTTP'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memory: records in SQLite with keyword (FTS5) and vector (sqlite-vec) search'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a plugins -d 'Plugins (entry points `openclaw.plugins` and plugins.load.paths): state, registrations, errors'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a reflect -d 'Distil insights from unreflected memories with the chat model (llm.model)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a security -d 'Encryption at rest: a passphrase-wrapped key encrypts the home\'s databases and session files'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a skills -d 'Skills: SKILL.md instruction sets in the workspace\'s and the home\'s skills/ folders'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l home -r -F -d 'State directory (default ~/.openclaw).'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l agent -x -d 'Agent id.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s v -l verbose -d 'Show tracebacks and debug detail.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l version -d 'Print the version and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a list -d 'The providers the agent has a key for, and when each was set (never the keys)'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a remove -d 'Forget the agent\'s key for PROVIDER; its calls fall back to llm.apiKey, then the environment'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -a set -d 'Store the agent\'s key for PROVIDER (replacing one stored before); it is used for the agent\'s model calls before llm.apiKey and the provider\'s environment variable (an agents.list apiKey still wins)'
+complete -c openclaw -n "__openclaw_at 'openclaw auth'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth remove'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw auth set'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a list -d 'The channels in openclaw.json: enabled, mode, whether a token is set (never the token), policies'
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -a status -d 'Each channel as the running gateway sees it: connected, last inbound/outbound, last error, pending sends, offset'
 complete -c openclaw -n "__openclaw_at 'openclaw channels'" -s h -l help -d 'Show this message and exit.'
@@ -143,7 +174,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw completion'" -s h -l help -d 'S
 complete -c openclaw -n "__openclaw_at 'openclaw completion'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -a get -d 'Print one effective setting'
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -a path -d 'Print where the config file lives (it may not exist yet)'
-complete -c openclaw -n "__openclaw_at 'openclaw config'" -a set -d 'Set one key in openclaw.json; the whole file is validated before it is replaced atomically'
+complete -c openclaw -n "__openclaw_at 'openclaw config'" -a set -d 'Set one key in openclaw.json (or openclaw.toml); the whole file is validated before it is replaced atomically'
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -a show -d 'Print the effective settings: defaults, then the file, then OPENCLAW_* variables'
 complete -c openclaw -n "__openclaw_at 'openclaw config'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw config get'" -l json -d 'Print one JSON document on stdout and nothing else there.'
@@ -155,6 +186,14 @@ complete -c openclaw -n "__openclaw_at 'openclaw config set'" -s h -l help -d 'S
 complete -c openclaw -n "__openclaw_at 'openclaw config set'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw config show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw config show'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron'" -a list -d 'Each job with its schedule, last run, result, duration and next run'
+complete -c openclaw -n "__openclaw_at 'openclaw cron'" -a run -d 'Run one job now, in the running gateway (after the job it is running, if any); exit 1 if it fails'
+complete -c openclaw -n "__openclaw_at 'openclaw cron'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron run'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron run'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw cron run'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -l fix -d 'Repair what can be repaired (e.g. file permissions).'
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw doctor'" -s h -l help -d 'Show this message and exit.'
@@ -192,6 +231,15 @@ complete -c openclaw -n "__openclaw_at 'openclaw gateway stop'" -l json -d 'Prin
 complete -c openclaw -n "__openclaw_at 'openclaw gateway stop'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw man'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw man'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -a config -d 'Print the JSON snippet a client\'s MCP settings take to launch this openclaw (its absolute path), for this home and agent; where the snippet goes is said on stderr'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -s u -l user -x -d 'The person the server acts for (default: the owner).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -l http -d 'Serve streamable HTTP at /mcp instead of stdio.'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -l port -x -d 'HTTP port (0: any free one).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -l host -x -d 'HTTP address; off loopback only with a token (mcp.token).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s c -l client -x -a 'claude-desktop claude-code cursor vscode' -d 'claude-desktop, claude-code, cursor or vscode.'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s u -l user -x -d 'The person the server acts for (default: the owner).'
+complete -c openclaw -n "__openclaw_at 'openclaw mcp config'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a add -d 'Store a memory, or many with --batch; a memory already stored is not stored twice'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a backup -d 'Copy the memory database with SQLite\'s online backup API (safe while others write)'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a delete -d 'Remove a memory from every index at once (its old value stays in `memory history`)'
@@ -219,6 +267,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s u -l user -x -d
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l l1 -x -d 'Detail (L1).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l l2 -x -d 'Verbatim source (L2).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l id -x -d 'Use this id instead of a new one.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s a -l attribute -x -d 'What a profile fact is about (job, city): a new value replaces the old one, kept in history.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l batch -x -d 'JSON Lines file of records (\'-\' = stdin); see the man page.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -s h -l help -d 'Show this message and exit.'
@@ -226,6 +275,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory add'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s o -l output -x -d 'Write the copy to FILE (replaced if it exists).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l shared -d 'The shared user store (memory.shareUserMemory), not the agent\'s.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l list -d 'List the backups instead of writing one.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l daily -d 'Today\'s copy of every memory database under the home, if none yet; older ones past memory.backup.keepDays are deleted (the gateway\'s daily backup job).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory backup'" -s h -l help -d 'Show this message and exit.'
@@ -320,6 +370,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l all -d 'Also
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l record-hit -d 'Count the results as recalled (FSRS review).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l batch -x -d 'JSON Lines of {query, k, userId, category} (\'-\' = stdin); answers JSON Lines, one per query.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l expand -d 'Let the configured model expand a weak query, as a chat turn does (needs llm.model).'
+complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l source -x -a 'memory sessions memory,sessions' -d 'memory, sessions or memory,sessions: also search what was said in past sessions.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -l local -d 'Run in this process even when a gateway runs for this home.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory search'" -s h -l help -d 'Show this message and exit.'
@@ -338,6 +389,14 @@ complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -s h -l help -d 
 complete -c openclaw -n "__openclaw_at 'openclaw pairing deny'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw pairing list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw pairing list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins'" -a info -d 'One plugin in detail: where it came from, its state, each registration and hook, errors'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins'" -a list -d 'Every plugin found: id, version, source, state, what it registered by injection point, last error'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins info'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins info'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins info'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw plugins list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw plugins list'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l if-due -d 'Only run when due; otherwise exit 0 quietly (for cron).'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l dry-run -d 'Ask the model and show the insights; change nothing.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s c -l category -x -d 'Only this category: profile, preference, event, case, lesson.'
@@ -364,7 +423,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw security status'" -s h -l help 
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a append -d 'Append one message to the key\'s session (a stale session is reset first; the message is kept)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a archive -d 'Archive a session: it takes no more messages; the next message to its key starts a new one'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a compact -d 'Summarise a session\'s older messages now into context.json (messages.jsonl is not changed)'
-complete -c openclaw -n "__openclaw_at 'openclaw session'" -a context -d 'Show what a model would be sent: the summary and the newest messages within the token budget'
+complete -c openclaw -n "__openclaw_at 'openclaw session'" -a context -d 'Show what a model would be sent: the summary and the messages that fit the token budget'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a delete -d 'Delete a session and its messages for good (this cannot be undone)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a export -d 'Write a session as JSON Lines: one meta line (with its summary), then one line per message'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a import -d 'Import a whole session (meta, summary, messages) exported by `openclaw session export`'
@@ -388,6 +447,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw session compact'" -l json -d 'P
 complete -c openclaw -n "__openclaw_at 'openclaw session compact'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session compact'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l budget -x -d 'Token budget for the history.'
+complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l strategy -x -d 'What stays when the history does not fit: the newest messages (sliding), or the last turns and then instructions, decisions and facts (importance). Default: session.context.pruneStrategy.'
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session context'" -F
@@ -434,3 +494,15 @@ complete -c openclaw -n "__openclaw_at 'openclaw session show'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw session sweep'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -a check -d 'Validate every SKILL.md the agent sees (front matter, name, description, requires): each problem on one line as `file:line: message`'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -a list -d 'Every skill the agent (--agent) has: name, tier (workspace, home or a plugin), available or why not (requires.bins, requires.env, agents.list[].skills), size and description'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -a show -d 'One skill: where it is, whether the agent may use it, what it requires, and its body'
+complete -c openclaw -n "__openclaw_at 'openclaw skills'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills check'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills check'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills check'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills list'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills list'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills show'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw skills show'" -F

@@ -1,4 +1,4 @@
-"""Settings: `openclaw.json` (JSON5) overlaid with `OPENCLAW_*` environment variables.
+"""Settings: `openclaw.json` (JSON5), or `openclaw.toml` when there is no JSON file (config_toml.py), overlaid with `OPENCLAW_*` environment variables.
 
 The environment is passed in as a mapping; this module never reads `os.environ` itself.
 Keys are camelCase in the file (`session.dmScope`); environment variables use `__` between levels
@@ -128,7 +128,10 @@ def _settings_class(env: Mapping[str, str]) -> type[Settings]:
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
-    """The raw contents of openclaw.json; {} when it does not exist."""
+    """The raw contents of openclaw.json (or openclaw.toml); {} when it does not exist."""
+    from openclaw_cli.config_toml import is_toml, parse_toml, refuse_both
+
+    refuse_both(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -139,6 +142,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
     if not text.strip():
         return {}
+    if is_toml(path):
+        data = parse_toml(text, path)
+        _refuse_bad_text(data, str(path))
+        return data
     import json5  # only for a file to parse (~5 ms to import; a home without a file reads none)
 
     try:
@@ -256,9 +263,11 @@ def set_key(path: Path, key: str, value: Any, env: Mapping[str, str]) -> Setting
     node[parts[-1]] = value
     settings = validate_settings(data, {}, path)
     from openclaw_cli.config_edit import edited_config_text
+    from openclaw_cli.config_toml import edited_toml_text, is_toml
 
     old_text = path.read_text(encoding="utf-8") if path.exists() else ""  # read_config_file read it already
-    atomic_write_bytes(path, edited_config_text(old_text, parts, value, data).encode("utf-8"))
+    edit = edited_toml_text if is_toml(path) else edited_config_text
+    atomic_write_bytes(path, edit(old_text, parts, value, data).encode("utf-8"))
     return settings
 
 

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from openclaw_cli.channels.settings import ChannelsSettings, MediaSettings
+from openclaw_cli.scheduler.settings import CronSettings
 
 ENV_PREFIX = "OPENCLAW_"
 
@@ -33,6 +34,14 @@ class ResetSettings(_Section):
 class ContextSettings(_Section):
     summary_threshold: int = Field(30, ge=2, description="summarise past this many unsummarised messages")
     summary_ratio: float = Field(0.75, gt=0, le=1, description="or past this share of the history budget")
+    prune_strategy: Literal["sliding", "importance"] = Field(
+        "sliding",
+        description="what stays when the history does not fit: the newest messages (sliding), or the last "
+        "turns and then instructions, decisions and facts before small talk (importance)",
+    )
+    keep_recent_turns: int = Field(
+        4, ge=1, le=1000, description="importance: the last turns always kept whole, as sliding would"
+    )
 
 
 class SessionSettings(_Section):
@@ -73,6 +82,11 @@ class EmbeddingSettings(_Section):
     query_prefix: str = ""
     passage_prefix: str = ""
     threads: int = Field(2, ge=1, le=64)
+    redact: bool | None = Field(
+        None,
+        description="mask e-mail addresses, phone, card- and id-like numbers in what an API embedder is sent "
+        "(the stored text is unchanged); default on for provider litellm, local models send nothing",
+    )
     # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result,
     # and jieba's dictionary cache with it (not the searched words' vectors: those are the home's,
     # Home.word_cache_dir).
@@ -305,6 +319,24 @@ class GatewaySettings(_Section):
     )
 
 
+class SkillsSettings(_Section):
+    """SKILL.md instruction sets (openclaw_cli/skills/): how much of them reaches the model."""
+
+    # 4000 characters is ~1,000 tokens (~4 characters a token), an eighth of the default 8192-token window
+    # (llm.contextTokens): 40-odd skills with whole descriptions, ~70 with shortened ones, the rest said
+    # to be left out; a bigger window can afford a bigger list.
+    max_prompt_chars: int = Field(
+        4000, ge=200, le=200_000, description="budget of the skills list in the system prompt, characters"
+    )
+    max_file_bytes: int = Field(
+        262_144, ge=1024, le=16_777_216, description="a bigger SKILL.md is refused with an error, not read"
+    )
+    # ~3,000 tokens: a skill's instructions fit with room for the conversation in the default window.
+    max_read_chars: int = Field(
+        12_000, ge=500, le=1_000_000, description="characters of a skill body skill_read or /skill gives"
+    )
+
+
 class AgentEntry(_Section):
     """One agent's own settings; each given value wins over the global one (agent_config.for_agent)."""
 
@@ -319,10 +351,30 @@ class AgentEntry(_Section):
         None, description="this agent's extraction model; default its own model when it sets one"
     )
     api_key: str | None = _api_key_field("this agent's apiBase (with none: llm.apiKey)")
+    skills: list[str] | None = Field(
+        None, description="the only skills this agent may use, by name; default every available skill"
+    )
+    tools: list[str] | None = Field(
+        None, description="the plugin tools offered to this agent's model, by name; null: every plugin tool"
+    )
 
     @field_serializer("api_key")
     def _masked(self, key: str | None) -> str | None:
         return None if key is None else SECRET_MASK
+
+
+class McpSettings(_Section):
+    """`openclaw mcp` (issue 51)."""
+
+    token: str | None = Field(
+        None,
+        min_length=16,
+        description="bearer token of `openclaw mcp --http` (never printed); default the gateway token",
+    )
+
+    @field_serializer("token")
+    def _masked(self, token: str | None) -> str | None:
+        return None if token is None else SECRET_MASK
 
 
 class AgentsSettings(_Section):
@@ -367,6 +419,45 @@ class SecuritySettings(_Section):
     )
 
 
+class PluginLoadSettings(_Section):
+    paths: list[str] = Field(
+        default_factory=list,
+        description="plugin files (.py) or folders (a package, or a folder of plugins), loaded in this order; "
+        "`~` expands, a relative path is under the home",
+    )
+
+
+class PluginEntry(_Section):
+    """One plugin's settings (plugins.entries.<id>)."""
+
+    enabled: bool = True
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="the plugin's own settings, validated by its config model at load"
+    )
+    allow_conversation_access: bool = Field(
+        False, description="the plugin's event hooks see message text, tool arguments and results"
+    )
+    hook_timeout_seconds: float | None = Field(
+        None, gt=0, le=600, description="this plugin's hook timeout; default plugins.hookTimeoutSeconds"
+    )
+
+
+class PluginsSettings(_Section):
+    """Plugins (openclaw_cli/plugins/): installed ones (entry points `openclaw.plugins`) and `load.paths`."""
+
+    enabled: bool = Field(True, description="false loads no plugin at all")
+    allow: list[str] | None = Field(None, description="only these plugin ids load; null: every plugin")
+    deny: list[str] = Field(default_factory=list, description="these plugin ids never load (wins over allow)")
+    load: PluginLoadSettings = Field(default_factory=PluginLoadSettings)
+    entries: dict[str, PluginEntry] = Field(default_factory=dict, description="per plugin id")
+    hook_timeout_seconds: float = Field(
+        5,
+        gt=0,
+        le=600,
+        description="a hook running longer is abandoned for that call and counted as an error",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -393,3 +484,7 @@ class Settings(BaseSettings):
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    plugins: PluginsSettings = Field(default_factory=PluginsSettings)
+    cron: CronSettings = Field(default_factory=CronSettings)  # the gateway's own jobs (scheduler/)
+    mcp: McpSettings = Field(default_factory=McpSettings)

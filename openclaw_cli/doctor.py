@@ -62,6 +62,9 @@ def run_doctor(home: Home, agent: str, env: Mapping[str, str], fix: bool) -> Doc
         from openclaw_cli.channels.checks import check_channels
 
         findings += check_channels(settings, env)
+        from openclaw_cli.plugins.report import check_plugins
+
+        findings += check_plugins(settings, home.root)
     findings += _check_sessions(home, agent, fix)
     findings += check_model_leftovers(home, fix, settings)
     findings += _check_memory(home, agent, settings, fix)

@@ -74,9 +74,28 @@ def client() -> ModuleType:
         return _litellm
 
 
+# Model providers that plugins registered (plugins/providers.py), by the prefix of `<provider>/<model>`:
+# filled by the process that loaded its plugins (use_providers), empty otherwise.
+_plugin_providers: dict[str, Any] = {}
+
+
+def use_providers(providers: dict[str, Any]) -> None:
+    """The plugin providers this process routes to (set once its plugins are loaded)."""
+    _plugin_providers.clear()
+    _plugin_providers.update(providers)
+
+
+def plugin_provider(model: str) -> Any:
+    """The plugin provider that answers `model`, or None."""
+    return _plugin_providers.get(model.split("/", 1)[0]) if _plugin_providers and "/" in model else None
+
+
 def route(model: str) -> Any:
-    """What calls `model`: llm_openai for an `openai/` model (its functions take litellm's arguments and
-    answer in litellm's shapes), litellm for any other."""
+    """What calls `model`: a plugin's provider for its `<provider>/` prefix, llm_openai for an `openai/`
+    model (its functions take litellm's arguments and answer in litellm's shapes), litellm for any other."""
+    provider = plugin_provider(model)
+    if provider is not None:
+        return provider
     return llm_openai if llm_openai.handles(model) else client()
 
 
@@ -92,6 +111,8 @@ def preload(
     streamed completion made with litellm's `mock_response` (nothing is sent anywhere): a first call
     imports another second of provider, cost and tokenizer code. The HTTP transport's modules, which the
     first real request imports, are loaded too."""
+    if model is not None and plugin_provider(model) is not None:
+        return  # a plugin's: nothing of ours to load
     if model is not None and llm_openai.handles(model):
         llm_openai.preload(api_base, timeout, api_key)
         _import_transport()

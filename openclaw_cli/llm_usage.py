@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openclaw_cli import llm_openai
-from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, client, completion_response
+from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, client, completion_response, plugin_provider
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def call_usage(model: str, reported: Any) -> Usage:
     completion = int(getattr(reported, "completion_tokens", 0) or 0)
     if llm_openai.handles(model):
         return Usage(prompt, completion, llm_openai.price(model, prompt, completion))
-    if model in _unpriced:
+    if model in _unpriced or plugin_provider(model) is not None:  # a plugin's model has no price here
         return Usage(prompt, completion, None)
     litellm = client()
     try:

@@ -12,6 +12,7 @@ from openclaw_cli.fsutil import ensure_private_dir
 MAX_NAME_LENGTH = 128
 SHARED_AGENT = "_shared"
 CONFIG_FILENAME = "openclaw.json"
+CONFIG_TOML_FILENAME = "openclaw.toml"  # read when there is no openclaw.json (config_toml.py)
 HOME_HINT = "set --home or OPENCLAW_HOME to a directory you can create and write"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
@@ -64,7 +65,11 @@ class Home:
 
     @property
     def config_file(self) -> Path:
-        return self.root / CONFIG_FILENAME
+        """openclaw.json, or openclaw.toml when only that exists (both at once: config.read_config_file
+        refuses them); openclaw.json, which `config set` creates, when there is neither."""
+        json_file = self.root / CONFIG_FILENAME
+        toml_file = self.root / CONFIG_TOML_FILENAME
+        return toml_file if not json_file.exists() and toml_file.exists() else json_file
 
     def agent_dir(self, agent_id: str) -> Path:
         if agent_id != SHARED_AGENT:

@@ -105,3 +105,19 @@ def find_bad_text(value: Any, *, nul: bool = False) -> BadText | None:
                 if isinstance(child, str | dict | list)
             )
     return None
+
+
+def tool_arguments(arguments: str) -> dict[str, Any] | str:
+    """A model's tool-call arguments parsed, or why they cannot be used (one phrase for the model: it
+    reads the error and corrects its call). A model can write a lone `\\ud800` escape too; nothing could
+    store it, so it is refused here like every other input."""
+    try:
+        raw = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return f"arguments are not valid JSON ({exc.msg})"
+    if not isinstance(raw, dict):
+        return "arguments must be a JSON object"
+    bad = find_bad_text(raw)
+    if bad is not None:
+        return f"invalid arguments ({bad.describe()})"
+    return raw

@@ -135,6 +135,9 @@ def start_gateway(
     what python runs in place of `-m openclaw_cli` (a gateway of another version, say)."""
     full_env = base_env(home)
     full_env["OPENAI_API_KEY"] = FAKE_API_KEY
+    # No scheduled job (cron.jobs) unless a test asks: an hourly `reflect --if-due` crossing a test would
+    # add model calls to one that counts them. tests/test_scheduler_gateway.py turns the schedule on.
+    full_env["OPENCLAW_CRON__ENABLED"] = "false"
     full_env.update(env or {})
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     pid_path = home / "gateway" / "gateway.pid"

@@ -71,6 +71,7 @@ def test_a_turn_streams_the_reply_and_stores_both_messages(runtime, model, home,
         "memory_search",
         "memory_add",
         "memory_forget",
+        "memory_note",
         "session_search",
     }
 

@@ -202,6 +202,30 @@ def test_a_turn_sums_the_usage_of_its_tool_rounds(
     assert meta["totalOutputTokens"] == result.usage.completion_tokens
 
 
+def test_each_reply_line_says_its_model_and_tokens_and_meta_the_latest_model(
+    home: Path, fake: WindowedFakeOpenAI, model: ScriptedModel
+) -> None:
+    """Seed 000 §2.1-2.2: meta.json's `model` is the model actually used (it was always null), and each
+    assistant line carries its `tokens`: what the provider counted for the call that wrote it."""
+    settings = chat_settings(fake.url, embed_url=fake.url, llm={"model": "openai/line-model"})
+    runtime = AgentRuntime(Home(home), settings)
+    try:
+        model.replies += [tool_call("memory_search", {"query": "tea"}), "Nothing about tea yet."]
+        result, _ = turn(runtime, "which tea do I like?")
+    finally:
+        runtime.close()
+    store = SessionStore(Home(home), "main")
+    view = store.read_session(result.session_id)
+    replies = [m for m in view.messages if m["role"] == "assistant"]
+    calls = [usage for body, usage in fake.usages if body.get("tools")]
+    assert len(replies) == len(calls) == 2
+    assert [m["model"] for m in replies] == ["openai/line-model"] * 2
+    assert [m["tokens"] for m in replies] == [usage["completion_tokens"] for usage in calls]
+    assert all("tokens" not in m and "model" not in m for m in view.messages if m["role"] == "user")
+    meta = json.loads((store.session_dir(result.session_id) / "meta.json").read_bytes())
+    assert meta["model"] == "openai/line-model"
+
+
 def test_a_priced_model_gets_a_cost(home: Path, fake: WindowedFakeOpenAI, model: ScriptedModel) -> None:
     """litellm knows gpt-4o-mini's price (its packaged cost map): the fake answers under that name."""
     settings = chat_settings(fake.url, embed_url=fake.url, llm={"model": "openai/gpt-4o-mini"})

@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import signal
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openclaw_cli.agent.runtime import AgentRuntime
@@ -45,9 +46,16 @@ class LocalChat:
     mode = "in-process"
 
     def __init__(
-        self, home: Home, settings: Settings, agent_id: str, session_key: str, *, user_id: str | None = None
+        self,
+        home: Home,
+        settings: Settings,
+        agent_id: str,
+        session_key: str,
+        *,
+        user_id: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        self.runtime = AgentRuntime(home, settings)
+        self.runtime = AgentRuntime(home, settings, env=env)
         self.settings = settings
         self.agent_id = agent_id
         self.session_key = session_key

@@ -1,15 +1,17 @@
 """Slash commands sent as messages. `/new`, `/reset` and `/compact` act on the session in the turn itself
-(so they work from any channel through the gateway); the terminal chat handles the others."""
+(so they work from any channel through the gateway), as does `/skill NAME` (that skill's body joins the
+turn's instructions); the terminal chat handles the others."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-TURN_COMMANDS = ("new", "reset", "compact")
+TURN_COMMANDS = ("new", "reset", "compact", "skill")
 CHAT_COMMANDS = (
     "new",
     "reset",
     "compact",
+    "skill",
     "memory",
     "search",
     "remember",

@@ -9,7 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.sessions.context import Context, build_context, prune_tool_results
+from openclaw_cli.sessions.context import (
+    DEFAULT_KEEP_RECENT_TURNS,
+    Context,
+    build_context,
+    prune_tool_results,
+)
 from openclaw_cli.sessions.token_counts import message_cost
 from openclaw_cli.sessions.tokens import count_tokens
 
@@ -78,14 +83,19 @@ def assemble(
     budget: int,
     *,
     group: bool = False,
+    strategy: str = "sliding",
+    keep_recent_turns: int = DEFAULT_KEEP_RECENT_TURNS,
 ) -> Prompt:
-    """The system prompt with the summary, and the newest whole units of history within `budget`.
+    """The system prompt with the summary, and the whole units of history that fit `budget`.
 
-    Old tool results are cut first (prune_tool_results), then the sliding window keeps tool calls
-    with their results (sessions/context.py).
+    Old tool results are cut first (prune_tool_results), then the sliding window (or, with `strategy`
+    importance, the last turns and the most important older messages) keeps tool calls with their
+    results (sessions/context.py).
     """
     pruned = prune_tool_results(messages)
-    context = build_context(pruned, summary, checkpoint, budget)
+    context = build_context(
+        pruned, summary, checkpoint, budget, strategy=strategy, keep_recent_turns=keep_recent_turns
+    )
     _keep_the_question(context, pruned)
     if context.dropped:
         # A window cut mid-conversation starts at the user's next message: some APIs refuse a history

@@ -15,11 +15,13 @@ agent's model is summarise.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
+from openclaw_cli.agent import plugin_hooks
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult
 from openclaw_cli.agent.history import History, compaction_due, read_history
@@ -51,11 +53,14 @@ def run_turn(
     now: Callable[[], datetime],
 ) -> TurnResult:
     turn = TurnContext(services, settings, request, sink, cancel, now, TurnResult(request.run_id, "", "ok"))
+    if plugin_hooks.holds_deltas(turn):
+        turn.sink = plugin_hooks.HeldDeltas(sink)  # the reply goes out once message_sending had its say
     try:
         return _run(turn)
     finally:
         if request.steering is not None:
             request.steering.close()  # what was not taken goes back to the caller (a followup)
+        plugin_hooks.turn_end(turn)
 
 
 def _run(turn: TurnContext) -> TurnResult:
@@ -71,9 +76,14 @@ def _run(turn: TurnContext) -> TurnResult:
             _answer(turn, session_id, model, replay)
         schedule_extraction(turn, session_id)
         return turn.result
+    if not _plugins_received(turn):
+        return turn.result
+    request = turn.request
     command = parse_command(request.text)
     if command is not None and command.name == "compact":
         return _compact_command(turn)
+    if command is not None and command.name == "skill" and _skill_refused(turn, command.rest):
+        return turn.result
     if command is not None and command.name in ("new", "reset"):
         session_id, stored = _start_new_session(turn, command.rest)
         if stored is None:
@@ -98,6 +108,17 @@ def _run(turn: TurnContext) -> TurnResult:
 # -- step 1: the session ----------------------------------------------------------------------------
 
 
+def _plugins_received(turn: TurnContext) -> bool:
+    """message_received: the plugins may rewrite the message, or cancel it (then nothing is stored)."""
+    text = plugin_hooks.received(turn)
+    if text is None:
+        turn.notice("A plugin held this message back: it was not stored or answered.")
+        return False
+    if text != turn.request.text:
+        turn.request = dataclasses.replace(turn.request, text=text)
+    return True
+
+
 def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
     request = turn.request
     appended = turn.services.manager.append(
@@ -115,6 +136,9 @@ def _append_user_message(turn: TurnContext) -> tuple[str, dict[str, Any]]:
         turn.notice(f"A new session started ({appended.reason}); the earlier one is archived.")
     if appended.previous_session_id is not None:
         flush(turn, appended.previous_session_id, None)  # its last facts, before they are out of reach
+        plugin_hooks.session_event(turn, "session_end", appended.previous_session_id, str(appended.reason))
+    if appended.new_session:
+        plugin_hooks.session_event(turn, "session_start", appended.session_id, str(appended.reason))
     return appended.session_id, appended.message
 
 
@@ -163,6 +187,9 @@ def _start_new_session(turn: TurnContext, rest: str) -> tuple[str, dict[str, Any
     meta, previous = services.manager.new(key, turn.now(), request.user_id)
     session_id = str(meta["sessionId"])
     turn.result.session_id = session_id
+    if previous:
+        plugin_hooks.session_event(turn, "session_end", str(previous), "new")
+    plugin_hooks.session_event(turn, "session_start", session_id, "new")
     archived = f"; {previous} is archived" if previous else ""
     turn.notice(f"Started a new session {session_id}{archived}.")
     if not rest:
@@ -241,12 +268,39 @@ def _system_prompt(turn: TurnContext, session_id: str, recent: list[dict[str, An
         turn.result.memory_ids = list(block.record_ids)
     except OpenclawError as exc:
         turn.notice(f"Memories were not retrieved: {exc.message}")
-    return prompt_context.system_text(services.agent_id, files, memory_text)
+    system = prompt_context.system_text(services.agent_id, files, memory_text) + _skills_section(turn)
+    blocks = plugin_hooks.prompt_blocks(turn, session_id)  # before_prompt_build: the plugins' blocks
+    return "\n\n".join([system, *blocks]) if blocks else system
+
+
+def _skills_section(turn: TurnContext) -> str:
+    """The Skills list, and the body of a skill the user invoked with `/skill NAME` (skills/service.py)."""
+    command = parse_command(turn.request.text)
+    invoked = command.rest.split()[0] if command and command.name == "skill" and command.rest else None
+    with span(turn.result.stages, "skills"):
+        try:
+            return turn.skill_view().system_section(invoked, turn.now().timestamp())
+        except OpenclawError as exc:
+            turn.notice(f"Skills were not loaded: {exc.message}")
+            return ""
+
+
+def _skill_refused(turn: TurnContext, rest: str) -> bool:
+    """`/skill` without a usable skill's name: answered with what to do, the model is not called."""
+    refusal = turn.skill_view().refusal(rest.split()[0] if rest else "")
+    if refusal is not None:
+        turn.sink("delta", {"text": refusal})
+        turn.result.reply = refusal
+    return refusal is not None
 
 
 def _said(text: str) -> str:
-    """What the user said in a message: `/new TEXT` said TEXT (the command word is no memory query)."""
+    """What the user said in a message: `/new TEXT` said TEXT (the command word is no memory query),
+    `/skill NAME TEXT` said TEXT."""
     command = parse_command(text)
+    if command is not None and command.name == "skill":
+        said = command.rest.split(maxsplit=1)[1:]
+        return said[0] if said else text
     return command.rest if command is not None and command.name in ("new", "reset") else text
 
 
@@ -256,14 +310,23 @@ def _prompt(
     """The round's messages: from `history` when it is still current, else read anew."""
     history = history or read_history(turn, session_id)
     with span(turn.result.stages, "context assembly"):
-        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+        budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
         group = parse_key(turn.services.manager.key(turn.request.session_key)).kind == "group"
+        context = turn.settings.session.context
         return prompt_context.assemble(
-            system, history.messages, history.summary, history.checkpoint, budget, group=group
+            system,
+            history.messages,
+            history.summary,
+            history.checkpoint,
+            budget,
+            group=group,
+            strategy=context.prune_strategy,
+            keep_recent_turns=context.keep_recent_turns,
         )
 
 
 def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None) -> None:
+    turn.model = model
     try:
         _model_rounds(turn, session_id, model, replay)
     finally:
@@ -272,15 +335,22 @@ def _answer(turn: TurnContext, session_id: str, model: str, replay: dict[str, An
 
 
 def _add_usage(turn: TurnContext, session_id: str) -> None:
-    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, after
-    the reply (agent/after_turn.py): a durable rewrite of meta.json the reply need not wait for."""
+    """Add the tokens (and cost) the turn's model calls used to the session's meta.json totals, and
+    record the model as the session's latest, after the reply (agent/after_turn.py): a durable rewrite of
+    meta.json the reply need not wait for."""
     used = turn.result.usage
-    if used is None:
+    if used is None and turn.model is None:
         return
     store = turn.services.sessions
+    model = turn.model
 
     def add() -> None:
-        store.writer(session_id).add_usage(used.prompt_tokens, used.completion_tokens, used.cost)
+        if used is None:
+            store.writer(session_id).add_usage(0, 0, None, model=model)
+        else:
+            store.writer(session_id).add_usage(
+                used.prompt_tokens, used.completion_tokens, used.cost, model=model
+            )
 
     turn.services.after_turn.submit(f"adding usage to session {session_id}'s totals", add)
 
@@ -290,10 +360,10 @@ def _model_rounds(
 ) -> None:
     from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable
 
-    store, stages = turn.services.sessions, turn.result.stages
+    stages = turn.result.stages
     first = read_history(turn, session_id)  # one read for the memory query, the check, the first round
     system = _system_prompt(turn, session_id, first.messages)
-    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, tool_specs())
+    budget = prompt_context.history_budget(turn.settings.llm.context_tokens, system, _tools(turn))
     history: History | None = first
     with span(stages, "compaction check"):
         if compaction_due(turn, first, budget) and _compact_if_due(turn, session_id, budget):
@@ -310,7 +380,7 @@ def _model_rounds(
         prompt = _prompt(turn, session_id, system, history)
         history = None  # a later round follows the tool results this one stores
         messages = prompt.messages if replay is None else _with_replay(turn, prompt.messages, replay)
-        tools = tool_specs() if _round < MAX_TOOL_ROUNDS - 1 else []
+        tools = _tools(turn) if _round < MAX_TOOL_ROUNDS - 1 else []
         try:
             with span(stages, "model call"):
                 text, calls = stream_reply(turn, model, messages, tools)
@@ -329,12 +399,32 @@ def _model_rounds(
             turn.result.status = "aborted"
             return None
         if not calls:
-            with span(stages, "reply append"):
-                store.append(session_id, "assistant", text, turn.now())
-            turn.result.reply = text
-            return None
+            return _reply(turn, session_id, text)
         run_tools(turn, session_id, text, calls)
     return _fail(turn, "the model kept calling tools without answering")
+
+
+def _tools(turn: TurnContext) -> list[dict[str, Any]]:
+    """The built-in tools (skill_read when the agent has a skill), and the plugin tools it allows."""
+    builtin = tool_specs(skills=turn.skills is not None and bool(turn.skills.available))
+    extra = plugin_hooks.tool_specs(turn)
+    return [*builtin, *extra] if extra else builtin
+
+
+def _reply(turn: TurnContext, session_id: str, text: str) -> None:
+    """Store the model's reply as the turn's answer, after message_sending (which may rewrite or cancel it)."""
+    sent = plugin_hooks.sending(turn, text)
+    if sent is None:
+        turn.notice("A plugin held the reply back: it was not stored or sent.")
+        return None
+    with span(turn.result.stages, "reply append"):
+        turn.services.sessions.append(
+            session_id, "assistant", sent, turn.now(), model=turn.model, tokens=turn.reply_tokens()
+        )
+    turn.result.reply = sent
+    if isinstance(turn.sink, plugin_hooks.HeldDeltas) and sent:
+        turn.sink.sink("delta", {"text": sent})
+    return None
 
 
 def _with_replay(

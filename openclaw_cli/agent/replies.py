@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.agent import plugin_hooks
 from openclaw_cli.agent.tools import run_tool
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ def stream_reply(
     settings = turn.settings.llm
     pieces: list[str] = []
     calls: tuple[ToolCall, ...] = ()
+    turn.call_usage = None
     stream = llm_stream.complete_stream(
         model,
         messages,
@@ -45,6 +47,7 @@ def stream_reply(
                 calls = piece.tool_calls
             if piece.usage is not None:
                 turn.add_usage(piece.usage)
+                turn.call_usage = piece.usage if turn.call_usage is None else turn.call_usage + piece.usage
     return "".join(pieces), calls
 
 
@@ -55,19 +58,33 @@ def run_tools(turn: TurnContext, session_id: str, text: str, calls: tuple[ToolCa
         {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
         for call in calls
     ]
-    store.append(session_id, "assistant", text, turn.now(), tool_calls=stored_calls)
+    store.append(
+        session_id,
+        "assistant",
+        text,
+        turn.now(),
+        tool_calls=stored_calls,
+        model=turn.model,
+        tokens=turn.reply_tokens(),
+    )
     turn.appended += 1
     for call in calls:
-        result = run_tool(
-            call.name,
-            call.arguments,
-            turn.services.memory,
-            turn.request.user_id,
-            lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
-            expander=turn.expander(),
-            lock=turn.services.memory_lock,
-            notes=turn.notes,
-        )
+
+        def builtin(call: ToolCall = call) -> dict[str, Any]:
+            return run_tool(
+                call.name,
+                call.arguments,
+                turn.services.memory,
+                turn.request.user_id,
+                lambda query, k: turn.services.search_transcripts(query, k, turn.request.user_id),
+                expander=turn.expander(),
+                lock=turn.services.memory_lock,
+                notes=turn.notes,
+                skill_reader=turn.skill_reader(),
+            )
+
+        # a plugin's tool, or a built-in one; the plugins' tool hooks around either (plugin_hooks.py)
+        result = plugin_hooks.run_tool(turn, call.name, call.arguments, builtin)
         text_result = json.dumps(result, ensure_ascii=False)
         store.append(session_id, "tool", text_result, turn.now(), tool_call_id=call.id)
         turn.appended += 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,32 +25,61 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.config import Settings
     from openclaw_cli.paths import Home
+    from openclaw_cli.plugins.host import PluginHost
 
 
 class AgentRuntime:
     """Owns the sessions and memory services of every agent in this process."""
 
     def __init__(
-        self, home: Home, settings: Settings, *, clock: Callable[[], datetime] | None = None
+        self,
+        home: Home,
+        settings: Settings,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.home = home
         self.settings = settings
+        self.env = dict(env or {})  # the process's environment, given by the edge: skills' gating
         # Local time, aware: the daily reset hour is local (sessions/lifecycle.py).
         self.clock = clock or (lambda: datetime.now().astimezone())
         self._agents: dict[str, AgentServices] = {}
         self._retired: list[AgentServices] = []
         self._guard = threading.Lock()
+        self._plugins: PluginHost | None = None  # given by the gateway, else loaded at the first turn
+
+    @property
+    def plugins(self) -> PluginHost:
+        """This process's plugins: the host given (the gateway's), else loaded once from the settings."""
+        if self._plugins is None:
+            from openclaw_cli.plugins.wiring import start_plugins
+
+            self._plugins = start_plugins(self.settings, self.home.root)
+        return self._plugins
+
+    @plugins.setter
+    def plugins(self, host: PluginHost) -> None:
+        self._plugins = host
 
     def services(self, agent_id: str) -> AgentServices:
         """The agent's services, built on first use (nothing heavy is imported before a turn needs it)."""
         from openclaw_cli.agent.services import AgentServices
+        from openclaw_cli.auth_profiles import profile_signature
         from openclaw_cli.paths import validate_agent_id
 
         agent_id = validate_agent_id(agent_id)
         with self._guard:
             services = self._agents.get(agent_id)
+            if services is not None and services.auth_signature != profile_signature(self.home, agent_id):
+                # `openclaw auth set|remove` (or a chmod) since they were built: rebuilt with the new key,
+                # the old ones closed with the runtime, as after a config change
+                self._retired.append(services)
+                services = None
             if services is None:
-                services = AgentServices(self.home, agent_id, self.settings)
+                services = AgentServices(self.home, agent_id, self.settings, self.env)
+                services.plugins = self.plugins
+                services.skills.plugin_dirs = tuple(self.plugins.skill_dirs())  # the plugins' skills, last
                 self._agents[agent_id] = services
             return services
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.after_turn import AfterTurn
@@ -10,6 +11,7 @@ from openclaw_cli.agent.token_memo import TokenMemo
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
+from openclaw_cli.skills.service import AgentSkills
 
 if TYPE_CHECKING:
     from openclaw_cli.config import Settings
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.transcripts import TranscriptIndex
     from openclaw_cli.paths import Home
+    from openclaw_cli.plugins.host import PluginHost
 
 
 class AgentServices:
@@ -27,17 +30,27 @@ class AgentServices:
     makes those uses one at a time (a search takes milliseconds, a turn seconds).
     """
 
-    def __init__(self, home: Home, agent_id: str, settings: Settings) -> None:
+    def __init__(
+        self, home: Home, agent_id: str, settings: Settings, env: Mapping[str, str] | None = None
+    ) -> None:
         from openclaw_cli.agent_config import for_agent
+        from openclaw_cli.auth_profiles import profile_signature, with_auth_profile
 
         self.home = home
         self.agent_id = agent_id
-        self.settings = for_agent(settings, agent_id)  # its own workspace and model, when it names them
+        # its own workspace and model, when it names them, and its auth profile's key (the file's state
+        # is noted first: a change while it is read makes the runtime build these services again)
+        self.auth_signature = profile_signature(home, agent_id)
+        self.settings = with_auth_profile(for_agent(settings, agent_id), home, agent_id)
         self.sessions = SessionStore(home, agent_id, Durability.from_settings(self.settings.session))
         self.manager = SessionManager(self.sessions, ResetPolicy.from_settings(self.settings.session))
         self.memory_lock = threading.RLock()
         self.after_turn = AfterTurn()  # what a turn leaves for after its reply (its usage totals)
         self.token_memo = TokenMemo()  # token counts of the messages of recently read sessions
+        # SKILL.md files, re-read only when they change; `env` (the process's, from the CLI or gateway
+        # edge) decides skills' requires.env and PATH.
+        self.skills = AgentSkills(home, self.agent_id, dict(env or {}))
+        self.plugins: PluginHost | None = None  # the process's plugins (AgentRuntime sets them)
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None

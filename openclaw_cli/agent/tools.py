@@ -1,4 +1,5 @@
-"""The built-in tools the model may call: memory_search, memory_add, memory_forget, session_search.
+"""The built-in tools the model may call: memory_search, memory_add, memory_forget, session_search,
+and skill_read when the agent has a skill (openclaw_cli/skills/).
 
 Arguments come from the model, so they are validated like user input (pydantic); a bad call is answered
 with an error the model can read and correct, never raised into the turn.
@@ -7,15 +8,15 @@ with an error the model can read and correct, never raised into the turn.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from openclaw_cli.agent.own_notes import NOTE_DESCRIPTION, NoteArgs, write_note
 from openclaw_cli.errors import OpenclawError
-from openclaw_cli.textcheck import find_bad_text
+from openclaw_cli.textcheck import tool_arguments
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.inject import Expander
@@ -28,9 +29,19 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+Source = Literal["memory", "sessions"]
+
+
 class SearchArgs(_Args):
     query: str = Field(min_length=1, max_length=2000)
     limit: int = Field(5, ge=1, le=MAX_RESULTS)
+    sources: list[Source] = Field(
+        default_factory=lambda: list[Source](["memory"]),
+        min_length=1,
+        max_length=2,
+        description='where to look: "memory" (long-term memory), "sessions" (what was said in past '
+        "conversations with this person), or both, ranked as one list",
+    )
 
 
 class SessionSearchArgs(_Args):
@@ -41,10 +52,19 @@ class SessionSearchArgs(_Args):
 class AddArgs(_Args):
     text: str = Field(min_length=1, max_length=4000)
     category: Literal["profile", "preference", "event", "case", "lesson", "note"] = "note"
+    attribute: str | None = Field(
+        None,
+        max_length=64,
+        description="for a profile fact, what it is about (job, city): a new value replaces the old one",
+    )
 
 
 class ForgetArgs(_Args):
     id: str = Field(min_length=1, max_length=128)
+
+
+class SkillReadArgs(_Args):
+    name: str = Field(min_length=1, max_length=64)
 
 
 def _spec(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any]:
@@ -59,12 +79,19 @@ def _spec(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any
 
 
 @functools.cache
-def tool_specs() -> list[dict[str, Any]]:
-    """The tools offered to the model (OpenAI function schemas), built once on first use."""
+def tool_specs(skills: bool = False) -> list[dict[str, Any]]:
+    """The tools offered to the model (OpenAI function schemas), built once on first use; skill_read
+    only to an agent that has a skill (`skills`)."""
+    skill_read = _spec(
+        "skill_read",
+        "Read a skill's instructions (its SKILL.md body) by name, from the Skills list.",
+        SkillReadArgs,
+    )
     return [
         _spec(
             "memory_search",
-            "Search long-term memory (facts, preferences, events about the user) for a query.",
+            "Search long-term memory (facts, preferences, events about the user) for a query; with "
+            'sources ["memory", "sessions"] also what was said in past conversations, in one ranking.',
             SearchArgs,
         ),
         _spec("memory_add", "Store one durable fact or preference in long-term memory.", AddArgs),
@@ -75,12 +102,18 @@ def tool_specs() -> list[dict[str, Any]]:
             "when), when long-term memory does not hold it.",
             SessionSearchArgs,
         ),
+        _spec("memory_note", NOTE_DESCRIPTION, NoteArgs),
+        *([skill_read] if skills else []),
     ]
 
 
-TOOL_NAMES = frozenset({"memory_search", "memory_add", "memory_forget", "session_search"})
+TOOL_NAMES = frozenset(
+    {"memory_search", "memory_add", "memory_forget", "memory_note", "session_search", "skill_read"}
+)
 # (query, limit) -> the transcript search's answer, as the person of the turn may see it.
 SessionSearch = Callable[[str, int], dict[str, Any]]
+# name -> the skill's body and folder (skills/service.SkillView.read), for this turn's agent.
+SkillReader = Callable[[str], dict[str, Any]]
 
 
 def run_tool(
@@ -92,32 +125,46 @@ def run_tool(
     expander: Expander | None = None,
     lock: AbstractContextManager[Any] | None = None,
     notes: bool = False,
+    skill_reader: SkillReader | None = None,
 ) -> dict[str, Any]:
     """Run one tool call; the result (or the error) as a JSON-able dict for the tool message.
 
     `expander`: a model that may expand a weak memory_search query (memory/inject.recall). `lock` is
     held while a tool uses memory, but not while the model expands a query. `notes`: memory_search may
     return the owner's workspace notes (agent/private_notes.py)."""
-    try:
-        raw = json.loads(arguments or "{}")
-    except json.JSONDecodeError as exc:
-        return {"error": f"arguments are not valid JSON ({exc.msg})"}
-    if not isinstance(raw, dict):
-        return {"error": "arguments must be a JSON object"}
-    bad = find_bad_text(raw)  # a model can write a lone `\ud800` escape too; nothing could store it
-    if bad is not None:
-        return {"error": f"invalid arguments ({bad.describe()})"}
+    raw = tool_arguments(arguments)
+    if isinstance(raw, str):
+        return {"error": raw}
     guard = lock or nullcontext()
     try:
         if name == "memory_search":
-            return _search(SearchArgs.model_validate(raw), memory, user_id, expander, guard, notes)
+            args = SearchArgs.model_validate(raw)
+            if args.sources != ["memory"]:
+                from openclaw_cli.agent.search_sources import search_both
+
+                return search_both(
+                    args.query,
+                    args.limit,
+                    args.sources,
+                    memory,
+                    user_id,
+                    session_search,
+                    expander,
+                    guard,
+                    notes,
+                )
+            return _search(args, memory, user_id, expander, guard, notes)
         with guard:
             if name == "memory_add":
                 return _add(AddArgs.model_validate(raw), memory, user_id)
             if name == "memory_forget":
                 return _forget(ForgetArgs.model_validate(raw), memory, user_id)
+            if name == "memory_note":
+                return write_note(memory, user_id, NoteArgs.model_validate(raw))
             if name == "session_search" and session_search is not None:
                 return _session_search(SessionSearchArgs.model_validate(raw), session_search)
+        if name == "skill_read" and skill_reader is not None:  # no memory: outside the lock
+            return skill_reader(SkillReadArgs.model_validate(raw).name)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
@@ -162,7 +209,11 @@ def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str,
     if user_id is None:
         return {"error": f"not stored: {ANONYMOUS_REASON}"}
     candidate = Candidate(
-        l0=args.text, category=args.category, user_id=user_id, source={"kind": "agent-tool"}
+        l0=args.text,
+        category=args.category,
+        user_id=user_id,
+        attribute=args.attribute,
+        source={"kind": "agent-tool"},
     )
     [outcome] = write_memories(memory, [candidate])
     if outcome.action == "skipped":

@@ -31,6 +31,21 @@ def remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) ->
     # Each item on its own line: what was saved, or what it matched and why nothing new was.
     for outcome in outcomes:
         turn.notice(outcome.describe())
+    _log_for_owner(turn, outcomes)
+
+
+def _log_for_owner(turn: TurnContext, outcomes: list[Any]) -> None:
+    """The owner's "remember this" also goes to today's log at once (agent/own_notes.py)."""
+    from openclaw_cli.agent.own_notes import log_remembered
+
+    if not outcomes:
+        return
+    try:
+        with turn.services.memory_lock:
+            log_remembered(turn.services.memory, turn.request.user_id, outcomes)
+    except (OpenclawError, OSError) as exc:
+        reason = exc.message if isinstance(exc, OpenclawError) else exc.strerror or str(exc)
+        turn.notice(f"Saved to memory, but not to today's log: {reason}")
 
 
 def schedule_extraction(turn: TurnContext, session_id: str) -> None:

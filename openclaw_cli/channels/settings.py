@@ -6,9 +6,9 @@ when the file leaves it out (config.py never reads the environment for them itse
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 DmPolicy = Literal["pairing", "allowlist", "open", "disabled"]
@@ -54,10 +54,33 @@ class SlackSettings(AccessSettings):
     require_mention: bool = Field(True, description="in channels answer only when mentioned or in a thread")
 
 
+class PluginChannelSettings(AccessSettings):
+    """`channels.<id>` of a channel a plugin registers: the access policy every channel has, `enabled`, and
+    the plugin's own keys (kept as given; the channel reads them from `model_extra`)."""
+
+    model_config = ConfigDict(extra="allow")
+    enabled: bool = False
+
+
 class ChannelsSettings(_Section):
+    # Any other key is the section of a plugin's channel (plugins/), an object checked when that channel
+    # is built: the gateway says which keys no loaded plugin registered.
+    model_config = ConfigDict(extra="allow")
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     send_retries: int = Field(5, ge=0, le=20, description="retries of a failed send before it is recorded")
+
+    @model_validator(mode="after")
+    def _plugin_sections_are_objects(self) -> ChannelsSettings:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict):
+                raise ValueError(f"channels.{name} must be an object (a plugin channel's section)")
+        return self
+
+    def plugin_section(self, name: str) -> dict[str, Any] | None:
+        """The raw `channels.<name>` of a plugin channel, None when the file has none."""
+        value = (self.model_extra or {}).get(name)
+        return value if isinstance(value, dict) else None
 
 
 class MediaSettings(_Section):

@@ -66,7 +66,9 @@ def status_cmd(as_json: JsonOpt = False) -> None:
     )
     if answer.answered and isinstance(answer.payload, dict):
         live = {row["channel"]: row for row in answer.payload.get("channels", [])}
+        known = {row["channel"] for row in rows}
         rows = [{**row, **live.get(row["channel"], {})} for row in rows]
+        rows += [row for name, row in live.items() if name not in known]  # channels plugins registered
     if as_json:
         common.emit_json({"gateway": answer.via, "reason": answer.reason, "channels": rows})
         return

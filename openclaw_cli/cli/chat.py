@@ -78,7 +78,7 @@ def _backend(
     from openclaw_cli.agent.chat_client import LocalChat
 
     why = None if local else f"{absent or f'no gateway on port {chosen}'}: running in-process"
-    return LocalChat(st.home, settings, agent, session_key, user_id=who.person), why
+    return LocalChat(st.home, settings, agent, session_key, user_id=who.person, env=st.env), why
 
 
 @app.callback(invoke_without_command=True)

@@ -28,6 +28,7 @@ PROMPT = "you> "
 HELP = """Commands:
   /new, /reset      start a new session (this one is archived; its facts go to memory first)
   /compact          summarise the older messages now
+  /skill NAME TEXT  answer TEXT following the skill NAME (see `openclaw skills list`)
   /memory QUERY     search long-term memory
   /search QUERY     search what was said in your past sessions
   /remember TEXT    store TEXT in long-term memory now
@@ -126,7 +127,7 @@ class ChatScreen:
         if command is None and _looks_like_command(text):
             self.error(f"unknown command {text.split()[0]} (type /help for the list)")
             return True
-        sending = command is None or command.name in ("new", "reset")
+        sending = command is None or command.name in ("new", "reset", "skill")  # the turn handles them
         try:
             if sending:
                 self.reply(text)

@@ -52,10 +52,12 @@ class AppState:
     @property
     def agent_settings(self) -> Settings:
         """The settings as this command's agent sees them: its agents.list entry's workspace and model
-        in place of memory.workspace and llm.* (agent_config.for_agent)."""
+        in place of memory.workspace and llm.* (agent_config.for_agent), its auth profile's key for its
+        model's provider (auth_profiles.py)."""
         from openclaw_cli.agent_config import for_agent
+        from openclaw_cli.auth_profiles import with_auth_profile
 
-        return for_agent(self.settings, self.agent)
+        return with_auth_profile(for_agent(self.settings, self.agent), self.home, self.agent)
 
 
 _state: AppState | None = None

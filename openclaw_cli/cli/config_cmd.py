@@ -1,4 +1,4 @@
-"""`openclaw config`: read and change openclaw.json."""
+"""`openclaw config`: read and change openclaw.json (or openclaw.toml)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from openclaw_cli.cli import common
 
 app = typer.Typer(
-    help="Read and change openclaw.json (JSON5). Environment variables OPENCLAW_SECTION__KEY override it.",
+    help="Read and change openclaw.json (JSON5), or openclaw.toml when there is no openclaw.json. Environment variables OPENCLAW_SECTION__KEY override it.",
     no_args_is_help=True,
     epilog="Examples:\n\n  openclaw config get session.dmScope\n\n  openclaw config set session.reset.atHour 5\n\n"
     "  OPENCLAW_SESSION__FSYNC=always openclaw config show --json",
@@ -73,10 +73,11 @@ def set_cmd(
     key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.reset.atHour.")],
     value: Annotated[str, typer.Argument(help="Value: JSON5 (5, true, null, [..], {..}) or a plain string.")],
 ) -> None:
-    """Set one key in openclaw.json; the whole file is validated before it is replaced atomically.
+    """Set one key in openclaw.json (or openclaw.toml); the whole file is validated before it is replaced
+    atomically.
 
-    Only the value changes (a new key is added after the last one of its object): comments, key order
-    and layout of the rest of the file are kept.
+    Only the value changes (a new key is added after the last one of its object or table): comments, key
+    order and layout of the rest of the file are kept.
     """
     from openclaw_cli.config import parse_value, set_key
 
@@ -87,11 +88,12 @@ def set_cmd(
 
 
 def _shown(key: str, value: str) -> str:
-    """The value as it may be echoed: an API key never, a DSN without its password (as `config show`)."""
+    """The value as it may be echoed: an API key or a token (mcp.token) never, a DSN without its password
+    (as `config show`)."""
     from openclaw_cli.config_models import SECRET_MASK
 
     name = key.rsplit(".", 1)[-1].lower()
-    if name in ("apikey", "api_key"):
+    if name in ("apikey", "api_key", "token"):
         return SECRET_MASK
     if name == "dsn":
         from openclaw_cli.dsn import mask_dsn

@@ -62,8 +62,38 @@ def _channels_app() -> typer.Typer:
     return app
 
 
+def _plugins_app() -> typer.Typer:
+    from openclaw_cli.cli.plugins import app
+
+    return app
+
+
+def _cron_app() -> typer.Typer:
+    from openclaw_cli.cli.cron import app
+
+    return app
+
+
+def _auth_app() -> typer.Typer:
+    from openclaw_cli.cli.auth import app
+
+    return app
+
+
 def _pairing_app() -> typer.Typer:
     from openclaw_cli.cli.pairing import app
+
+    return app
+
+
+def _skills_app() -> typer.Typer:
+    from openclaw_cli.cli.skills import app
+
+    return app
+
+
+def _mcp_app() -> typer.Typer:
+    from openclaw_cli.cli.mcp import app
 
     return app
 
@@ -85,6 +115,11 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "reflect": _reflect_app,
     "channels": _channels_app,
     "pairing": _pairing_app,
+    "skills": _skills_app,
+    "plugins": _plugins_app,
+    "cron": _cron_app,
+    "auth": _auth_app,
+    "mcp": _mcp_app,
     "security": _security_app,
 }
 

@@ -58,6 +58,7 @@ def _record_line(record: MemoryRecord) -> str:
     epilog=(
         "Examples:\n\n  "
         "openclaw memory add 'prefers dark mode in every editor' -c preference\n\n  "
+        "openclaw memory add 'works as a nurse at St Mary' -c profile --attribute job\n\n  "
         "echo '我喜欢喝咖啡' | openclaw memory add - -c preference --user lin\n\n  "
         "openclaw memory add --batch memories.jsonl --json"
     ),
@@ -75,6 +76,14 @@ def add_cmd(
     l1: Annotated[str | None, typer.Option("--l1", help="Detail (L1).")] = None,
     l2: Annotated[str | None, typer.Option("--l2", help="Verbatim source (L2).")] = None,
     record_id: Annotated[str | None, typer.Option("--id", help="Use this id instead of a new one.")] = None,
+    attribute: Annotated[
+        str | None,
+        typer.Option(
+            "--attribute",
+            "-a",
+            help="What a profile fact is about (job, city): a new value replaces the old one, kept in history.",
+        ),
+    ] = None,
     batch: Annotated[
         str | None,
         typer.Option("--batch", help="JSON Lines file of records ('-' = stdin); see the man page."),
@@ -90,8 +99,11 @@ def add_cmd(
     a near-certain duplicate is reported the same way, anything less certain is stored (without a model,
     nothing is merged or dropped on a guess).
 
+    A profile fact given an --attribute (job, city) replaces the same person's old value of it: the
+    memory keeps its id, and the old value stays in `memory history`.
+
     --batch reads one JSON object per line: {"text", "category", "scope", "userId", "l1", "l2", "id",
-    "createdAt", "source"}. The whole input is validated first: a malformed line (named by its number)
+    "createdAt", "source", "attribute"}. The whole input is validated first: a malformed line (named by its number)
     stores nothing. Lines whose id already exists are skipped and exact duplicates are counted, so a
     rerun, with ids or without, stores nothing new; two lines with the same id are refused.
     """
@@ -109,6 +121,13 @@ def add_cmd(
 
     memory_common.one_category(category)
     memory_common.scopes(scope)
+    if attribute is not None and batch is None:
+        from openclaw_cli.memory.writing.dedup import KEYED_CATEGORIES
+
+        if category not in KEYED_CATEGORIES:
+            raise typer.BadParameter(
+                f"--attribute keys a {' or '.join(KEYED_CATEGORIES)} fact; add -c profile", param_hint="--attribute"
+            )
     # One text: load the models for a fast start (same vectors); a batch keeps the faster tokenizer.
     with memory_common.service(fast_start=batch is None) as service:
         memory_common.announce_model_preparation(service)
@@ -124,7 +143,14 @@ def add_cmd(
             user = owner_id(common.state().settings)  # the CLI's user is the assistant's owner
         limit = text_cap(common.state().agent_settings.memory.max_text_chars)
         candidate = Candidate(
-            common.read_text_arg(text, limit), category, l1, l2, scope, user, record_id=record_id
+            common.read_text_arg(text, limit),
+            category,
+            l1,
+            l2,
+            scope,
+            user,
+            attribute=attribute,
+            record_id=record_id,
         )
         [outcome] = write_memories(service, [candidate])
         record = service.get(outcome.record_id) if outcome.action == "added" and outcome.record_id else None
@@ -156,11 +182,21 @@ def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> N
 
 def _add_batch(service: MemoryService, source: str, as_json: bool, read: list[str] | None) -> None:
     from openclaw_cli.memory.portability.batch import parse_add_lines
+    from openclaw_cli.memory.writing.write_path import replaces_by_attribute
 
     label = "stdin" if source == "-" else source
-    items = parse_add_lines(
+    every = parse_add_lines(
         read if read is not None else memory_common.read_lines(source, memory_common.record_cap()), label
     )
+    # A keyed fact ("attribute": "job") replaces the person's old value, with a history row: the write
+    # path does that; the bulk loader only adds. Checked first too, so a bad line still stores nothing.
+    keyed = [(number, item) for number, item in every if replaces_by_attribute(item)]
+    items = [(number, item) for number, item in every if not replaces_by_attribute(item)]
+    for number, item in keyed:
+        try:
+            service.build_record(item)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{label} line {number}: {exc.message}", hint="nothing was stored") from exc
     service.expect_passages(len(items))
     records: list[MemoryRecord] = []
 
@@ -175,34 +211,74 @@ def _add_batch(service: MemoryService, source: str, as_json: bool, read: list[st
                 ) from exc
             yield records[-1]
 
-    with progress_bar("embedding and storing", len(items)) as advance:
+    with progress_bar("embedding and storing", len(every)) as advance:
         report = service.add_many(built(), progress=advance)
+        lines = {record.id: number for (number, _), record in zip(items, records, strict=True)}
+        replaced = _add_keyed(service, keyed, report, lines)
+        advance(len(keyed))
     if report.warning:
         common.warn(report.warning)
     summary = {
         "added": len(report.ids),
+        "replaced": sum(1 for _, _, old in replaced if old),
         "duplicate": len(report.duplicates),
         "skipped": len(report.skipped),
         "pendingVectors": report.pending_vectors,
     }
     if as_json:
-        lines = {record.id: number for (number, _), record in zip(items, records, strict=True)}
         duplicates = [{"line": lines[new], "duplicateOf": old} for new, old in report.duplicates]
+        replacements = [{"line": number, "id": rid, "old": old} for number, rid, old in replaced if old]
         common.emit_json(
-            {**summary, "ids": report.ids, "skippedIds": report.skipped, "duplicates": duplicates}
+            {
+                **summary,
+                "ids": report.ids,
+                "skippedIds": report.skipped,
+                "duplicates": duplicates,
+                "replacements": replacements,
+            }
         )
     else:
+        changed = f"replaced {summary['replaced']} changed values, " if summary["replaced"] else ""
         common.echo(
-            f"added {summary['added']}, {summary['duplicate']} duplicates of stored memories, "
+            f"added {summary['added']}, {changed}{summary['duplicate']} duplicates of stored memories, "
             f"skipped {summary['skipped']} existing, {report.pending_vectors} vectors pending"
         )
         # What each line not stored matched, so nobody has to guess which of their lines were dropped.
-        lines = {record.id: number for (number, _), record in zip(items, records, strict=True)}
+        for number, record_id, old in replaced:
+            if old:
+                common.echo(f'  line {number}: replaced the old value "{old}" of {record_id}')
         for new, old in report.duplicates:
             kept = service.get(old)
             common.echo(f'  line {lines[new]}: same words as {old} "{kept.l0}"; nothing new stored')
         for taken in report.skipped:
             common.echo(f"  line {lines[taken]}: a memory with id {taken!r} already exists; skipped")
+
+
+def _add_keyed(
+    service: MemoryService, keyed: list[tuple[int, Any]], report: Any, lines: dict[str, int]
+) -> list[tuple[int, str, str | None]]:
+    """Write the keyed lines through the write path, into `report` as the bulk lines are (`lines`: the
+    report's ids to line numbers); (line, id, the old value it replaced or None) per line."""
+    from openclaw_cli.memory.writing.write_path import candidate_of, write_memories
+
+    replaced: list[tuple[int, str, str | None]] = []
+    for number, item in keyed:  # one at a time, in order: a later line about the same fact wins
+        [outcome] = write_memories(service, [candidate_of(item)])
+        record_id = outcome.record_id or item.record_id or f"line-{number}"
+        before = None
+        if outcome.action == "merged":
+            updates = [row for row in service.history(record_id) if row.get("action") == "update"]
+            before = (updates[-1].get("old") or {}).get("l0") if updates else None
+        elif outcome.action == "added":
+            report.ids.append(record_id)
+        elif outcome.action == "duplicate":
+            report.duplicates.append((f"line-{number}", record_id))
+            lines[f"line-{number}"] = number
+        else:
+            report.skipped.append(record_id)
+        lines.setdefault(record_id, number)
+        replaced.append((number, record_id, before))
+    return replaced
 
 
 @app.command(

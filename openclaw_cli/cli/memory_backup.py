@@ -3,14 +3,14 @@ salvaging a damaged one (memory/upkeep/recovery.py)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from openclaw_cli.cli import common, memory_common
-from openclaw_cli.errors import InvalidInput, UsageError
+from openclaw_cli.errors import InvalidInput, OpenclawError, UsageError
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.upkeep.recovery import RecoverReport
@@ -56,6 +56,14 @@ def backup_cmd(
     list_only: Annotated[
         bool, typer.Option("--list", help="List the backups instead of writing one.")
     ] = False,
+    daily: Annotated[
+        bool,
+        typer.Option(
+            "--daily",
+            help="Today's copy of every memory database under the home, if none yet; older ones past "
+            "memory.backup.keepDays are deleted (the gateway's daily backup job).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     quiet: common.QuietOpt = False,
 ) -> None:
@@ -73,6 +81,9 @@ def backup_cmd(
 
     if list_only and output is not None:
         raise UsageError("--list and --output exclude each other")
+    if daily:
+        _daily(list_only or output is not None or shared, as_json, quiet)
+        return
     with memory_common.service() as service:
         if list_only:
             listed = recovery.list_all(service, _now())
@@ -89,6 +100,27 @@ def backup_cmd(
         return
     for path in written:
         common.echo(f"backed up to {path}")
+
+
+def _daily(other_options: bool, as_json: bool, quiet: bool) -> None:
+    """`--daily`: what `session sweep` writes too, on its own, under the job lock the schedule shares."""
+    from openclaw_cli.cli import job_lock
+    from openclaw_cli.memory.upkeep.recovery import daily_backups
+    from openclaw_cli.scheduler.lock import WHOLE_HOME
+
+    if other_options:
+        raise UsageError("--daily covers every database of the home: give it without --list, -o or --shared")
+    if not job_lock.take("backup", WHOLE_HOME, "memory backup --daily", quiet=quiet):
+        return
+    st = common.state()
+    done = daily_backups(st.home, st.settings.memory.backup.keep_days, date.today())  # local, as sweep's
+    problems = [backup.problem for backup in done if backup.problem]
+    if as_json:
+        common.emit_json({"backups": [backup.to_dict() for backup in done]})
+    elif not quiet:
+        common.echo(f"{sum(1 for backup in done if backup.written)} daily backup(s) written")
+    if problems:
+        raise OpenclawError("; ".join(problems), hint="see `openclaw memory backup --list`")
 
 
 def _render_list(listed: list[dict[str, Any]]) -> None:

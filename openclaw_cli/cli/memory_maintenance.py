@@ -97,6 +97,10 @@ def index_cmd(
     """
     if check_only and rebuild:
         raise typer.BadParameter("--check and --rebuild exclude each other")
+    from openclaw_cli.cli import job_lock
+
+    if check_only and not job_lock.take("indexCheck", common.state().agent, "memory index --check", quiet=quiet):
+        return
     with memory_common.service() as service:
         transcripts = service.transcripts()
         if check_only:

@@ -22,6 +22,8 @@ SEARCH_EXAMPLES = """Examples:
   printf '{"query": "PR 342", "k": 3}\\n' | openclaw memory search --batch -
 
   openclaw memory search 'would a steak dinner suit me?' --expand --explain
+
+  openclaw memory search 'Lisbon flights' --source memory,sessions --explain
 """
 SEARCH_MODES = ("hybrid", "bm25", "vector")
 
@@ -106,6 +108,14 @@ def search_cmd(
         ),
     ] = None,
     expand: memory_common.ExpandOpt = False,
+    source: Annotated[
+        str,
+        typer.Option(
+            "--source",
+            help="memory, sessions or memory,sessions: also search what was said in past sessions.",
+            autocompletion=lambda: ["memory", "sessions", "memory,sessions"],
+        ),
+    ] = "memory",
     as_json: JsonOpt = False,
     local: memory_common.LocalOpt = False,
 ) -> None:
@@ -119,6 +129,9 @@ def search_cmd(
     already loaded) with the same output; --local, --record-hit and --batch run in this process.
     --expand asks the model for other phrasings of a weak query, as a chat turn's memory injection does,
     and --explain or --json shows what it answered.
+    --source sessions (or memory,sessions) also searches the session transcripts as `session search` does
+    (--user keeps the sessions that person took part in) and ranks turns and memories in one list, each
+    hit marked memory or sessions; --explain says which leg each came from and its score there.
     """
     if mode not in SEARCH_MODES:
         raise typer.BadParameter(f"unknown mode {mode!r}: use hybrid, bm25 or vector", param_hint="'--mode'")
@@ -128,7 +141,26 @@ def search_cmd(
         raise typer.BadParameter("--expand takes one QUERY, not a --batch", param_hint="'--expand'")
     chosen_scopes = memory_common.scopes(scope)
     chosen_categories = memory_common.categories(category)
+    sources = _sources(source, batch, expand, mode)
     text = common.read_text_arg(query) if query is not None else None
+    if sources != ("memory",):
+        from openclaw_cli.cli import memory_search_sources
+
+        assert text is not None  # _sources refused --batch
+        memory_search_sources.search(
+            text,
+            sources,
+            k,
+            user,
+            chosen_scopes,
+            chosen_categories,
+            explain,
+            all_results,
+            record_hit,
+            as_json,
+            local,
+        )
+        return
     if text is not None and not (local or record_hit):  # --record-hit writes: it stays in-process
         remote = memory_common.through_gateway(
             "memory.search",
@@ -161,6 +193,28 @@ def search_cmd(
         as_json,
         expand,
     )
+
+
+def _sources(value: str, batch: str | None, expand: bool, mode: str) -> tuple[str, ...]:
+    """--source as a tuple of legs; the options only the memory leg has are refused beside sessions."""
+    from openclaw_cli.memory.search.sources import parse_sources
+
+    try:
+        sources = parse_sources(value)
+    except InvalidInput as exc:
+        raise typer.BadParameter(f"{exc.message}: {exc.hint}", param_hint="'--source'") from exc
+    if sources != ("memory",):
+        if batch is not None:
+            raise typer.BadParameter(
+                "--batch searches memory only: leave out --source", param_hint="'--source'"
+            )
+        if expand:
+            raise typer.BadParameter(
+                "--expand searches memory only: leave out --source", param_hint="'--source'"
+            )
+        if mode != "hybrid":
+            raise typer.BadParameter(f"--mode {mode} applies to memory only", param_hint="'--source'")
+    return sources
 
 
 def _search_here(

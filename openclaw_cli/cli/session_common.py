@@ -93,10 +93,10 @@ def session_values() -> dict[str, Any]:
     import json
 
     st = common.state()
-    try:
-        config = st.home.config_file.read_bytes()
-    except OSError:
-        config = b""
+    config = b""
+    for name in ("openclaw.json", "openclaw.toml"):  # both: a second file added must not hit the cache
+        with contextlib.suppress(OSError):
+            config += name.encode() + st.home.root.joinpath(name).read_bytes()
     overrides = sorted((k.upper(), v) for k, v in st.env.items() if k.upper().startswith("OPENCLAW_"))
     stamp = hashlib.sha256(json.dumps([config.hex(), overrides]).encode()).hexdigest()
     path = st.home.cache_dir / _SETTINGS_CACHE

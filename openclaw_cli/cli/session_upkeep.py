@@ -17,7 +17,12 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
 
     Also writes today's copy of every memory database under the home when there is none yet
     (memory.backup.keepDays; see `openclaw memory backup`), and deletes channel media older than
-    media.ttlDays."""
+    media.ttlDays. When the gateway's schedule (or another cron job) sweeps this agent now, nothing is done.
+    """
+    from openclaw_cli.cli import job_lock
+
+    if not job_lock.take("sweep", common.state().agent, "session sweep", quiet=quiet):
+        return
     now = session_common.now()
     changes = session_common.manager().sweep(now)
     from openclaw_cli.memory.upkeep.recovery import daily_backups
@@ -47,13 +52,27 @@ def context_cmd(
     budget: Annotated[
         int, typer.Option("--budget", min=0, help="Token budget for the history.", show_default=False)
     ],
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            "--strategy",
+            help="What stays when the history does not fit: the newest messages (sliding), or the last "
+            "turns and then instructions, decisions and facts (importance). Default: "
+            "session.context.pruneStrategy.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show what a model would be sent: the summary and the newest messages within the token budget."""
+    """Show what a model would be sent: the summary and the messages that fit the token budget."""
     from openclaw_cli.sessions.context import session_context
 
+    context_settings = common.state().settings.session.context
+    chosen = strategy if strategy is not None else context_settings.prune_strategy
     store = session_common.store()
-    result = session_context(store, target, budget)
+    result = session_context(
+        store, target, budget, strategy=chosen, keep_recent_turns=context_settings.keep_recent_turns
+    )
     session_common.warn_problems(result.problems, store.session_dir(store.resolve(target)) / "messages.jsonl")
     if as_json:
         common.emit_json(result.to_dict())
@@ -64,6 +83,7 @@ def context_cmd(
         common.echo(f"[{message['idx']}] {message['role']}: {message.get('content', '')}")
     common.echo(
         f"{result.tokens}/{result.budget} tokens, {len(result.messages)} message(s), {result.dropped} dropped"
+        f" ({chosen})"
     )
     if result.dropped:
         common.echo(f"(summarise the dropped messages with `openclaw session compact {target}`)")
@@ -108,7 +128,10 @@ def register(app: typer.Typer) -> None:
     )(sweep_cmd)
     app.command(
         "context",
-        epilog=session_common.epilog("openclaw session context agent:main:main --budget 4000 --json"),
+        epilog=session_common.epilog(
+            "openclaw session context agent:main:main --budget 4000 --json",
+            "openclaw session context agent:main:main --budget 2000 --strategy importance",
+        ),
     )(context_cmd)
     app.command(
         "compact",

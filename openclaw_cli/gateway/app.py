@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.gateway.limits import PendingConnections
     from openclaw_cli.gateway.methods import Methods
+    from openclaw_cli.scheduler.service import Scheduler
 
 
 @dataclass
@@ -37,6 +38,7 @@ class GatewayApp:
     pid_record: dict[str, Any] | None = None  # written to pid_path while serving
     pid_path: Path | None = None
     channels: ChannelHost | None = None
+    scheduler: Scheduler | None = None
 
     def write_pid(self) -> None:
         if self.pid_path is not None and self.pid_record is not None:
@@ -62,3 +64,5 @@ class GatewayApp:
         self.pending.max_pending = settings.gateway.max_pending_connections
         if self.channels is not None:
             await self.channels.reload(settings)
+        if self.scheduler is not None:
+            self.scheduler.update(settings.cron)

@@ -71,13 +71,24 @@ class ChannelHost:
 
     # ------------------------------------------------------------------ life cycle
 
+    def _names(self) -> tuple[str, ...]:
+        """The built-in channels, then those plugins registered (plugins/, in load order)."""
+        host = self.core.plugins
+        return ("telegram", "slack", *(host.registered.channels if host is not None else ()))
+
     def _section(self, settings: Settings, name: str) -> Any:
-        return getattr(settings.channels, name)
+        if name in ("telegram", "slack"):
+            return getattr(settings.channels, name)
+        from openclaw_cli.channels.settings import PluginChannelSettings
+
+        return PluginChannelSettings.model_validate(settings.channels.plugin_section(name) or {})
 
     def _build(self, name: str, settings: Settings) -> Hosted | None:
         section = self._section(settings, name)
         if not section.enabled:
             return None
+        if name not in ("telegram", "slack"):
+            return self._build_plugin(name, settings, section)
         token = section.bot_token or self.tokens.get(name)
         if not token:
             self.start_errors[name] = f"channels.{name} is enabled but has no botToken; it is not started"
@@ -103,8 +114,28 @@ class ChannelHost:
             channel = SlackChannel(section, token, retries)
         return Hosted(channel, journal, AccessStore(directory), section)
 
+    def _build_plugin(self, name: str, settings: Settings, section: Any) -> Hosted:
+        """A plugin's channel, built by its factory from its section, hosted as the built-in ones are."""
+        assert self.core.plugins is not None
+        definition = self.core.plugins.registered.channels[name]
+        directory = account_dir(self.core.home.root, name, "default")
+        journal = self.journals.get(name) or ChannelJournal(
+            directory, fsync=settings.session.fsync == "always"
+        )
+        self.journals[name] = journal
+        channel = definition.factory(section)
+        if getattr(channel, "name", None) != name:
+            raise OpenclawError(f"plugin {definition.plugin_id}'s channel says its name is not {name!r}")
+        return Hosted(channel, journal, AccessStore(directory), section)
+
+    def _plugin_failed(self, name: str, message: str) -> None:
+        host = self.core.plugins
+        definition = host.registered.channels.get(name) if host is not None else None
+        if host is not None and definition is not None:
+            host.records[definition.plugin_id].fail(f"channel {name}", message)
+
     async def start(self, settings: Settings) -> None:
-        for name in ("telegram", "slack"):
+        for name in self._names():
             await self._start_one(name, settings)
 
     async def _start_one(self, name: str, settings: Settings) -> None:
@@ -125,6 +156,7 @@ class ChannelHost:
         except Exception as exc:  # noqa: BLE001 - a channel that fails must not stop the gateway
             self.start_errors[name] = f"channel {name} could not start: {type(exc).__name__}: {exc}"
             log.error("%s", self.start_errors[name])
+            self._plugin_failed(name, f"could not start: {type(exc).__name__}: {exc}")
 
     async def stop(self) -> None:
         for hosted in list(self.hosted.values()):
@@ -143,9 +175,13 @@ class ChannelHost:
 
     async def reload(self, settings: Settings) -> None:
         """Restart the channels whose section changed; the others keep running."""
-        for name in ("telegram", "slack"):
+        for name in self._names():
             current = self.hosted.get(name)
-            section = self._section(settings, name)
+            try:
+                section = self._section(settings, name)
+            except ValueError as exc:  # a plugin channel's section that does not validate
+                self.start_errors[name] = f"channels.{name} is invalid: {exc}"
+                continue
             if current is not None and current.section == section:
                 continue
             if current is not None:
@@ -357,10 +393,13 @@ class ChannelHost:
 
     def status(self) -> list[dict[str, Any]]:
         rows = []
-        for name in ("telegram", "slack"):
-            section = self._section(self.core.settings, name)
+        for name in self._names():
+            try:
+                enabled = bool(self._section(self.core.settings, name).enabled)
+            except ValueError:
+                enabled = False
             hosted = self.hosted.get(name)
-            row: dict[str, Any] = {"channel": name, "account": "default", "enabled": section.enabled}
+            row: dict[str, Any] = {"channel": name, "account": "default", "enabled": enabled}
             if hosted is not None:
                 row.update(hosted.channel.status())
                 row["pendingSends"] = hosted.journal.pending_sends()

@@ -1,4 +1,4 @@
-"""Watch openclaw.json: a valid change applies to the running gateway, an invalid one is logged and the
+"""Watch openclaw.json (or openclaw.toml): a valid change applies to the running gateway, an invalid one is logged and the
 running settings are kept (the error shows in `status`).
 
 The file is polled (stat every `gateway.configPollMs`): editors replace files by rename, and a stat of
@@ -45,21 +45,29 @@ class ConfigWatcher:
         self.apply = apply
         self.reject = reject
         self.current = current
-        self.seen = signature(path)
+        self.seen = self._signature()
+
+    def _signature(self) -> tuple[Signature, ...]:
+        # openclaw.json and openclaw.toml both: a user may move from one to the other, or add the second
+        from openclaw_cli.config_toml import config_files
+
+        return tuple(signature(path) for path in config_files(self.path))
 
     async def check(self) -> bool | None:
         """Reload if the file changed: True applied, False rejected, None unchanged."""
         from openclaw_cli.config import load_settings
+        from openclaw_cli.config_toml import current_config
 
-        now = signature(self.path)
+        now = self._signature()
         if now == self.seen:
             return None
         self.seen = now
+        self.path = current_config(self.path)
         try:
             settings = await asyncio.to_thread(load_settings, self.path, self.env)
         except ConfigError as exc:
             message = exc.message + (f" ({exc.hint})" if exc.hint else "")
-            log.error("openclaw.json changed but is not valid; keeping the running config: %s", message)
+            log.error("%s changed but is not valid; keeping the running config: %s", self.path.name, message)
             self.reject(message)
             return False
         old = self.current().gateway
@@ -67,7 +75,7 @@ class ConfigWatcher:
             if getattr(old, key) != getattr(settings.gateway, key):
                 log.warning("gateway.%s changed: it applies at the next start of the gateway", key)
         await self.apply(settings)
-        log.info("openclaw.json reloaded")
+        log.info("%s reloaded", self.path.name)
         return True
 
     async def run(self) -> None:
@@ -76,4 +84,4 @@ class ConfigWatcher:
             try:
                 await self.check()
             except Exception:  # noqa: BLE001 - the watcher must outlive one bad reload
-                log.exception("reloading openclaw.json failed")
+                log.exception("reloading %s failed", self.path.name)

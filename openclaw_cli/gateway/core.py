@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from openclaw_cli.config import Settings
     from openclaw_cli.memory.search.word_warmup import WordWarmUp
     from openclaw_cli.paths import Home
+    from openclaw_cli.plugins.host import PluginHost
 
 log = logging.getLogger("openclaw.gateway")
 
@@ -83,6 +84,12 @@ class GatewayCore:
         # What start() re-queued from the inbox, so a channel can send those turns' replies to their chats.
         self.requeued: list[tuple[Pending, Turn]] = []
         self.channel_status: Callable[[], list[dict[str, Any]]] = list  # set by the server (channel_host)
+        self.plugins: PluginHost | None = None  # loaded by the server at start (use_plugins)
+
+    def use_plugins(self, host: PluginHost) -> None:
+        """The process's plugins: the turns' hooks and tools, the channels', routes' and status's."""
+        self.plugins = host
+        self.runtime.plugins = host
 
     # ------------------------------------------------------------------ life cycle
 

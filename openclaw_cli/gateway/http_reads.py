@@ -23,7 +23,18 @@ if TYPE_CHECKING:
 
     from openclaw_cli.gateway.app import GatewayApp
 
-READ_METHODS = frozenset({"memory.search", "memory.inject", "session.search", "channels.status"})
+# cron.run is no read, but `openclaw cron run` is a one-shot command like the reads: one exchange, no socket.
+READ_METHODS = frozenset(
+    {
+        "memory.search",
+        "memory.inject",
+        "session.search",
+        "channels.status",
+        "plugins.status",
+        "cron.list",
+        "cron.run",
+    }
+)
 STATUS_OF = {p.INVALID_PARAMS: 400, p.NOT_FOUND: 404, p.CONFLICT: 409, p.INTERNAL: 500}
 
 

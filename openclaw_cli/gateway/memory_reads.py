@@ -29,8 +29,8 @@ def operator_request(params: dict[str, Any], query: str, k: int) -> SearchReques
         query=query,
         k=k,
         user_id=p.param_str(params, "filterUserId", required=False, max_length=256),
-        scopes=_names(params, "scopes", ("user", "agent")),
-        categories=_names(params, "categories", CATEGORIES),
+        scopes=names(params, "scopes", ("user", "agent")),
+        categories=names(params, "categories", CATEGORIES),
         mode=mode,  # type: ignore[arg-type]  # checked above
         explain=p.param_bool(params, "explain"),
         all_results=p.param_bool(params, "all"),
@@ -62,7 +62,7 @@ def searched(
     return search_expanded(search, request, model)
 
 
-def _names(params: dict[str, Any], name: str, known: Any) -> tuple[str, ...]:
+def names(params: dict[str, Any], name: str, known: Any) -> tuple[str, ...]:
     value = params.get(name, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v in known for v in value):
         raise InvalidInput(f'parameter "{name}" must be a list of {", ".join(known)}')

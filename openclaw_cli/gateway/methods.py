@@ -69,7 +69,16 @@ class Methods:
             "memory.purge": Methods.memory_purge,
             "reflect.run": Methods.reflect_run,
             "channels.status": Methods.channels_status,
+            "plugins.status": Methods.plugins_status,
         }
+
+    def register(self, name: str, handler: Callable[[dict[str, Any]], Awaitable[Any]]) -> None:
+        """A method another part of the gateway serves (the scheduler's cron.list and cron.run)."""
+
+        async def call(_: Methods, params: dict[str, Any], listener: Listener | None) -> Any:
+            return await handler(params)
+
+        self._table[name] = call
 
     @property
     def names(self) -> list[str]:
@@ -107,6 +116,12 @@ class Methods:
                 service.close()
 
     # ------------------------------------------------------------------ helpers
+
+    def _model_settings(self, agent_id: str) -> Any:
+        """The settings `agent_id`'s model calls use: its own model and its auth profile's key."""
+        from openclaw_cli.auth_profiles import with_auth_profile
+
+        return with_auth_profile(for_agent(self.core.settings, agent_id), self.core.home, agent_id)
 
     def _agent(self, params: dict[str, Any]) -> str:
         return self.core.agent_id(p.param_str(params, "agentId", required=False, max_length=128))
@@ -154,6 +169,11 @@ class Methods:
 
     async def channels_status(self, params: dict[str, Any], listener: Listener | None) -> Any:
         return {"channels": self.core.channel_status()}
+
+    async def plugins_status(self, params: dict[str, Any], listener: Listener | None) -> Any:
+        """The plugins as this gateway loaded them, with the errors counted since (plugins/isolation.py)."""
+        host = self.core.plugins
+        return host.status() if host is not None else {"plugins": [], "problems": []}
 
     async def sessions_list(self, params: dict[str, Any], listener: Listener | None) -> Any:
         from openclaw_cli.sessions.index import STATUSES, list_sessions
@@ -283,7 +303,7 @@ class Methods:
         query = p.param_str(params, "query", max_length=MAX_TEXT) or ""
         k = p.param_int(params, "k", 10, 1, MAX_K)
         agent_id, person = self._agent(params), self._reader(params)
-        expander = memory_reads.expander(params, for_agent(self.core.settings, agent_id))
+        expander = memory_reads.expander(params, self._model_settings(agent_id))
         service, lock = self._memory_of(agent_id)
         if person is None:  # the operator (the token's holder) looks at every memory, filtered as asked
             request = memory_reads.operator_request(params, query, k)
@@ -291,8 +311,12 @@ class Methods:
             return result.to_dict(request)
 
         from openclaw_cli.memory.inject import recall
+        from openclaw_cli.memory.store.records import CATEGORIES
 
-        hits, warnings = await asyncio.to_thread(recall, service, query, k, person, None, expander, lock)
+        kept = memory_reads.names(params, "categories", CATEGORIES)  # an MCP client's memory_search
+        hits, warnings = await asyncio.to_thread(
+            lambda: recall(service, query, k, person, None, expander, lock, categories=kept)
+        )
         return {
             "query": query,
             "userId": person,
@@ -322,7 +346,7 @@ class Methods:
         if (query is None) == (session is None):
             raise InvalidInput('give "query" or "session", not both or neither')
         person = self._reader(params) or identity.owner_id(self.core.settings)
-        settings = for_agent(self.core.settings, agent_id)
+        settings = self._model_settings(agent_id)
         expander = memory_reads.expander(params, settings)
         service, lock = self._memory_of(agent_id)
 
@@ -365,6 +389,8 @@ class Methods:
             user_id=(self._reader(params) or identity.owner_id(self.core.settings))
             if scope == "user"
             else None,
+            # a profile fact's attribute (`city`): a new value replaces the old one (the MCP memory_add)
+            attribute=p.param_str(params, "attribute", required=False, max_length=64),
         )
 
         def write(service: MemoryService) -> Any:
@@ -376,16 +402,7 @@ class Methods:
 
         outcome, record = await self._with_memory(self._agent(params), write)
         self.core.wake_words()  # its words are warmed for the searches to come
-        pending = record is not None and record.vector_status == "pending"
-        return {
-            **(record.public_dict() if record is not None else {}),
-            "id": outcome.record_id,
-            "action": outcome.action,
-            "reason": outcome.reason,
-            "existingId": outcome.existing_id,
-            "said": outcome.describe(),
-            "warning": f"the vector is pending ({outcome.reason})" if pending else None,
-        }
+        return outcome.added_dict(record)
 
     async def memory_delete(self, params: dict[str, Any], listener: Listener | None) -> Any:
         record_id = p.param_str(params, "id", max_length=256) or ""
@@ -421,7 +438,7 @@ class Methods:
         category = p.param_str(params, "category", required=False, max_length=32)
         agent_id = self._agent(params)
         lock_dir = self.core.home.memory_dir(agent_id)  # the lock `openclaw reflect` takes too
-        settings = for_agent(self.core.settings, agent_id)  # the agent's own model, when it names one
+        settings = self._model_settings(agent_id)  # the agent's own model, when it names one
 
         def reflect(service: MemoryService) -> Any:
             return run_reflection(service, settings, lock_dir=lock_dir, dry_run=dry_run, category=category)

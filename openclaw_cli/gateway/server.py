@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.errors import ConfigError, OpenclawError
 from openclaw_cli.gateway import http_api, http_reads
 from openclaw_cli.gateway.app import GatewayApp
@@ -95,11 +96,17 @@ def build_app(gateway: GatewayApp) -> Starlette:
             await gateway.channels.start(gateway.core.settings)
         gateway.write_pid()
         watch = asyncio.create_task(gateway.watcher.run()) if gateway.watcher else None
+        await _plugins_event(gateway, "gateway_start")
+        cron = asyncio.create_task(gateway.scheduler.run_forever()) if gateway.scheduler else None
         try:
             yield
         finally:
+            await _plugins_event(gateway, "gateway_stop")
             if watch is not None:
                 watch.cancel()
+            if cron is not None:  # a job running now is stopped (runner.py), its run not recorded
+                cron.cancel()
+                await asyncio.gather(cron, return_exceptions=True)
             if gateway.channels is not None:
                 await gateway.channels.stop()
             gateway.methods.close()
@@ -119,9 +126,33 @@ def build_app(gateway: GatewayApp) -> Starlette:
             Route("/rpc/{method}", rpc_call, methods=["POST"]),
             WebSocketRoute("/", websocket),
             WebSocketRoute("/ws", websocket),
+            *_plugin_routes(gateway),  # /plugins/<id>/... (plugins/routes.py)
         ],
         lifespan=lifespan,
     )
+
+
+def _plugin_routes(gateway: GatewayApp) -> list[Route]:
+    host = gateway.core.plugins
+    if host is None or not host.registered.routes:
+        return []
+    from openclaw_cli.plugins.routes import plugin_routes
+
+    def refused(exc: Exception) -> Response | None:
+        return exc.response() if isinstance(exc, http_api.HttpError) else None
+
+    return plugin_routes(host, lambda request: http_api.check_auth(gateway, request), refused)
+
+
+async def _plugins_event(gateway: GatewayApp, hook: str) -> None:
+    host = gateway.core.plugins
+    if host is None or not host.implements(hook):
+        return
+    from openclaw_cli.plugins.contexts import GatewayEvent
+
+    options = gateway.core.options
+    event = GatewayEvent(options.host, options.port, tuple(r.id for r in host.loaded))
+    await host.anotify(hook, event)
 
 
 def resolve_token(home: Home, bind: str, given: str | None, env_token: str | None) -> tuple[str, str]:
@@ -180,6 +211,7 @@ def serve(
 
     from openclaw_cli.gateway import log_lines
     from openclaw_cli.gateway.limits import PendingConnections, guarded_protocol
+    from openclaw_cli.plugins.wiring import start_plugins
 
     chosen_bind = bind or settings.gateway.bind
     host = BIND_HOSTS[chosen_bind]
@@ -187,7 +219,13 @@ def serve(
     secret, source = resolve_token(home, chosen_bind, token, env.get("OPENCLAW_GATEWAY_TOKEN"))
     sock = bind_socket(host, settings.gateway.port if port is None else port)
     actual_port = sock.getsockname()[1]
-    core = GatewayCore(home, settings, GatewayOptions(host, actual_port, secret, source))
+    core = GatewayCore(
+        home,
+        settings,
+        GatewayOptions(host, actual_port, secret, source),
+        runtime_factory=lambda h, s: AgentRuntime(h, s, env=env),  # skills' gating reads this env
+    )
+    core.use_plugins(start_plugins(settings, home.root))  # once, at start: a change needs a restart
     auth = settings.gateway.auth
     pending = PendingConnections(
         settings.gateway.header_timeout_seconds, settings.gateway.max_pending_connections
@@ -197,6 +235,9 @@ def serve(
     gateway = GatewayApp(core, Methods(core), limiter, pending)
     gateway.channels = ChannelHost(core, channel_tokens(env))
     core.channel_status = gateway.channels.status
+    from openclaw_cli.gateway.cron_methods import start_scheduler
+
+    gateway.scheduler = start_scheduler(home, settings, env, gateway.methods)
     gateway.watcher = ConfigWatcher(
         home.config_file, env, gateway.apply, gateway.config_rejected, lambda: core.settings
     )

@@ -62,7 +62,7 @@ def record_of(item: NewMemory, agent_id: str, max_chars: int) -> MemoryRecord:
         l2=rec.check_text("l2", item.l2, max_chars),
         created_at=item.created_at,
         source=item.source,
-        attribute=item.attribute,
+        attribute=rec.validate_attribute(item.attribute),
     )
 
 
@@ -89,7 +89,9 @@ class AgentMemory(Protocol):
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult: ...
 
-    def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]: ...
+    def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
+        """Review the hits of one search, best first (the rank rates each review)."""
+        ...
 
     def check_indexes(self) -> list[Any]: ...
 

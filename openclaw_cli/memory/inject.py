@@ -119,8 +119,10 @@ def build_memory_block(
     )
     text, chosen = render_block(order_hits(hits), language, settings)
     if record_hits and chosen:
+        # Reviewed in the search's order, not the block's (grouped by kind): the rank rates the review.
+        rank = {hit.record.id: index for index, hit in enumerate(hits)}
         with lock or nullcontext():
-            service.record_hits(chosen, moment)
+            service.record_hits(sorted(chosen, key=lambda record_id: rank.get(record_id, len(rank))), moment)
     return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
 
 
@@ -134,6 +136,7 @@ def recall(
     lock: AbstractContextManager[Any] | None = None,
     *,
     notes: bool = True,
+    categories: tuple[str, ...] = (),
 ) -> tuple[list[SearchHit], list[str]]:
     """The best `k` memories for `text` that `user_id` may see: their own memories and the agent's
     (which belong to nobody: lessons and cases of its work), never another person's. Nobody known
@@ -144,10 +147,10 @@ def recall(
     With an `expander`, a weak result (search/expansion.py: `wanted`) is completed by the phrasings the
     model gives for `text`, each searched for the same person in the same way, what they find kept only
     where the query's own search agrees (`fuse`). `lock` is held for each search, not while the model
-    answers."""
+    answers. `categories` keeps those categories only (an MCP client's memory_search)."""
     guard = lock or nullcontext()
     with guard:
-        hits, warnings = _recall_local(service, text, k, user_id, now, notes=notes)
+        hits, warnings = _recall_local(service, text, k, user_id, now, notes=notes, categories=categories)
     if expander is None or not expansion.wanted(text, hits):
         return hits, warnings
     phrasings = expansion.usable(text, expander(text))
@@ -156,7 +159,9 @@ def recall(
 
     def search(query: str, size: int, everything: bool) -> list[SearchHit]:
         with guard:
-            return _recall_local(service, query, size, user_id, now, everything, notes=notes)[0]
+            return _recall_local(
+                service, query, size, user_id, now, everything, notes=notes, categories=categories
+            )[0]
 
     return expansion.complete(text, k, hits, phrasings, search), warnings
 
@@ -170,8 +175,11 @@ def _recall_local(
     all_results: bool = False,
     *,
     notes: bool = True,
+    categories: tuple[str, ...] = (),
 ) -> tuple[list[SearchHit], list[str]]:
-    agent_only = SearchRequest(query=text, k=k, scopes=("agent",), all_results=all_results)
+    agent_only = SearchRequest(
+        query=text, k=k, scopes=("agent",), categories=categories, all_results=all_results
+    )
     agent = service.search(agent_only, now)
     # A stray agent-scope note (an older store's, which the sync before every search gives to the owner) is
     # never shown either.
@@ -179,7 +187,15 @@ def _recall_local(
     if user_id is None:
         return agent_hits, list(agent.warnings)
     mine = service.search(
-        SearchRequest(query=text, k=k, user_id=user_id, scopes=("user",), all_results=all_results), now
+        SearchRequest(
+            query=text,
+            k=k,
+            user_id=user_id,
+            scopes=("user",),
+            categories=categories,
+            all_results=all_results,
+        ),
+        now,
     )
     own = mine.hits if notes else [hit for hit in mine.hits if not hit.record.private_note]
     seen = {hit.record.id for hit in own}

@@ -232,15 +232,16 @@ class MemoryService:
         require_forgotten(self.forget_words(), done)
 
     def record_hits(self, record_ids: Sequence[str], now: datetime | None = None) -> list[str]:
-        """Review each hit; one deleted since the search is skipped (see MemoryStore.record_hits)."""
+        """Review each hit, best first: its rank rates the review (MemoryStore.record_hits). One deleted
+        since the search is skipped."""
         moment = now or utc_now()
         reviewed: list[str] = []
-        for record_id in record_ids:
+        for rank, record_id in enumerate(record_ids):
             try:
                 store = self._locate(record_id)
             except NotFound:  # gone from every database, tombstone included
                 continue
-            reviewed += store.record_hits([record_id], moment)
+            reviewed += store.record_hits([record_id], moment, first_rank=rank)
         return reviewed
 
     # ------------------------------------------------------------------ reads

@@ -1,6 +1,8 @@
-"""What a model would be sent under a token budget: the summary (if any) plus a sliding window.
+"""What a model would be sent under a token budget: the summary (if any) plus the messages that fit.
 
-The window is taken from the tail of the messages after the summary checkpoint. An assistant message
+The messages are taken from those after the summary checkpoint: by default a sliding window from the
+tail; with the `importance` strategy (sessions/importance.py) the last turns and then the older messages
+that matter most. An assistant message
 with toolCalls and the tool messages answering it form one unit: kept together or dropped together,
 and a tool result whose call is not in the window is never sent on its own.
 """
@@ -15,6 +17,9 @@ from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.token_counts import count_message, fill_token_counts, message_cost
 from openclaw_cli.sessions.tokens import count_tokens
 
+PRUNE_STRATEGIES = ("sliding", "importance")
+DEFAULT_KEEP_RECENT_TURNS = 4
+
 
 @dataclass
 class Context:
@@ -25,6 +30,7 @@ class Context:
     budget: int
     dropped: int  # messages after the checkpoint that did not fit
     problems: list[Any] = field(default_factory=list)
+    strategy: str = "sliding"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -34,6 +40,7 @@ class Context:
             "tokens": self.tokens,
             "budget": self.budget,
             "dropped": self.dropped,
+            "strategy": self.strategy,
         }
 
 
@@ -56,24 +63,37 @@ def group_units(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def build_context(
-    messages: list[dict[str, Any]], summary: str | None, checkpoint: int | None, budget: int
+    messages: list[dict[str, Any]],
+    summary: str | None,
+    checkpoint: int | None,
+    budget: int,
+    *,
+    strategy: str = "sliding",
+    keep_recent_turns: int = DEFAULT_KEEP_RECENT_TURNS,
 ) -> Context:
-    """The summary (when it fits) and the newest whole units of messages after `checkpoint` within budget."""
+    """The summary (when it fits) and whole units of the messages after `checkpoint` within budget:
+    the newest (`sliding`), or the last turns and then the most important (`importance`)."""
     if budget < 0:
         raise InvalidInput("the token budget must be zero or more")
+    if strategy not in PRUNE_STRATEGIES:
+        raise InvalidInput(f"unknown prune strategy {strategy!r}: use sliding or importance")
     summary_tokens = count_tokens(summary) if summary else 0
     use_summary = bool(summary) and summary_tokens <= budget
     remaining = budget - (summary_tokens if use_summary else 0)
     after = [m for m in messages if checkpoint is None or m["idx"] > checkpoint]
-    kept: list[list[dict[str, Any]]] = []
-    for unit in reversed(group_units(after)):
-        cost = sum(message_cost(m) for m in unit)
-        if cost > remaining:
-            break  # a sliding window: nothing older than the first unit that does not fit
-        kept.append(unit)
-        remaining -= cost
-    window = [m for unit in reversed(kept) for m in unit]
-    used = budget - remaining
+    units = group_units(after)
+    costs = [sum(message_cost(m) for m in unit) for unit in units]
+    if strategy == "importance":
+        # Imported here: compiling the rules' patterns costs ~10 ms, which the default never pays.
+        from openclaw_cli.sessions.importance import select_units, unit_score
+
+        starts = [unit[0].get("role") == "user" for unit in units]
+        scores = [unit_score(unit) for unit in units]
+        positions = select_units(costs, scores, starts, remaining, keep_recent_turns)
+    else:
+        positions = _sliding(costs, remaining)
+    window = [m for position in positions for m in units[position]]
+    used = (budget - remaining) + sum(costs[position] for position in positions)
     return Context(
         summary if use_summary else None,
         summary_tokens if use_summary else 0,
@@ -81,10 +101,27 @@ def build_context(
         used,
         budget,
         len(after) - len(window),
+        strategy=strategy,
     )
 
 
-def session_context(store: SessionStore, key_or_id: str, budget: int) -> Context:
+def _sliding(costs: list[int], budget: int) -> list[int]:
+    """The newest units within budget: nothing older than the first unit that does not fit."""
+    first = len(costs)
+    while first > 0 and costs[first - 1] <= budget:
+        first -= 1
+        budget -= costs[first]
+    return list(range(first, len(costs)))
+
+
+def session_context(
+    store: SessionStore,
+    key_or_id: str,
+    budget: int,
+    *,
+    strategy: str = "sliding",
+    keep_recent_turns: int = DEFAULT_KEEP_RECENT_TURNS,
+) -> Context:
     """context(key, budget): what a model would be sent for a session's current state."""
     session_id = store.resolve(key_or_id)
     saved = store.read_context(session_id)
@@ -97,6 +134,8 @@ def session_context(store: SessionStore, key_or_id: str, budget: int) -> Context
         summary if isinstance(summary, str) else None,
         checkpoint if isinstance(checkpoint, int) and not isinstance(checkpoint, bool) else None,
         budget,
+        strategy=strategy,
+        keep_recent_turns=keep_recent_turns,
     )
     context.problems = list(result.problems)
     return context

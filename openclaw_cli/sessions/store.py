@@ -293,8 +293,11 @@ class SessionStore:
         tool_call_id: str | None = None,
         user_id: str | None = None,
         anonymous: bool = False,
+        model: str | None = None,
+        tokens: int | None = None,
     ) -> dict[str, Any]:
-        """Append one message; returns it as stored (with its idx and token count).
+        """Append one message; returns it as stored (with its idx and token count). An assistant message
+        may say which `model` wrote it and the `tokens` the provider counted for it (seed 000 §2.2).
 
         A user message says whose it is: `userId` (the person, identity.py), or `anonymous` when the
         message carried no identity; extraction and purge read them (older messages have neither)."""
@@ -313,6 +316,10 @@ class SessionStore:
             extra["userId"] = user_id
         elif anonymous:
             extra["anonymous"] = True
+        if model:
+            extra["model"] = model
+        if isinstance(tokens, int) and tokens >= 0:
+            extra["tokens"] = tokens
         stored = self.writer(session_id).append(role, content, iso(now), extra)
         for listener in self.listeners:
             listener(session_id)

@@ -236,9 +236,12 @@ class SessionWriter:
             self._catch_up()
             return self._write_meta(changes)
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> dict[str, Any]:
-        """Add a turn's model usage to meta.json's totals now: read, add and replace (atomically) under
-        the session lock, so usage added by another process is never lost."""
+    def add_usage(
+        self, input_tokens: int, output_tokens: int, cost: float | None, *, model: str | None = None
+    ) -> dict[str, Any]:
+        """Add a turn's model usage to meta.json's totals now, and `model` as the session's latest: read,
+        add and replace (atomically) under the session lock, so usage added by another process is never
+        lost."""
         with self.lock.hold():
             self._catch_up()
             try:
@@ -250,6 +253,8 @@ class SessionWriter:
                 "totalOutputTokens": _number(meta.get("totalOutputTokens"), int) + output_tokens,
                 "totalCost": _number(meta.get("totalCost"), float) + (cost or 0.0),
             }
+            if model:
+                totals["model"] = model
             return self._write_meta(totals)
 
     def close(self, flush: bool = True) -> None:

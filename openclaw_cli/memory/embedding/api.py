@@ -37,6 +37,8 @@ class LiteLLMEmbedder:
         self._retry_base_delay = retry_base_delay
         self._dimensions = settings.dimensions
         self._lock = threading.Lock()
+        # The text leaves the machine: masked unless the user turned it off (memory/embedding/redact.py).
+        self._redact = settings.redact is not False
 
     @property
     def identity(self) -> EmbedderIdentity:
@@ -61,6 +63,10 @@ class LiteLLMEmbedder:
 
         from openclaw_cli import llm
 
+        if self._redact:
+            from openclaw_cli.memory.embedding.redact import redact_all
+
+            texts = redact_all(texts)
         try:
             rows = llm.embed(
                 self._model,

@@ -388,11 +388,12 @@ def extract_session(
 ) -> ExtractionReport:
     """`openclaw memory extract`: one on-demand run over a session named by its key or id."""
     from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.auth_profiles import with_auth_profile
     from openclaw_cli.identity import owner_id
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.sessions.store import SessionStore
 
-    settings = for_agent(settings, agent_id)
+    settings = with_auth_profile(for_agent(settings, agent_id), home, agent_id)
     sessions = SessionStore(home, agent_id)
     memory = MemoryService(home, agent_id, settings.memory, fast_start=True, owner=owner_id(settings))
     service = ExtractionService(home, agent_id, settings, memory, sessions)

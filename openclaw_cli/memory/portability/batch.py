@@ -20,7 +20,7 @@ from openclaw_cli.textcheck import find_bad_text
 if TYPE_CHECKING:  # the search pipeline's imports (~50 ms) are not for `memory add --batch`
     from openclaw_cli.memory.search.pipeline import SearchRequest
 
-ADD_FIELDS = {"text", "l0", "category", "scope", "userId", "l1", "l2", "id", "createdAt", "source"}
+ADD_FIELDS = {"text", "l0", "category", "scope", "userId", "l1", "l2", "id", "createdAt", "source", "attribute"}
 SEARCH_FIELDS = {"query", "k", "userId", "user", "category", "categories", "scope", "mode", "explain"}
 MODES = ("hybrid", "bm25", "vector")
 # `source` is provenance (a chat id, a file and line), not a document: a few levels are plenty, and a
@@ -126,6 +126,7 @@ def _add_item(obj: dict[str, Any], number: int, source: str) -> NewMemory:
         record_id=_str(obj.get("id"), "id", number, source),
         created_at=_created(obj.get("createdAt"), number, source),
         source=_source(obj.get("source"), number, source),
+        attribute=_str(obj.get("attribute"), "attribute", number, source),
     )
 
 

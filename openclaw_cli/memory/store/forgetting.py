@@ -1,8 +1,14 @@
 """FSRS-6 through the `fsrs` package: how well each memory is remembered, and what a hit does to it.
 
-A memory starts as a card reviewed once ("Good") when it is written; every retrieval during an agent turn
-is another "Good" review. Retrievability falls as time passes without a hit, so forgotten memories sink in
-the ranking, but nothing is ever deleted for it.
+A memory starts as a card reviewed once ("Good") when it is written. Every retrieval during an agent turn
+is another review, rated by the hit's rank as seed 000 §5.2 asks ("difficulty moves with the rank"): the
+first hit is recalled best (Easy), the next ones well (Good), the rest with effort (Hard). A memory seen
+again without a ranking (the same fact written twice) is a Good review. Retrievability falls as time passes
+without a hit, so forgotten memories sink in the ranking, but nothing is ever deleted for it.
+
+A lapse (seed 000 §5.2's `lapses`, "times forgotten") is counted when a memory is found only after its
+retrievability fell below the scheduler's desired retention (it would have been forgotten: recalled late),
+and when a merge corrects its value (what was remembered was wrong).
 """
 
 from __future__ import annotations
@@ -44,18 +50,39 @@ def _to_card(state: FsrsState) -> fsrs.Card:
     )
 
 
-def review(state: FsrsState, now: datetime) -> FsrsState:
-    """The state after one successful recall at `now`."""
+# Ranks (0-based) rated Easy, then Good; every later rank is Hard. Injection shows ~5 memories and the
+# memory_search tool 5 by default: the best hit is the one the answer leans on, the next two support it,
+# and the rest were merely shown.
+EASY_RANKS = 1
+GOOD_RANKS = 3
+
+
+def rating_for_rank(rank: int | None) -> int:
+    """The FSRS rating (fsrs.Rating's value: 2 Hard, 3 Good, 4 Easy) of a hit at `rank` (0 = the best);
+    None, a review with no ranking, is Good."""
+    if rank is None:
+        return 3
+    if rank < 0:
+        raise ValueError("a rank counts from 0")
+    return 4 if rank < EASY_RANKS else 3 if rank < GOOD_RANKS else 2
+
+
+def review(
+    state: FsrsState, now: datetime, *, rank: int | None = None, corrected: bool = False
+) -> FsrsState:
+    """The state after one successful recall at `now`, by a search that ranked it `rank` (None: not by a
+    search). `corrected`: a merge changed what the memory says, a lapse."""
     import fsrs
 
-    card, _ = _scheduler().review_card(_to_card(state), fsrs.Rating.Good, now)
+    late = state.stability is not None and retrievability(state, now) < _scheduler().desired_retention
+    card, _ = _scheduler().review_card(_to_card(state), fsrs.Rating(rating_for_rank(rank)), now)
     return FsrsState(
         stability=card.stability,
         difficulty=card.difficulty,
         last_review=card.last_review,
         next_review=card.due,
         reps=state.reps + 1,
-        lapses=state.lapses,
+        lapses=state.lapses + (late or corrected),
     )
 
 

@@ -324,25 +324,30 @@ class MemoryStore:
             self.log_change(record_id, record.user_id, "delete", record.public_dict(), None)
         return record
 
-    def record_hits(self, record_ids: Sequence[str], now: datetime) -> list[str]:
-        """An agent turn retrieved these memories: each counts as a successful FSRS review.
+    def record_hits(self, record_ids: Sequence[str], now: datetime, first_rank: int = 0) -> list[str]:
+        """An agent turn retrieved these memories, best first: each counts as a successful FSRS review,
+        rated by its rank (`first_rank` for the first id, counting on; forgetting.rating_for_rank).
 
         A memory deleted since the search (by another process) is skipped: there is nothing left to review,
         and the search's results must still reach the user. Returns the ids reviewed.
         """
         reviewed: list[str] = []
         with self.storage.transaction():
-            for record_id in record_ids:
-                if self.review(record_id, now):
+            for offset, record_id in enumerate(record_ids):
+                if self.review(record_id, now, rank=first_rank + offset):
                     reviewed.append(record_id)
         return reviewed
 
-    def review(self, record_id: str, now: datetime) -> bool:
-        """One successful FSRS review of a live record (False when it is gone). Call inside a transaction."""
+    def review(
+        self, record_id: str, now: datetime, *, rank: int | None = None, corrected: bool = False
+    ) -> bool:
+        """One successful FSRS review of a live record (False when it is gone): by a search that ranked it
+        `rank`, or (None) by seeing it again; `corrected` when a merge changed its value (a lapse). Call
+        inside a transaction."""
         from openclaw_cli.memory.store.forgetting import review
 
         try:
-            state = review(self.get(record_id).fsrs, now)
+            state = review(self.get(record_id).fsrs, now, rank=rank, corrected=corrected)
         except NotFound:
             return False
         self.storage.set_fsrs(record_id, state)

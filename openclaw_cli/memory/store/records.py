@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -155,6 +156,23 @@ def validate_user(value: str) -> str:
     if not value or len(value) > MAX_ID_LENGTH or "\x00" in value or not value.strip():
         raise InvalidInput(f"invalid user id {value!r}", hint="give a non-empty id of at most 128 characters")
     return value
+
+
+MAX_ATTRIBUTE_LENGTH = 64
+
+
+def validate_attribute(value: str | None) -> str | None:
+    """What a profile fact is about ("job", "city"): one short name, no control characters (it keys the
+    replacement of an old value, and is shown in every listing). Blank is none."""
+    if value is None or not value.strip():
+        return None
+    name = value.strip()
+    if len(name) > MAX_ATTRIBUTE_LENGTH or any(unicodedata.category(ch) in ("Cc", "Cf") for ch in name):
+        raise InvalidInput(
+            f"invalid attribute {value!r}",
+            hint=f"name what the fact is about in at most {MAX_ATTRIBUTE_LENGTH} printable characters, e.g. job",
+        )
+    return name
 
 
 def check_text(field: str, text: str | None, limit: int, *, required: bool = False) -> str | None:

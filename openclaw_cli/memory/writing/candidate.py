@@ -62,6 +62,20 @@ class WriteOutcome:
             return f"Not saved again: {said} is already remembered ({self.reason})."
         return f"Not saved: {said} ({self.reason})."
 
+    def added_dict(self, record: MemoryRecord | None) -> dict[str, Any]:
+        """The answer of an entry point that added one memory (gateway `memory.add`, MCP `memory_add`):
+        the stored record (when one was), what happened, and what to tell the person."""
+        pending = record is not None and record.vector_status == "pending"
+        return {
+            **(record.public_dict() if record is not None else {}),
+            "id": self.record_id,
+            "action": self.action,
+            "reason": self.reason,
+            "existingId": self.existing_id,
+            "said": self.describe(),
+            "warning": f"the vector is pending ({self.reason})" if pending else None,
+        }
+
     def public_dict(self) -> dict[str, Any]:
         return {
             "action": self.action,

@@ -266,6 +266,7 @@ class StoreWriter:
                 store.insert_record(record, vector)
                 self._indexed(record, vector)
                 return Decision("added", f"new ({decision.existing} was deleted meanwhile)")
+            corrected = False
             if decision.action == "merged":
                 new = merge.merged(old, record, self.now)
                 if new is None:  # its category never merges
@@ -274,7 +275,8 @@ class StoreWriter:
                     return Decision("added", f"new ({old.category}s never merge)")
                 merge.apply(store, old, new, vector, decision.reason)
                 self._indexed(new, vector)
-            store.review(old.id, self.now)
+                corrected = new.l0 != old.l0  # what was remembered was wrong: a lapse (seed 000 §5.2)
+            store.review(old.id, self.now, corrected=corrected)
         return decision
 
 

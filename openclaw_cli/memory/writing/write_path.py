@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.writing.candidate import Candidate, Judge, WriteOutcome
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.agent_memory import AgentMemory
+    from openclaw_cli.memory.agent_memory import AgentMemory, NewMemory
     from openclaw_cli.memory.store.records import MemoryRecord
 
 
@@ -71,4 +71,27 @@ def _new_memory(candidate: Candidate, now: datetime) -> Any:
         created_at=candidate.created_at or now,
         source=candidate.source,
         attribute=candidate.attribute,
+    )
+
+
+def replaces_by_attribute(item: NewMemory) -> bool:
+    """Whether a bulk line is a keyed fact ("job", "city") whose new value replaces the person's old one:
+    those go through the write path (with a history row), not the bulk loader, which never merges."""
+    from openclaw_cli.memory.writing.dedup import KEYED_CATEGORIES
+
+    return bool(item.attribute and item.attribute.strip()) and item.category in KEYED_CATEGORIES
+
+
+def candidate_of(item: NewMemory) -> Candidate:
+    return Candidate(
+        l0=item.l0,
+        category=item.category,
+        l1=item.l1,
+        l2=item.l2,
+        scope=item.scope,
+        user_id=item.user_id,
+        attribute=item.attribute,
+        source=item.source,
+        created_at=item.created_at,
+        record_id=item.record_id,
     )
