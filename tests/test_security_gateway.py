@@ -18,10 +18,14 @@ MARKERS = (b"MARKERCHAT", b"MARKERADD")
 
 
 def holding_markers(root: Path) -> list[str]:
+    """Files holding a marker, but the workspace Markdown: it stays plain by design (seed 003 §8, the
+    user edits it with any editor), and "remember ..." from the owner is written to today's log there."""
     return sorted(
         str(path.relative_to(root))
         for path in root.rglob("*")
-        if path.is_file() and any(marker in path.read_bytes() for marker in MARKERS)
+        if path.is_file()
+        and "workspace" not in path.relative_to(root).parts
+        and any(marker in path.read_bytes() for marker in MARKERS)
     )
 
 
@@ -45,6 +49,8 @@ def test_nothing_said_or_added_is_readable_on_disk_with_the_gateway_running_or_s
             assert run_cli(home, "memory", "backup", env=env).returncode == 0
             assert list(home.rglob("*-wal")), "the test must look at live WAL files"
             assert holding_markers(home) == []
+            logs = list((home / "agents" / "main" / "workspace").rglob("*.md"))
+            assert all(b"MARKERADD" not in log.read_bytes() for log in logs)  # only what was said to remember
             refused = run_cli(home, "security", "decrypt", "--yes", env=env)  # it would race the gateway
             assert refused.returncode == 1 and "gateway of this home is running" in refused.stderr
         assert holding_markers(home) == []
