@@ -4,7 +4,7 @@
 # _openclaw_words KIND PATH: the sub-commands, options or value-taking options of one command path.
 _openclaw_words() {
     case "$1:$2" in
-        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect session skills" ;;
+        "commands:openclaw") echo "auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect security session skills" ;;
         "options:openclaw") echo "--home --agent -v --verbose --version -h --help" ;;
         "valued:openclaw") echo "--home --agent" ;;
         "commands:openclaw auth") echo "list remove set" ;;
@@ -58,7 +58,7 @@ _openclaw_words() {
         "options:openclaw memory delete") echo "--json -h --help" ;;
         "options:openclaw memory edit") echo "-t --text -c --category --attribute --reason --json -h --help" ;;
         "valued:openclaw memory edit") echo "-t --text -c --category --attribute --reason" ;;
-        "options:openclaw memory export") echo "--scope -u --user --format -o --output -h --help" ;;
+        "options:openclaw memory export") echo "--scope -u --user --format -o --output --encrypt -h --help" ;;
         "valued:openclaw memory export") echo "--scope -u --user --format -o --output" ;;
         "options:openclaw memory extract") echo "-s --session --dry-run -u --user --json -h --help" ;;
         "valued:openclaw memory extract") echo "-s --session -u --user" ;;
@@ -96,6 +96,12 @@ _openclaw_words() {
         "options:openclaw plugins list") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
+        "commands:openclaw security") echo "decrypt init rekey status" ;;
+        "options:openclaw security") echo "-h --help" ;;
+        "options:openclaw security decrypt") echo "-y --yes --json -q --quiet -h --help" ;;
+        "options:openclaw security init") echo "-y --yes --json -q --quiet -h --help" ;;
+        "options:openclaw security rekey") echo "-q --quiet -h --help" ;;
+        "options:openclaw security status") echo "--json -h --help" ;;
         "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;
         "options:openclaw session") echo "-h --help" ;;
         "options:openclaw session append") echo "--role --sender --json -h --help" ;;

@@ -4,7 +4,7 @@
 function __openclaw_commands --argument-names cmdpath
     switch $cmdpath
         case 'openclaw'
-            printf '%s\n' auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect session skills
+            printf '%s\n' auth channels chat completion config cron doctor gateway man mcp memory pairing plugins reflect security session skills
         case 'openclaw auth'
             printf '%s\n' list remove set
         case 'openclaw channels'
@@ -23,6 +23,8 @@ function __openclaw_commands --argument-names cmdpath
             printf '%s\n' approve deny list
         case 'openclaw plugins'
             printf '%s\n' info list
+        case 'openclaw security'
+            printf '%s\n' decrypt init rekey status
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
         case 'openclaw skills'
@@ -135,6 +137,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memor
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a plugins -d 'Plugins (entry points `openclaw.plugins` and plugins.load.paths): state, registrations, errors'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a reflect -d 'Distil insights from unreflected memories with the chat model (llm.model)'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a security -d 'Encryption at rest: a passphrase-wrapped key encrypts the home\'s databases and session files'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a skills -d 'Skills: SKILL.md instruction sets in the workspace\'s and the home\'s skills/ folders'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l home -r -F -d 'State directory (default ~/.openclaw).'
@@ -293,6 +296,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l scope -x -d 
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s u -l user -x -d 'Only this user\'s memories.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l format -x -d 'json (one document) or jsonl (streamed).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s o -l output -x -d 'File to write; \'-\' is stdout.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -l encrypt -d 'Seal the export under a passphrase (OPENCLAW_EXPORT_PASSPHRASE, OPENCLAW_PASSPHRASE, or typed twice); `memory import` reads it with the same passphrase.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory export'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory extract'" -s s -l session -x -d 'Session key or id.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory extract'" -l dry-run -d 'Show what would be written; write nothing, keep the checkpoint.'
@@ -409,6 +413,23 @@ complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s c -l category -x -
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -a decrypt -d 'Turn encryption off: every file back to plain, the key file removed last'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -a init -d 'Encrypt this home in place with a new passphrase (or finish a run that was cut short)'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -a rekey -d 'Change the passphrase: the data key is wrapped again; no data is re-encrypted'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -a status -d 'Say whether this home is encrypted, with which cipher and KDF, and which files are still plain'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security decrypt'" -s y -l yes -d 'Do not ask for confirmation (for scripts).'
+complete -c openclaw -n "__openclaw_at 'openclaw security decrypt'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw security decrypt'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw security decrypt'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security init'" -s y -l yes -d 'Do not ask for confirmation (for scripts).'
+complete -c openclaw -n "__openclaw_at 'openclaw security init'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw security init'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw security init'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security rekey'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw security rekey'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security status'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw security status'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a append -d 'Append one message to the key\'s session (a stale session is reset first; the message is kept)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a archive -d 'Archive a session: it takes no more messages; the next message to its key starts a new one'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a compact -d 'Summarise a session\'s older messages now into context.json (messages.jsonl is not changed)'

@@ -406,6 +406,19 @@ class Binding(_Section):
     match: BindingMatch = Field(default_factory=BindingMatch)
 
 
+PassphraseSource = Literal["env", "prompt", "keyring"]
+
+
+class SecuritySettings(_Section):
+    """Encryption at rest (openclaw security init): where the passphrase of an encrypted home comes from."""
+
+    passphrase_sources: list[PassphraseSource] = Field(
+        default_factory=lambda: list[PassphraseSource](["env", "prompt", "keyring"]),
+        min_length=1,
+        description="tried in this order: OPENCLAW_PASSPHRASE, a prompt on a terminal, the OS keyring",
+    )
+
+
 class PluginLoadSettings(_Section):
     paths: list[str] = Field(
         default_factory=list,
@@ -470,6 +483,7 @@ class Settings(BaseSettings):
     bindings: list[Binding] = Field(default_factory=list)
     channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     plugins: PluginsSettings = Field(default_factory=PluginsSettings)
     cron: CronSettings = Field(default_factory=CronSettings)  # the gateway's own jobs (scheduler/)

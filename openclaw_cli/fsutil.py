@@ -85,8 +85,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
 
 
 def atomic_write_json(path: Path, value: Any, *, durable: bool = True) -> None:
+    from openclaw_cli.security.files import document_for_disk  # here: security imports this module
+
     text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+    # Session documents are sealed in an encrypted home (security/files.py); all else as it was.
+    atomic_write_bytes(path, document_for_disk(path, text.encode("utf-8")), durable=durable)
 
 
 def create_private_file(path: Path) -> None:

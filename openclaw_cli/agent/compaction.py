@@ -8,13 +8,13 @@ summary is ever lost. Before messages leave the context, the memory flush extrac
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from openclaw_cli.fsutil import FILE_MODE
+from openclaw_cli.security.files import append_record
 from openclaw_cli.sessions.context import CompactionRule, plan_compaction
 from openclaw_cli.sessions.locks import lock_for
 from openclaw_cli.sessions.store import SessionStore, iso
@@ -114,12 +114,7 @@ def _keep_old_summary(
     line = json.dumps(
         {"summary": summary, "summaryCheckpoint": checkpoint, "replacedAt": iso(now)}, ensure_ascii=False
     )
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-    try:
-        os.write(fd, (line + "\n").encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_record(path, line.encode("utf-8"), mode=FILE_MODE)  # sealed in an encrypted home
 
 
 # -- the model's part ------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from typing import Any
 
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
 from openclaw_cli.paths import validate_name
+from openclaw_cli.security.files import line_bytes, open_for_append, read_lines, seal_new_lines
+from openclaw_cli.security.records import Sealer
 
 KEEP_SEEN = 5000  # finished ids remembered for deduplication after a compaction
 COMPACT_AFTER = 64
@@ -57,6 +59,7 @@ class ChannelJournal:
         self.offset_path = directory / "offset.json"
         self.fsync = fsync
         self._fd: int | None = None
+        self._sealer: Sealer | None = None  # set with the descriptor, by the file's own header
         self.entries: dict[str, Entry] = {}
         self.seen: dict[str, float] = {}
         self.failed_sends = 0
@@ -67,7 +70,7 @@ class ChannelJournal:
 
     def _load(self) -> None:
         try:
-            data = self.path.read_bytes()
+            data = read_lines(self.path)  # plain JSONL, sealed on disk or not
         except FileNotFoundError:
             return
         for raw in data.split(b"\n"):
@@ -101,8 +104,8 @@ class ChannelJournal:
     def _write(self, line: dict[str, Any], *, durable: bool = False) -> None:
         if self._fd is None:
             ensure_private_dir(self.directory)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        os.write(self._fd, (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+            self._fd, self._sealer = open_for_append(self.path, FILE_MODE)  # sealed in an encrypted home
+        os.write(self._fd, line_bytes(self._sealer, json.dumps(line, ensure_ascii=False).encode("utf-8")))
         if durable and self.fsync:
             os.fsync(self._fd)
         self._apply(line)
@@ -161,7 +164,7 @@ class ChannelJournal:
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         from openclaw_cli.fsutil import atomic_write_bytes
 
-        atomic_write_bytes(self.path, text.encode("utf-8"), durable=self.fsync)
+        atomic_write_bytes(self.path, seal_new_lines(self.path, text.encode("utf-8")), durable=self.fsync)
         self._finished_since = 0
 
     def forget(self, matches: Any) -> int:

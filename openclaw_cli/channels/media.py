@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir
+from openclaw_cli.security.files import append_record, read_lines, seal_new_lines
+from openclaw_cli.security.records import seal_document
+from openclaw_cli.security.unlocked import key_for
 
 INDEX = "index.jsonl"
 # (magic bytes, offset, mime, extension), most specific first
@@ -62,6 +65,10 @@ async def save_stream(media_root: Path, chunks: AsyncIterator[bytes], max_bytes:
     ensure_private_dir(media_root)
     temp = media_root / f".{uuid.uuid4().hex}.part"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    # In an encrypted home the file is sealed whole (security/records.py): held in memory (at most
+    # max_bytes) so that no plain byte of it reaches the disk.
+    key = key_for(media_root)
+    held: list[bytes] = []
     size, head = 0, b""
     try:
         async for chunk in chunks:
@@ -70,7 +77,12 @@ async def save_stream(media_root: Path, chunks: AsyncIterator[bytes], max_bytes:
                 raise TooLarge(f"larger than {max_bytes} bytes")
             if len(head) < 64:
                 head += chunk[: 64 - len(head)]
-            os.write(fd, chunk)
+            if key is None:
+                os.write(fd, chunk)
+            else:
+                held.append(chunk)
+        if key is not None:
+            os.write(fd, seal_document(b"".join(held), key))
     except BaseException:
         os.close(fd)
         temp.unlink(missing_ok=True)
@@ -87,12 +99,10 @@ def record_owner(media_root: Path, names: list[str], person: str | None) -> None
     if not names:
         return
     ensure_private_dir(media_root)
-    fd = os.open(media_root / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-    try:
-        for name in names:
-            os.write(fd, (json.dumps({"file": name, "person": person, "at": time.time()}) + "\n").encode())
-    finally:
-        os.close(fd)
+    for name in names:  # sealed per line in an encrypted home
+        append_record(
+            media_root / INDEX, json.dumps({"file": name, "person": person, "at": time.time()}).encode()
+        )
 
 
 def discard_media(media_root: Path, names: list[str]) -> None:
@@ -103,7 +113,7 @@ def discard_media(media_root: Path, names: list[str]) -> None:
 
 def _index(media_root: Path) -> list[dict[str, Any]]:
     try:
-        raw = (media_root / INDEX).read_bytes()
+        raw = read_lines(media_root / INDEX)
     except FileNotFoundError:
         return []
     rows = []
@@ -128,7 +138,7 @@ def _remove(media_root: Path, drop: set[str]) -> list[str]:
     kept = [row for row in _index(media_root) if row["file"] not in drop]
     text = "".join(json.dumps(row) + "\n" for row in kept)
     if (media_root / INDEX).exists():
-        atomic_write_bytes(media_root / INDEX, text.encode())
+        atomic_write_bytes(media_root / INDEX, seal_new_lines(media_root / INDEX, text.encode()))
     return removed
 
 

@@ -216,8 +216,11 @@ def _history_path(agent_id: str, person: str | None) -> Path | None:
     person, so that `memory purge --user` can remove what that person typed (identity.history_name)."""
     from openclaw_cli.fsutil import create_private_file
     from openclaw_cli.identity import history_name
+    from openclaw_cli.security.keyfile import is_encrypted
 
     st = common.state()
+    if is_encrypted(st.home.root):  # an encrypted home keeps no plain record of what was typed
+        return None
     path = st.home.ensure(st.home.agent_dir(agent_id) / "chat") / history_name(person)
     try:
         if not path.exists():

@@ -72,6 +72,9 @@ def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     if os.path.lexists(root) and not os.path.isdir(root):  # else every command fails on a file inside it
         raise StoreError(f"the home {root} is not a directory", hint=HOME_HINT)
     _state = AppState(home=Home(root), agent=agent, verbose=verbose, env=dict(os.environ))
+    from openclaw_cli.cli import passphrase_edge  # an encrypted home's passphrase: asked for on first need
+
+    passphrase_edge.install(_state.env, lambda: list(state().settings.security.passphrase_sources), root)
     return _state
 
 

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common
+from openclaw_cli.cli import common, passphrase_edge
+from openclaw_cli.security.passphrase import ENV_NAME
 
 app = typer.Typer(
     help="The gateway: agents served over WebSocket and HTTP (OpenAI-compatible) on 127.0.0.1:18789.",
@@ -77,6 +78,8 @@ def run_cmd(port: PortOpt = None, bind: BindOpt = None, token: TokenOpt = None) 
         }[source]
         typer.echo(f"openclaw gateway listening on http://{host}:{actual_port} ({said})", err=True)
 
+    # An encrypted home's passphrase is asked once, here; the key then lives in this process's memory only.
+    passphrase_edge.unlock_at_start(st.home.root, st.env, list(st.settings.security.passphrase_sources))
     serve(st.home, st.settings, env=st.env, port=port, bind=bind, token=token, on_ready=ready)
 
 
@@ -92,7 +95,13 @@ def start_cmd(
     _check_bind(bind)
     st = common.state()
     st.settings  # noqa: B018 - a broken config fails here, in the foreground, not in the log
-    record = start_background(st.home, _run_args(port, bind, token), dict(st.env))
+    env = dict(st.env)
+    passphrase = passphrase_edge.unlock_at_start(
+        st.home.root, env, list(st.settings.security.passphrase_sources)
+    )
+    if passphrase is not None:  # asked here, on the terminal: the background process has none
+        env[ENV_NAME] = passphrase
+    record = start_background(st.home, _run_args(port, bind, token), env)
     if as_json:
         common.emit_json(record)
     else:

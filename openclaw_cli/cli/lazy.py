@@ -98,6 +98,12 @@ def _mcp_app() -> typer.Typer:
     return app
 
 
+def _security_app() -> typer.Typer:
+    from openclaw_cli.cli.security import app
+
+    return app
+
+
 # name -> the group's Typer app, in the order `openclaw --help` lists them (after `doctor`). Plain import
 # statements rather than importlib, so `python -X importtime` (tests/test_startup.py) sees them.
 LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
@@ -114,6 +120,7 @@ LAZY_GROUPS: dict[str, Callable[[], typer.Typer]] = {
     "cron": _cron_app,
     "auth": _auth_app,
     "mcp": _mcp_app,
+    "security": _security_app,
 }
 
 

@@ -19,6 +19,7 @@ from openclaw_cli.input_lines import copy_lines
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.portability.transfer import InvalidExport
+    from openclaw_cli.security.export_file import SealingWriter
 
 
 def _epilog(*lines: str) -> str:
@@ -43,6 +44,14 @@ def export_cmd(
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user's memories.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="json (one document) or jsonl (streamed).")] = "json",
     output: Annotated[str, typer.Option("--output", "-o", help="File to write; '-' is stdout.")] = "-",
+    encrypt: Annotated[
+        bool,
+        typer.Option(
+            "--encrypt",
+            help="Seal the export under a passphrase (OPENCLAW_EXPORT_PASSPHRASE, OPENCLAW_PASSPHRASE, or "
+            "typed twice); `memory import` reads it with the same passphrase.",
+        ),
+    ] = False,
 ) -> None:
     """Write this agent's memories to a portable file: {version, agent, exportedAt, records}.
 
@@ -59,16 +68,66 @@ def export_cmd(
     if scope != "all":
         memory_common.scopes(scope)
     chosen = None if scope == "all" else scope
-    with _output(output, fmt) as out, memory_common.service() as service:
+    passphrase = _export_passphrase(new=True) if encrypt else None
+    with _output(output, fmt) as raw, memory_common.service() as service:
+        sealing = None if passphrase is None else _sealing(raw, passphrase)
+        out = raw if sealing is None else sealing
         total = count_exportable(service, chosen, user)
         with progress_bar("exporting", total) as advance:
             count = export_memories(service, out, kind=fmt, scope=chosen, user_id=user, progress=advance)  # type: ignore[arg-type]
+        if sealing is not None:
+            sealing.finish()
     if output != "-":
         common.echo(f"exported {count} memories to {output}")
 
 
+def _export_passphrase(*, new: bool) -> str:
+    """An export's passphrase, read here at the edge: OPENCLAW_EXPORT_PASSPHRASE, OPENCLAW_PASSPHRASE, or a
+    terminal prompt (twice when it is being set)."""
+    from openclaw_cli.cli import passphrase_edge
+
+    st = common.state()
+    given = st.env.get("OPENCLAW_EXPORT_PASSPHRASE") or st.env.get("OPENCLAW_PASSPHRASE")
+    if given:
+        return given
+    if new:
+        return passphrase_edge.new_passphrase({}, Path("the export"))
+    import getpass
+
+    if not sys.stdin.isatty():
+        raise InvalidInput(
+            "the export is encrypted and no passphrase was given",
+            hint="set OPENCLAW_EXPORT_PASSPHRASE to the passphrase it was exported with",
+        )
+    return getpass.getpass("export passphrase: ")
+
+
+def _sealing(raw: BinaryIO, passphrase: str) -> SealingWriter:
+    from openclaw_cli.security.export_file import SealingWriter
+
+    return SealingWriter(raw, passphrase)
+
+
 @contextmanager
 def _input_path(source: str) -> Iterator[tuple[Path, str]]:
+    """The file to read, opened through `_plain_input` when it is an encrypted export."""
+    with _raw_input_path(source) as (path, name):
+        from openclaw_cli.security.export_file import is_sealed_export, unseal_export
+
+        if not is_sealed_export(path):
+            yield path, name
+            return
+        home = common.state().home
+        passphrase = _export_passphrase(new=False)
+        # The plain records exist only for the import's two passes, in the home's private cache.
+        with tempfile.NamedTemporaryFile(dir=home.ensure(home.cache_dir)) as spool:
+            unseal_export(path, passphrase, spool)  # type: ignore[arg-type]
+            spool.flush()
+            yield Path(spool.name), name
+
+
+@contextmanager
+def _raw_input_path(source: str) -> Iterator[tuple[Path, str]]:
     """The file to read and how to name it: stdin is copied to a private temporary file first, because
     an import reads its input twice (validate everything, then write) and must not hold a large export
     in memory."""

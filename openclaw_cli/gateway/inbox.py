@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir
+from openclaw_cli.security.files import lines_sealer, new_lines_sealer, read_lines, seal_new_lines
+from openclaw_cli.security.records import Sealer
 
 
 @dataclass(frozen=True)
@@ -80,19 +82,31 @@ class Inbox:
         self.path = path
         self.fsync = fsync
         self._fd: int | None = None
+        self._sealer: Sealer | None = None  # set with the descriptor, by the file's own header
         self._open: dict[str, Pending] = {}  # accepted, not yet done, by this process or re-queued at start
         self._delivered = 0  # done since the last compaction
 
     def _descriptor(self) -> int:
         if self._fd is None:
             ensure_private_dir(self.path.parent)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+            self._sealer = self._file_sealer(self._fd)
         return self._fd
+
+    def _file_sealer(self, fd: int) -> Sealer | None:
+        """Sealed in an encrypted home (security/records.py): a new file gets its header now."""
+        head = os.pread(fd, 256, 0)
+        if head:
+            return lines_sealer(self.path, head[: head.find(b"\n") + 1] if b"\n" in head else head)
+        sealer = new_lines_sealer(self.path)
+        if sealer is not None:
+            os.write(fd, sealer.header())
+        return sealer
 
     def _write(self, line: dict[str, Any]) -> None:
         fd = self._descriptor()
-        data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
-        os.write(fd, data)
+        text = json.dumps(line, ensure_ascii=False).encode("utf-8")
+        os.write(fd, text + b"\n" if self._sealer is None else self._sealer.seal(text))
         if self.fsync:
             os.fsync(fd)
 
@@ -145,7 +159,7 @@ class Inbox:
         self.close()
         text = "".join(json.dumps(entry.to_line(), ensure_ascii=False) + "\n" for entry in keep)
         # An empty journal need not survive a crash: the old one holds nothing pending either.
-        atomic_write_bytes(self.path, text.encode("utf-8"), durable=bool(keep))
+        atomic_write_bytes(self.path, seal_new_lines(self.path, text.encode("utf-8")), durable=bool(keep))
         self._open = {entry.id: entry for entry in keep}
         self._delivered = 0
 
@@ -158,7 +172,7 @@ class Inbox:
 def _read(path: Path) -> tuple[list[Pending], list[Pending]]:
     """(pending, every accepted entry), each in the order accepted."""
     try:
-        data = path.read_bytes()
+        data = read_lines(path)  # plain JSONL, sealed on disk or not
     except FileNotFoundError:
         return [], []
     accepted: dict[str, Pending] = {}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.memory.store.transcripts import Turn
+from openclaw_cli.security.files import plain_chunk, read_document
 from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, iso, parse_time
 
@@ -27,7 +28,8 @@ def new_turns(
     end = data.rfind(b"\n") + 1  # a line being written (or torn by a crash) waits for its newline
     turns: list[Turn] = []
     people: set[str] = set()
-    for message in parse_chunk(data[:end]).messages:
+    # Offsets are the file's raw bytes; the records are decrypted after (sealed in an encrypted home).
+    for message in parse_chunk(plain_chunk(path, data[:end], starts_file=start == 0)).messages:
         turn = message_turn(message, session_id, key)
         if turn is not None:
             turns.append(turn)
@@ -80,13 +82,17 @@ def message_indexes(path: Path, upto: int | None = None) -> list[int]:
         return []
     data = data if upto is None else data[:upto]
     data = data[: data.rfind(b"\n") + 1]
-    found = [m for m in parse_chunk(data).messages if message_turn(m, "", "") is not None]
+    found = [
+        m
+        for m in parse_chunk(plain_chunk(path, data, starts_file=True)).messages
+        if message_turn(m, "", "") is not None
+    ]
     return sorted(int(m["idx"]) for m in found)
 
 
 def read_json(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_bytes())
+        value = json.loads(read_document(path))  # sealed in an encrypted home
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

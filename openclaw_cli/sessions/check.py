@@ -24,6 +24,7 @@ from openclaw_cli.errors import InvalidInput, NotFound, StoreError
 from openclaw_cli.findings import Finding
 from openclaw_cli.fsutil import atomic_write_json
 from openclaw_cli.paths import Home
+from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.index_repair import check_index_entries, index_owners, rebuilt_index
@@ -190,7 +191,7 @@ def _check_context(store: SessionStore, directory: Path, findings: list[Finding]
 
 def _context_ok(path: Path) -> bool:
     try:
-        value = json.loads(path.read_bytes())
+        value = json.loads(read_document(path))  # sealed in an encrypted home
     except FileNotFoundError:
         return True  # a session without a summary yet
     except (OSError, ValueError):

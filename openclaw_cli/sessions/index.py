@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import StoreError
+from openclaw_cli.security.files import read_document
 
 INDEX_FILENAME = "sessions.json"
 INDEX_VERSION = 1
@@ -65,7 +66,7 @@ def parse_index(data: bytes, path: Path) -> dict[str, Any]:
 def read_index(path: Path) -> dict[str, Any]:
     """The index at `path`; an empty one when the file does not exist yet."""
     try:
-        data = path.read_bytes()
+        data = read_document(path)  # sealed in an encrypted home
     except FileNotFoundError:
         return empty_index()
     except OSError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import StoreError
+from openclaw_cli.security.files import plain_chunk
 from openclaw_cli.sessions.jsonl import parse_chunk, read_messages
 from openclaw_cli.sessions.keys import SessionKey, build_key
 from openclaw_cli.sessions.writer import meta_counters
@@ -78,7 +79,7 @@ def reconcile_meta(meta: dict[str, Any], messages_path: Path) -> dict[str, Any]:
         return meta
     with messages_path.open("rb") as handle:
         handle.seek(offset)
-        result = parse_chunk(handle.read(size - offset))
+        result = parse_chunk(plain_chunk(messages_path, handle.read(size - offset), starts_file=offset == 0))
     merged = meta_counters(result.messages, base=meta)
     meta.update(merged)
     meta["messagesBytes"] = size

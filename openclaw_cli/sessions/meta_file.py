@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.security.files import read_document
 
 FIX_HINT = "run `openclaw doctor --fix`"
 
 
 def read_meta_file(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_bytes())
+        value = json.loads(read_document(path))  # sealed in an encrypted home
     except FileNotFoundError as exc:
         raise NotFound(f"no session at {path.parent}", hint="see `openclaw session list`") from exc
     except OSError as exc:  # e.g. a directory where meta.json should be

@@ -22,6 +22,7 @@ from typing import Any
 
 from openclaw_cli.errors import Conflict, InvalidInput
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, fsync_dir
+from openclaw_cli.security.files import seal_new_lines
 from openclaw_cli.sessions.ids import validate_session_id
 from openclaw_cli.sessions.index import STATUSES
 from openclaw_cli.sessions.keys import build_key, parse_key
@@ -140,6 +141,7 @@ def _write_messages(path: Any, messages: list[dict[str, Any]]) -> int:
     data = b"".join(
         json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for m in messages
     )
+    data = seal_new_lines(path, data)  # sealed in an encrypted home; meta's messagesBytes counts these bytes
     fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, FILE_MODE)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)

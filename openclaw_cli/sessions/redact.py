@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.fsutil import atomic_write_bytes, atomic_write_json
+from openclaw_cli.security.files import read_document, read_lines, seal_new_lines
 from openclaw_cli.sessions.jsonl import parse_line, read_messages
 from openclaw_cli.sessions.keys import SessionKey, parse_key
 from openclaw_cli.sessions.writer import meta_counters
@@ -225,7 +226,7 @@ def redact_session(
     with store.session_lock(session_id).hold():
         meta = read_meta_file(directory / "meta.json")
         path = directory / "messages.jsonl"
-        data = path.read_bytes()
+        data = read_lines(path)  # plain JSONL; rewritten sealed again in an encrypted home
         messages = read_messages(path).messages
         chosen = set(runs_of(messages, person, speaker_of(settings, _key_of(meta))))
         texts = [*needles, *(t for m in messages if m["idx"] in chosen for t in _texts(m))]
@@ -240,9 +241,10 @@ def redact_session(
         # and writers count the rewritten file from its start rather than trust an offset into the old one.
         meta.pop("messagesBytes", None)
         atomic_write_json(directory / "meta.json", meta)
-        atomic_write_bytes(path, new_data)
+        on_disk = seal_new_lines(path, new_data)
+        atomic_write_bytes(path, on_disk)
         meta.update(meta_counters(read_messages(path).messages))
-        meta["messagesBytes"] = len(new_data)
+        meta["messagesBytes"] = len(on_disk)
         atomic_write_json(directory / "meta.json", meta)
         _drop_token_counts(directory / TOKENS, chosen)
         for aside in directory.glob("messages.jsonl.*"):  # damaged copies doctor moved aside
@@ -260,7 +262,7 @@ def _drop_summaries(directory: Path, first: int | None) -> int:
     dropped = 0
     context_path = directory / "context.json"
     try:
-        context = json.loads(context_path.read_bytes())
+        context = json.loads(read_document(context_path))
     except (OSError, ValueError):
         context = None
     if isinstance(context, dict) and context.get("summary") is not None:
@@ -271,7 +273,7 @@ def _drop_summaries(directory: Path, first: int | None) -> int:
     history = directory / SUMMARY_HISTORY
     if history.exists():
         kept: list[bytes] = []
-        for raw in history.read_bytes().split(b"\n"):
+        for raw in read_lines(history).split(b"\n"):
             if not raw.strip():
                 continue
             try:
@@ -283,7 +285,7 @@ def _drop_summaries(directory: Path, first: int | None) -> int:
             else:
                 dropped += 1
         if kept:
-            atomic_write_bytes(history, b"\n".join(kept) + b"\n")
+            atomic_write_bytes(history, seal_new_lines(history, b"\n".join(kept) + b"\n"))
         else:
             history.unlink()
     return dropped

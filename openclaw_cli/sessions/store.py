@@ -29,6 +29,7 @@ from typing import Any
 from openclaw_cli.errors import InvalidInput, NotFound, StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
 from openclaw_cli.paths import Home, validate_agent_id
+from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id
 from openclaw_cli.sessions.jsonl import ReadResult, read_messages
@@ -356,7 +357,7 @@ class SessionStore:
     def read_context(self, session_id: str) -> dict[str, Any]:
         path = self.session_dir(session_id) / CONTEXT_FILENAME
         try:
-            value = json.loads(path.read_bytes())
+            value = json.loads(read_document(path))  # sealed in an encrypted home
         except FileNotFoundError:
             return {"summary": None, "summaryCheckpoint": None}
         except (OSError, ValueError) as exc:

@@ -17,6 +17,8 @@ from typing import Any
 
 from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
+from openclaw_cli.security.files import lines_sealer, new_lines_sealer, plain_view
+from openclaw_cli.security.records import Sealer
 from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.locks import ProcessLock
 from openclaw_cli.sessions.meta_file import read_meta_file
@@ -77,6 +79,8 @@ class SessionWriter:
         self._last_fsync = time.monotonic()
         self._meta_dirty = False
         self._unsynced = False
+        # Set with the descriptor: the file's own format (a sealed header, or plain JSONL) decides.
+        self._sealer: Sealer | None = None
 
     # -- under the lock -----------------------------------------------------------------------------
 
@@ -94,7 +98,19 @@ class SessionWriter:
                     f"{self.messages_path}: cannot append ({exc.strerror})",
                     hint="move it away, then run `openclaw doctor`",
                 ) from exc
+            self._sealer = self._file_sealer(self._fd)
         return self._fd
+
+    def _file_sealer(self, fd: int) -> Sealer | None:
+        """The sealer of the file open at `fd`: from its header, or a new header written now when the file
+        is empty and its home encrypted. A plain file stays plain (`security init` converts it)."""
+        head = os.pread(fd, 256, 0)
+        if head:
+            return lines_sealer(self.messages_path, head[: head.find(b"\n") + 1] if b"\n" in head else head)
+        sealer = new_lines_sealer(self.messages_path)
+        if sealer is not None:
+            _write_all(fd, sealer.header())
+        return sealer
 
     def _load_checkpoint(self, fd: int, size: int) -> None:
         try:
@@ -139,7 +155,12 @@ class SessionWriter:
             self._reset()
         if size > self._size:
             data = os.pread(fd, size - self._size, self._size)
-            result = parse_chunk(data)
+            plain = (
+                data
+                if self._sealer is None
+                else plain_view(data, self._sealer, self.messages_path, starts_file=self._size == 0)
+            )
+            result = parse_chunk(plain)
             assert self._counters is not None
             for message in result.messages:
                 add_message(self._counters, message)
@@ -188,7 +209,8 @@ class SessionWriter:
                 "ts": ts,
                 **extra,
             }
-            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            text = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            line = text + b"\n" if self._sealer is None else self._sealer.seal(text)
             if not self._ends_with_newline:
                 line = b"\n" + line
             _write_all(fd, line)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.fsutil import atomic_write_bytes, ensure_private_dir
+from openclaw_cli.security.database import connect as encrypted_or_plain
 
 if TYPE_CHECKING:
     import apsw
@@ -117,7 +118,7 @@ def _emptied(path: Path) -> bool:
     deadline = time.monotonic() + PURGE_WAIT_S
     while True:
         try:
-            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+            conn = encrypted_or_plain(path, apsw.SQLITE_OPEN_READWRITE)
         except apsw.Error:
             return _removed(path)
         try:
@@ -268,12 +269,11 @@ class WordTable:
         return info.st_dev, info.st_ino
 
     def _open(self) -> apsw.Connection:
-        import apsw
 
         ensure_private_dir(self.path.parent)
         # Created 0600 before SQLite opens it (SQLite gives its journal the same mode).
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-        conn = apsw.Connection(str(self.path))
+        conn = encrypted_or_plain(self.path)  # this home's words: keyed when the home is encrypted
         conn.setbusytimeout(BUSY_MS)
         # A cache: a commit need not reach the disk (a torn write is found by the digests and rebuilt).
         conn.execute("PRAGMA synchronous = OFF")

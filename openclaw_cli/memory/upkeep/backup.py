@@ -43,6 +43,7 @@ from openclaw_cli.memory.store.sqlite.file_copy import connect as connect
 from openclaw_cli.memory.store.sqlite.file_copy import copy_database as copy_database
 from openclaw_cli.memory.store.sqlite.file_copy import stamp as stamp
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS
+from openclaw_cli.security.database import may_be_encrypted
 
 if TYPE_CHECKING:
     import apsw
@@ -157,7 +158,7 @@ def problem_of(path: Path, *, thorough: bool = False) -> str | None:
         return "it is a directory"
     except OSError as exc:
         return f"it cannot be read ({exc.strerror})"
-    if head != SQLITE_MAGIC:
+    if head != SQLITE_MAGIC and not may_be_encrypted(path):  # an encrypted page 1 starts with its salt
         return "it is not a SQLite database"
     try:
         conn = connect(path, readonly=True)

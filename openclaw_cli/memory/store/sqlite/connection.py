@@ -15,6 +15,8 @@ from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import create_private_file, ensure_private_dir
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS
 from openclaw_cli.memory.store.sqlite.migrations import migrate
+from openclaw_cli.security.database import connect as encrypted_or_plain
+from openclaw_cli.security.database import may_be_encrypted
 
 if TYPE_CHECKING:
     import apsw
@@ -44,7 +46,9 @@ def _check_header(path: Path) -> None:
     """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
     with path.open("rb") as handle:
         head = handle.read(len(SQLITE_MAGIC))
-    if head and head != SQLITE_MAGIC:
+    if (
+        head and head != SQLITE_MAGIC and not may_be_encrypted(path)
+    ):  # an encrypted page 1 starts with its salt
         raise StoreError(
             f"{path} is not a SQLite database",
             hint="move it aside (it was left as it was) and run the command again to start a new one",
@@ -117,7 +121,7 @@ def _open(path: Path, *, create: bool, readonly: bool) -> apsw.Connection:
         create_private_file(path)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
-        conn = apsw.Connection(str(path), flags=flags)
+        conn = encrypted_or_plain(path, flags)  # keyed when the home is encrypted (security/database.py)
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         load_vec(conn)
         _configure(conn, readonly=readonly)

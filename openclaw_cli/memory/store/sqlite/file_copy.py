@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from openclaw_cli.errors import StoreError
 from openclaw_cli.fsutil import create_private_file, ensure_private_dir, fsync_dir
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS
+from openclaw_cli.security.database import connect as encrypted_or_plain
 
 if TYPE_CHECKING:
     import apsw
@@ -41,7 +42,8 @@ def connect(path: Path, *, readonly: bool = False) -> apsw.Connection:
     import apsw
 
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE
-    conn = apsw.Connection(str(path), flags=flags)
+    # Keyed when the home is encrypted: a backup of an encrypted database is written with the same key.
+    conn = encrypted_or_plain(path, flags)
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     return conn
 

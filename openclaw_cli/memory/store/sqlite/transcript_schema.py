@@ -11,6 +11,7 @@ from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.connection import vec_extension_path
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS, get_meta, set_meta, write_txn
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, FTS_TOKENIZE
+from openclaw_cli.security.database import connect as encrypted_or_plain
 
 if TYPE_CHECKING:
     import apsw
@@ -66,7 +67,7 @@ def open_transcripts(path: Path) -> apsw.Connection:
         ensure_private_dir(path.parent)
         create_private_file(path)
     try:
-        conn = apsw.Connection(str(path))
+        conn = encrypted_or_plain(path)  # keyed when the home is encrypted (security/database.py)
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         conn.enable_load_extension(True)
         conn.load_extension(vec_extension_path())
