@@ -181,10 +181,13 @@ async def _client(gateway: Gateway, number: int, turns: int, tag: str) -> list[s
     async with connect(gateway.ws_url, max_size=None, additional_headers=headers) as ws:
         for i in range(turns):
             text = SAID[(number + i) % len(SAID)].format(n=number * 1000 + i)
-            params = {"text": text, "sessionKey": f"agent:main:direct:{tag}{number}", "userId": _person()}
+            # A group session per client (a direct one takes only its peer's words), the person named.
+            key = f"agent:main:webchat:group:{tag}{number}"
+            params = {"text": text, "sessionKey": key, "userId": _person()}
             await ws.send(json.dumps({"type": "req", "id": str(i), "method": "chat.send", "params": params}))
             while True:
                 reply = json.loads(await ws.recv())
+                assert reply.get("ok") is not False, reply  # a refused request ends the benchmark
                 if reply.get("event") == "chat" and reply["payload"]["state"] != "delta":
                     states.append(reply["payload"]["state"])
                     break
