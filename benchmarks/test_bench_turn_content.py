@@ -182,7 +182,7 @@ async def _client(gateway: Gateway, number: int, turns: int, tag: str) -> list[s
         for i in range(turns):
             text = SAID[(number + i) % len(SAID)].format(n=number * 1000 + i)
             # A group session per client (a direct one takes only its peer's words), the person named.
-            key = f"agent:main:webchat:group:{tag}{number}"
+            key = f"agent:main:webchat:default:group:{tag}{number}"
             params = {"text": text, "sessionKey": key, "userId": _person()}
             await ws.send(json.dumps({"type": "req", "id": str(i), "method": "chat.send", "params": params}))
             while True:
