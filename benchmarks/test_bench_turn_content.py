@@ -17,6 +17,16 @@ Figures (goals from the issue):
 Before/after in one run: OPENCLAW_BENCH_BASELINE=/path/to/another/source/tree starts a second gateway
 from that tree on a copy of the same home; every round sends the same request to both, interleaved, and
 its figures are reported under `baseline`, with the ratio this/baseline.
+
+Measured 2026-12-07 against the tree before issue 54's turn work (85c2145), same run, load 7.6-9.8 on a
+shared 2-core machine (the issue's figures were at load 1.4-2), medians this / baseline:
+- new messages: turn 181 / 301 ms (0.60), injection 114 / 191 ms (0.60);
+- repeated: turn 226 / 272 ms (0.83), injection 74 / 154 ms (0.48);
+- near-repeats: turn 427 / 654 ms (0.65), injection 168 / 334 ms (0.50);
+- 10 clients: 11.2 / 10.4 turns/s (1.08); RSS growth 37.8 / 43.3 MB per 1,000 turns.
+Far above the goals in absolute terms at that load; what is left of the injection is mostly the query
+expansion's model call for a weak new message, the two searches' own work and the reload of the warm
+vectors after a "remember this" write.
 """
 
 from __future__ import annotations
