@@ -36,7 +36,13 @@ def _package_review(state: FsrsState, rating: fsrs.Rating, now: datetime) -> fsr
 
 @pytest.mark.parametrize(
     ("rank", "rating"),
-    [(0, fsrs.Rating.Easy), (1, fsrs.Rating.Good), (2, fsrs.Rating.Good), (3, fsrs.Rating.Hard), (9, fsrs.Rating.Hard)],
+    [
+        (0, fsrs.Rating.Easy),
+        (1, fsrs.Rating.Good),
+        (2, fsrs.Rating.Good),
+        (3, fsrs.Rating.Hard),
+        (9, fsrs.Rating.Hard),
+    ],
 )
 def test_the_rank_rates_the_review(rank: int, rating: fsrs.Rating) -> None:
     assert rating_for_rank(rank) == rating.value
@@ -111,6 +117,32 @@ def test_record_hits_rate_each_hit_by_its_place(tmp_path: Path) -> None:
         assert all(state.reps == 1 and state.lapses == 0 for state in states)
     finally:
         service.close()
+
+
+def test_hits_reviewed_in_one_transaction_keep_each_its_rank_and_skip_the_deleted(tmp_path: Path) -> None:
+    """A turn's hits are reviewed together (one commit): each as when reviewed alone with its rank, a
+    memory deleted since the search skipped without moving the others' ranks."""
+    texts = ["Plays the cello on Sundays", "Allergic to peanuts", "Visited Lisbon in May", "Owns a red bike"]
+    services = [service_for(tmp_path / name) for name in ("together", "alone")]
+    try:
+        ids = []
+        for service in services:
+            written = write_memories(service, [Candidate(t, "preference") for t in texts], now=T0)
+            ids.append([outcome.record_id or "" for outcome in written])
+            service.delete(ids[-1][1])
+        later = T0 + timedelta(days=2)
+        together, alone = services
+        assert together.record_hits(ids[0], later) == [ids[0][0], ids[0][2], ids[0][3]]
+        store = next(iter(alone.existing_stores()))
+        for rank, record_id in enumerate(ids[1]):
+            store.record_hits([record_id], later, first_rank=rank)
+        for mine, theirs in zip(ids[0], ids[1], strict=True):
+            if mine != ids[0][1]:
+                assert together.get(mine).fsrs == alone.get(theirs).fsrs
+        assert together.get(ids[0][0]).fsrs.difficulty != together.get(ids[0][3]).fsrs.difficulty
+    finally:
+        for service in services:
+            service.close()
 
 
 def test_a_merge_that_corrects_a_value_counts_a_lapse(tmp_path: Path) -> None:

@@ -150,7 +150,9 @@ def test_the_cache_answers_only_for_the_state_it_was_built_at(db: Path) -> None:
         assert cache.ranked(conn, changed, ["tea"], 10) is None  # stale: FTS5 answers
         assert cache.document_counts(conn, changed, ["tea"]) is None
         assert not cache.building  # one search on a new state builds nothing yet
-        assert cache.ranked(conn, changed, ["tea"], 10) is None  # the second one starts the build
+        assert cache.ranked(conn, changed, ["tea"], 10) is None  # nor two (a chat turn's)
+        assert not cache.building
+        assert cache.ranked(conn, changed, ["tea"], 10) is None  # the third one starts the build
         cache.wait()
         found = cache.ranked(conn, changed, ["tea"], 10)
         assert found == keyword.bm25_candidates(conn, ["tea"], PLAIN, 10)
@@ -175,6 +177,29 @@ def test_another_connections_commit_makes_the_copy_stale(db: Path) -> None:
         cache.close()
         conn.close()
         other.close()
+
+
+def test_a_write_after_every_turns_two_searches_builds_no_copy_then_three_searches_do(db: Path) -> None:
+    """A chat turn searches twice and then writes (its FSRS hits): a copy built after its two searches
+    would be stale before any search read it, so none is built until three searches saw one state."""
+    conn = open_db(db)
+    cache = KeywordCache(_reader(db))
+    try:
+        assert cache.ranked(conn, keyword.state(conn), ["tea"], 10) is None  # the first copy: at once
+        cache.wait()
+        for turn in range(3):
+            with conn:
+                conn.execute("UPDATE records_fts_content SET c1 = c1 WHERE id = 1")  # a write between turns
+            key = keyword.state(conn)
+            assert cache.ranked(conn, key, ["tea"], 10) is None
+            assert cache.ranked(conn, key, ["tea"], 10) is None
+            assert not cache.building, turn
+        assert cache.ranked(conn, key, ["tea"], 10) is None  # a third search at the same state
+        cache.wait()
+        assert cache.ranked(conn, key, ["tea"], 10) == keyword.bm25_candidates(conn, ["tea"], PLAIN, 10)
+    finally:
+        cache.close()
+        conn.close()
 
 
 def test_a_failed_build_is_not_tried_again_for_the_same_state(tmp_path: Path, db: Path) -> None:
@@ -254,7 +279,7 @@ def test_a_warm_service_answers_as_a_fresh_one_before_and_after_a_write(tmp_path
         assert copy_answers()
         add(warm, "Maya switched from oolong tea to matcha in November.")
         assert not copy_answers()
-        same_answers()  # the first search after the write starts nothing; the second builds again
+        same_answers()  # the first two searches after the write start nothing; the third builds again
         cache.wait()
         same_answers()
         assert copy_answers()

@@ -25,6 +25,9 @@ def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Pat
     neighbours = sys.modules.get("openclaw_cli.memory.search.neighbours")
     if neighbours is not None:
         neighbours.forget_cached_words()
+    queries = sys.modules.get("openclaw_cli.memory.search.query_memo")
+    if queries is not None:
+        queries.forget()
     expansions = sys.modules.get("openclaw_cli.memory.query_expansion")
     if expansions is not None:
         expansions.clear_cache()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.memory.passage_memo import PassageMemo
 from openclaw_cli.memory.search.transcripts import (
     EMBED_BATCH,
     TranscriptRequest,
@@ -90,6 +91,7 @@ class TranscriptIndex:
         self._worker: threading.Thread | None = None
         self._closing = False
         self._vectors = TurnVectors(resident=self.long_lived)  # kept warm between searches of this process
+        self._passages = PassageMemo()
         # Each session's progress as of the database's data_version (read again after another connection
         # commits): reading 2,000 sessions' rows took ~40 ms of every search at 200k turns.
         self._known: dict[str, SessionProgress] | None = None
@@ -175,7 +177,7 @@ class TranscriptIndex:
             if not rows or self._closing:
                 break
             embedder = self.embedder()
-            vectors = embedder.embed_passages([text for _, text in rows])
+            vectors = self._passages.embed(embedder, [text for _, text in rows])  # repeats not again
             with self._lock:
                 # A purge may have removed or rewritten a row meanwhile: only what is still there, unchanged.
                 current = storage.turns([rowid for rowid, _ in rows])
@@ -299,6 +301,7 @@ class TranscriptIndex:
         and rewrite the file so the removed text lingers nowhere in it."""
         storage = self.storage()
         removed = 0
+        self._passages.forget()
         with self._lock:
             self._known = None
             with storage.transaction():
@@ -362,6 +365,7 @@ class TranscriptIndex:
     def repair(self, *, embed: bool = True, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         """Rebuild the index from the session files (everything in it is derived), then embed every turn."""
         storage = self.storage()
+        self._passages.forget()
         with self._lock:
             self._known = None
             with storage.transaction():

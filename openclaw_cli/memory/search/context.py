@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
 SUBJECT_CACHE = 50_000  # memories whose subject (and answer kinds) a warm searcher keeps (~10 MB at most)
+SUBJECT_CASTS = 8  # casts kept at once: everyone's and a few persons' (most memories fall under one or two)
 # A memory about someone else that alone holds every word of a topic query is spared the other-person
 # factor unless a memory about the user reaches this share of its relevance (weigh_subjects).
 SPARED_BELOW = 0.7
@@ -38,7 +39,10 @@ class ContextSteps:
     def __init__(self, store: MemoryStore, settings: SearchSettings) -> None:
         self.store = store
         self.settings = settings
-        self._subjects_of: tuple[re.Pattern[str] | None, dict[str, subject.Subject]] = (None, {})
+        # Per cast (the names a search knows): a turn searches the person's memories (their names) and
+        # the agent's (everyone's), two casts one after the other; one cache for the last cast alone was
+        # emptied by every search (~76 subject_of calls, 4-10 ms of a turn at 2,000 memories).
+        self._subjects_of: dict[re.Pattern[str] | None, dict[str, subject.Subject]] = {}
         self._answers: dict[tuple[answer_type.AnswerKind, str], bool] = {}
 
     def weigh_subjects(
@@ -63,9 +67,13 @@ class ContextSteps:
         names = people.cast(self.store.storage, user_id)
         asked = subject.query_subject(query, names, people.own_names(self.store.storage, user_id))
         cast = subject.cast_pattern(names)
-        if cast is not self._subjects_of[0] or len(self._subjects_of[1]) > SUBJECT_CACHE:
-            self._subjects_of = (cast, {})
-        known = self._subjects_of[1]  # a warm searcher reads each memory's subject once per cast
+        if sum(map(len, self._subjects_of.values())) > SUBJECT_CACHE:  # the same bound as one cache had
+            self._subjects_of = {}
+        known = self._subjects_of.get(cast)  # a warm searcher reads each memory's subject once per cast
+        if known is None:
+            if len(self._subjects_of) >= SUBJECT_CASTS:
+                self._subjects_of.pop(next(iter(self._subjects_of)))  # the oldest cast
+            known = self._subjects_of[cast] = {}
         others = []
         for cand in merged:
             l0 = facts[cand.rowid].l0

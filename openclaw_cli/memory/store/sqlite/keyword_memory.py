@@ -9,8 +9,8 @@ SQLite's sorter keeps equal keys in the order they came).
 
 It is a copy of the FTS5 index at one state of the database (`KeywordCache` keys it like
 keyword.TermCounts). A stale copy is never used: FTS5 answers meanwhile, and the copy is built again on a
-thread with a connection of its own once two searches in a row found the database unchanged (a process
-that writes between every two searches keeps searching FTS5 and builds nothing). Rows are split into
+thread with a connection of its own once REBUILD_AFTER searches in a row found the database unchanged (a
+process that writes between every chat turn's two searches keeps searching FTS5 and builds nothing). Rows are split into
 tokens by the index's own tokenizer, so the postings hold exactly FTS5's tokens; a query term that is not
 one known token (FTS5 searches a term of several as a phrase) is left to FTS5.
 """
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 COLUMN_WEIGHTS = (1.0, 0.4)  # l0, l1: the weights bm25_candidates passes to bm25()
 SEEN_LIMIT = 100_000  # terms whose tokens a Tokens keeps
+REBUILD_AFTER = 3  # searches in a row at one database state before a stale copy is built again
 
 
 class Tokens:
@@ -291,6 +292,7 @@ class KeywordCache:
         self._index: KeywordMemory | None = None
         self._tokens: Tokens | None = None  # the searching connection's, for the query's terms
         self._last_key: object = None  # the database state the last search saw
+        self._seen = 0  # searches in a row that saw it
         self._failed: object = None  # a state whose build failed is not built again
         self._builder: threading.Thread | None = None
         self._stop = threading.Event()
@@ -306,9 +308,13 @@ class KeywordCache:
             if self._tokens is None:
                 self._tokens = Tokens(conn)
             return index.candidates(terms, pool, self._tokens)
-        # The first copy is built at once; a later one once two searches saw the same state.
+        # The first copy is built at once; a later one once REBUILD_AFTER searches in a row saw the same
+        # state. Two were not enough: a chat turn searches twice (the person's memories, the agent's)
+        # and then writes (its FSRS hits, a "remember this"), so each turn built a copy on a thread that
+        # competed with the next turn for the CPU and was stale before any search could read it.
         with self._lock:  # searches on several threads start one build
-            wanted = self._index is None and self._last_key is None or key == self._last_key
+            self._seen = self._seen + 1 if key == self._last_key else 1
+            wanted = self._index is None and self._last_key is None or self._seen >= REBUILD_AFTER
             self._last_key = key
             if wanted and key != self._failed and not self.building:
                 self._builder = threading.Thread(
