@@ -54,6 +54,9 @@ from typing import Any
 import pytest
 
 FAKE_API_KEY = "sk-fake-openclaw-test"
+# How often a fake server's loop looks for a stop: `shutdown()` waits for the loop to notice, and the
+# standard library's 0.5 s made every fake's stop (one per test using one) cost up to half a second.
+STOP_POLL_S = 0.05
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -236,7 +239,9 @@ class FakeOpenAI:
     def start(self, port: int = 0) -> FakeOpenAI:
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, args=(STOP_POLL_S,), name="fake-openai", daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

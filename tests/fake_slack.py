@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fake_openai import STOP_POLL_S
+
 SLACK_TOKEN = "xoxb-fake-slack-token-never-printed"
 SIGNING_SECRET = "fake-signing-secret"
 BOT_USER = "UBOT"
@@ -41,7 +43,7 @@ class FakeSlack:
     def start(self) -> FakeSlack:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(STOP_POLL_S,), daemon=True).start()
         return self
 
     def stop(self) -> None:

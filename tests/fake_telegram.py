@@ -26,6 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+from tests.fake_openai import STOP_POLL_S
+
 TOKEN = "123456:TEST-fake-token-do-not-print"
 BOT_ID = 999
 BOT_USERNAME = "claw_bot"
@@ -65,7 +67,7 @@ class FakeTelegram:
     def start(self) -> FakeTelegram:
         self._server = _QuietServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(STOP_POLL_S,), daemon=True).start()
         return self
 
     def stop(self) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from websockets.sync.client import ClientConnection, connect
 
 from tests.conftest import ROOT, base_env
-from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
+from tests.fake_openai import FAKE_API_KEY, STOP_POLL_S, FakeOpenAI
 
 
 @contextmanager
@@ -41,7 +41,7 @@ def answering_port() -> Iterator[int]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_S,), daemon=True)
     thread.start()
     try:
         yield int(server.server_address[1])

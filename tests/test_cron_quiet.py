@@ -10,7 +10,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from tests.conftest import Result
+from tests.conftest import Result, run_cli
+from tests.home_copies import copy_home
 
 KEY = "agent:main:main"
 
@@ -20,11 +21,19 @@ def _silent(result: Result) -> None:
     assert (result.stdout, result.stderr) == ("", "")
 
 
-@pytest.fixture
-def seeded(cli, home: Path) -> Path:  # type: ignore[no-untyped-def]
-    added = cli("memory", "add", "Lin drinks green tea every morning", "-c", "preference")
+@pytest.fixture(scope="module")
+def seeded_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with one memory, added once for the module by the real CLI."""
+    home = tmp_path_factory.mktemp("cron-quiet") / "home"
+    added = run_cli(home, "memory", "add", "Lin drinks green tea every morning", "-c", "preference")
     assert added.returncode == 0, added.stderr
     return home
+
+
+@pytest.fixture
+def seeded(seeded_once: Path, home: Path) -> Path:
+    """This test's own copy of the seeded home (the tests break and repair its index, back it up)."""
+    return copy_home(seeded_once, home)
 
 
 def _break_keyword_index(home: Path) -> None:

@@ -44,6 +44,17 @@ def gateway(tmp_path: Path, fake: FakeOpenAI) -> Iterator[Gateway]:
         yield gw
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[Gateway]:
+    """One gateway for the tests of the upgrade, which fail few enough times to share it: together they
+    send four wrong or missing tokens from 127.0.0.1, under the limit of 10, so none of them meets a 429
+    whatever order they run in (the tests of the limit itself each have a gateway of their own)."""
+    home = tmp_path_factory.mktemp("shared") / "home"
+    write_config(home, fake)
+    with running_gateway(home) as gw:
+        yield gw
+
+
 def _chat(gw: Gateway, token: str, *, source: str = "127.0.0.1") -> tuple[int, dict[str, str], Any]:
     """POST /v1/chat/completions from `source` (another loopback address is another client)."""
     body = json.dumps({"model": "main", "messages": [{"role": "user", "content": "hi"}]})
@@ -145,41 +156,41 @@ def test_limit_counts_then_forgets_failures_of_one_client() -> None:
 # ---------------------------------------------------------------- the WebSocket upgrade
 
 
-def test_an_upgrade_without_a_token_is_http_401_not_101(gateway: Gateway) -> None:
-    with pytest.raises(InvalidStatus) as refused, connect(gateway.ws_url, open_timeout=10):
+def test_an_upgrade_without_a_token_is_http_401_not_101(shared: Gateway) -> None:
+    with pytest.raises(InvalidStatus) as refused, connect(shared.ws_url, open_timeout=10):
         pass
     response = refused.value.response
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"] == "Bearer"
     assert "wrong or missing token" in json.loads(response.body or b"")["error"]["message"]
-    status, rest = _raw_upgrade(gateway)
+    status, rest = _raw_upgrade(shared)
     assert status.startswith("HTTP/1.1 401"), status
     assert b"authentication_error" in rest
 
 
-def test_an_upgrade_with_a_wrong_token_is_401_and_with_the_right_one_101(gateway: Gateway) -> None:
-    assert _upgrade_status(gateway, WRONG) == 401
-    status, _ = _raw_upgrade(gateway, f"Authorization: Bearer {gateway.token}\r\n")
+def test_an_upgrade_with_a_wrong_token_is_401_and_with_the_right_one_101(shared: Gateway) -> None:
+    assert _upgrade_status(shared, WRONG) == 401
+    status, _ = _raw_upgrade(shared, f"Authorization: Bearer {shared.token}\r\n")
     assert status.startswith("HTTP/1.1 101"), status
-    with gateway.ws() as conn:
+    with shared.ws() as conn:
         status_reply = request(conn, "status")  # no connect request needed
-        assert status_reply["ok"] and status_reply["payload"]["port"] == gateway.port
+        assert status_reply["ok"] and status_reply["payload"]["port"] == shared.port
 
 
-def test_the_connect_request_still_answers_the_hello(gateway: Gateway) -> None:
-    with gateway.ws() as conn:
-        hello = request(conn, "connect", {"auth": {"token": gateway.token}})
+def test_the_connect_request_still_answers_the_hello(shared: Gateway) -> None:
+    with shared.ws() as conn:
+        hello = request(conn, "connect", {"auth": {"token": shared.token}})
         assert hello["ok"] and hello["payload"]["protocol"] == 1
         assert "chat.send" in hello["payload"]["methods"]
         assert request(conn, "connect", {})["ok"]  # authenticated at the upgrade: the hello again
         assert request(conn, "health")["ok"]
 
 
-def test_clients_send_the_token_at_the_upgrade(gateway: Gateway) -> None:
-    called = run_cli(gateway.home, "gateway", "call", "status", "--port", str(gateway.port))
+def test_clients_send_the_token_at_the_upgrade(shared: Gateway) -> None:
+    called = run_cli(shared.home, "gateway", "call", "status", "--port", str(shared.port))
     assert called.returncode == 0, called.stderr
-    assert called.json()["port"] == gateway.port
-    wrong = run_cli(gateway.home, "gateway", "call", "status", "--port", str(gateway.port), "--token", WRONG)
+    assert called.json()["port"] == shared.port
+    wrong = run_cli(shared.home, "gateway", "call", "status", "--port", str(shared.port), "--token", WRONG)
     assert wrong.returncode == 1
     assert "HTTP 401" in wrong.stderr and "wrong or missing token" in wrong.stderr
     assert len(wrong.stderr.strip().splitlines()) == 1

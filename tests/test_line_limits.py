@@ -17,6 +17,7 @@ import pytest
 
 from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_line_cap, text_cap
 from tests.conftest import ROOT, Result, base_env, run_cli
+from tests.home_copies import copy_home
 
 RECORD_CAP = record_line_cap(16_000)  # memory.maxTextChars's default
 GIB = 1 << 30  # the issue's line: the writer stops as soon as the command stops reading, so it costs little
@@ -75,11 +76,18 @@ def _nothing_stored(home: Path) -> None:
     assert listed.returncode == 0 and json.loads(listed.stdout) == []
 
 
-@pytest.fixture
-def seeded(home: Path) -> Path:
-    """A home with a database, so that every reader has something to read into."""
+@pytest.fixture(scope="module")
+def seeded_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with a database, so that every reader has something to read into (noted once)."""
+    home = tmp_path_factory.mktemp("line-limits") / "home"
     assert run_cli(home, "memory", "note", "a first note").returncode == 0
     return home
+
+
+@pytest.fixture
+def seeded(seeded_once: Path, home: Path) -> Path:
+    """This test's own copy of that home."""
+    return copy_home(seeded_once, home)
 
 
 def test_add_batch_stops_reading_a_line_past_the_limit(seeded: Path) -> None:

@@ -7,11 +7,40 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, base_env
+import pytest
+
+from tests.conftest import ROOT, base_env, run_cli
+from tests.home_copies import copy_home
 
 
 def _db(home: Path) -> Path:
     return home / "agents" / "main" / "memory" / "memory.sqlite"
+
+
+# The memories the read-mostly tests start from, written once for the module by one real `memory add
+# --batch` (the fixed ids are how the tests name them); each test gets its own copy of that home.
+STORED = [
+    {"id": "mem-login", "text": "fixed the login bug"},
+    {"id": "mem-tea", "text": "likes green tea"},
+    {"id": "mem-coffee", "text": "我喜欢喝咖啡"},
+    {"id": "mem-sailing", "text": "likes sailing on weekends"},
+    {"id": "mem-alice", "text": "x", "userId": "alice"},
+]
+
+
+@pytest.fixture(scope="module")
+def stored_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("memory-cli") / "home"
+    lines = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in STORED)
+    done = run_cli(home, "memory", "add", "--batch", "-", "--json", input=lines)
+    assert done.returncode == 0 and done.json()["added"] == len(STORED), done.stderr
+    return home
+
+
+@pytest.fixture
+def stored(stored_once: Path, home: Path) -> Path:
+    """This test's own copy of the module's home of STORED memories, where `cli` runs."""
+    return copy_home(stored_once, home)
 
 
 def test_add_get_list_search_history_json(cli) -> None:  # type: ignore[no-untyped-def]
@@ -56,8 +85,7 @@ def test_status_and_index_check(cli) -> None:  # type: ignore[no-untyped-def]
     assert check.returncode == 0 and check.json()["ok"] is True
 
 
-def test_empty_query_is_a_clear_error(cli) -> None:  # type: ignore[no-untyped-def]
-    cli("memory", "add", "something")
+def test_empty_query_is_a_clear_error(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]
     for query in ("", "   ", "\t\n"):
         result = cli("memory", "search", query)
         assert result.returncode == 1
@@ -87,8 +115,7 @@ def test_invalid_utf8_on_stdin(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("memory", "list", "--json").json() == []
 
 
-def test_unknown_id(cli) -> None:  # type: ignore[no-untyped-def]
-    cli("memory", "add", "exists")
+def test_unknown_id(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]
     for command in ("get", "delete", "history"):
         result = cli("memory", command, "mem-nope")
         assert result.returncode == 1, command
@@ -124,9 +151,7 @@ def test_batch_add_is_idempotent_by_id(cli) -> None:  # type: ignore[no-untyped-
     assert len(cli("memory", "list", "--user", "u1", "--json").json()) == 30
 
 
-def test_search_batch_answers_in_order_and_names_a_bad_line(cli) -> None:  # type: ignore[no-untyped-def]
-    cli("memory", "add", "likes green tea")
-    cli("memory", "add", "我喜欢喝咖啡")
+def test_search_batch_answers_in_order_and_names_a_bad_line(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]
     queries = ['{"query": "green tea", "k": 1}', '{"query": "咖啡", "k": 1}', "not json", '{"query": "x"}']
     result = cli("memory", "search", "--batch", "-", input="\n".join(queries))
     assert result.returncode == 1 and "stdin line 3" in result.stderr
@@ -235,23 +260,21 @@ def test_two_processes_adding_at_once_lose_nothing(home: Path) -> None:
     assert len(json.loads(listed.stdout)) == 83
 
 
-def test_purge_requires_yes(cli) -> None:  # type: ignore[no-untyped-def]
-    cli("memory", "add", "x", "--user", "alice")
+def test_purge_requires_yes(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]
     refused = cli("memory", "purge", "--user", "alice")
     assert refused.returncode == 1 and "--yes" in refused.stderr
     done = cli("memory", "purge", "--user", "alice", "--yes", "--json")
     assert {k: done.json()[k] for k in ("user", "purged")} == {"user": "alice", "purged": 1}
 
 
-def test_a_query_starting_with_a_dash_goes_after_double_dash(cli) -> None:  # type: ignore[no-untyped-def]
-    cli("memory", "add", "fixed the login bug")
+def test_a_query_starting_with_a_dash_goes_after_double_dash(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]
     result = cli("memory", "search", "--json", "--", "-login")
     assert result.returncode == 0, result.stderr
     assert result.json()["results"][0]["l0"] == "fixed the login bug"
 
 
-def test_search_is_read_only_unless_record_hit(cli) -> None:  # type: ignore[no-untyped-def]
-    rid = cli("memory", "add", "likes sailing on weekends", "--json").json()["id"]
+def test_search_is_read_only_unless_record_hit(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]
+    rid = "mem-sailing"
     before = cli("memory", "get", rid, "--json").json()["fsrs"]
     cli("memory", "search", "sailing")
     assert cli("memory", "get", rid, "--json").json()["fsrs"] == before
@@ -293,7 +316,12 @@ def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Pa
     assert status == 0 and "preparing the local embedding model" in err
     status, err = _stderr_on_a_terminal(home, "memory", "add", "second memory")
     assert status == 0 and "preparing" not in err
+    # A home whose multilingual model still needs converting: the English one's conversion (the longer,
+    # ~6 s of CPU) is copied in from the run's cache, the piped process converts the other, silently.
     other_home = home.parent / "other-home"
+    other_models = other_home / "cache" / "models"
+    _copy_english_conversion(other_models)
+    assert not list(other_models.glob("use-m3-*.onnx"))
     piped = subprocess.run(
         [sys.executable, "-m", "openclaw_cli", "memory", "add", "in a pipe"],
         env=base_env(other_home, shared_models=False),
@@ -301,6 +329,22 @@ def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Pa
         capture_output=True,
     )
     assert piped.returncode == 0 and piped.stderr == b""
+    assert list(other_models.glob("use-m3-*.onnx"))  # it did prepare the model, without a word
+
+
+def _copy_english_conversion(destination: Path) -> None:
+    import shutil
+
+    from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
+    from openclaw_cli.memory.embedding.quantize import int8_compute_model, weights_path
+    from tests.memory_helpers import shared_model_cache
+
+    minilm = int8_compute_model(local_model_files()[0], shared_model_cache())
+    destination.mkdir(parents=True, mode=0o700)
+    destination.parent.chmod(0o700)
+    destination.parent.parent.chmod(0o700)
+    for path in (minilm, weights_path(minilm)):
+        shutil.copy2(path, destination / path.name)
 
 
 def test_a_single_search_answers_as_a_warm_batch_does(cli) -> None:  # type: ignore[no-untyped-def]

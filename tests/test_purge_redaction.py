@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import Result, run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
-from tests.gateway_helpers import echo_last_user, request, running_gateway, write_config
+from tests.gateway_helpers import Gateway, echo_last_user, request, running_gateway, write_config
 
 P = "plumquokka"
 Q = "tealwombat"
@@ -39,13 +39,16 @@ def home(tmp_path: Path, fake: FakeOpenAI) -> Path:
     return home
 
 
-@pytest.fixture
-def served_home(tmp_path: Path) -> Path:
-    """A home for the tests of purge beside a running gateway: no model, as nothing there reaches one (a
-    configured model is preloaded at the gateway's start: litellm's import, seconds of CPU)."""
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """One gateway for the tests of purges it refuses (they change nothing, so they can share it), on a
+    home holding Quinn's memory: no model, as nothing there reaches one (a configured model is preloaded
+    at the gateway's start: litellm's import, seconds of CPU)."""
+    home = tmp_path_factory.mktemp("served") / "home"
     write_config(home, None, llm={"model": None}, session={"identityLinks": LINKS})
-    return home
+    ok(home, "memory", "add", "quinn likes tea", "--user", "quinn")
+    with running_gateway(home) as gw:
+        yield gw
 
 
 @pytest.fixture(scope="module")
@@ -216,27 +219,22 @@ def test_a_person_nobody_knows_is_refused_and_the_known_ones_are_listed(home: Pa
     assert P in messages(home, EARLY)[0]["content"]  # nothing was touched
 
 
-def test_a_person_nobody_knows_is_refused_by_a_running_gateway_too(served_home: Path) -> None:
-    home = served_home
-    ok(home, "memory", "add", "quinn likes tea", "--user", "quinn")
-    with running_gateway(home):
-        done = purge(home, "zed")
+def test_a_person_nobody_knows_is_refused_by_a_running_gateway_too(served: Gateway) -> None:
+    done = purge(served.home, "zed")
     assert done.returncode == 1
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("openclaw: error: nothing is known of 'zed'") and "known persons: quinn" in line
 
 
-def test_the_gateway_method_refuses_a_flag_that_is_not_a_boolean(served_home: Path) -> None:
-    home = served_home
-    with running_gateway(home) as gw, gw.ws() as conn:
+def test_the_gateway_method_refuses_a_flag_that_is_not_a_boolean(served: Gateway) -> None:
+    with served.ws() as conn:
         reply = request(conn, "memory.purge", {"userId": "quinn", "allAgents": "yes"})
     assert reply["ok"] is False and reply["error"]["code"] == "INVALID_PARAMS"
     assert "allAgents" in reply["error"]["message"]
 
 
-def test_the_gateway_method_refuses_a_request_without_a_person(served_home: Path) -> None:
-    home = served_home
-    with running_gateway(home) as gw, gw.ws() as conn:
+def test_the_gateway_method_refuses_a_request_without_a_person(served: Gateway) -> None:
+    with served.ws() as conn:
         reply = request(conn, "memory.purge", {"sessions": True})
     assert reply["ok"] is False and reply["error"]["code"] == "INVALID_PARAMS"
     assert "userId" in reply["error"]["message"]

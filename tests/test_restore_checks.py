@@ -48,6 +48,21 @@ def _backup(home: Path, tmp_path: Path) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def good_copy(seeded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A good copy of the seeded database, made once by the real `memory backup` (the refusal tests each
+    break their own copy of it; the restore of a good copy makes its own)."""
+    directory = tmp_path_factory.mktemp("good-copy")
+    return _backup(copy_home(seeded, directory), directory)
+
+
+def _copy_of(good_copy: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the good backup, to break."""
+    copy = tmp_path / "b.sqlite"
+    shutil.copy2(good_copy, copy)
+    return copy
+
+
 def _alter(path: Path, sql: str) -> None:
     """Change a copy the way a user's own sqlite3 would (no sqlite-vec loaded)."""
     conn = apsw.Connection(str(path))
@@ -66,58 +81,68 @@ def _refused(home: Path, copy: Path, said: str) -> None:
     assert run_cli(home, "memory", "add", "after the refusal").returncode == 0
 
 
-def test_restore_refuses_a_copy_without_its_history_table(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_without_its_history_table(
+    seeded: Path, good_copy: Path, tmp_path: Path
+) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "DROP TABLE history")
     _refused(home, copy, "table history is missing")
 
 
-def test_restore_refuses_a_copy_with_another_user_version(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_with_another_user_version(
+    seeded: Path, good_copy: Path, tmp_path: Path
+) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "PRAGMA user_version = 999")
     _refused(home, copy, "user_version is 999")
 
 
-def test_restore_refuses_a_copy_missing_a_column(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_missing_a_column(seeded: Path, good_copy: Path, tmp_path: Path) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "DROP INDEX records_unreflected; ALTER TABLE records DROP COLUMN reflected_at")
     _refused(home, copy, "column records.reflected_at is missing")
 
 
-def test_restore_refuses_a_copy_missing_an_index(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_missing_an_index(seeded: Path, good_copy: Path, tmp_path: Path) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "DROP INDEX records_by_hash")
     _refused(home, copy, "index records_by_hash is missing")
 
 
-def test_restore_refuses_a_copy_with_a_trigger_of_its_own(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_with_a_trigger_of_its_own(
+    seeded: Path, good_copy: Path, tmp_path: Path
+) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "CREATE TRIGGER wipe AFTER INSERT ON records BEGIN DELETE FROM history; END")
     _refused(home, copy, "trigger wipe is not in this version's schema")
 
 
-def test_restore_refuses_a_copy_with_an_extra_table(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_with_an_extra_table(seeded: Path, good_copy: Path, tmp_path: Path) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "CREATE TABLE stranger (x)")
     _refused(home, copy, "table stranger is not in this version's schema")
 
 
-def test_restore_refuses_a_copy_without_its_keyword_index(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_without_its_keyword_index(
+    seeded: Path, good_copy: Path, tmp_path: Path
+) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     _alter(copy, "DROP TABLE records_fts")
     _refused(home, copy, "table records_fts is missing")
 
 
-def test_restore_refuses_a_copy_whose_vector_table_is_gone(seeded: Path, tmp_path: Path) -> None:
+def test_restore_refuses_a_copy_whose_vector_table_is_gone(
+    seeded: Path, good_copy: Path, tmp_path: Path
+) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     # Without sqlite-vec the vec0 table cannot be dropped; its schema row and shadows can.
     conn = apsw.Connection(str(copy))
     conn.execute("PRAGMA writable_schema = ON")
@@ -270,9 +295,11 @@ def test_a_copy_from_before_the_last_migration_is_restored_and_migrated(
         conn.close()
 
 
-def test_a_copy_claiming_a_migration_its_schema_lacks_is_refused(seeded: Path, tmp_path: Path) -> None:
+def test_a_copy_claiming_a_migration_its_schema_lacks_is_refused(
+    seeded: Path, good_copy: Path, tmp_path: Path
+) -> None:
     home = copy_home(seeded, tmp_path)
-    copy = _backup(home, tmp_path)
+    copy = _copy_of(good_copy, tmp_path)
     # The people table (0007) is gone but 0007 is still recorded: not a state any version wrote.
     _alter(copy, "DROP TABLE people")
     _refused(home, copy, "table people is missing")

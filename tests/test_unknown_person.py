@@ -9,18 +9,28 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli.memory.store.persons import close_matches
+from tests.conftest import run_cli
+from tests.home_copies import copy_home
 
 WARNING = (
     "openclaw: warning: no memories of user 'alice' (user ids match exactly; did you mean openai:alice?)\n"
 )
 
 
-@pytest.fixture
-def stored(cli, home: Path) -> Path:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def stored_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Alice's memory under a channel's id and Bob's, added once for the module by the real CLI."""
+    home = tmp_path_factory.mktemp("unknown-person") / "home"
     for text, user in (("likes green tea", "openai:alice"), ("plays the cello", "bob")):
-        added = cli("memory", "add", text, "--user", user, "-c", "preference")
+        added = run_cli(home, "memory", "add", text, "--user", user, "-c", "preference")
         assert added.returncode == 0, added.stderr
     return home
+
+
+@pytest.fixture
+def stored(stored_once: Path, home: Path) -> Path:
+    """This test's own copy of the module's home, at the home `cli` runs against."""
+    return copy_home(stored_once, home)
 
 
 def test_list_for_a_person_stored_under_a_channel_names_the_match(cli, stored: Path) -> None:  # type: ignore[no-untyped-def]

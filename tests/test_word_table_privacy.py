@@ -28,6 +28,7 @@ from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.paths import Home
 from tests.conftest import SHARED_MODEL_CACHE, run_cli
 from tests.gateway_helpers import echo_server, request, running_gateway, until, write_config
+from tests.home_copies import copy_home
 from tests.memory_helpers import service_for, table_words
 
 ALICE = ["User is saving money for a sailing boat", "User plays badminton on Tuesday nights"]
@@ -70,15 +71,21 @@ def _search(home: Path, *extra: str) -> list[Any]:
     return list(found["results"])
 
 
-@pytest.fixture
-def filled(tmp_path: Path) -> Path:
-    """A home of Alice's and Bob's memories whose table a search of Alice's filled."""
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def filled_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home of Alice's and Bob's memories whose table a search of Alice's filled, built once."""
+    home = tmp_path_factory.mktemp("filled") / "home"
     _add(home, "alice", ALICE)
     _add(home, "bob", BOB)
     assert _search(home, "--user", "alice")
     assert _words(home) >= ALICE_WORDS
     return home
+
+
+@pytest.fixture
+def filled(filled_once: Path, tmp_path: Path) -> Path:
+    """This test's own copy of that home (the tests purge, delete and search in it)."""
+    return copy_home(filled_once, tmp_path / "home")
 
 
 def test_a_search_fills_the_homes_own_table_in_private_files(filled: Path) -> None:
