@@ -7,18 +7,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
+from openclaw_cli.memory.store.postgres.schema import TERM_STATS
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS
 
 BUILD_MEMORY = "256MB"  # the index builds' working memory: an HNSW graph of 100k vectors fits
 COUNTING_TRIGGER = "keyword_rows_counted"  # postgres/schema.py: keeps keyword_totals and keyword_vocab
 # What the counting trigger keeps, counted again from every keyword row at once (after a bulk load).
-_RECOUNT = """
+_RECOUNT = f"""
 UPDATE keyword_totals SET documents = (SELECT count(*) FROM keyword_rows),
     tokens = (SELECT coalesce(sum(length), 0) FROM keyword_rows);
 DELETE FROM keyword_vocab;
-INSERT INTO keyword_vocab(term, documents)
-    SELECT t, count(*) FROM keyword_rows, LATERAL (SELECT DISTINCT unnest(l0_terms || l1_terms) AS t) terms
-    GROUP BY t;
+INSERT INTO keyword_vocab(term, documents, max_freq, min_length) {TERM_STATS};
 """
 
 if TYPE_CHECKING:
