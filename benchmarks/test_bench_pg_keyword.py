@@ -28,8 +28,7 @@ from openclaw_cli.memory.search.lexical import without_common_terms
 from openclaw_cli.memory.store.postgres import keyword
 from openclaw_cli.memory.store.postgres.connection import open_storage
 from openclaw_cli.memory.store.postgres.storage import PostgresStorage
-from openclaw_cli.memory.store.postgres.store_rows import PostgresStoreRows
-from openclaw_cli.memory.store.protocol import MemoryStorage, VectorFilter
+from openclaw_cli.memory.store.protocol import VectorFilter
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
@@ -72,15 +71,10 @@ def _records(texts: list[str]) -> Iterator[list[Any]]:
         ]
 
 
-def _fill(storage: MemoryStorage, texts: list[str]) -> float:
+def _fill(storage: PostgresStorage | SqliteStorage, texts: list[str]) -> float:
     started = time.perf_counter()
-    # The StoreRows role's bulk load (what a move into postgres means by it: the counting trigger off, the
-    # indexes built once at the end). PostgresStorage.bulk_load, the MemoryStorage role's, does nothing,
-    # and 100k inserts with the trigger on in one transaction take quadratic time.
-    bulk = (
-        PostgresStoreRows.bulk_load(storage) if isinstance(storage, PostgresStorage) else storage.bulk_load()
-    )
-    with storage.transaction(), bulk:
+    # As a move loads a store: in postgres the counting trigger off and the indexes built once at the end.
+    with storage.transaction(), storage.copy_in_bulk():
         for chunk in _records(texts):
             storage.insert_copies([(record, None) for record in chunk])
     return time.perf_counter() - started

@@ -1,22 +1,29 @@
 """The postgres keyword leg scores the rarest terms' rows first (postgres/keyword.py): its result is the
 one scoring every matching row gives, row for row and score for score, on every eval query, for the pool
-sizes the search uses and smaller ones, with and without a person's filter. On the real test server."""
+sizes the search uses and smaller ones, with and without a person's filter; and each term's statistics
+its bound comes from, kept by the counting trigger, by a move's recount and by the migration that added
+them. On the real test server."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from openclaw_cli.memory.portability.backends import Side, plan_move
 from openclaw_cli.memory.store.postgres import keyword, schema
 from openclaw_cli.memory.store.postgres.connection import open_storage
 from openclaw_cli.memory.store.postgres.storage import PostgresStorage
 from openclaw_cli.memory.store.protocol import VectorFilter
 from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.memory.store.sqlite.connection import open_db
+from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.text.analysis import query_terms
+from openclaw_cli.paths import Home
 from tests.evalset import MEMORY_FILES, load_jsonl, load_queries
 
 _NAMES = itertools.count(1)
@@ -147,6 +154,44 @@ def test_a_version_1_store_gains_the_statistics_and_keeps_its_rows(
         assert storage.conn.execute("SELECT count(*) FROM records").fetchone() == (
             len(load_jsonl("memories.jsonl")),
         )
+        assert _vocabulary(storage) == _recounted(storage)
+    finally:
+        storage.close()
+
+
+def test_a_move_into_postgres_loads_in_bulk_and_keeps_the_statistics(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memory migrate-backend` sets the counting trigger aside for the copy (one recount at the end, not a
+    row's updates per record: quadratic in one transaction) and the recount keeps each term's statistics."""
+    home = Home(tmp_path / "home")
+    sqlite = SqliteStorage(open_db(home.ensure(home.memory_dir("main")) / "memory.sqlite"))
+    memories = load_jsonl("memories.jsonl")
+    with sqlite.transaction():
+        for memory in memories:
+            sqlite.insert(_eval_record(memory), vector_ready=False)
+    sqlite.close()
+    calls = []
+    bulk = PostgresStorage.copy_in_bulk
+
+    def watched(storage: PostgresStorage) -> Any:
+        calls.append(storage)
+        return bulk(storage)
+
+    monkeypatch.setattr(PostgresStorage, "copy_in_bulk", watched)
+    plan_move(home, "main", Side("sqlite"), "postgres", pg_dsn).run()
+    assert len(calls) == 1
+    storage = open_storage(pg_dsn, "main")
+    try:
+        assert _vocabulary(storage) and _vocabulary(storage) == _recounted(storage)
+        enabled = storage.conn.execute(
+            "SELECT tgenabled FROM pg_trigger WHERE tgname = 'keyword_rows_counted'"
+        ).fetchone()
+        assert enabled == ("O",)  # on again for ordinary writes
+        before = storage.conn.execute("SELECT documents FROM keyword_totals").fetchone()
+        with storage.transaction():
+            storage.insert(_eval_record({**memories[0], "id": "m-new"}), vector_ready=False)
+        assert storage.conn.execute("SELECT documents FROM keyword_totals").fetchone() == (before[0] + 1,)
         assert _vocabulary(storage) == _recounted(storage)
     finally:
         storage.close()

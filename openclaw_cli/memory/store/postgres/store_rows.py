@@ -77,11 +77,11 @@ class PostgresStoreRows:
                 )
         return rowids
 
-    def bulk_load(self) -> AbstractContextManager[None]:
-        return self._bulk_load()
+    def copy_in_bulk(self) -> AbstractContextManager[None]:
+        return self._copy_in_bulk()
 
     @contextmanager
-    def _bulk_load(self) -> Iterator[None]:
+    def _copy_in_bulk(self) -> Iterator[None]:
         """Drop the schema's HNSW and GIN indexes for the load and create them again from their own
         definitions at the end, in the same transaction: one build is many times cheaper than 100k
         inserts into a graph, and a failed load rolls the drop back with everything else."""
