@@ -7,6 +7,7 @@ them. On the real test server."""
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.text.analysis import query_terms
 from openclaw_cli.paths import Home
 from tests.evalset import MEMORY_FILES, load_jsonl, load_queries
+from tests.pg_keyword_before import bm25_before
 
 _NAMES = itertools.count(1)
 MOMENT = datetime(2026, 1, 15, tzinfo=UTC)
@@ -195,3 +197,18 @@ def test_a_move_into_postgres_loads_in_bulk_and_keeps_the_statistics(
         assert _vocabulary(storage) == _recounted(storage)
     finally:
         storage.close()
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+def test_every_eval_query_gets_what_it_got_before_issue_54(
+    eval_store: PostgresStorage, filtered: bool
+) -> None:
+    """Against the SQL as it was (tests/pg_keyword_before.py): the same rows in the same order, and the same
+    scores but for the last bits a float sum's order changes (that order was the plan's before, and a row
+    holding a term whose contribution is 0 now skips adding it)."""
+    for terms, user in _queries():
+        where = VectorFilter(user_id=user) if filtered else VectorFilter()
+        now = keyword.bm25_candidates(eval_store.conn, terms, where, 50)
+        before = bm25_before(eval_store.conn, terms, where, 50)
+        assert [rowid for rowid, _ in now] == [rowid for rowid, _ in before], terms
+        assert all(math.isclose(a, b, rel_tol=1e-12) for (_, a), (_, b) in zip(now, before, strict=True))

@@ -57,27 +57,37 @@ BOUND_MARGIN = 1e-9
 # for 3 terms at 5k rows.
 _ANY_TERM = "%(match)s::tsquery"
 
+# Each row is scored in a subquery of its own over the query's terms, summed in the query's order, and only
+# over the terms the row holds (the others add exactly 0, so leaving them out changes no bit of the sum):
+# against one aggregate over every (row, term) pair sorted by row, 1.6-1.8x faster at 100k with the same
+# scores. `{join}` joins the records only when the filter needs their columns (a keyword row's record
+# always exists: a foreign key).
 _BM25 = f"""
 WITH totals AS (
     SELECT documents::float8 AS n, greatest(tokens, 1)::float8 / greatest(documents, 1) AS avgdl
     FROM keyword_totals LIMIT 1
-), weights AS (
+), weights AS MATERIALIZED (
     SELECT q.t, q.position, greatest(ln((totals.n - coalesce(v.documents, 0) + 0.5) / (coalesce(v.documents, 0) + 0.5)),
-                         {MIN_IDF}) AS idf
+                         {MIN_IDF}) AS idf,
+           ('''' || replace(replace(q.t, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS lexeme
     FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(t, position) CROSS JOIN totals
     LEFT JOIN keyword_vocab v ON v.term = q.t
 ), hits AS MATERIALIZED (
-    SELECT k.rowid, k.l0_terms, k.l1_terms, k.length FROM keyword_rows k JOIN records r ON r.rowid = k.rowid
+    SELECT k.rowid, k.l0_terms, k.l1_terms, k.length, k.terms FROM keyword_rows k{{join}}
     WHERE k.terms @@ {_ANY_TERM}{{clause}}
 )
-SELECT h.rowid, sum(w.idf * f.freq * {K1 + 1} / (f.freq + {K1} * (1 - {B} + {B} * h.length / totals.avgdl))
-                   ORDER BY w.position) AS score
-FROM hits h CROSS JOIN weights w CROSS JOIN totals
+SELECT h.rowid, s.score
+FROM hits h CROSS JOIN totals
 CROSS JOIN LATERAL (
-    SELECT {L0_WEIGHT} * coalesce(cardinality(array_positions(h.l0_terms, w.t)), 0)
-         + {L1_WEIGHT} * coalesce(cardinality(array_positions(h.l1_terms, w.t)), 0) AS freq
-) f
-GROUP BY h.rowid ORDER BY score DESC, h.rowid LIMIT %(pool)s
+    SELECT sum(w.idf * f.freq * {K1 + 1} / (f.freq + {K1} * (1 - {B} + {B} * h.length / totals.avgdl))
+               ORDER BY w.position) AS score
+    FROM weights w CROSS JOIN LATERAL (
+        SELECT {L0_WEIGHT} * coalesce(cardinality(array_positions(h.l0_terms, w.t)), 0)
+             + {L1_WEIGHT} * coalesce(cardinality(array_positions(h.l1_terms, w.t)), 0) AS freq
+    ) f
+    WHERE h.terms @@ w.lexeme
+) s
+ORDER BY s.score DESC, h.rowid LIMIT %(pool)s
 """
 
 
@@ -208,7 +218,8 @@ def _scored(
     for i in range(len(params)):
         clause = clause.replace("%s", f"%(f{i})s", 1)
     arguments = {"terms": list(terms), "match": any_term(match), "pool": pool, **named}
-    rows = conn.execute(_BM25.format(clause=clause), arguments)
+    join = " JOIN records r ON r.rowid = k.rowid" if clause else ""
+    rows = conn.execute(_BM25.format(clause=clause, join=join), arguments)
     return [(int(rowid), float(score)) for rowid, score in rows]
 
 
