@@ -139,17 +139,19 @@ def rarest_first(
     while scored < len(order) and (scored == 0 or held < pool):
         held += counts[order[scored]]
         scored += 1
-    while True:
-        hits = _scored(conn, cleaned, order[:scored], where, pool)
-        if scored == len(order):
-            return hits, scored
-        if len(hits) < pool:
-            scored = len(order)  # the pool is not full: no score bounds what the other terms' rows get
-            continue
-        needed = _essential(order, bounds, hits[-1][1])
+    hits = _scored(conn, cleaned, order[:scored], where, pool)
+    while scored < len(order):
+        # Not full, the pool bounds nothing: every other term's rows are needed. Full, only the rows of
+        # the terms its last score says a row must hold one of.
+        needed = len(order) if len(hits) < pool else _essential(order, bounds, hits[-1][1])
         if needed <= scored:
-            return hits, scored
-        scored = needed  # the rows these add can only raise the pool's last score: one more query at most
+            break
+        # Only the rows not scored yet (those holding none of the terms scored so far): each row is scored
+        # once, by the same SQL, so merging the two lists gives what one query over all of them would.
+        more = _scored(conn, cleaned, order[scored:needed], where, pool, scored_already=order[:scored])
+        hits = sorted([*hits, *more], key=lambda hit: (-hit[1], hit[0]))[:pool]
+        scored = needed  # these rows can only raise the pool's last score
+    return hits, scored
 
 
 def bm25_every_match(
@@ -210,14 +212,23 @@ def _term_stats(
 
 
 def _scored(
-    conn: psycopg.Connection, terms: Sequence[str], match: Sequence[str], where: VectorFilter, pool: int
+    conn: psycopg.Connection,
+    terms: Sequence[str],
+    match: Sequence[str],
+    where: VectorFilter,
+    pool: int,
+    scored_already: Sequence[str] = (),
 ) -> list[tuple[int, float]]:
-    """The best `pool` rows that hold one of `match`, each scored over all of `terms`."""
+    """The best `pool` rows that hold one of `match` and none of `scored_already`, each scored over all of
+    `terms`."""
     clause, params = filter_sql(where, "r.")
     named = {f"f{i}": value for i, value in enumerate(params)}
     for i in range(len(params)):
         clause = clause.replace("%s", f"%(f{i})s", 1)
-    arguments = {"terms": list(terms), "match": any_term(match), "pool": pool, **named}
+    query = any_term(match)
+    if scored_already:
+        query = f"({query}) & !({any_term(scored_already)})"
+    arguments = {"terms": list(terms), "match": query, "pool": pool, **named}
     join = " JOIN records r ON r.rowid = k.rowid" if clause else ""
     rows = conn.execute(_BM25.format(clause=clause, join=join), arguments)
     return [(int(rowid), float(score)) for rowid, score in rows]
