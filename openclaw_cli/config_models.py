@@ -87,13 +87,13 @@ class EmbeddingSettings(_Section):
         description="mask e-mail addresses, phone, card- and id-like numbers in what an API embedder is sent "
         "(the stored text is unchanged); default on for provider litellm, local models send nothing",
     )
-    # Converting the packaged models takes ~10 s once; several homes (or a test suite) can share the result,
+    # Converting the packaged models takes ~10 s once; every home of the user shares the result by default,
     # and jieba's dictionary cache with it (not the searched words' vectors: those are the home's,
     # Home.word_cache_dir).
     model_cache_dir: str | None = Field(
         None,
-        description="where converted local models and jieba's dictionary cache are kept; "
-        "default $OPENCLAW_HOME/cache/models",
+        description="where converted local models and jieba's dictionary cache are kept; default the "
+        "user's cache shared by every home ($XDG_CACHE_HOME/openclaw/models, else ~/.cache/openclaw/models)",
     )
 
 

@@ -132,12 +132,13 @@ LEFTOVER_AGE_S = 300  # a conversion takes seconds; younger directories may belo
 
 
 def _model_cache_dirs(home: Home, settings: Settings | None) -> list[Path]:
-    """cache/models/ and, when `memory.embedding.modelCacheDir` points elsewhere, that directory too."""
-    directories = [home.model_cache_dir]
+    """The user's model cache, the home's cache/models/ (where models were converted before there was a
+    user cache) and, when `memory.embedding.modelCacheDir` points elsewhere, that directory too."""
+    directories = [home.model_cache_dir, home.home_model_cache_dir]
     configured = settings.memory.embedding.model_cache_dir if settings is not None else None
-    if configured and Path(configured).expanduser() != home.model_cache_dir:
+    if configured:
         directories.append(Path(configured).expanduser())
-    return [d for d in directories if d.is_dir()]
+    return [d for d in dict.fromkeys(directories) if d.is_dir()]
 
 
 def check_model_leftovers(home: Home, fix: bool, settings: Settings | None = None) -> list[Finding]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +59,34 @@ def validate_agent_id(value: str) -> str:
     return value.lower()
 
 
+def user_cache_root(env: Mapping[str, str], platform: str = sys.platform) -> Path | None:
+    """openclaw's directory in the user's cache by platform convention, from the environment the CLI
+    was started with (None when it names no home directory): $XDG_CACHE_HOME/openclaw, else
+    ~/Library/Caches/openclaw on macOS, %LOCALAPPDATA%\\openclaw\\cache on Windows, ~/.cache/openclaw.
+    A relative XDG_CACHE_HOME is ignored, as the XDG spec says: it would move with the working directory."""
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "openclaw"
+    if platform == "win32" and env.get("LOCALAPPDATA"):
+        return Path(env["LOCALAPPDATA"]) / "openclaw" / "cache"
+    user_home = env.get("HOME", "")
+    if not user_home or not Path(user_home).is_absolute():
+        return None
+    if platform == "darwin":
+        return Path(user_home) / "Library" / "Caches" / "openclaw"
+    return Path(user_home) / ".cache" / "openclaw"
+
+
 @dataclass(frozen=True)
 class Home:
-    """Paths inside $OPENCLAW_HOME. Creating directories is explicit (`ensure_*`)."""
+    """Paths inside $OPENCLAW_HOME. Creating directories is explicit (`ensure_*`).
+
+    `user_cache` is openclaw's directory in the user's cache (user_cache_root), shared by every home of
+    the user: the converted models live there, so a second home pays no conversion. None (a Home made
+    without the CLI's environment) keeps them in the home."""
 
     root: Path
+    user_cache: Path | None = None
 
     @property
     def config_file(self) -> Path:
@@ -112,7 +137,14 @@ class Home:
 
     @property
     def model_cache_dir(self) -> Path:
-        """Derived model files (the int8-compute conversion of the packaged embedding model)."""
+        """Derived model files (the int8-compute conversions of the packaged embedding models, jieba's
+        dictionary cache): the user's cache shared by every home, else the home's own."""
+        return self.user_cache / "models" if self.user_cache is not None else self.home_model_cache_dir
+
+    @property
+    def home_model_cache_dir(self) -> Path:
+        """The home's own model cache: where models are converted without a user cache, and where earlier
+        versions converted them (`doctor` still looks there for an interrupted conversion's leftovers)."""
         return self.cache_dir / "models"
 
     def ensure_root(self) -> Path:

@@ -106,9 +106,12 @@ class Result:
 
 def base_env(home: Path, *, shared_models: bool = True) -> dict[str, str]:
     """The environment of a CLI process for `home`. The converted models come from one cache shared by
-    the whole run (converting them takes ~10 s per home); tests of the conversion itself opt out."""
+    the whole run (converting them takes ~10 s per machine); tests of the conversion itself opt out, and
+    then convert into a user cache of the test's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCLAW_")}
     env["OPENCLAW_HOME"] = str(home)
+    # The user's cache (converted models by default) beside the test's home, not the runner's own.
+    env["XDG_CACHE_HOME"] = str(home.parent / "user-cache")
     if shared_models:
         env["OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR"] = str(SHARED_MODEL_CACHE)
     env["PYTHONIOENCODING"] = "utf-8"

@@ -1,4 +1,6 @@
 """Everything the CLI writes stays in its home: nothing in the user's home directory or the temp directory.
+(The converted models go to the user's cache by default, tests/test_user_model_cache.py; here, as in every
+test, `memory.embedding.modelCacheDir` names the run's shared one.)
 
 Two libraries write outside by default: onnxruntime queues usage telemetry in ~/.cache/Microsoft and a
 `.ses` file in the temp directory (openclaw_cli/onnx_runtime.py turns that off), and tiktoken copies the BPE

@@ -14,7 +14,7 @@ import typer
 from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError, UsageError
 from openclaw_cli.fsutil import DirectoryError
 from openclaw_cli.input_lines import QUERY_BYTES, read_all
-from openclaw_cli.paths import HOME_HINT, Home, validate_agent_id
+from openclaw_cli.paths import HOME_HINT, Home, user_cache_root, validate_agent_id
 from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
         raise UsageError(f"the home {root} is not valid UTF-8", hint=HOME_HINT)
     if os.path.lexists(root) and not os.path.isdir(root):  # else every command fails on a file inside it
         raise StoreError(f"the home {root} is not a directory", hint=HOME_HINT)
-    _state = AppState(home=Home(root), agent=agent, verbose=verbose, env=dict(os.environ))
+    env = dict(os.environ)
+    _state = AppState(home=Home(root, user_cache_root(env)), agent=agent, verbose=verbose, env=env)
     from openclaw_cli.cli import passphrase_edge  # an encrypted home's passphrase: asked for on first need
 
     passphrase_edge.install(_state.env, lambda: list(state().settings.security.passphrase_sources), root)

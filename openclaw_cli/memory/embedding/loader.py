@@ -82,9 +82,10 @@ def settle_imports(settings: EmbeddingSettings) -> None:
         from openclaw_cli.memory.embedding import composite, quantize, use_m3  # noqa: F401
 
 
-def model_cache_dir(settings: EmbeddingSettings, home_cache: Path) -> Path:
-    """Where converted models are cached: memory.embedding.modelCacheDir, else the home's cache."""
-    return Path(settings.model_cache_dir).expanduser() if settings.model_cache_dir else home_cache
+def model_cache_dir(settings: EmbeddingSettings, default: Path) -> Path:
+    """Where converted models are cached: memory.embedding.modelCacheDir, else `default` (the CLI passes
+    Home.model_cache_dir: the user's cache shared by every home)."""
+    return Path(settings.model_cache_dir).expanduser() if settings.model_cache_dir else default
 
 
 def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = False) -> None:

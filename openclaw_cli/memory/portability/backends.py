@@ -201,7 +201,7 @@ def copy_store(
             _same_embedder(name, target, identity)
             target.ensure_vectors(EmbedderIdentity(**identity))
         keep = set(report.kept)
-        with target.bulk_load():
+        with target.copy_in_bulk():
             _copy_records(source, target, keep, report, progress)
         _copy_history(source, target, keep, report)
         _copy_small_tables(source, target, report)

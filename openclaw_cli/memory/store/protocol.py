@@ -298,9 +298,11 @@ class StoreRows(Protocol):
         the backend allows; returns their new rowids in order. Give vectors after `ensure_vectors`."""
         ...
 
-    def bulk_load(self) -> AbstractContextManager[None]:
+    def copy_in_bulk(self) -> AbstractContextManager[None]:
         """A stretch of many inserts inside one transaction: the backend may set its derived search indexes
-        aside and build them once at the end (a no-op where inserting into them costs no more)."""
+        aside and build them once at the end (a no-op where inserting into them costs no more). Not named
+        bulk_load: that is MemoryStorage's, and one object plays both roles (the postgres one's bulk_load
+        hid this one, and a move then inserted 100k rows with the counting trigger on)."""
         ...
 
     def put_person(self, person: PersonRow) -> None:

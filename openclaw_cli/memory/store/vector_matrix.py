@@ -36,6 +36,9 @@ SIGN_PREFILTER_MIN_ROWS = 20_000  # int8 tables: below this every row is scored,
 # final top-10 lists identical (mean overlap 0.9987) and cut the vector stage from 5.8-6.5 to 4.6-4.8 ms
 # CPU (p50; p95 8.4-8.9 -> 6.2-6.8): each row rescored is a gather of 896 bytes.
 SIGN_POOL = 1024
+# Past 256k rows the pool grows with the table: recall@10 against exact with 1024 fell to 0.989 at 500k and
+# 0.975 at 1M; a 256th of the rows kept >= 0.994 at the same cost (benchmarks/test_bench_scan_scale.py).
+SIGN_POOL_ROWS_PER_ROW = 256
 
 
 def read_rows(storage: MemoryStorage) -> StoredRows:
@@ -174,7 +177,7 @@ class VectorMatrix:
             dots = self._leg_dots(query, legs, used, None)
             everything = np.arange(len(self._rowids))
             return [self._top(everything, self._scores(dots, factors, mask), k) for factors in scalings]
-        pools = self._scaled_sign_pools(query, legs, scalings, max(SIGN_POOL, 8 * k), mask)
+        pools = self._scaled_sign_pools(query, legs, scalings, self._pool_size(k), mask)
         union = distinct(pools)
         dots = self._leg_dots(query, legs, used, union)
         out = []
@@ -291,12 +294,16 @@ class VectorMatrix:
 
         assert self._rows8 is not None
         if self._signs is not None:
-            rows = self._sign_pool(query, max(SIGN_POOL, 8 * k), mask)
+            rows = self._sign_pool(query, self._pool_size(k), mask)
             return rows, dot(self._rows8[rows], query) * np.float32(self._step)
         exact = chunked_dot(self._rows8, query) * np.float32(self._step)
         if mask is not None:
             exact = np.where(mask, exact, -np.inf)
         return np.arange(len(exact)), exact
+
+    def _pool_size(self, k: int) -> int:  # the rows the sign prefilter passes on to exact scoring
+        rows = 0 if self._rowids is None else len(self._rowids)
+        return max(SIGN_POOL, 8 * k, rows // SIGN_POOL_ROWS_PER_ROW)
 
     def _sign_pool(self, query: np.ndarray, pool: int, mask: np.ndarray | None) -> np.ndarray:
         """The rows whose signs agree best with the query's, each 64-dim word weighted by the query's

@@ -18,7 +18,7 @@ from openclaw_cli.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 VERSION_KEY = "schema_version"
 NAME_KEY = "store_name"  # the agent (or shared store) a schema holds: its name may be shortened
 FTS_ANALYSIS_KEY = "fts_analysis_version"  # the same meta key as the SQLite backend's
@@ -128,7 +128,52 @@ CREATE TABLE workspace_files (
 );
 """
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1)]
+# Per term, over the live keyword rows holding it: the rows, the largest weighted count f in one row and the
+# shortest such row. With them a term's BM25 contribution has a bound (postgres/keyword.py, rarest_first).
+# The weights are keyword.py's (1.0 for L0, 0.4 for L1).
+TERM_STATS = """
+SELECT t, count(*), max(freq), min(length) FROM (
+    SELECT k.length, x.t, 1.0 * count(*) FILTER (WHERE x.col = 0) + 0.4 * count(*) FILTER (WHERE x.col = 1) AS freq
+    FROM keyword_rows k CROSS JOIN LATERAL (
+        SELECT t, 0 AS col FROM unnest(k.l0_terms) AS t UNION ALL SELECT t, 1 FROM unnest(k.l1_terms) AS t
+    ) x
+    GROUP BY k.rowid, k.length, x.t
+) per_row GROUP BY t
+"""
+
+# Version 2 (issue 54): keyword_vocab also keeps each term's largest f and shortest row. A delete leaves them
+# (a bound over more rows than are left is still a bound), a term no row holds goes as before. NULL: not
+# known, the loose bound applies (never the case after this step: every term is counted here).
+_V2 = f"""
+ALTER TABLE keyword_vocab ADD COLUMN max_freq double precision, ADD COLUMN min_length integer;
+UPDATE keyword_vocab v SET max_freq = s.max_freq, min_length = s.min_length
+    FROM ({TERM_STATS}) AS s(term, documents, max_freq, min_length) WHERE s.term = v.term;
+CREATE OR REPLACE FUNCTION keyword_counts() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE keyword_totals SET documents = documents + 1, tokens = tokens + NEW.length;
+        INSERT INTO keyword_vocab(term, documents, max_freq, min_length)
+            SELECT x.t, 1, 1.0 * count(*) FILTER (WHERE x.col = 0) + 0.4 * count(*) FILTER (WHERE x.col = 1),
+                   NEW.length
+            FROM (SELECT t, 0 AS col FROM unnest(NEW.l0_terms) AS t
+                  UNION ALL SELECT t, 1 FROM unnest(NEW.l1_terms) AS t) x
+            GROUP BY x.t
+            ON CONFLICT (term) DO UPDATE SET documents = keyword_vocab.documents + 1,
+                max_freq = CASE WHEN keyword_vocab.max_freq IS NULL THEN NULL
+                                ELSE greatest(keyword_vocab.max_freq, EXCLUDED.max_freq) END,
+                min_length = CASE WHEN keyword_vocab.min_length IS NULL THEN NULL
+                                  ELSE least(keyword_vocab.min_length, EXCLUDED.min_length) END;
+        RETURN NEW;
+    END IF;
+    UPDATE keyword_totals SET documents = documents - 1, tokens = tokens - OLD.length;
+    UPDATE keyword_vocab SET documents = documents - 1 WHERE term = ANY(OLD.l0_terms || OLD.l1_terms);
+    -- a term no live record holds any more goes: a purged person's words linger nowhere
+    DELETE FROM keyword_vocab WHERE documents <= 0 AND term = ANY(OLD.l0_terms || OLD.l1_terms);
+    RETURN OLD;
+END $$;
+"""
+
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2)]
 
 
 def lock_key(schema: str) -> int:

@@ -7,18 +7,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
+from openclaw_cli.memory.store.postgres.schema import TERM_STATS
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS
 
 BUILD_MEMORY = "256MB"  # the index builds' working memory: an HNSW graph of 100k vectors fits
 COUNTING_TRIGGER = "keyword_rows_counted"  # postgres/schema.py: keeps keyword_totals and keyword_vocab
 # What the counting trigger keeps, counted again from every keyword row at once (after a bulk load).
-_RECOUNT = """
+_RECOUNT = f"""
 UPDATE keyword_totals SET documents = (SELECT count(*) FROM keyword_rows),
     tokens = (SELECT coalesce(sum(length), 0) FROM keyword_rows);
 DELETE FROM keyword_vocab;
-INSERT INTO keyword_vocab(term, documents)
-    SELECT t, count(*) FROM keyword_rows, LATERAL (SELECT DISTINCT unnest(l0_terms || l1_terms) AS t) terms
-    GROUP BY t;
+INSERT INTO keyword_vocab(term, documents, max_freq, min_length) {TERM_STATS};
 """
 
 if TYPE_CHECKING:
@@ -78,11 +77,11 @@ class PostgresStoreRows:
                 )
         return rowids
 
-    def bulk_load(self) -> AbstractContextManager[None]:
-        return self._bulk_load()
+    def copy_in_bulk(self) -> AbstractContextManager[None]:
+        return self._copy_in_bulk()
 
     @contextmanager
-    def _bulk_load(self) -> Iterator[None]:
+    def _copy_in_bulk(self) -> Iterator[None]:
         """Drop the schema's HNSW and GIN indexes for the load and create them again from their own
         definitions at the end, in the same transaction: one build is many times cheaper than 100k
         inserts into a graph, and a failed load rolls the drop back with everything else."""

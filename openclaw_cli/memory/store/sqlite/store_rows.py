@@ -40,9 +40,11 @@ class SqliteStoreRows:
             rowids.append(rowid)
         return rowids
 
-    def bulk_load(self) -> AbstractContextManager[None]:
-        """FTS5 and vec0 take rows in bulk as cheaply as one by one: nothing to set aside."""
-        return nullcontext()
+    def copy_in_bulk(self) -> AbstractContextManager[None]:
+        """FTS5 and vec0 take rows in bulk as cheaply as one by one: nothing to set aside, but the larger
+        page cache of a bulk load (SqliteStorage.bulk_load) helps here too."""
+        bulk_load = getattr(self, "bulk_load", None)
+        return bulk_load() if bulk_load is not None else nullcontext()
 
 
 def _ready(record: MemoryRecord, vector: np.ndarray | None) -> bool:
