@@ -262,9 +262,20 @@ def test_the_setting_is_read_and_a_bad_value_is_a_one_line_error(cli, home: Path
 # -- a turn against the fake model ----------------------------------------------------------------------
 
 
+# The history's room the test is built for: what 1,200 context tokens left when the tool schemas took 473.
+# A tool added later must not shrink it (the schemas are counted against the context, agent/context.py).
+HISTORY_ROOM_TOKENS = 1200 - 473
+
+
 def _runtime(home: Path, fake: WindowedFakeOpenAI, strategy: str) -> AgentRuntime:
+    import json
+
+    from openclaw_cli.agent.tools import tool_specs
+    from openclaw_cli.sessions.tokens import count_tokens
+
+    context = HISTORY_ROOM_TOKENS + count_tokens(json.dumps(list(tool_specs())))
     settings = chat_settings(
-        fake.url, embed_url=fake.url, llm={"contextTokens": 1200}, session={"context": {"pruneStrategy": strategy}}
+        fake.url, embed_url=fake.url, llm={"contextTokens": context}, session={"context": {"pruneStrategy": strategy}}
     )  # fmt: skip
     return AgentRuntime(Home(home), settings)
 

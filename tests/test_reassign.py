@@ -153,7 +153,11 @@ def test_a_purge_of_the_new_person_removes_the_moved_memories_and_their_history(
         ).returncode
         == 0
     )
-    assert cli(home, "memory", "purge", "--user", "lin", "--yes").returncode == 0
+    purged = cli(home, "memory", "purge", "--user", "lin", "--yes")
+    # The owner said it with "remember that", so today's log (the owner's notes, never rewritten by a
+    # purge) holds it too: the purge names that file and says what to do, with exit 1.
+    assert purged.returncode == 1 and "purged 1 memories of lin" in purged.stdout
+    assert "workspace/memory/" in purged.stderr and "remove those lines yourself" in purged.stderr
     assert rid not in {record for record, _, _ in history_rows(home)}
     assert b"sencha" not in (home / "agents" / "main" / "memory" / "memory.sqlite").read_bytes()
 

@@ -78,8 +78,13 @@ def purge_cmd(
                 f"`openclaw memory purge --user {shlex.quote(other)} --yes`, or link both in session.identityLinks"
             )
     if report.warning:
-        hint = f"openclaw memory purge --user {user} --all-agents --yes"
-        common.fail(report.warning, hint=report.unreachable[0]["hint"] if report.unreachable else hint)
+        if report.unreachable:
+            hint = report.unreachable[0]["hint"]
+        elif report.not_covered:
+            hint = f"openclaw memory purge --user {user} --all-agents --yes"
+        else:  # only files left: the workspace's notes (and what cannot be cleaned) are never rewritten
+            hint = "remove those lines yourself: a purge never rewrites the workspace's Markdown notes"
+        common.fail(report.warning, hint=hint)
 
 
 def _summary(report: ForgetReport, sessions: bool) -> str:

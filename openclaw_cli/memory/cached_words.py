@@ -22,15 +22,16 @@ def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Pat
     left = forget_words(word_cache_dir, model_cache_dir)
     # Only a process that has searched (or expanded a query through the model) holds anything, and it
     # has loaded the module that keeps it; the others need not import it.
-    neighbours = sys.modules.get("openclaw_cli.memory.search.neighbours")
-    if neighbours is not None:
-        neighbours.forget_cached_words()
-    queries = sys.modules.get("openclaw_cli.memory.search.query_memo")
-    if queries is not None:
-        queries.forget()
-    expansions = sys.modules.get("openclaw_cli.memory.query_expansion")
-    if expansions is not None:
-        expansions.clear_cache()
+    for module, forget in (
+        ("openclaw_cli.memory.search.neighbours", "forget_cached_words"),
+        ("openclaw_cli.memory.search.query_memo", "forget"),
+        ("openclaw_cli.memory.query_expansion", "clear_cache"),
+    ):
+        # A module another thread is still importing (a gateway's turn) is in sys.modules half made,
+        # without the function yet: it has cached nothing, so there is nothing to forget.
+        function = getattr(sys.modules.get(module), forget, None)
+        if function is not None:
+            function()
     return left
 
 
