@@ -25,6 +25,19 @@ def fakes() -> Iterator[tuple[FakeOpenAI, FakeTelegram]]:
         model.stop()
 
 
+def fake_embeddings(model: FakeOpenAI) -> dict[str, Any]:
+    """The `memory` section that takes embeddings from the fake model server: a gateway then loads no
+    local ONNX model at start (seconds per gateway under load). No channel test checks local embeddings."""
+    embedding = {
+        "provider": "litellm",
+        "model": "openai/text-embedding-3-small",
+        "apiBase": model.url,
+        "dimensions": 64,
+        "maxRetries": 0,
+    }
+    return {"embedding": embedding}
+
+
 def telegram_config(home: Path, model: FakeOpenAI, telegram: FakeTelegram, **telegram_keys: Any) -> None:
     section = {
         "enabled": True,
@@ -36,6 +49,7 @@ def telegram_config(home: Path, model: FakeOpenAI, telegram: FakeTelegram, **tel
         home,
         model,
         channels={"telegram": section, "sendRetries": 3},
+        memory=fake_embeddings(model),
         session={"reset": {"atHour": None}, "dmScope": "per-channel-peer"},
     )
 

@@ -8,7 +8,7 @@ import stat
 import time
 from pathlib import Path
 
-from tests.channel_helpers import chat_requests, fakes, start
+from tests.channel_helpers import chat_requests, fake_embeddings, fakes, start
 from tests.conftest import run_cli
 from tests.fake_telegram import FakeTelegram
 from tests.gateway_helpers import write_config
@@ -23,6 +23,7 @@ def _config(home: Path, model: object, tg: FakeTelegram) -> None:
         model,  # type: ignore[arg-type]
         channels={"telegram": section},
         media={"maxBytes": 2048},
+        memory=fake_embeddings(model),  # type: ignore[arg-type]
         session={"reset": {"atHour": None}, "dmScope": "per-channel-peer"},
     )
 

@@ -4,11 +4,60 @@ from __future__ import annotations
 
 import json
 import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from tests.channel_helpers import chat_requests, fakes, start, telegram_config, wait_for
 from tests.conftest import run_cli
-from tests.fake_telegram import TOKEN
+from tests.fake_openai import FakeOpenAI
+from tests.fake_telegram import TOKEN, FakeTelegram
+from tests.gateway_helpers import Gateway, echo_last_user
+
+
+@dataclass
+class Shared:
+    """One gateway (dmPolicy open) for the tests that need nothing but the default config and count no
+    update ids or offsets. Each test writes from its own chat ids and sees only what happened since it
+    began (`log()`, the fakes' records); tests of offsets, restarts or other configs start their own."""
+
+    model: FakeOpenAI
+    tg: FakeTelegram
+    gateway: Gateway
+    log_start: int = 0
+
+    def log(self) -> str:
+        return self.gateway.log()[self.log_start :]
+
+
+@pytest.fixture(scope="module")
+def shared_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    home = tmp_path_factory.mktemp("telegram") / "h"
+    with fakes() as (model, tg):
+        telegram_config(home, model, tg, dmPolicy="open")
+        gateway = start(home)
+        try:
+            yield Shared(model, tg, gateway)
+        finally:
+            gateway.stop()
+        assert TOKEN not in gateway.log() and "Traceback" not in gateway.log()
+
+
+@pytest.fixture
+def shared(shared_gateway: Shared) -> Shared:
+    """The shared gateway with fresh fake state: nothing recorded or queued to fail, the echo model."""
+    s = shared_gateway
+    with s.tg._cond:
+        s.tg.sent.clear()
+        s.tg.calls.clear()
+        s.tg._failures.clear()
+    with s.model._lock:
+        s.model.requests.clear()
+    s.model.respond_with(echo_last_user)
+    s.log_start = len(s.gateway.log())
+    return s
 
 
 def test_a_dm_is_answered_in_its_chat_and_the_offset_is_saved_privately(tmp_path: Path) -> None:
@@ -76,65 +125,47 @@ def test_group_with_require_mention_false_answers_every_message(tmp_path: Path) 
         assert speakers == {"no mention here": "telegram:1001", "and I speak too": "telegram:1002"}
 
 
-def test_429_502_and_a_dropped_connection_are_retried(tmp_path: Path) -> None:
-    home = tmp_path / "h"
-    with fakes() as (model, tg):
-        telegram_config(home, model, tg, dmPolicy="open")
-        gateway = start(home)
-        try:
-            tg.fail_next("sendMessage", 429, retry_after=1)
-            tg.fail_next("sendMessage", 502)
-            tg.drop_next("sendMessage")
-            tg.dm(1001, "still there?")
-            sent = tg.wait_sent(1)
-            assert [m["text"] for m in sent] == ["echo: still there?"]
-            attempts = [p for name, p in tg.calls if name == "sendMessage"]
-            assert len(attempts) == 4
-        finally:
-            gateway.stop()
-        log = gateway.log()
-        assert "Traceback" not in log
-        assert sum("sendMessage failed" in line for line in log.splitlines()) == 2  # 502 and the drop
+def test_429_502_and_a_dropped_connection_are_retried(shared: Shared) -> None:
+    tg = shared.tg
+    tg.fail_next("sendMessage", 429, retry_after=1)
+    tg.fail_next("sendMessage", 502)
+    tg.drop_next("sendMessage")
+    tg.dm(2001, "still there?")
+    sent = tg.wait_sent(1)
+    assert [m["text"] for m in sent] == ["echo: still there?"]
+    attempts = [p for name, p in tg.calls if name == "sendMessage"]
+    assert len(attempts) == 4
+    log = shared.log()
+    assert "Traceback" not in log
+    assert sum("sendMessage failed" in line for line in log.splitlines()) == 2  # 502 and the drop
 
 
-def test_a_long_reply_is_split_below_the_limit_without_cutting_a_code_block(tmp_path: Path) -> None:
-    home = tmp_path / "h"
+def test_a_long_reply_is_split_below_the_limit_without_cutting_a_code_block(shared: Shared) -> None:
     code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(300)) + "\n```"
     prose = " ".join(f"Sentence number {i} is here." for i in range(110))
     reply = f"{prose}\n\n{code}\n\n{prose}"
     assert 8_500 < len(reply) < 9_500
-    with fakes() as (model, tg):
-        model.respond_with(lambda body: reply)
-        telegram_config(home, model, tg, dmPolicy="open")
-        gateway = start(home)
-        try:
-            tg.dm(1001, "write a lot")
-            sent = wait_for(lambda: tg.sent if len(tg.sent) >= 3 else None, "three parts")
-            parts = [m["text"] for m in sent]
-            assert len(parts) == 3
-            assert all(len(p) < 4096 for p in parts)
-            for part in parts:  # every part opens as many blocks as it closes
-                assert part.count("<pre>") == part.count("</pre>")
-            assert sum(p.count("x299 = 299") for p in parts) == 1
-        finally:
-            gateway.stop()
+    tg = shared.tg
+    shared.model.respond_with(lambda body: reply)
+    tg.dm(2002, "write a lot")
+    sent = wait_for(lambda: tg.sent if len(tg.sent) >= 3 else None, "three parts")
+    parts = [m["text"] for m in sent]
+    assert len(parts) == 3
+    assert all(len(p) < 4096 for p in parts)
+    for part in parts:  # every part opens as many blocks as it closes
+        assert part.count("<pre>") == part.count("</pre>")
+    assert sum(p.count("x299 = 299") for p in parts) == 1
 
 
-def test_rejected_html_falls_back_to_plain_text(tmp_path: Path) -> None:
-    home = tmp_path / "h"
-    with fakes() as (model, tg):
-        model.respond_with(lambda body: "use **bold** and `code`")
-        telegram_config(home, model, tg, dmPolicy="open")
-        gateway = start(home)
-        try:
-            tg.reject_html_next()
-            tg.dm(1001, "format it")
-            sent = tg.wait_sent(1)
-            assert sent[0]["text"] == "use **bold** and `code`"
-            assert "parse_mode" not in sent[0]
-        finally:
-            gateway.stop()
-        assert "sending the part as plain text" in gateway.log()
+def test_rejected_html_falls_back_to_plain_text(shared: Shared) -> None:
+    tg = shared.tg
+    shared.model.respond_with(lambda body: "use **bold** and `code`")
+    tg.reject_html_next()
+    tg.dm(2003, "format it")
+    sent = tg.wait_sent(1)
+    assert sent[0]["text"] == "use **bold** and `code`"
+    assert "parse_mode" not in sent[0]
+    assert "sending the part as plain text" in shared.log()
 
 
 def test_a_second_poller_409_is_one_error_line(tmp_path: Path) -> None:
@@ -375,22 +406,16 @@ def test_a_send_that_keeps_failing_is_recorded_shown_and_sent_after_a_restart(tm
         assert len(chat_requests(model)) == calls_before  # the recorded reply was sent, not asked again
 
 
-def test_a_chat_that_blocked_the_bot_is_recorded_and_not_retried(tmp_path: Path) -> None:
-    home = tmp_path / "h"
-    with fakes() as (model, tg):
-        telegram_config(home, model, tg, dmPolicy="open")
-        tg.fail_next("sendMessage", 403)
-        gateway = start(home)
-        try:
-            tg.dm(1001, "then I blocked you")
-            wait_for(lambda: "sendMessage refused (Forbidden" in gateway.log(), "the refusal logged")
-            tg.dm(1002, "next")
-            wait_for(lambda: tg.texts_to(1002), "the next chat answered")
-        finally:
-            gateway.stop()
-        attempts = [p for name, p in tg.calls if name == "sendMessage" and p["chat_id"] == "1001"]
-        assert len(attempts) == 1
-        assert "Traceback" not in gateway.log()
+def test_a_chat_that_blocked_the_bot_is_recorded_and_not_retried(shared: Shared) -> None:
+    tg = shared.tg
+    tg.fail_next("sendMessage", 403)
+    tg.dm(2004, "then I blocked you")
+    wait_for(lambda: "sendMessage refused (Forbidden" in shared.log(), "the refusal logged")
+    tg.dm(2005, "next")
+    wait_for(lambda: tg.texts_to(2005), "the next chat answered")
+    attempts = [p for name, p in tg.calls if name == "sendMessage" and p["chat_id"] == "2004"]
+    assert len(attempts) == 1
+    assert "Traceback" not in shared.log()
 
 
 def test_an_enabled_channel_without_a_token_is_one_line_and_shown_in_status(tmp_path: Path) -> None:
