@@ -318,8 +318,10 @@ def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Pa
     assert status == 0 and "preparing" not in err
     # A home whose multilingual model still needs converting: the English one's conversion (the longer,
     # ~6 s of CPU) is copied in from the run's cache, the piped process converts the other, silently.
-    other_home = home.parent / "other-home"
-    other_models = other_home / "cache" / "models"
+    # Its own parent: base_env puts the user's cache (where conversions go) beside the home, and this
+    # test's first home filled the one beside it.
+    other_home = home.parent / "other" / "home"
+    other_models = other_home.parent / "user-cache" / "openclaw" / "models"
     _copy_english_conversion(other_models)
     assert not list(other_models.glob("use-m3-*.onnx"))
     piped = subprocess.run(
