@@ -205,3 +205,20 @@ def test_a_plugin_installed_through_an_entry_point_is_found_and_loaded(tmp_path:
     (home / "openclaw.json").write_text(denied, encoding="utf-8")
     again = run_cli(home, "plugins", "list", "--json", env={"PYTHONPATH": str(site)})
     assert {row["id"]: row["state"] for row in again.json()["plugins"]} == {"epdemo": "denied"}
+
+
+def test_an_embedding_model_named_after_a_plugin_provider_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_config(
+        home,
+        None,
+        plugins={"load": {"paths": [str(FIXTURE / "kitchen.py")]}},
+        llm={"model": "kitchen/chef-1"},
+        memory={"embedding": {"provider": "litellm", "model": "kitchen/emb"}},
+    )
+    result = run_cli(home, "chat", "--local", "what is for dinner?")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "openclaw: error: memory.embedding.model 'kitchen/emb' names the plugin provider 'kitchen', which serves "
+        "chat models only (set memory.embedding.model to a local model or an API embedding model)"
+    ]

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from openclaw_cli.config_models import MemorySettings
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.writing.candidate import WriteOutcome
+    from openclaw_cli.paths import Home
 
 
 class NoteArgs(BaseModel):
@@ -43,12 +45,22 @@ def write_note(memory: MemoryService, user_id: str | None, args: NoteArgs) -> di
         return {"error": f"not stored: {ANONYMOUS_REASON}"}
     if user_id != memory.owner:
         return _into_own_memory(memory, user_id, args.text)
+    return workspace_note(memory.home, memory.agent_id, memory.settings, args.text, durable=args.durable)
+
+
+# What the answer says when a note went to the person's own memory (the tool's and the MCP server's).
+NOT_THE_OWNERS = "the workspace notes are the owner's: this was kept in this person's own memory instead"
+
+
+def workspace_note(
+    home: Home, agent_id: str, settings: MemorySettings, text: str, *, durable: bool
+) -> dict[str, Any]:
+    """The owner's note appended to today's log (MEMORY.md when `durable`), and the answer that says where:
+    the one writer behind the agent's tool and the MCP server's. The log's day is the owner's local day, as
+    `openclaw memory note` writes it."""
     from openclaw_cli.memory.workspace.files import append_note
 
-    # The log's day is the owner's local day, as `openclaw memory note` writes it.
-    written = append_note(
-        memory.home, memory.agent_id, memory.settings, args.text, durable=args.durable, now=_local_now()
-    )
+    written = append_note(home, agent_id, settings, text, durable=durable, now=_local_now())
     return {"written": "workspace", "file": written.name, "location": f"{written.name}:{written.line}"}
 
 
@@ -65,12 +77,14 @@ def _into_own_memory(memory: MemoryService, user_id: str, text: str) -> dict[str
         "written": "memory",
         "id": outcome.record_id,
         "action": outcome.action,
-        "note": "the workspace notes are the owner's: this was kept in this person's own memory instead",
+        "note": NOT_THE_OWNERS,
     }
 
 
-def log_remembered(memory: MemoryService, user_id: str | None, outcomes: Sequence[WriteOutcome]) -> str | None:
-    """"Remember this" from the owner: each fact it stored also goes to today's log, at once (seed 003
+def log_remembered(
+    memory: MemoryService, user_id: str | None, outcomes: Sequence[WriteOutcome]
+) -> str | None:
+    """ "Remember this" from the owner: each fact it stored also goes to today's log, at once (seed 003
     §4.1: the Markdown is the agent's memory a person can read and edit). Returns the log's name, or None
     when nothing was written there (not the owner, or nothing stored)."""
     from openclaw_cli.memory.workspace.files import append_note
@@ -82,7 +96,12 @@ def log_remembered(memory: MemoryService, user_id: str | None, outcomes: Sequenc
         if outcome.action == "skipped":
             continue
         written = append_note(
-            memory.home, memory.agent_id, memory.settings, outcome.candidate.l0, durable=False, now=_local_now()
+            memory.home,
+            memory.agent_id,
+            memory.settings,
+            outcome.candidate.l0,
+            durable=False,
+            now=_local_now(),
         )
         name = written.name
     return name

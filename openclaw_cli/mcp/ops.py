@@ -143,25 +143,13 @@ class McpOps:
     def memory_note(self, text: str, durable: bool) -> dict[str, Any]:
         """The owner's workspace Markdown (today's log, or MEMORY.md when `durable`); the workspace is
         the owner's alone, so anyone else's note goes to their own memory instead, and the answer says so."""
-        if not self.ctx.owner:
-            stored = self.memory_add(text, "note", None)
-            return {
-                "written": "memory",
-                **stored,
-                "note": f"the workspace notes are the owner's; this was stored in {self.ctx.person}'s "
-                "own memory instead",
-            }
-        from openclaw_cli.memory.workspace.files import append_note
+        from openclaw_cli.agent.own_notes import NOT_THE_OWNERS, workspace_note
 
-        written = append_note(
-            self.ctx.home,
-            self.ctx.agent_id,
-            self.ctx.agent_settings.memory,
-            text,
-            durable=durable,
-            now=datetime.now().astimezone(),  # the log's day is the person's local day
+        if not self.ctx.owner:
+            return {"written": "memory", **self.memory_add(text, "note", None), "note": NOT_THE_OWNERS}
+        return workspace_note(
+            self.ctx.home, self.ctx.agent_id, self.ctx.agent_settings.memory, text, durable=durable
         )
-        return {"written": "workspace", "file": written.name, "location": f"{written.name}:{written.line}"}
 
     # ------------------------------------------------------------------ resources
 

@@ -76,7 +76,15 @@ class PluginProvider:
         raise TypeError(f"provider {self.name} returned {type(answer).__name__}")
 
     def embedding(self, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"provider {self.name} (a plugin) serves chat completions only")
+        # A plugin provider is a chat model (issue 50 defines it so); an embedding model named after one is
+        # the user's configuration to change, said in one line, not a failed call to retry.
+        from openclaw_cli.errors import ConfigError
+
+        raise ConfigError(
+            f"memory.embedding.model {kwargs.get('model')!r} names the plugin provider {self.name!r}, which "
+            "serves chat models only",
+            hint="set memory.embedding.model to a local model or an API embedding model",
+        )
 
 
 def providers_of(host: Any) -> dict[str, PluginProvider]:

@@ -18,5 +18,22 @@ def start_plugins(settings: Settings, home_root: Path) -> PluginHost:
 
     host = load_plugins(settings.plugins, home_root)
     if host.registered.providers:
+        _check_embedding_model(settings, set(host.registered.providers))
         llm.use_providers(providers_of(host))
     return host
+
+
+def _check_embedding_model(settings: Settings, providers: set[str]) -> None:
+    """A plugin provider serves chat models only: an embedding model named after one would fail on every
+    write and search, in background threads too, so the process refuses to start with one line instead."""
+    from openclaw_cli.errors import ConfigError
+
+    embedding = settings.memory.embedding
+    model = embedding.model or ""
+    prefix = model.split("/", 1)[0] if "/" in model else ""
+    if embedding.provider == "litellm" and prefix in providers:
+        raise ConfigError(
+            f"memory.embedding.model {model!r} names the plugin provider {prefix!r}, which serves chat "
+            "models only",
+            hint="set memory.embedding.model to a local model or an API embedding model",
+        )
