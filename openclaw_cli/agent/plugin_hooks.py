@@ -30,27 +30,17 @@ def _channel(session_key: str) -> str | None:
 
 def received(turn: TurnContext) -> str | None:
     """message_received: the text to store and answer (maybe rewritten), or None when a plugin cancelled."""
-    request = turn.request
-    host = _host(turn, "message_received")
-    if host is None:
-        return request.text
-    from openclaw_cli.plugins.contexts import MessageEvent
-
-    event = MessageEvent(
-        turn.services.agent_id,
-        request.session_key,
-        _channel(request.session_key),
-        request.sender,
-        request.user_id,
-        request.text,
-    )
-    answer = host.rewrite("message_received", event)
-    return None if answer.cancel else answer.text
+    return _rewritten(turn, "message_received", turn.request.text)
 
 
 def sending(turn: TurnContext, text: str) -> str | None:
     """message_sending: the reply to store and send (maybe rewritten), or None when a plugin cancelled it."""
-    host = _host(turn, "message_sending")
+    return _rewritten(turn, "message_sending", text)
+
+
+def _rewritten(turn: TurnContext, hook: str, text: str) -> str | None:
+    """`text` as the plugins implementing `hook` leave it: rewritten, unchanged, or None when cancelled."""
+    host = _host(turn, hook)
     if host is None:
         return text
     from openclaw_cli.plugins.contexts import MessageEvent
@@ -64,7 +54,7 @@ def sending(turn: TurnContext, text: str) -> str | None:
         request.user_id,
         text,
     )
-    answer = host.rewrite("message_sending", event)
+    answer = host.rewrite(hook, event)
     return None if answer.cancel else answer.text
 
 
