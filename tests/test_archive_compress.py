@@ -165,6 +165,30 @@ def test_crash_after_the_archive_is_in_place_leaves_both_read_once(
     assert not plain_of(store, sid).exists() and contents(store, sid) == expected
 
 
+def test_crash_while_restoring_leaves_both_read_once_and_the_next_append_goes_on(
+    archived: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mgr, sid, before = archived
+    store = mgr.store
+    real_unlink = Path.unlink
+
+    def crash(path: Path, missing_ok: bool = False) -> None:
+        if path.name == "messages.jsonl.gz":
+            raise KeyboardInterrupt("killed between the plain file's rename and the archive's removal")
+        real_unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", crash)
+    with pytest.raises(KeyboardInterrupt):
+        store.append(sid, "user", "never written", T0)
+    monkeypatch.undo()
+    store.release(sid)  # the killed process's writer is gone with it
+    assert plain_of(store, sid).is_file() and gz_of(store, sid).is_file()
+    assert contents(store, sid) == before and store.read_meta(sid)["messageCount"] == len(before)
+    added = store.append(sid, "user", "written", T0)
+    assert added["idx"] == len(before) and not gz_of(store, sid).exists()
+    assert contents(store, sid) == [*before, (len(before), "written")]
+
+
 def test_reader_prefers_the_plain_file_when_both_hold_different_lines(archived: Any) -> None:
     """Both files after a restore cut short, then an append to the plain one: the archive is stale."""
     mgr, sid, before = archived
@@ -250,10 +274,14 @@ def test_damaged_archive_is_one_line_naming_the_file_and_doctor_reports_it(archi
     assert "Traceback" not in checked.stderr
     found = [f for f in json.loads(checked.stdout)["findings"] if f["check"] == "sessions.messages"]
     assert found and found[0]["path"] == str(path) and "cut short" in found[0]["message"]
-    garbage = b"not gzip at all\n"
-    path.write_bytes(garbage)
-    with pytest.raises(archive.DamagedArchive, match="not a valid gzip file"):
-        mgr.store.read_messages(sid)
+    with pytest.raises(archive.DamagedArchive, match="cut short"):  # an append starts no second transcript
+        mgr.store.append(sid, "user", "more", T0)
+    assert not plain_of(mgr.store, sid).exists()
+    for garbage, why in ((b"not gzip at all\n", "not a valid gzip file"), (b"", "cut short")):
+        path.write_bytes(garbage)
+        with pytest.raises(archive.DamagedArchive, match=why):
+            mgr.store.read_messages(sid)
+        assert compress.compress_archived(mgr.store).sessions == 0  # a sweep leaves it for the operator
 
 
 def test_cli_show_search_and_index_check_read_a_compressed_archive(home: Path) -> None:
@@ -279,6 +307,11 @@ def test_cli_show_search_and_index_check_read_a_compressed_archive(home: Path) -
     report = json.loads(checked.stdout)["transcripts"]
     assert (report["ok"], report["behind"], report["sessions"], report["problems"]) == (True, 0, 1, [])
     assert report["messages"] == sum(1 for m in before if m[1] and "result" not in m[1])
+    for path in (home / "agents" / "main" / "memory").glob("transcripts.sqlite*"):
+        path.unlink()  # the index built again from nothing: from the archive
+    rebuilt = run_cli(home, "session", "search", MARKER, "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["results"] == json.loads(first.stdout)["results"]
 
 
 def test_purge_rewrites_the_compressed_archive_without_the_persons_words(archived: Any) -> None:
@@ -310,6 +343,12 @@ def test_encrypted_home_keeps_archives_sealed_and_decrypt_unseals_them(home: Pat
         assert records.is_sealed(data) and not data.startswith(b"\x1f\x8b")  # compressed, then sealed
         assert MARKER.encode() not in data and b"bob" not in data
         assert contents(mgr.store, sid) == before
+        tampered = bytearray(data)
+        tampered[-10] ^= 1
+        path.write_bytes(bytes(tampered))
+        with pytest.raises(records.TamperedRecord, match="changed or damaged on disk"):
+            mgr.store.read_messages(sid)
+        path.write_bytes(data)
         mgr.store.append(sid, "user", "after", T0)  # plain again, and sealed per line
         assert records.is_sealed(plain_of(mgr.store, sid).read_bytes()) and not path.exists()
         mgr.archive(sid, T0)

@@ -77,6 +77,8 @@ def read_archive(archive: Path) -> bytes:
 
 def decompress(path: Path, data: bytes) -> bytes:
     try:
+        if not data:  # gzip reads b"" as nothing; an archive is never written empty, so it lost its data
+            raise EOFError
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError; a cut file is EOFError
         why = "cut short" if isinstance(exc, EOFError) else f"not a valid gzip file: {exc}"
