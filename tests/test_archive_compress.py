@@ -373,3 +373,19 @@ def test_plain_home_archive_copies_and_other_files_are_not_touched(archived: Any
     store = SessionStore(Home(copy), "main")
     assert contents(store, sid) == before
     store.close()
+
+
+def test_session_sweep_compresses_an_older_homes_archives_and_says_so(home: Path) -> None:
+    old = manager(home, compress=False)
+    sid = fill(old)
+    before = contents(old.store, sid)
+    old.archive(sid, T0)
+    old.store.close()
+    swept = run_cli(home, "session", "sweep")
+    assert swept.returncode == 0, swept.stderr
+    assert "1 archived transcript(s) compressed" in swept.stdout
+    store = SessionStore(Home(home), "main")
+    assert gz_of(store, sid).is_file() and contents(store, sid) == before
+    store.close()
+    again = run_cli(home, "session", "sweep", "--quiet")
+    assert again.returncode == 0 and again.stdout == "", again.stdout + again.stderr

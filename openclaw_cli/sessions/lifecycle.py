@@ -14,7 +14,7 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from openclaw_cli.errors import NotFound, StoreError
-from openclaw_cli.sessions.compress import compress_archived, compress_session
+from openclaw_cli.sessions.compress import Compressed, compress_archived, compress_session
 from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time
 
@@ -114,6 +114,7 @@ class Transition:
 class SessionManager:
     store: SessionStore
     policy: ResetPolicy = field(default_factory=ResetPolicy)
+    compressed: Compressed = field(default_factory=Compressed)  # what the last sweep's pass compressed
 
     def key(self, text: str | SessionKey) -> str:
         parsed = parse_key(text) if isinstance(text, str) else text
@@ -253,7 +254,7 @@ class SessionManager:
             if change is not None:
                 changes.append(change)
         if self.policy.compress:  # those archived before (an older home, a sweep cut short) too
-            compress_archived(self.store)
+            self.compressed = compress_archived(self.store)
         return changes
 
     def _sweep_one(
