@@ -1,8 +1,9 @@
 """Compressing the transcripts of archived sessions (`session.archive.compress`, sessions/archive.py).
 
-Archiving a session compresses its transcript; `session sweep` also compresses those archived before
-(an older home, or a run that was cut short), one session at a time, so a sweep killed anywhere leaves
-every transcript whole and the next one goes on where it stopped.
+Archiving a session (`session archive`, the sweep's resets) compresses its transcript; `session sweep`
+also compresses those archived before (an older home, a run cut short, and sessions a reset archived in
+the middle of a turn, which is not made to wait for it), one session at a time, so a sweep killed
+anywhere leaves every transcript whole and the next one goes on where it stopped.
 """
 
 from __future__ import annotations
