@@ -139,8 +139,10 @@ class SessionWriter:
         an atomic rewrite under the session lock): appends to the old file would be lost."""
         try:
             on_disk = os.stat(self.messages_path)
-        except FileNotFoundError:  # compressed meanwhile (archive.py): reopening restores it
-            return archive_path(self.messages_path).exists()  # else the session was removed: nothing to reopen (meta.json says so on the next open)
+        except FileNotFoundError:
+            # Compressed meanwhile (sessions/archive.py): reopening restores it. Else the session was
+            # removed: nothing to reopen (meta.json says so on the next open).
+            return archive_path(self.messages_path).exists()
         mine = os.fstat(fd)
         return (mine.st_dev, mine.st_ino) != (on_disk.st_dev, on_disk.st_ino)
 
