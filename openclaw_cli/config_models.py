@@ -44,6 +44,12 @@ class ContextSettings(_Section):
     )
 
 
+class ArchiveSettings(_Section):
+    compress: bool = Field(
+        True, description="compress an archived session's transcript (messages.jsonl.gz); read as before"
+    )
+
+
 class SessionSettings(_Section):
     # `main` is the owner's session; another person's DM goes to their own per-channel-peer session (claims.py).
     # main-shared-by-everyone puts every DM in the main session, where everyone sees everyone's words.
@@ -56,6 +62,7 @@ class SessionSettings(_Section):
     dormant_minutes: int = Field(60, ge=1, description="idle time after which an active session is dormant")
     reset: ResetSettings = Field(default_factory=ResetSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
 
     @field_validator("identity_links")
     @classmethod

@@ -28,7 +28,7 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     if not job_lock.take("sweep", common.state().agent, "session sweep", quiet=quiet):
         return
     now = session_common.now()
-    changes, extraction = _sweep_extracting(now)
+    changes, extraction, compressed = _sweep_extracting(now)
     from openclaw_cli.memory.upkeep.recovery import daily_backups
 
     for backup in daily_backups(
@@ -41,6 +41,9 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     removed = sweep_media(common.state().home.root / "media", session_common.session_values()["mediaTtlDays"])
     if removed and not as_json:
         common.echo(f"{len(removed)} media file(s) past media.ttlDays deleted")
+    if compressed.sessions and not as_json and not quiet:  # session.archive.compress: older archives
+        kb = f"{compressed.bytes_before // 1024} KB -> {compressed.bytes_after // 1024} KB"
+        common.echo(f"{compressed.sessions} archived transcript(s) compressed ({kb})")
     for session_id, reason in extraction.pending.items():
         common.warn(f"{session_id}: its facts are owed an extraction ({reason}); a later sweep extracts them")
     if as_json:
@@ -60,7 +63,7 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
     common.echo(f"{len(changes)} session(s) changed")
 
 
-def _sweep_extracting(now: Any) -> tuple[list[Any], Any]:
+def _sweep_extracting(now: Any) -> tuple[list[Any], Any, Any]:
     """The sweep, each session to archive extracted first; then the sessions owed an extraction."""
     from openclaw_cli.auth_profiles import with_auth_profile
     from openclaw_cli.memory.extraction.archiving import ArchiveExtractor
@@ -74,7 +77,7 @@ def _sweep_extracting(now: Any) -> tuple[list[Any], Any]:
         extractor.catch_up()
     finally:
         extractor.close()
-    return changes, extractor.done
+    return changes, extractor.done, manager.compressed
 
 
 def _with_extraction(change: dict[str, Any], extraction: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
 from openclaw_cli.memory.transcript_files import message_indexes
+from openclaw_cli.sessions.archive import is_archive_name, transcript_file
 from openclaw_cli.sessions.layout import MESSAGES_FILENAME
 
 
@@ -52,8 +53,11 @@ def compare_with_files(storage: SqliteTranscripts, sessions_dir: Path, on_disk: 
     for session_id in on_disk:
         indexed.pop(session_id, None)
         done = progress.get(session_id)
-        path = sessions_dir / session_id / MESSAGES_FILENAME
-        if done is None or done.file_id != file_id(path):
+        path = transcript_file(sessions_dir / session_id / MESSAGES_FILENAME)
+        # An archived session indexed to its end and compressed since holds the same messages in another
+        # file (sessions/archive.py): its rows are compared with the archive, not counted behind.
+        archived = is_archive_name(path.name)
+        if done is None or (done.file_id != file_id(path) and not (archived and done.final)):
             result.behind += 1  # appended or rewritten since: the next search indexes it
             continue
         # What was indexed must match the transcript up to where it was read; a later append is not
@@ -62,7 +66,7 @@ def compare_with_files(storage: SqliteTranscripts, sessions_dir: Path, on_disk: 
         have = storage.message_indexes(session_id)
         result.sessions += 1
         result.messages += len(have)
-        result.behind += _size(path) > done.messages_bytes
+        result.behind += not archived and _size(path) > done.messages_bytes
         if have != expected:
             result.problems.append(
                 f"session {session_id}: {len(have)} messages indexed, {len(expected)} in its transcript"

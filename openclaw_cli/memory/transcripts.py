@@ -48,6 +48,7 @@ from openclaw_cli.memory.transcript_files import (
     read_json,
     summary_turn,
 )
+from openclaw_cli.sessions.archive import transcript_file
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME
 from openclaw_cli.thread_imports import settle_numpy
@@ -251,7 +252,7 @@ class TranscriptIndex:
     def index_session(self, session_id: str, progress: SessionProgress | None = None) -> int:
         """Index what was appended to one session since it was last indexed (all of it after a rewrite)."""
         directory = self.sessions_dir / session_id
-        messages = directory / MESSAGES_FILENAME
+        messages = transcript_file(directory / MESSAGES_FILENAME)  # or its compressed archive
         try:
             info = os.stat(messages)
         except FileNotFoundError:

@@ -14,7 +14,8 @@ from openclaw_cli.security.unlocked import key_for
 
 # Whole-file JSON documents sealed in an encrypted home (atomic_write_json seals them): the session
 # files. Others (gateway.pid, openclaw.json, the key file itself) stay plain: tools and people read them.
-SEALED_DOCUMENTS = frozenset({"meta.json", "context.json", "sessions.json"})
+# messages.jsonl.gz, an archived transcript compressed (sessions/archive.py), is sealed whole like them.
+SEALED_DOCUMENTS = frozenset({"meta.json", "context.json", "sessions.json", "messages.jsonl.gz"})
 # JSONL files sealed per line: transcripts, summary histories, the gateway's inbox, the media index,
 # the channels' journals.
 SEALED_LINES = frozenset({"messages.jsonl", "summaries.jsonl", "inbox.jsonl", "index.jsonl", "journal.jsonl"})

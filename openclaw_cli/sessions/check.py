@@ -26,6 +26,7 @@ from openclaw_cli.fsutil import atomic_write_json
 from openclaw_cli.paths import Home
 from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
+from openclaw_cli.sessions.archive import DamagedArchive, leftover_archive, transcript_file
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.index_repair import check_index_entries, index_owners, rebuilt_index
 from openclaw_cli.sessions.jsonl import read_messages
@@ -123,13 +124,27 @@ def _rebuild_index(store: SessionStore, findings: list[Finding]) -> None:
 
 
 def _check_messages(directory: Path, findings: list[Finding]) -> None:
-    path = directory / MESSAGES_FILENAME
+    plain = directory / MESSAGES_FILENAME
+    path = transcript_file(plain)  # the compressed archive of an archived session (sessions/archive.py)
     try:
-        problems = read_messages(path).problems
+        problems = read_messages(plain).problems
     except StoreError as exc:
         hint = "move it aside (`mv messages.jsonl messages.jsonl.bad`); the session then starts empty"
+        hint = exc.hint if isinstance(exc, DamagedArchive) and exc.hint else hint
         findings.append(Finding("sessions.messages", "error", exc.message, hint, str(path)))
         return
+    leftover = leftover_archive(plain)
+    if leftover is not None:
+        findings.append(
+            Finding(
+                "sessions.leftover-archive",
+                "warning",
+                f"{leftover}: an archive beside {plain.name} (compressing or restoring was cut short); "
+                f"{plain.name} is the one read",
+                "nothing to do: the next `openclaw session sweep` or message for the session replaces it",
+                str(leftover),
+            )
+        )
     for problem in problems:
         check = "sessions.torn-line" if problem.torn else "sessions.malformed-line"
         findings.append(

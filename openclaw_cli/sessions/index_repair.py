@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.findings import Finding
 from openclaw_cli.sessions import index as index_file
+from openclaw_cli.sessions.archive import transcript_file
 from openclaw_cli.sessions.layout import MESSAGES_FILENAME, META_FILENAME, NEW_PREFIX
 from openclaw_cli.sessions.meta_file import FIX_HINT, meta_problem
 
@@ -122,7 +123,7 @@ def _superseded_and_empty(directory: Path, index: dict[str, Any], meta: dict[str
 
 
 def _holds_messages(directory: Path) -> bool:
-    messages = directory / MESSAGES_FILENAME
+    messages = transcript_file(directory / MESSAGES_FILENAME)  # plain, or compressed (sessions/archive.py)
     return messages.exists() and messages.stat().st_size > 0
 
 

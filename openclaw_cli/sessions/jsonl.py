@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.errors import StoreError
-from openclaw_cli.security.files import read_lines
 from openclaw_cli.textcheck import find_bad_text
 
 MAX_REPORTED_TEXT = 80
@@ -93,8 +92,10 @@ def parse_chunk(data: bytes, first_line: int = 1) -> ReadResult:
 
 def read_messages(path: Path) -> ReadResult:
     """Every readable message of `path` (none when the file does not exist), and the damaged lines."""
+    from openclaw_cli.sessions.archive import read_transcript
+
     try:
-        data = read_lines(path)  # plain JSONL, whether the file is sealed or not
+        data = read_transcript(path)  # plain JSONL, whether the file is sealed, compressed or not
     except FileNotFoundError:
         return ReadResult()
     except OSError as exc:  # e.g. a directory where messages.jsonl should be

@@ -14,6 +14,7 @@ from typing import Any
 
 from openclaw_cli.errors import StoreError
 from openclaw_cli.security.files import plain_chunk
+from openclaw_cli.sessions.archive import is_compressed
 from openclaw_cli.sessions.jsonl import parse_chunk, read_messages
 from openclaw_cli.sessions.keys import SessionKey, build_key
 from openclaw_cli.sessions.writer import meta_counters
@@ -69,6 +70,10 @@ def new_meta(session_id: str, key: SessionKey, now: datetime, user_id: str | Non
 def reconcile_meta(meta: dict[str, Any], messages_path: Path) -> dict[str, Any]:
     """Add the messages beyond meta's checkpoint to its counters (reads only the new bytes)."""
     offset = meta.get("messagesBytes")
+    if is_compressed(messages_path):  # archived whole: meta was checkpointed to its end (sessions/archive.py)
+        if not isinstance(offset, int):
+            meta.update(meta_counters(read_messages(messages_path).messages))
+        return meta
     size = messages_size(messages_path)
     if not isinstance(offset, int) or offset > size or offset < 0:
         result = read_messages(messages_path)

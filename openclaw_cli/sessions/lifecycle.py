@@ -8,11 +8,13 @@ in which the daily reset hour is read (the CLI passes the machine's local time).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from openclaw_cli.errors import NotFound
+from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.sessions.compress import Compressed, compress_archived, compress_session
 from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time
 
@@ -27,11 +29,13 @@ class ResetPolicy:
     at_hour: int | None = 4
     idle_minutes: int | None = None
     dormant_minutes: int = 60
+    compress: bool = True  # an archived session's transcript is compressed (session.archive.compress)
 
     @classmethod
     def from_settings(cls, session_settings: Any) -> ResetPolicy:
         reset = session_settings.reset
-        return cls(reset.at_hour, reset.idle_minutes, session_settings.dormant_minutes)
+        compress = session_settings.archive.compress
+        return cls(reset.at_hour, reset.idle_minutes, session_settings.dormant_minutes, compress)
 
 
 def daily_boundary(now: datetime, at_hour: int) -> datetime:
@@ -110,6 +114,7 @@ class Transition:
 class SessionManager:
     store: SessionStore
     policy: ResetPolicy = field(default_factory=ResetPolicy)
+    compressed: Compressed = field(default_factory=Compressed)  # what the last sweep's pass compressed
 
     def key(self, text: str | SessionKey) -> str:
         parsed = parse_key(text) if isinstance(text, str) else text
@@ -220,6 +225,9 @@ class SessionManager:
     def _archive(self, session_id: str, now: datetime) -> dict[str, Any]:
         meta = self.store.set_status(session_id, "archived", now)
         self.store.release(session_id)
+        if self.policy.compress:
+            with suppress(StoreError):  # archived all the same; the transcript stays plain, doctor says why
+                compress_session(self.store, session_id)
         return meta
 
     def delete(self, key_or_id: str) -> str:
@@ -245,6 +253,8 @@ class SessionManager:
                 change = self._sweep_one(key, current, now, before_archive)
             if change is not None:
                 changes.append(change)
+        if self.policy.compress:  # those archived before (an older home, a sweep cut short) too
+            self.compressed = compress_archived(self.store)
         return changes
 
     def _sweep_one(

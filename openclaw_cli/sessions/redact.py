@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.errors import OpenclawError
 from openclaw_cli.fsutil import atomic_write_bytes, atomic_write_json
 from openclaw_cli.security.files import read_document, read_lines, seal_new_lines
+from openclaw_cli.sessions.archive import archive_path, is_compressed, read_transcript, rewrite_archive
 from openclaw_cli.sessions.jsonl import parse_line, read_messages
 from openclaw_cli.sessions.keys import SessionKey, parse_key
 from openclaw_cli.sessions.writer import meta_counters
@@ -226,7 +227,8 @@ def redact_session(
     with store.session_lock(session_id).hold():
         meta = read_meta_file(directory / "meta.json")
         path = directory / "messages.jsonl"
-        data = read_lines(path)  # plain JSONL; rewritten sealed again in an encrypted home
+        compressed = is_compressed(path)  # an archived transcript stays compressed (sessions/archive.py)
+        data = read_transcript(path)  # plain JSONL; rewritten sealed again in an encrypted home
         messages = read_messages(path).messages
         chosen = set(runs_of(messages, person, speaker_of(settings, _key_of(meta))))
         texts = [*needles, *(t for m in messages if m["idx"] in chosen for t in _texts(m))]
@@ -241,13 +243,20 @@ def redact_session(
         # and writers count the rewritten file from its start rather than trust an offset into the old one.
         meta.pop("messagesBytes", None)
         atomic_write_json(directory / "meta.json", meta)
-        on_disk = seal_new_lines(path, new_data)
-        atomic_write_bytes(path, on_disk)
-        meta.update(meta_counters(read_messages(path).messages))
-        meta["messagesBytes"] = len(on_disk)
+        if compressed:
+            rewrite_archive(path, new_data)
+            meta.update(meta_counters(read_messages(path).messages))
+            meta["messagesBytes"] = 0  # any offset: a restore counts the file from its start
+        else:
+            on_disk = seal_new_lines(path, new_data)
+            atomic_write_bytes(path, on_disk)
+            meta.update(meta_counters(read_messages(path).messages))
+            meta["messagesBytes"] = len(on_disk)
         atomic_write_json(directory / "meta.json", meta)
         _drop_token_counts(directory / TOKENS, chosen)
         for aside in directory.glob("messages.jsonl.*"):  # damaged copies doctor moved aside
+            if aside.name == archive_path(path).name:
+                continue  # the compressed transcript itself, redacted above
             old = aside.read_bytes()
             cleaned, _ = redact_lines(old, chosen, texts)
             if cleaned != old:

@@ -31,6 +31,7 @@ from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
 from openclaw_cli.paths import Home, validate_agent_id
 from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
+from openclaw_cli.sessions.archive import transcript_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id
 from openclaw_cli.sessions.jsonl import ReadResult, read_messages
 from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
@@ -341,7 +342,9 @@ class SessionStore:
             meta["historyTokens"] = sum(int(m.get("tokens") or 0) for m in result.messages)
         meta.update(meta_counters(result.messages))
         meta["messagesBytes"] = messages_size(directory / MESSAGES_FILENAME)
-        return SessionView(meta, result.messages, result.problems, directory / MESSAGES_FILENAME)
+        # The file named in warnings: the compressed archive of an archived session (sessions/archive.py).
+        path = transcript_file(directory / MESSAGES_FILENAME)
+        return SessionView(meta, result.messages, result.problems, path)
 
     def read_meta(self, session_id: str) -> dict[str, Any]:
         """meta.json with the counters of messages appended after its checkpoint added in."""

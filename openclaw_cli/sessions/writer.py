@@ -19,6 +19,7 @@ from openclaw_cli.errors import NotFound, StoreError
 from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
 from openclaw_cli.security.files import lines_sealer, new_lines_sealer, plain_view
 from openclaw_cli.security.records import Sealer
+from openclaw_cli.sessions.archive import archive_path, restore_transcript
 from openclaw_cli.sessions.jsonl import parse_chunk
 from openclaw_cli.sessions.locks import ProcessLock
 from openclaw_cli.sessions.meta_file import read_meta_file
@@ -91,6 +92,9 @@ class SessionWriter:
             if self.meta_path.is_dir():
                 raise StoreError(f"{self.meta_path}: a directory, not meta.json", hint="move it away")
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+            # A message for an archived session whose transcript was compressed: plain again first, or
+            # O_CREAT would start a second, empty transcript beside it.
+            restore_transcript(self.messages_path, self.meta_path, durable=self.durability.mode != "never")
             try:
                 self._fd = os.open(self.messages_path, flags, FILE_MODE)
             except OSError as exc:  # a directory where messages.jsonl should be, or no permission
@@ -136,7 +140,9 @@ class SessionWriter:
         try:
             on_disk = os.stat(self.messages_path)
         except FileNotFoundError:
-            return False  # the session was removed: nothing to reopen (meta.json says so on the next open)
+            # Compressed meanwhile (sessions/archive.py): reopening restores it. Else the session was
+            # removed: nothing to reopen (meta.json says so on the next open).
+            return archive_path(self.messages_path).exists()
         mine = os.fstat(fd)
         return (mine.st_dev, mine.st_ino) != (on_disk.st_dev, on_disk.st_ino)
 
