@@ -9,12 +9,14 @@ from openclaw_cli.security import records
 from openclaw_cli.security.convert import home_files, last_event
 from openclaw_cli.security.database import is_plain_sqlite
 from openclaw_cli.security.keyfile import is_encrypted, key_path, read_keyfile
+from openclaw_cli.security.unlock import unlock_state
 
 WORKSPACE_NOTE = "workspace Markdown (MEMORY.md, daily logs) stays plain so any editor can open it"
 POSTGRES_NOTE = "a PostgreSQL backend's server data is the operator's: use disk or tablespace encryption"
 
 
-def home_status(root: Path) -> dict[str, Any]:
+def home_status(root: Path, run_dir: Path | None = None) -> dict[str, Any]:
+    """What is encrypted; with `run_dir` (the key agents' socket directory) also until when it is unlocked."""
     counts: dict[str, dict[str, int]] = {}
     plain_files: list[str] = []
     for kind, path in home_files(root):
@@ -45,4 +47,6 @@ def home_status(root: Path) -> dict[str, Any]:
         result["databaseCipher"] = f"SQLite3 Multiple Ciphers {keyfile.db_cipher} (ChaCha20-Poly1305)"
         result["fileCipher"] = f"{keyfile.file_cipher}, one record per line"
         result["kdf"] = {k: v for k, v in keyfile.kdf.to_dict().items() if k != "salt"}
+        held = None if run_dir is None else unlock_state(root, run_dir)
+        result["unlockedUntil"] = None if held is None else held["expires"]
     return result
