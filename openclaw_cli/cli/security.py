@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -35,6 +36,14 @@ def _no_gateway() -> None:
         )
 
 
+def _workspaces() -> list[Path]:
+    """The main agent's workspace when configured outside the home (those inside are all found anyway)."""
+    from openclaw_cli.memory.workspace.files import workspace_dir
+
+    st = common.state()
+    return [workspace_dir(st.home, st.agent, st.settings.memory)]
+
+
 def _confirm(question: str) -> None:
     if not sys.stdin.isatty():
         raise UsageError(
@@ -52,7 +61,7 @@ def _render(done: Converted, what: str, as_json: bool, quiet: bool) -> None:
         return
     common.echo(
         f"{what}: {len(done.databases)} databases, {len(done.documents)} session documents, "
-        f"{len(done.transcripts)} JSONL files ({done.already} already done)"
+        f"{len(done.transcripts)} JSONL files, {len(done.workspace)} workspace notes ({done.already} already done)"
     )
 
 
@@ -84,7 +93,9 @@ def init_cmd(yes: YesOpt = False, as_json: JsonOpt = False, quiet: common.QuietO
         if not yes:
             _confirm(f"Encrypt {root}? Without the passphrase nothing in it can be read again.")
         passphrase = passphrase_edge.new_passphrase(st.env, root, also_current=True)
-    done = init_home(root, passphrase)
+    done = init_home(
+        root, passphrase, workspaces=_workspaces() if st.settings.security.encrypt_workspace else None
+    )
     _render(done, "encrypted", as_json, quiet)
 
 
@@ -157,7 +168,7 @@ def decrypt_cmd(yes: YesOpt = False, as_json: JsonOpt = False, quiet: common.Qui
     if not yes:
         _confirm(f"Decrypt {root}? Everything in it will be readable by anyone who reads the disk.")
     passphrase = obtain(root, passphrase_edge.sources(st.env, list(st.settings.security.passphrase_sources)))
-    done = decrypt_home(root, passphrase)
+    done = decrypt_home(root, passphrase, workspaces=_workspaces())
     _render(done, "decrypted", as_json, quiet)
 
 
