@@ -115,3 +115,16 @@ def files_holding(home: Path, needle: bytes) -> list[str]:
             if needle in plain_bytes(home, path, Path(scratch)):
                 found.append(str(path.relative_to(home)))
     return found
+
+
+def seal_workspace(home: Path) -> list[Path]:
+    """Seal the main agent's workspace notes as `security init` does with security.encryptWorkspace on."""
+    from openclaw_cli.security import workspace_file
+
+    key = unlocked.key_for_home(home)
+    sealed = []
+    for path in workspace_file.files_under(home / "agents" / "main" / "workspace"):
+        if workspace_file.convert(path, key, True):
+            sealed.append(path)
+    assert sealed, "no workspace notes to seal"
+    return sealed
