@@ -166,6 +166,8 @@ def test_cli_workspace_is_sealed_and_every_reader_and_writer_works(cli_home: Pat
     shown = run_cli(cli_home, "memory", "notes", "show", "today", "--json", env=env).json()
     assert shown["sealed"] and "WSCLI morning tea" in shown["text"] and "WSCLI evening walk" in shown["text"]
     assert holds_anywhere(cli_home, b"WSCLI") == []  # the index database is encrypted too
+    notes = run_cli(cli_home, "security", "status", "--json").json()["files"]["workspace notes"]
+    assert notes["encrypted"] >= 2 and notes["plain"] == 0
 
 
 def test_cli_notes_edit_seals_the_edit_back_and_a_failing_editor_writes_nothing(cli_home: Path) -> None:

@@ -11,7 +11,10 @@ from openclaw_cli.security.database import is_plain_sqlite
 from openclaw_cli.security.keyfile import is_encrypted, key_path, read_keyfile
 from openclaw_cli.security.unlock import unlock_state
 
-WORKSPACE_NOTE = "workspace Markdown (MEMORY.md, daily logs) stays plain so any editor can open it"
+WORKSPACE_NOTE = (
+    "workspace Markdown (MEMORY.md, daily logs) is sealed only with security.encryptWorkspace "
+    "(then read and edit it with `openclaw memory notes`); otherwise it stays plain for any editor"
+)
 POSTGRES_NOTE = "a PostgreSQL backend's server data is the operator's: use disk or tablespace encryption"
 
 
@@ -30,6 +33,14 @@ def home_status(root: Path, run_dir: Path | None = None) -> dict[str, Any]:
         bucket["encrypted" if sealed else "plain"] += 1
         if not sealed:
             plain_files.append(str(path.relative_to(root)))
+    from openclaw_cli.security import workspace_file
+    from openclaw_cli.security.convert import workspace_dirs
+
+    for directory in workspace_dirs(root, []):
+        for path in workspace_file.files_under(directory):
+            sealed = records.is_sealed_file(path)
+            bucket = counts.setdefault("workspace notes", {"encrypted": 0, "plain": 0})
+            bucket["encrypted" if sealed else "plain"] += 1
     event = last_event(root)
     interrupted = event is not None and event.get("event") != "complete"
     result: dict[str, Any] = {
