@@ -198,9 +198,10 @@ def test_unlock_lets_a_second_process_in_without_a_passphrase_and_lock_ends_it(
     assert status["unlockedUntil"] == pytest.approx(unlocked_run.json()["expires"])
     # The key is in neither the agent's argv nor its environment, nor is the passphrase.
     pid = agent_pid(rundir, home)
+    key = keyfile.unwrap(keyfile.read_keyfile(home), PASS)
     for name in ("cmdline", "environ"):
         exposed = Path(f"/proc/{pid}/{name}").read_bytes()
-        assert PASS.encode() not in exposed
+        assert PASS.encode() not in exposed and key.hex().encode() not in exposed and key not in exposed
     again = cli(home, rundir, "security", "unlock", "--for", "20m", "--json")  # no passphrase: extends
     assert again.returncode == 0 and again.json()["started"] is False
     assert again.json()["expires"] > unlocked_run.json()["expires"]
