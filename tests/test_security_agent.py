@@ -261,3 +261,15 @@ def test_unlock_refuses_a_bad_duration(home: Path, rundir: Path, bad: str) -> No
 def test_unlock_of_a_plain_home_is_one_line(tmp_path: Path, rundir: Path) -> None:
     result = cli(tmp_path / "plain", rundir, "security", "unlock")
     assert result.returncode == 1 and "not encrypted" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_the_passphrase_is_no_part_of_the_settings_cache(home: Path, rundir: Path) -> None:
+    """`session append` caches its settings keyed by a hash of the OPENCLAW_* variables: the passphrase
+    is left out, so no fast hash of it is written to the home, and a run through the agent (no
+    passphrase) reuses the cache a run with one wrote."""
+    assert cli(home, rundir, "session", "append", "agent:main:main", "one", passphrase=PASS).returncode == 0
+    cache = home / "cache" / "session-settings.json"
+    written = cache.read_bytes()
+    assert cli(home, rundir, "security", "unlock", passphrase=PASS).returncode == 0
+    assert cli(home, rundir, "session", "append", "agent:main:main", "two").returncode == 0
+    assert cache.read_bytes() == written  # the same key: not rewritten
