@@ -49,7 +49,7 @@ _openclaw_words() {
         "valued:openclaw mcp") echo "-u --user --port --host" ;;
         "options:openclaw mcp config") echo "-c --client -u --user -h --help" ;;
         "valued:openclaw mcp config") echo "-c --client -u --user" ;;
-        "commands:openclaw memory") echo "add backup delete edit export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status" ;;
+        "commands:openclaw memory") echo "add backup delete edit export extract get history import index inject list migrate migrate-backend note notes purge reassign recover restore search status" ;;
         "options:openclaw memory") echo "-h --help" ;;
         "options:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch --json -h --help" ;;
         "valued:openclaw memory add") echo "-c --category --scope -u --user --l1 --l2 --id -a --attribute --batch" ;;
@@ -76,6 +76,10 @@ _openclaw_words() {
         "options:openclaw memory migrate-backend") echo "--to --dsn --merge --force --replace --switch --json -h --help" ;;
         "valued:openclaw memory migrate-backend") echo "--to --dsn" ;;
         "options:openclaw memory note") echo "--durable --json -h --help" ;;
+        "commands:openclaw memory notes") echo "edit show" ;;
+        "options:openclaw memory notes") echo "-h --help" ;;
+        "options:openclaw memory notes edit") echo "-q --quiet -h --help" ;;
+        "options:openclaw memory notes show") echo "--json -h --help" ;;
         "options:openclaw memory purge") echo "-u --user --yes --all-agents --sessions --json -h --help" ;;
         "valued:openclaw memory purge") echo "-u --user" ;;
         "options:openclaw memory reassign") echo "--from --to -w --where --dry-run --yes --all-agents --json -h --help" ;;
@@ -96,12 +100,15 @@ _openclaw_words() {
         "options:openclaw plugins list") echo "--json -h --help" ;;
         "options:openclaw reflect") echo "--if-due --dry-run -c --category --json -q --quiet -h --help" ;;
         "valued:openclaw reflect") echo "-c --category" ;;
-        "commands:openclaw security") echo "decrypt init rekey status" ;;
+        "commands:openclaw security") echo "decrypt init lock rekey status unlock" ;;
         "options:openclaw security") echo "-h --help" ;;
         "options:openclaw security decrypt") echo "-y --yes --json -q --quiet -h --help" ;;
         "options:openclaw security init") echo "-y --yes --json -q --quiet -h --help" ;;
+        "options:openclaw security lock") echo "--json -q --quiet -h --help" ;;
         "options:openclaw security rekey") echo "-q --quiet -h --help" ;;
         "options:openclaw security status") echo "--json -h --help" ;;
+        "options:openclaw security unlock") echo "--for --json -q --quiet -h --help" ;;
+        "valued:openclaw security unlock") echo "--for" ;;
         "commands:openclaw session") echo "append archive compact context delete export import key list new reset search show sweep" ;;
         "options:openclaw session") echo "-h --help" ;;
         "options:openclaw session append") echo "--role --sender --json -h --help" ;;

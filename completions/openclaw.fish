@@ -18,13 +18,15 @@ function __openclaw_commands --argument-names cmdpath
         case 'openclaw mcp'
             printf '%s\n' config
         case 'openclaw memory'
-            printf '%s\n' add backup delete edit export extract get history import index inject list migrate migrate-backend note purge reassign recover restore search status
+            printf '%s\n' add backup delete edit export extract get history import index inject list migrate migrate-backend note notes purge reassign recover restore search status
+        case 'openclaw memory notes'
+            printf '%s\n' edit show
         case 'openclaw pairing'
             printf '%s\n' approve deny list
         case 'openclaw plugins'
             printf '%s\n' info list
         case 'openclaw security'
-            printf '%s\n' decrypt init rekey status
+            printf '%s\n' decrypt init lock rekey status unlock
         case 'openclaw session'
             printf '%s\n' append archive compact context delete export import key list new reset search show sweep
         case 'openclaw skills'
@@ -80,6 +82,8 @@ function __openclaw_valued --argument-names cmdpath
             printf '%s\n' '-k' '--top' '-u' '--user' '-c' '--category' '--scope' '--mode' '--batch' '--source'
         case 'openclaw reflect'
             printf '%s\n' '-c' '--category'
+        case 'openclaw security unlock'
+            printf '%s\n' '--for'
         case 'openclaw session append'
             printf '%s\n' '--role' '--sender'
         case 'openclaw session context'
@@ -137,7 +141,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw'" -a memory -d 'Long-term memor
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a pairing -d 'Pairing: approve or deny strangers who wrote to the assistant through a channel'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a plugins -d 'Plugins (entry points `openclaw.plugins` and plugins.load.paths): state, registrations, errors'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a reflect -d 'Distil insights from unreflected memories with the chat model (llm.model)'
-complete -c openclaw -n "__openclaw_at 'openclaw'" -a security -d 'Encryption at rest: a passphrase-wrapped key encrypts the home\'s databases and session files'
+complete -c openclaw -n "__openclaw_at 'openclaw'" -a security -d 'Encryption at rest: a passphrase-wrapped key encrypts the home\'s databases and session files; unlock keeps the key in an agent for a while'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a session -d 'Sessions: one conversation\'s history per session key (short-term memory)'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -a skills -d 'Skills: SKILL.md instruction sets in the workspace\'s and the home\'s skills/ folders'
 complete -c openclaw -n "__openclaw_at 'openclaw'" -l home -r -F -d 'State directory (default ~/.openclaw).'
@@ -257,6 +261,7 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a list -d 'List memor
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate -d 'Rewrite an export file of an older format version to the current one, keeping FILE.bak'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a migrate-backend -d 'Move this agent\'s memory (and the shared user store) to the other backend, nothing re-embedded'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a note -d 'Append a note to today\'s log (memory/YYYY-MM-DD.md in the workspace), or to MEMORY.md'
+complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a notes -d 'Read and edit the workspace notes (MEMORY.md, SHARED.md, daily logs), sealed or plain'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a purge -d 'Forget one person: every memory, its history and its vectors, with no byte left behind'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a reassign -d 'Move memories from one person to another, with a `reassign` history row for each'
 complete -c openclaw -n "__openclaw_at 'openclaw memory'" -a recover -d 'Salvage a damaged memory database: every record that still reads, the rest from the newest backup'
@@ -348,6 +353,15 @@ complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -l durable -d 'Ap
 complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory note'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes'" -a edit -d 'Edit a workspace note file in $EDITOR and write it back atomically (sealed again if it was sealed)'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes'" -a show -d 'Print a workspace note file\'s text, decrypted when it is sealed'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes edit'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes edit'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes edit'" -F
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes show'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes show'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw memory notes show'" -F
 complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -s u -l user -x -d 'The person to forget (a name or channel:peer).'
 complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l yes -d 'Confirm: this cannot be undone.'
 complete -c openclaw -n "__openclaw_at 'openclaw memory purge'" -l all-agents -d 'Purge every agent\'s store, not only this agent\'s.'
@@ -415,8 +429,10 @@ complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s q -l quiet -d 'Pri
 complete -c openclaw -n "__openclaw_at 'openclaw reflect'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw security'" -a decrypt -d 'Turn encryption off: every file back to plain, the key file removed last'
 complete -c openclaw -n "__openclaw_at 'openclaw security'" -a init -d 'Encrypt this home in place with a new passphrase (or finish a run that was cut short)'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -a lock -d 'Make the key agent forget this home\'s key now: commands need the passphrase again'
 complete -c openclaw -n "__openclaw_at 'openclaw security'" -a rekey -d 'Change the passphrase: the data key is wrapped again; no data is re-encrypted'
 complete -c openclaw -n "__openclaw_at 'openclaw security'" -a status -d 'Say whether this home is encrypted, with which cipher and KDF, and which files are still plain'
+complete -c openclaw -n "__openclaw_at 'openclaw security'" -a unlock -d 'Keep this home\'s key in a key agent for a while, so commands need no passphrase and no KDF'
 complete -c openclaw -n "__openclaw_at 'openclaw security'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw security decrypt'" -s y -l yes -d 'Do not ask for confirmation (for scripts).'
 complete -c openclaw -n "__openclaw_at 'openclaw security decrypt'" -l json -d 'Print one JSON document on stdout and nothing else there.'
@@ -426,10 +442,17 @@ complete -c openclaw -n "__openclaw_at 'openclaw security init'" -s y -l yes -d 
 complete -c openclaw -n "__openclaw_at 'openclaw security init'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw security init'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw security init'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security lock'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw security lock'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw security lock'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw security rekey'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
 complete -c openclaw -n "__openclaw_at 'openclaw security rekey'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw security status'" -l json -d 'Print one JSON document on stdout and nothing else there.'
 complete -c openclaw -n "__openclaw_at 'openclaw security status'" -s h -l help -d 'Show this message and exit.'
+complete -c openclaw -n "__openclaw_at 'openclaw security unlock'" -l for -x -d 'How long (90s, 15m, 2h, 1d; a bare number is minutes). Default security.unlockMinutes.'
+complete -c openclaw -n "__openclaw_at 'openclaw security unlock'" -l json -d 'Print one JSON document on stdout and nothing else there.'
+complete -c openclaw -n "__openclaw_at 'openclaw security unlock'" -s q -l quiet -d 'Print nothing unless something is wrong or changed (for cron); errors still go to stderr.'
+complete -c openclaw -n "__openclaw_at 'openclaw security unlock'" -s h -l help -d 'Show this message and exit.'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a append -d 'Append one message to the key\'s session (a stale session is reset first; the message is kept)'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a archive -d 'Archive a session: it takes no more messages; the next message to its key starts a new one'
 complete -c openclaw -n "__openclaw_at 'openclaw session'" -a compact -d 'Summarise a session\'s older messages now into context.json (messages.jsonl is not changed)'

@@ -424,6 +424,17 @@ class SecuritySettings(_Section):
         min_length=1,
         description="tried in this order: OPENCLAW_PASSPHRASE, a prompt on a terminal, the OS keyring",
     )
+    encrypt_workspace: bool = Field(
+        False,
+        description="seal MEMORY.md and the daily logs too (read and edit them with `openclaw memory notes`; "
+        "no other editor or grep can)",
+    )
+    unlock_minutes: float = Field(
+        15,
+        gt=0,
+        le=7 * 24 * 60,
+        description="how long `openclaw security unlock` keeps the key (without --for)",
+    )
 
 
 class PluginLoadSettings(_Section):

@@ -116,6 +116,9 @@ def base_env(home: Path, *, shared_models: bool = True) -> dict[str, str]:
         env["OPENCLAW_MEMORY__EMBEDDING__MODELCACHEDIR"] = str(SHARED_MODEL_CACHE)
     env["PYTHONIOENCODING"] = "utf-8"
     env.pop("COLUMNS", None)
+    from tests.encrypted_homes import env_for  # a home of the plain/encrypted parametrised tests
+
+    env.update(env_for(home))
     return env
 
 

@@ -12,6 +12,7 @@ import apsw
 
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
+from openclaw_cli.security.database import connect
 from tests.conftest import run_cli
 from tests.fake_embedder import CompositeFake
 
@@ -50,7 +51,7 @@ def fake_factory() -> Callable[[], CompositeFake]:
 
 def leaf_pages(path: Path, table: str) -> list[int]:
     """The leaf pages of `table`, in page order (after a checkpoint, so the file holds them)."""
-    conn = apsw.Connection(str(path))
+    conn = connect(path)  # keyed in an encrypted home
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return [
@@ -64,7 +65,7 @@ def leaf_pages(path: Path, table: str) -> list[int]:
 
 
 def overwrite_page(path: Path, page: int) -> None:
-    conn = apsw.Connection(str(path))
+    conn = connect(path)  # keyed in an encrypted home
     size = int(conn.execute("PRAGMA page_size").fetchone()[0])
     conn.close()
     with path.open("r+b") as handle:
@@ -81,7 +82,7 @@ def damage_middle_leaf(path: Path, table: str = "records") -> int:
 
 
 def live_ids(path: Path) -> set[str]:
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn = connect(path, flags=apsw.SQLITE_OPEN_READONLY)  # keyed in an encrypted home
     try:
         return {str(r[0]) for r in conn.execute("SELECT id FROM records WHERE deleted = 0")}
     finally:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests import encrypted_homes
 from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
@@ -113,9 +114,14 @@ def _extracted(system: str, transcript: str) -> list[dict[str, Any]]:
     return items
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[Gateway]:
-    home = tmp_path_factory.mktemp("isolation") / "home"
+@pytest.fixture(scope="module", params=encrypted_homes.KINDS)
+def gateway(
+    tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI, request: pytest.FixtureRequest
+) -> Iterator[Gateway]:
+    """The matrix's gateway on a plain home, and on an encrypted one whose workspace notes are sealed
+    too (security.encryptWorkspace): every reader of them goes through the sealed-file reader."""
+    encrypted = request.param == "encrypted"
+    home = encrypted_homes.prepare(tmp_path_factory.mktemp("isolation") / "home", request.param)
     write_config(
         home,
         fake,
@@ -127,8 +133,11 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Itera
             "extraction": {"enabled": False},
             "search": {f"{k}Floor": 0.0 for k in ("relevance", "sentence")},
         },
+        **({"security": {"encryptWorkspace": True}} if encrypted else {}),
     )
     _write_owner_notes(home)
+    if encrypted:
+        encrypted_homes.seal_workspace(home)
     fake.respond_with(fake_model)
     with running_gateway(home) as running:
         _write_through_every_entry_point(running)
@@ -500,3 +509,12 @@ def test_the_session_search_tool_searches_as_the_person_of_the_turn(gateway: Gat
 def test_slash_search_in_chat_shows_only_the_persons_direct_sessions(gateway: Gateway, person: str) -> None:
     done = _cli(gateway, "chat", "--user", person, stdin="/search my locker code\n")
     assert private_owners(done.stdout) == {person}, done.stdout
+
+
+def test_the_owners_notes_are_on_disk_only_in_her_workspace_files(gateway: Gateway) -> None:
+    """Plain: MEMORY.md and the logs hold her words (and the index that made them searchable). Encrypted
+    (encryptWorkspace on): no file holds them on disk (files_holding checks), and decrypted they are
+    in the same files."""
+    held = encrypted_homes.files_holding(gateway.home, b"zq-olga-memorymd")
+    assert "agents/main/workspace/MEMORY.md" in held
+    assert all(f.startswith("agents/main/") for f in held), held

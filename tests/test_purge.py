@@ -14,16 +14,16 @@ from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.vec import all_tables as vector_tables
 from openclaw_cli.memory.store.vector_cache import passage_hash
 from tests.conftest import run_cli
+from tests.encrypted_homes import KINDS, files_holding, prepare
 from tests.memory_helpers import add, service_for
 
 MARKER = "zanzibarquokka"
 
 
 def _files_holding(home: Path, needle: bytes) -> list[str]:
-    """Every file under `home` (databases, -wal, -shm, caches, sessions) whose bytes contain `needle`."""
-    return sorted(
-        str(p.relative_to(home)) for p in home.rglob("*") if p.is_file() and needle in p.read_bytes()
-    )
+    """Every file under `home` (databases, -wal, -shm, caches, sessions) whose bytes contain `needle`
+    (in an encrypted home: none on disk, and those whose decrypted content does)."""
+    return files_holding(home, needle)
 
 
 def _cli(home: Path, *args: str, env: dict[str, str] | None = None) -> Any:
@@ -92,10 +92,10 @@ def _fill(home: Path) -> None:
     assert _cli(home, "memory", "search", "咖啡").returncode == 0  # jieba's cache is written
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """_fill's home, made once for the module: each test purges its own copy."""
-    home = tmp_path_factory.mktemp("filled") / "home"
+@pytest.fixture(scope="module", params=KINDS)
+def filled(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """_fill's home, made once for the module, plain and encrypted: each test purges its own copy."""
+    home = prepare(tmp_path_factory.mktemp("filled") / "home", request.param)
     _fill(home)
     return home
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from openclaw_cli.identity import history_name
+from tests import encrypted_homes
 from tests.agent_helpers import tool_call
 from tests.conftest import run_cli
 from tests.fake_openai import FakeOpenAI
@@ -36,9 +37,9 @@ LINKS = {"pat": ["telegram:pat_tg", "openai:pat-api"], "quinn": ["telegram:quinn
 
 
 def files_holding(home: Path, needle: str) -> list[str]:
-    """Every file under `home` (databases and their -wal/-shm, sessions, journal, logs) holding `needle`."""
-    data = needle.encode()
-    return sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file() and data in p.read_bytes())
+    """Every file under `home` (databases and their -wal/-shm, sessions, journal, logs) holding `needle`
+    (in an encrypted home: none on disk, and those whose decrypted content does)."""
+    return encrypted_homes.files_holding(home, needle.encode())
 
 
 def responder(body: dict[str, Any]) -> Any:
@@ -105,10 +106,12 @@ def _speak_everywhere(gw: Gateway) -> None:
     _cli_ok(home, "session", "append", GROUP, "--role", "user", "--sender", "pat_tg", f"pat appended {P}-app")
     _cli_ok(home, "session", "append", GROUP, "--role", "user", "--sender", "quinn_tg", f"quinn {Q}-app")
     _cli_ok(home, "session", "append", "agent:main:main", "--role", "user", f"owner note {OWNER}")
-    # `openclaw chat` in a terminal keeps the person's prompt history here (prompt_toolkit's format).
+    # `openclaw chat` in a terminal keeps the person's prompt history here (prompt_toolkit's format);
+    # an encrypted home keeps none (cli/chat.py).
     history = home / "agents" / "main" / "chat" / history_name("pat")
     history.parent.mkdir(mode=0o700, exist_ok=True)
-    history.write_text(f"\n# 2026-01-01 10:00:00.000000\n+pat typed {P}-typed\n", encoding="utf-8")
+    if not encrypted_homes.is_encrypted(home):
+        history.write_text(f"\n# 2026-01-01 10:00:00.000000\n+pat typed {P}-typed\n", encoding="utf-8")
     memories = json.loads(_cli_ok(home, "memory", "list", "--json").stdout)
     pats = [m["l0"] for m in memories if P in m["l0"]]
     assert any(f"{P}-tool" in t for t in pats) and any(f"{P}-locker" in t for t in pats), pats
@@ -116,8 +119,8 @@ def _speak_everywhere(gw: Gateway) -> None:
     assert any(Q in m["l0"] and m["userId"] == "quinn" for m in memories)
 
 
-def _home(tmp_path: Path, fake: FakeOpenAI) -> Path:
-    home = tmp_path / "home"
+def _home(tmp_path: Path, fake: FakeOpenAI, kind: str = "plain") -> Path:
+    home = encrypted_homes.prepare(tmp_path / "home", kind)
     write_config(
         home,
         fake,
@@ -151,15 +154,16 @@ def _check_forgotten(home: Path, report: dict[str, Any]) -> None:
     assert {m["content"] for m in shown["messages"] if m.get("purged")} == {"[purged]"}
 
 
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
 def test_a_purge_while_the_gateway_runs_leaves_no_byte_of_the_person(
-    tmp_path: Path, fake: FakeOpenAI
+    tmp_path: Path, fake: FakeOpenAI, kind: str
 ) -> None:
-    home = _home(tmp_path, fake)
+    home = _home(tmp_path, fake, kind)
     with running_gateway(home) as gw:
         _speak_everywhere(gw)
         held = files_holding(home, P)
         assert any(f.startswith("agents/main/memory/memory.sqlite") for f in held)  # or its -wal
-        assert f"agents/main/chat/{history_name('pat')}" in held
+        assert f"agents/main/chat/{history_name('pat')}" in held or kind == "encrypted"
         assert any(f.startswith("agents/work/sessions/") for f in held)
         report = _purge(home)
         assert report["via"] == "gateway"

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from openclaw_cli.security.files import read_document, read_lines
 from tests.conftest import Result, run_cli
+from tests.encrypted_homes import KINDS, files_holding, prepare
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
 from tests.gateway_helpers import Gateway, echo_last_user, request, running_gateway, write_config
 
@@ -51,10 +53,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         yield gw
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Path:
-    """A home holding the two group conversations (built once; each test gets its own copy)."""
-    home = tmp_path_factory.mktemp("built") / "home"
+@pytest.fixture(scope="module", params=KINDS)
+def built(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI, request: pytest.FixtureRequest) -> Path:
+    """A home holding the two group conversations, plain and encrypted (built once each; each test gets
+    its own copy)."""
+    home = prepare(tmp_path_factory.mktemp("built") / "home", request.param)
     write_config(home, fake, session={"identityLinks": LINKS})
     _conversations(home)
     return home
@@ -94,7 +97,7 @@ def messages(home: Path, key: str) -> list[dict[str, Any]]:
 def context(home: Path, key: str) -> dict[str, Any]:
     session_id = ok(home, "session", "show", key, "--json").json()["meta"]["sessionId"]
     path = home / "agents" / "main" / "sessions" / session_id / "context.json"
-    return dict(json.loads(path.read_bytes()))
+    return dict(json.loads(read_document(path)))  # sealed in an encrypted home
 
 
 def purge(home: Path, user: str = "pat") -> Result:
@@ -145,7 +148,7 @@ def test_the_persons_lines_are_redacted_in_place_and_everyone_elses_are_kept(tal
                 }
             else:
                 assert new == old  # Q's words, their replies and who said them are intact
-    assert not any(P.encode() in path.read_bytes() for path in home.rglob("*") if path.is_file())
+    assert files_holding(home, P.encode()) == []  # on disk, and decrypted in an encrypted home
     assert "quinn" in ok(home, "session", "show", EARLY).stdout  # the text view reads it too
 
 
@@ -160,7 +163,7 @@ def test_a_summary_is_dropped_only_when_it_was_built_from_the_persons_messages(t
         / "sessions"
         / ok(home, "session", "show", EARLY, "--json").json()["meta"]["sessionId"]
     )
-    assert P in (early_dir / "summaries.jsonl").read_text(encoding="utf-8")
+    assert P.encode() in read_lines(early_dir / "summaries.jsonl")
     report = purge(home).json()
     assert report["summariesDropped"] == 2  # context.json's and the older one in summaries.jsonl
     assert context(home, EARLY) == {"summary": None, "summaryCheckpoint": None}

@@ -12,12 +12,13 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-import apsw
 import pytest
 
 from openclaw_cli.errors import StoreError
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.upkeep import backup, recovery
+from openclaw_cli.security.database import connect, is_plain_sqlite
+from tests import encrypted_homes
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import running_gateway, write_config
 from tests.memory_helpers import found_by_meaning
@@ -154,7 +155,11 @@ def _recover(db: Path, *, apply: bool = True) -> recovery.RecoverReport:
     return recovery.recover_file(db, datetime.now(UTC), apply=apply, embedder_factory=fake_factory())
 
 
-def test_a_damaged_history_page_loses_no_record_and_the_backup_refills_the_history(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_a_damaged_history_page_loses_no_record_and_the_backup_refills_the_history(
+    tmp_path: Path, kind: str
+) -> None:
+    encrypted_homes.prepare(tmp_path, kind)  # encrypted: the store, its backup and the salvage copy
     db = fake_store(tmp_path / "memory.sqlite", COUNT)
     assert backup.daily(db, 7, datetime.now(UTC).date()) is not None
     damage_middle_leaf(db, "history")
@@ -162,15 +167,19 @@ def test_a_damaged_history_page_loses_no_record_and_the_backup_refills_the_histo
     done = report.salvage
     assert done.salvaged == COUNT and not done.lost and not done.restored
     assert done.tables["history"].damaged and done.history_restored > 0
-    conn = apsw.Connection(str(db))
+    conn = connect(db)  # keyed in an encrypted home
     assert conn.execute("SELECT count(*) FROM history").fetchone()[0] == COUNT
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
 
 
-def test_a_file_that_does_not_open_at_all_comes_back_from_the_backup(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_a_file_that_does_not_open_at_all_comes_back_from_the_backup(tmp_path: Path, kind: str) -> None:
+    encrypted_homes.prepare(tmp_path, kind)  # encrypted: the store, its backup and the salvage copy
     db = fake_store(tmp_path / "memory.sqlite", 50)
-    assert backup.daily(db, 7, datetime.now(UTC).date()) is not None
+    assert is_plain_sqlite(db) == (kind == "plain")
+    made = backup.daily(db, 7, datetime.now(UTC).date())
+    assert made is not None and is_plain_sqlite(Path(made.path)) == (kind == "plain")  # encrypted too
     overwrite_page(db, 1)
     report = _recover(db)
     assert report.applied and report.salvage.salvaged == 0
@@ -181,7 +190,9 @@ def test_a_file_that_does_not_open_at_all_comes_back_from_the_backup(tmp_path: P
     store.close()
 
 
-def test_nothing_readable_and_no_backup_is_refused_and_nothing_is_changed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_nothing_readable_and_no_backup_is_refused_and_nothing_is_changed(tmp_path: Path, kind: str) -> None:
+    encrypted_homes.prepare(tmp_path, kind)
     db = fake_store(tmp_path / "memory.sqlite", 50)
     overwrite_page(db, 1)
     before = db.read_bytes()
@@ -191,7 +202,9 @@ def test_nothing_readable_and_no_backup_is_refused_and_nothing_is_changed(tmp_pa
     assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == listing
 
 
-def test_a_dry_run_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_a_dry_run_writes_nothing(tmp_path: Path, kind: str) -> None:
+    encrypted_homes.prepare(tmp_path, kind)
     db = fake_store(tmp_path / "memory.sqlite", COUNT)
     damage_middle_leaf(db)
     before = db.read_bytes()
@@ -199,22 +212,27 @@ def test_a_dry_run_writes_nothing(tmp_path: Path) -> None:
     assert not report.applied and report.salvage.salvaged >= 0.9 * COUNT
     assert db.read_bytes() == before
     # A reader of a WAL database opens its -wal and -shm; nothing else appears.
-    assert {p.name for p in tmp_path.iterdir()} <= {"memory.sqlite", "memory.sqlite-wal", "memory.sqlite-shm"}
+    made = {p.name for p in tmp_path.iterdir()} - {"security"}  # the key file of an encrypted home
+    assert made <= {"memory.sqlite", "memory.sqlite-wal", "memory.sqlite-shm"}
 
 
-def test_a_whole_database_is_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_a_whole_database_is_left_alone(tmp_path: Path, kind: str) -> None:
+    encrypted_homes.prepare(tmp_path, kind)
     db = fake_store(tmp_path / "memory.sqlite", 20)
     before = db.read_bytes()
     report = _recover(db)
     assert report.damage is None and not report.applied and db.read_bytes() == before
 
 
-def test_a_record_whose_overflow_page_is_damaged_is_the_only_one_lost(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_a_record_whose_overflow_page_is_damaged_is_the_only_one_lost(tmp_path: Path, kind: str) -> None:
+    encrypted_homes.prepare(tmp_path, kind)
     db = fake_store(tmp_path / "memory.sqlite", 40)
     store = MemoryStore.open(db, fake_factory())
     store.conn.execute("UPDATE records SET l2 = ? WHERE id = 'mem-020'", ("long transcript " * 2000,))
     store.close()
-    conn = apsw.Connection(str(db))
+    conn = connect(db)  # keyed in an encrypted home
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     overflow = [
         int(r[0])
@@ -228,7 +246,9 @@ def test_a_record_whose_overflow_page_is_damaged_is_the_only_one_lost(tmp_path: 
     assert report.salvage.salvaged == 39
 
 
-def test_when_the_id_index_is_damaged_too_the_history_names_the_lost(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", encrypted_homes.KINDS)
+def test_when_the_id_index_is_damaged_too_the_history_names_the_lost(tmp_path: Path, kind: str) -> None:
+    encrypted_homes.prepare(tmp_path, kind)
     db = fake_store(tmp_path / "memory.sqlite", COUNT)
     damage_middle_leaf(db, "sqlite_autoindex_records_1")
     damage_middle_leaf(db)

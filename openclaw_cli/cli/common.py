@@ -75,7 +75,7 @@ def set_state(home: Path | None, agent: str, verbose: bool) -> AppState:
     _state = AppState(home=Home(root, user_cache_root(env)), agent=agent, verbose=verbose, env=env)
     from openclaw_cli.cli import passphrase_edge  # an encrypted home's passphrase: asked for on first need
 
-    passphrase_edge.install(_state.env, lambda: list(state().settings.security.passphrase_sources), root)
+    passphrase_edge.install(_state.env, lambda: state().settings.security, root)
     return _state
 
 

@@ -54,3 +54,6 @@ def note_cmd(
 def register(app: typer.Typer) -> None:
     """Add the workspace commands to the `memory` group (cli/memory.py calls this once)."""
     app.command("note", epilog=NOTE_EPILOG)(note_cmd)
+    from openclaw_cli.cli import memory_notes  # notes show|edit: sealed (security.encryptWorkspace) or plain
+
+    memory_notes.register(app)

@@ -9,8 +9,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from openclaw_cli.config_models import SecuritySettings
 from openclaw_cli.security import unlocked
 from openclaw_cli.security.keyfile import PassphraseMissing
 from openclaw_cli.security.passphrase import ENV_NAME, SOURCES, Sources, keyring_getter, obtain
@@ -58,15 +62,44 @@ def _configures_sources(root: Path, env: Mapping[str, str]) -> bool:
     return False
 
 
-def install(env: Mapping[str, str], configured: Callable[[], list[str]], home: Path | None = None) -> None:
+def install(
+    env: Mapping[str, str], settings_of: Callable[[], SecuritySettings], home: Path | None = None
+) -> None:
     """Let core code ask for the passphrase of an encrypted home (the order from security.passphraseSources,
-    read only then: a plain home never loads the settings for it)."""
+    read only then: a plain home never loads the settings for it), and whether to seal workspace notes."""
 
     def provide(root: Path) -> str:
-        return obtain(root, sources(env, configured() if _configures_sources(root, env) else None))
+        order: list[str] | None = (
+            list(settings_of().passphrase_sources) if _configures_sources(root, env) else None
+        )
+        return obtain(root, sources(env, order))
 
+    def from_agent(root: Path) -> bytes | None:
+        from openclaw_cli.security.agent import key_from_agent  # socket & co: only for an encrypted home
+
+        return key_from_agent(run_dir(env, root), root)
+
+    def seal_workspace() -> bool:  # asked only when a workspace file of an encrypted home is written
+        return settings_of().encrypt_workspace
+
+    from openclaw_cli.security import workspace_file
+
+    workspace_file.set_policy(seal_workspace)
     unlocked.set_provider(provide)
+    unlocked.set_agent(from_agent)
     unlocked.set_default_home(home)
+
+
+def run_dir(env: Mapping[str, str], root: Path) -> Path:
+    """The key agents' socket directory: $XDG_RUNTIME_DIR/openclaw, else the home's run/ (agent.py)."""
+    from openclaw_cli.security.agent import runtime_dir
+
+    return runtime_dir(env.get("XDG_RUNTIME_DIR") or None, root)
+
+
+def agent_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The key agent's environment: this one without any passphrase (the agent gets the key on a pipe)."""
+    return {k: v for k, v in env.items() if "PASSPHRASE" not in k.upper()}
 
 
 def new_passphrase(env: Mapping[str, str], root: Path, *, also_current: bool = False) -> str:
@@ -93,10 +126,15 @@ def unlock_at_start(root: Path, env: Mapping[str, str], order: list[str]) -> str
     """For the gateway: ask for an encrypted home's passphrase once, before serving, and hold the key.
 
     Returns the passphrase (for `gateway start` to hand to its background process through the
-    environment, never argv), or None for a plain home."""
+    environment, never argv), or None for a plain home or one the key agent holds the key of."""
+    from openclaw_cli.security.agent import key_from_agent
     from openclaw_cli.security.keyfile import is_encrypted, read_keyfile, unwrap
 
     if not is_encrypted(root):
+        return None
+    lent = key_from_agent(run_dir(env, root), root)
+    if lent is not None:  # `security unlock`ed: a background gateway asks the agent the same way
+        unlocked.remember(root, lent)
         return None
     passphrase = obtain(root, sources(env, order))
     unlocked.remember(root, unwrap(read_keyfile(root), passphrase))

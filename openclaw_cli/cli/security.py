@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -14,7 +15,8 @@ if TYPE_CHECKING:
     from openclaw_cli.security.convert import Converted
 
 app = typer.Typer(
-    help="Encryption at rest: a passphrase-wrapped key encrypts the home's databases and session files.",
+    help="Encryption at rest: a passphrase-wrapped key encrypts the home's databases and session files; "
+    "unlock keeps the key in an agent for a while.",
     no_args_is_help=True,
     epilog="Examples:\n\n  openclaw security status\n\n  OPENCLAW_NEW_PASSPHRASE=... openclaw security init --yes\n\n"
     "  openclaw security rekey",
@@ -34,6 +36,14 @@ def _no_gateway() -> None:
         )
 
 
+def _workspaces() -> list[Path]:
+    """The main agent's workspace when configured outside the home (those inside are all found anyway)."""
+    from openclaw_cli.memory.workspace.files import workspace_dir
+
+    st = common.state()
+    return [workspace_dir(st.home, st.agent, st.settings.memory)]
+
+
 def _confirm(question: str) -> None:
     if not sys.stdin.isatty():
         raise UsageError(
@@ -51,7 +61,7 @@ def _render(done: Converted, what: str, as_json: bool, quiet: bool) -> None:
         return
     common.echo(
         f"{what}: {len(done.databases)} databases, {len(done.documents)} session documents, "
-        f"{len(done.transcripts)} JSONL files ({done.already} already done)"
+        f"{len(done.transcripts)} JSONL files, {len(done.workspace)} workspace notes ({done.already} already done)"
     )
 
 
@@ -83,16 +93,20 @@ def init_cmd(yes: YesOpt = False, as_json: JsonOpt = False, quiet: common.QuietO
         if not yes:
             _confirm(f"Encrypt {root}? Without the passphrase nothing in it can be read again.")
         passphrase = passphrase_edge.new_passphrase(st.env, root, also_current=True)
-    done = init_home(root, passphrase)
+    done = init_home(
+        root, passphrase, workspaces=_workspaces() if st.settings.security.encrypt_workspace else None
+    )
     _render(done, "encrypted", as_json, quiet)
 
 
 @app.command("status", epilog="Examples:\n\n  openclaw security status\n\n  openclaw security status --json")
 def status_cmd(as_json: JsonOpt = False) -> None:
     """Say whether this home is encrypted, with which cipher and KDF, and which files are still plain."""
+    from openclaw_cli.cli import passphrase_edge
     from openclaw_cli.security.status import home_status
 
-    result = home_status(common.state().home.root)
+    st = common.state()
+    result = home_status(st.home.root, passphrase_edge.run_dir(st.env, st.home.root))
     if as_json:
         common.emit_json(result)
         return
@@ -102,6 +116,10 @@ def status_cmd(as_json: JsonOpt = False) -> None:
         common.echo(f"databases: {result['databaseCipher']}")
         common.echo(f"files: {result['fileCipher']}")
         common.echo(f"kdf: {common.human(result['kdf'])}")
+        unlocked = result["unlockedUntil"]
+        common.echo(
+            f"unlocked: until {_until(unlocked)}" if unlocked else "unlocked: no (`openclaw security unlock`)"
+        )
     for kind, counts in result["files"].items():
         common.echo(f"{kind}: {counts['encrypted']} encrypted, {counts['plain']} plain")
     if result["interrupted"]:
@@ -150,5 +168,77 @@ def decrypt_cmd(yes: YesOpt = False, as_json: JsonOpt = False, quiet: common.Qui
     if not yes:
         _confirm(f"Decrypt {root}? Everything in it will be readable by anyone who reads the disk.")
     passphrase = obtain(root, passphrase_edge.sources(st.env, list(st.settings.security.passphrase_sources)))
-    done = decrypt_home(root, passphrase)
+    done = decrypt_home(root, passphrase, workspaces=_workspaces())
     _render(done, "decrypted", as_json, quiet)
+
+
+def _duration(text: str) -> float:
+    """`--for`: 90s, 15m, 2h, 1d, or a bare number of minutes."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text.lower())
+    seconds = (
+        float(match.group(1)) * {"s": 1, "m": 60, "": 60, "h": 3600, "d": 86400}[match.group(2)]
+        if match
+        else 0
+    )
+    if not 0 < seconds <= 7 * 86400:
+        raise UsageError(f"--for {text!r} is not a duration up to 7 days", hint="e.g. --for 90s, 15m, 2h, 1d")
+    return seconds
+
+
+def _until(expires: object) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(float(str(expires))).astimezone().isoformat(timespec="seconds")
+
+
+@app.command(
+    "unlock",
+    epilog="Examples:\n\n  openclaw security unlock\n\n  openclaw security unlock --for 2h\n\n"
+    "  OPENCLAW_PASSPHRASE=... openclaw security unlock --for 30m --json",
+)
+def unlock_cmd(
+    for_: Annotated[
+        str | None,
+        typer.Option(
+            "--for",
+            help="How long (90s, 15m, 2h, 1d; a bare number is minutes). Default security.unlockMinutes.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+    quiet: common.QuietOpt = False,
+) -> None:
+    """Keep this home's key in a key agent for a while, so commands need no passphrase and no KDF.
+
+    Like ssh-agent: a small process of yours holds the unwrapped data key in memory only, serves it on a
+    private Unix socket ($XDG_RUNTIME_DIR/openclaw/, else the home's run/; 0600, your uid only) and forgets
+    it at the expiry or at `openclaw security lock`. Running it again while unlocked extends the time.
+    Anyone who can run programs as you meanwhile can read the home, as with the passphrase in the environment.
+    """
+    from openclaw_cli.cli import passphrase_edge
+    from openclaw_cli.security.unlock import unlock_home
+
+    st = common.state()
+    ttl = _duration(for_) if for_ is not None else st.settings.security.unlock_minutes * 60
+    root = st.home.root
+    result = unlock_home(root, passphrase_edge.run_dir(st.env, root), ttl, passphrase_edge.agent_env(st.env))
+    if as_json:
+        common.emit_json(result)
+    elif not quiet:
+        common.echo(f"unlocked {root} until {_until(result['expires'])}")
+
+
+@app.command("lock", epilog="Examples:\n\n  openclaw security lock\n\n  openclaw security lock --json")
+def lock_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
+    """Make the key agent forget this home's key now: commands need the passphrase again."""
+    from openclaw_cli.cli import passphrase_edge
+    from openclaw_cli.security.unlock import lock_home
+
+    st = common.state()
+    root = st.home.root
+    was = lock_home(root, passphrase_edge.run_dir(st.env, root))
+    if as_json:
+        common.emit_json({"home": str(root), "wasUnlocked": was})
+    elif not quiet:
+        common.echo(f"locked {root}" if was else f"{root} was not unlocked")

@@ -97,7 +97,14 @@ def session_values() -> dict[str, Any]:
     for name in ("openclaw.json", "openclaw.toml"):  # both: a second file added must not hit the cache
         with contextlib.suppress(OSError):
             config += name.encode() + st.home.root.joinpath(name).read_bytes()
-    overrides = sorted((k.upper(), v) for k, v in st.env.items() if k.upper().startswith("OPENCLAW_"))
+    # Secrets are no settings: a fast hash of a passphrase written to disk would let anyone who reads the
+    # home test guesses without scrypt; and a passphrase given to one run and not the next (a key agent)
+    # must not make every other append reload the settings.
+    overrides = sorted(
+        (k.upper(), v)
+        for k, v in st.env.items()
+        if k.upper().startswith("OPENCLAW_") and not k.upper().endswith(("PASSPHRASE", "GATEWAY_TOKEN"))
+    )
     stamp = hashlib.sha256(json.dumps([config.hex(), overrides]).encode()).hexdigest()
     path = st.home.cache_dir / _SETTINGS_CACHE
     try:

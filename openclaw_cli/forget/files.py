@@ -67,6 +67,14 @@ def holds(path: Path, needles: list[bytes]) -> bool:
     """Whether the file's bytes contain a needle (read in chunks: a log may be large)."""
     if not needles:
         return False
+    from openclaw_cli.security import workspace_file
+
+    if workspace_file.is_sealed(path) and path.suffix == ".md":  # a sealed workspace note: its text
+        try:
+            text = workspace_file.read(path)
+        except OSError:
+            return False
+        return any(n in text for n in needles)
     overlap = max(len(n) for n in needles)
     tail = b""
     try:

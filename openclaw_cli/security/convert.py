@@ -53,6 +53,7 @@ class Converted:
     databases: list[str] = field(default_factory=list)
     documents: list[str] = field(default_factory=list)
     transcripts: list[str] = field(default_factory=list)
+    workspace: list[str] = field(default_factory=list)
     already: int = 0
 
     def to_dict(self) -> dict[str, object]:
@@ -60,6 +61,7 @@ class Converted:
             "databases": self.databases,
             "documents": self.documents,
             "jsonl": self.transcripts,
+            "workspace": self.workspace,
             "alreadyDone": self.already,
         }
 
@@ -221,6 +223,30 @@ def _is_done(kind: str, path: Path, seal: bool) -> bool:
     return records.is_sealed_file(path) == seal or path.stat().st_size == 0
 
 
+def workspace_dirs(root: Path, extra: list[Path]) -> list[Path]:
+    """Every agent's workspace in the home, and the configured ones outside it (`extra`)."""
+    found = sorted(p for p in (root / "agents").glob("*/workspace") if p.is_dir() and not p.is_symlink())
+    return found + [p for p in extra if p.is_dir() and p not in found]
+
+
+def _convert_workspace(
+    root: Path, key: bytes, seal: bool, dirs: list[Path], done: Converted, step: Step | None
+) -> None:
+    """security.encryptWorkspace: MEMORY.md, SHARED.md and the daily logs sealed (or opened) one by one."""
+    from openclaw_cli.security import workspace_file
+
+    for directory in dirs:
+        for path in workspace_file.files_under(directory):
+            if not workspace_file.convert(path, key, seal):
+                done.already += 1
+                continue
+            rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+            done.workspace.append(rel)
+            _log(root, "done", path=rel)
+            if step is not None:
+                step(path)
+
+
 def _run(root: Path, key: bytes, seal: bool, step: Step | None) -> Converted:
     done = Converted()
     _clean_leftovers(root)
@@ -248,8 +274,20 @@ def _run(root: Path, key: bytes, seal: bool, step: Step | None) -> Converted:
 # --- the commands' cores -----------------------------------------------------------------------------
 
 
-def init_home(root: Path, passphrase: str, *, kdf_n: int = SCRYPT_N, step: Step | None = None) -> Converted:
-    """Turn encryption on for the home at `root` (or finish a run that was cut short)."""
+def init_home(
+    root: Path,
+    passphrase: str,
+    *,
+    kdf_n: int = SCRYPT_N,
+    step: Step | None = None,
+    workspaces: list[Path] | None = None,
+) -> Converted:
+    """Turn encryption on for the home at `root` (or finish a run that was cut short). `workspaces`
+    (security.encryptWorkspace on): the configured workspaces outside the home, whose Markdown is sealed
+    with every workspace in the home; None leaves all workspace Markdown plain.
+
+    `kdf_n` is scrypt's cost: the CLI always uses SCRYPT_N; tests pass 2**10 for homes whose unwrap
+    they do not measure (the cost is stored in the key file, so every later unwrap uses it)."""
     ensure_private_dir(root)
     if is_encrypted(root):
         key = unwrap(read_keyfile(root), passphrase)  # a rerun: the same passphrase, the same key
@@ -258,17 +296,23 @@ def init_home(root: Path, passphrase: str, *, kdf_n: int = SCRYPT_N, step: Step 
         write_keyfile(root, wrap(key, passphrase, n=kdf_n))
     remember(root, key)
     done = _run(root, key, True, step)
+    if workspaces is not None:
+        _convert_workspace(root, key, True, workspace_dirs(root, workspaces), done, step)
     _log(root, "complete", mode="init")
     return done
 
 
-def decrypt_home(root: Path, passphrase: str, *, step: Step | None = None) -> Converted:
-    """Turn encryption off: every file back to plain, then the key file removed (last)."""
+def decrypt_home(
+    root: Path, passphrase: str, *, step: Step | None = None, workspaces: list[Path] | None = None
+) -> Converted:
+    """Turn encryption off: every file back to plain (sealed workspace Markdown too, in the home and in
+    `workspaces` outside it, whatever the setting), then the key file removed (last)."""
     if not is_encrypted(root):
         raise StoreError(f"the home {root} is not encrypted", hint="see `openclaw security status`")
     key = unwrap(read_keyfile(root), passphrase)
     remember(root, key)
     done = _run(root, key, False, step)
+    _convert_workspace(root, key, False, workspace_dirs(root, workspaces or []), done, step)
     key_path(root).unlink()
     fsync_dir(key_path(root).parent)
     _log(root, "complete", mode="decrypt")

@@ -87,9 +87,16 @@ class Sealer:
 
 
 def _aead(key: bytes) -> Any:
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    """AES-GCM from the compiled core of `cryptography`, which the public module re-exports: importing it
+    directly skips the public cipher modules' imports (~5-10 ms of a short process such as `session
+    append` on an encrypted home, measured). The public import stays the fallback."""
+    try:
+        from cryptography.hazmat.bindings._rust import openssl as rust_openssl
 
-    return AESGCM(key)
+        aesgcm = rust_openssl.aead.AESGCM
+    except (ImportError, AttributeError):
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM as aesgcm  # noqa: N813
+    return aesgcm(key)
 
 
 def _tampered(where: str, why: str) -> TamperedRecord:

@@ -2,8 +2,8 @@
 
 Threading the key through every function that opens a file would touch most of the code base; instead
 the one database opener (database.py) and the one file codec (records.py) ask here for the key of the
-home a path is in. The key is unwrapped on first need with a passphrase from the provider the CLI edge
-or the gateway installed, then kept in memory only, for the life of the process. So a command that
+home a path is in. The key comes on first need from the key agent (`security unlock`, agent.py) if one
+holds it, else is unwrapped with a passphrase from the provider the CLI edge or the gateway installed, then kept in memory only, for the life of the process. So a command that
 only talks to a running gateway never asks for a passphrase: it opens nothing.
 """
 
@@ -17,16 +17,25 @@ from openclaw_cli.security.keyfile import PassphraseMissing, is_encrypted, key_p
 
 # Gives the passphrase for the home at the given root, or raises PassphraseMissing.
 PassphraseProvider = Callable[[Path], str]
+# Gives the data key a key agent holds for the home at the given root (security unlock), or None.
+AgentLookup = Callable[[Path], bytes | None]
 
 _lock = threading.Lock()
 _keys: dict[Path, bytes] = {}
 _provider: PassphraseProvider | None = None
+_agent: AgentLookup | None = None
 _default_home: Path | None = None
 
 
 def set_provider(provider: PassphraseProvider | None) -> None:
     global _provider
     _provider = provider
+
+
+def set_agent(lookup: AgentLookup | None) -> None:
+    """Where to ask for a key before asking for a passphrase (the CLI edge knows the agent's socket)."""
+    global _agent
+    _agent = lookup
 
 
 def set_default_home(root: Path | None) -> None:
@@ -79,6 +88,10 @@ def key_for_home(root: Path) -> bytes:
         known = _keys.get(root)
         if known is not None:
             return known
+        lent = _agent(root) if _agent is not None else None
+        if lent is not None:
+            _keys[root] = lent
+            return lent
         if _provider is None:
             raise PassphraseMissing(
                 f"the home {root} is encrypted and this process has no passphrase for it",

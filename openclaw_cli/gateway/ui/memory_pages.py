@@ -191,7 +191,9 @@ async def workspace(ui: Ui, request: Request, session: UiSession) -> Response:
     if name is not None:
         if not WORKSPACE_FILE.match(name) or name not in files:  # never a path outside the workspace
             raise NotFound(f"no workspace file {name!r}", hint="pick one from the list")
-        lines = (root / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        from openclaw_cli.security import workspace_file  # plain or sealed, by the file's header
+
+        lines = workspace_file.read(root / name).decode("utf-8", errors="replace").splitlines()
     context = {"session": session, "files": files, "file": name, "lines": lines}
     return ui.page(request, "workspace.html", context)
 

@@ -3,6 +3,8 @@
 Layout: AGENTS.md (rules), SOUL.md (persona), USER.md (who the user is), MEMORY.md (curated long-term
 memory, loaded only in the owner's private session) and daily logs `memory/YYYY-MM-DD.md` (append-only).
 The files are the user's own: they are read, never rewritten, except that `memory note` appends to them.
+Every read and write goes through security/workspace_file.py, which seals them when
+`security.encryptWorkspace` is on in an encrypted home and reads either kind by its header.
 
 A file is read only when it resolves to a regular file inside the workspace: a symlink pointing elsewhere
 (e.g. `memory/x.md -> /etc/passwd`) is not followed, and a FIFO never blocks a read.
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openclaw_cli.errors import InvalidInput
-from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
+from openclaw_cli.fsutil import ensure_private_dir, fsync_dir
 from openclaw_cli.memory.store.records import SHARED_NOTES_FILE
 
 if TYPE_CHECKING:
@@ -111,11 +113,17 @@ def safe_path(root: Path, path: Path) -> Path:
 
 def read_bounded(root: Path, path: Path, limit: int) -> tuple[bytes, int]:
     """At most `limit` bytes of a safe workspace file, and its full size."""
+    from openclaw_cli.security import records, workspace_file
+
     resolved = safe_path(root, path)
     try:
         with resolved.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            return handle.read(limit), size
+            head = handle.read(limit)
+            if not records.is_sealed(head):
+                return head, size
+            text = workspace_file.text_of(head + handle.read(), path)  # sealed: its text, read whole
+            return text[:limit], len(text)
     except PermissionError as exc:
         raise UnsafeFile(f"{path} cannot be read: {exc.strerror}") from exc
 
@@ -148,32 +156,15 @@ def append_note(
     ensure_private_dir(path.parent)
     if path.is_symlink() or path.exists():
         safe_path(root, path)  # never append through a link out of the workspace
+    from openclaw_cli.security import workspace_file  # plain or sealed (security.encryptWorkspace)
+
     entry = _entry(body, now)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
-    try:
-        size = os.fstat(fd).st_size
-        newlines = _count_newlines(fd, size)
-        complete = size == 0 or os.pread(fd, 1, size - 1) == b"\n"
-        os.write(fd, (b"" if complete else b"\n") + entry.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    before = workspace_file.append(path, entry.encode("utf-8"))
     fsync_dir(path.parent)
-    return NoteWritten(path, name, newlines + (1 if complete else 2))
+    return NoteWritten(path, name, before.count(b"\n") + 1)
 
 
 def _entry(body: str, now: datetime) -> str:
     lines = body.splitlines()
     first = f"- {now.strftime('%H:%M')} {lines[0]}"
     return "\n".join([first, *(f"  {line}" for line in lines[1:])]) + "\n"
-
-
-def _count_newlines(fd: int, size: int) -> int:
-    count, offset = 0, 0
-    while offset < size:
-        block = os.pread(fd, 1 << 20, offset)
-        if not block:
-            break
-        count += block.count(b"\n")
-        offset += len(block)
-    return count

@@ -296,11 +296,13 @@ def _read(root: Path, state: FileState) -> tuple[bytes, str | None]:
 def _read_checked(root: Path, path: Path) -> bytes:
     """A link is read through its checked target; anything else with O_NOFOLLOW, so a file swapped for
     a link since it was listed fails instead of being followed."""
+    from openclaw_cli.security import workspace_file  # a sealed file's text (security.encryptWorkspace)
+
     if path.is_symlink():
-        return safe_path(root, path).read_bytes()
+        return workspace_file.read(safe_path(root, path))
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return workspace_file.text_of(handle.read(), path)
 
 
 def _remember(
