@@ -7,7 +7,7 @@ row's size in tokens are arrays, and the score is FTS5's formula (sqlite's fts5_
 operation in float64: the same values, and the same order where they tie (FTS5 visits rows by rowid, and
 SQLite's sorter keeps equal keys in the order they came).
 
-It is a copy of the FTS5 index at one state of the database (`KeywordCache` keys it like
+It is a copy of the FTS5 index at one state of the index (`KeywordCache`: sqlite/keyword_state.py; once like
 keyword.TermCounts). A stale copy is never used: FTS5 answers meanwhile, and the copy is built again on a
 thread with a connection of its own once REBUILD_AFTER searches in a row found the database unchanged (a
 process that writes between every chat turn's two searches keeps searching FTS5 and builds nothing). Rows are split into
