@@ -14,7 +14,13 @@ import pytest
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store.sqlite import keyword
 from openclaw_cli.memory.store.sqlite.connection import open_db
-from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache, KeywordMemory, Tokens
+from openclaw_cli.memory.store.sqlite.keyword_memory import (
+    REBUILD_AFTER,
+    REBUILD_ROWS_PER_SEARCH,
+    KeywordCache,
+    KeywordMemory,
+    Tokens,
+)
 from openclaw_cli.memory.store.sqlite.keyword_state import index_state
 from openclaw_cli.memory.store.vectors import VectorFilter
 from openclaw_cli.memory.text.analysis import query_terms
@@ -186,6 +192,34 @@ def test_the_index_state_moves_with_the_keyword_index_alone(db: Path) -> None:
     finally:
         conn.close()
         other.close()
+
+
+def test_a_larger_copy_waits_for_more_searches_before_it_is_built_again(tmp_path: Path) -> None:
+    """A stale copy of n rows is built again once n // REBUILD_ROWS_PER_SEARCH searches (at least
+    REBUILD_AFTER) saw one state: a build costs more the more rows it reads."""
+    path = tmp_path / "memory.sqlite"
+    conn = open_db(path)
+    with conn:
+        for rowid in range(1, 97):
+            keyword.write_row(conn, rowid, f"tea note number {rowid}", None)
+    cache = KeywordCache(_reader(path))
+    try:
+        cache.ranked(conn, index_state(conn), ["tea"], 10)  # the first copy: at once
+        cache.wait()
+        with conn:
+            keyword.write_row(conn, 97, "green tea", None)
+        changed = index_state(conn)
+        wanted = max(REBUILD_AFTER, 96 // REBUILD_ROWS_PER_SEARCH)
+        assert wanted > REBUILD_AFTER
+        for _ in range(wanted - 1):
+            assert cache.ranked(conn, changed, ["tea"], 10) is None
+            assert not cache.building
+        assert cache.ranked(conn, changed, ["tea"], 10) is None  # this one starts the build
+        cache.wait()
+        assert cache.ranked(conn, changed, ["tea"], 10) == keyword.bm25_candidates(conn, ["tea"], PLAIN, 10)
+    finally:
+        cache.close()
+        conn.close()
 
 
 def test_another_connections_commit_makes_the_copy_stale(db: Path) -> None:
