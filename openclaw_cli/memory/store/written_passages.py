@@ -13,10 +13,10 @@ would only churn it. `forget` empties it (memory/cached_words.py: a purge or a d
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-from openclaw_cli.memory.passage_memo import PassageMemo
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,13 +26,29 @@ if TYPE_CHECKING:
 MEMO_SIZE = 256  # texts: 256 x 896 float32, under 1 MB
 SMALL_WRITE = 8
 
-_memo = PassageMemo(MEMO_SIZE)
+# (the embedder's identity, the text) -> its vector; least recently used out first
+_kept: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_lock = threading.Lock()
 
 
-def embed(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """`embedder.embed_passages(texts)`; kept texts are not embedded again."""
-    return _memo.embed(embedder, texts)
+def embed(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """`embedder.embed_passages(texts)`, as a list of vectors; kept texts are not embedded again."""
+    identity = embedder.identity
+    model = f"{identity.provider}:{identity.model}:{identity.dimensions}"
+    with _lock:
+        found = {text: _kept[(model, text)] for text in texts if (model, text) in _kept}
+    missing = [text for text in dict.fromkeys(texts) if text not in found]
+    if missing:
+        found.update(zip(missing, embedder.embed_passages(missing), strict=True))
+    with _lock:
+        for text in dict.fromkeys(texts):
+            _kept[(model, text)] = found[text]
+            _kept.move_to_end((model, text))
+        while len(_kept) > MEMO_SIZE:
+            _kept.popitem(last=False)
+    return [found[text].copy() for text in texts]  # a caller may scale its own copy in place
 
 
 def forget() -> None:
-    _memo.forget()
+    with _lock:
+        _kept.clear()
