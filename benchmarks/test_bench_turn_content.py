@@ -27,6 +27,15 @@ shared 2-core machine (the issue's figures were at load 1.4-2), medians this / b
 Far above the goals in absolute terms at that load; what is left of the injection is mostly the query
 expansion's model call for a weak new message, the two searches' own work and the reload of the warm
 vectors after a "remember this" write.
+
+Measured 2026-12-08 against the tree before this second round (6ec5274), same run, load 9.6-11.7, both
+gateways past their first word warm-up pass (`_words_warmed`), medians this / baseline:
+- new messages: turn 94.5 / 99.8 ms (0.95), injection 45.0 / 53.7 ms (0.84);
+- repeated: turn 35.3 / 56.6 ms (0.62), injection 9.2 / 19.0 ms (0.48), remember-now 4.1 / 8.1 ms;
+- near-repeats: turn 80.3 / 126.9 ms (0.63), injection 26.4 / 51.6 ms (0.51), remember-now 9.1 / 21.8 ms;
+- 10 clients: 24.1 / 14.8 turns/s (1.63); RSS growth 6.7 / 29.6 MB per 1,000 turns.
+A new message's injection is now mostly the query expansion's model call (the in-process block without
+it: ~23 ms CPU at this load) and the two searches; repeated and near-repeated messages cost less than new.
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ from openclaw_cli.claims import claimed_person
 from openclaw_cli.config import Settings
 from tests.conftest import run_cli
 from tests.evalset import load_jsonl
-from tests.gateway_helpers import Gateway, http_json, start_gateway, write_config
+from tests.gateway_helpers import Gateway, http_json, request, start_gateway, write_config
 
 MEMORIES = 2000
 PEER = "bench"  # the /v1 `user`
@@ -101,7 +110,23 @@ def _gateway(home: Path, tree: str | None) -> Gateway:
         time.sleep(0.05)
     for n in range(3):  # not measured: the first turns load the models and the vectors
         _post(gateway.http, "/v1/chat/completions", _body(f"warm up {n}: the plants"), gateway.token)
+    _words_warmed(gateway)
     return gateway
+
+
+def _words_warmed(gateway: Gateway) -> None:
+    """Wait for the gateway's first pass over the store's words (search/word_warmup.py; ~9 s at 2,000
+    memories, load 10): it runs only between turns, so turns sent back to back from the start embedded
+    the words of their candidates themselves, and the first figures measured a gateway a few seconds old
+    rather than a running one."""
+    deadline = time.monotonic() + 300
+    while True:
+        with gateway.ws() as conn:
+            warmed = request(conn, "status", {})["payload"].get("wordWarmUp") or {}
+        if warmed.get("passes", 0) >= 1 or warmed.get("failed"):
+            return
+        assert time.monotonic() < deadline, f"the word warm-up never finished a pass: {warmed}"
+        time.sleep(0.5)
 
 
 def _body(text: str) -> dict[str, Any]:

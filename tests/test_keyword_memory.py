@@ -14,7 +14,14 @@ import pytest
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store.sqlite import keyword
 from openclaw_cli.memory.store.sqlite.connection import open_db
-from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache, KeywordMemory, Tokens
+from openclaw_cli.memory.store.sqlite.keyword_memory import (
+    REBUILD_AFTER,
+    REBUILD_ROWS_PER_SEARCH,
+    KeywordCache,
+    KeywordMemory,
+    Tokens,
+)
+from openclaw_cli.memory.store.sqlite.keyword_state import index_state
 from openclaw_cli.memory.store.vectors import VectorFilter
 from openclaw_cli.memory.text.analysis import query_terms
 from tests.memory_helpers import add, service_for
@@ -162,6 +169,59 @@ def test_the_cache_answers_only_for_the_state_it_was_built_at(db: Path) -> None:
         conn.close()
 
 
+def test_the_index_state_moves_with_the_keyword_index_alone(db: Path) -> None:
+    """index_state (the copy's key): any connection's change to the index moves it, another table's
+    write does not, and inside a transaction (own changes not yet in FTS5's structure) it is never a
+    committed state's."""
+    conn, other = open_db(db), open_db(db)
+    try:
+        key, before = index_state(conn), keyword.state(conn)
+        with other:  # a write beside the index, as a turn's FSRS reviews are
+            other.execute("INSERT INTO meta(key, value) VALUES ('probe', '1')")
+        assert keyword.state(conn) != before
+        assert index_state(conn) == key
+        with conn:
+            keyword.write_row(conn, 41, "black tea", None)
+            inside = index_state(conn)
+            assert inside != key
+        after = index_state(conn)
+        assert after not in (key, inside)
+        with other:
+            keyword.delete_row(other, 41)
+        assert index_state(conn) not in (key, inside, after)
+    finally:
+        conn.close()
+        other.close()
+
+
+def test_a_larger_copy_waits_for_more_searches_before_it_is_built_again(tmp_path: Path) -> None:
+    """A stale copy of n rows is built again once n // REBUILD_ROWS_PER_SEARCH searches (at least
+    REBUILD_AFTER) saw one state: a build costs more the more rows it reads."""
+    path = tmp_path / "memory.sqlite"
+    conn = open_db(path)
+    with conn:
+        for rowid in range(1, 97):
+            keyword.write_row(conn, rowid, f"tea note number {rowid}", None)
+    cache = KeywordCache(_reader(path))
+    try:
+        cache.ranked(conn, index_state(conn), ["tea"], 10)  # the first copy: at once
+        cache.wait()
+        with conn:
+            keyword.write_row(conn, 97, "green tea", None)
+        changed = index_state(conn)
+        wanted = max(REBUILD_AFTER, 96 // REBUILD_ROWS_PER_SEARCH)
+        assert wanted > REBUILD_AFTER
+        for _ in range(wanted - 1):
+            assert cache.ranked(conn, changed, ["tea"], 10) is None
+            assert not cache.building
+        assert cache.ranked(conn, changed, ["tea"], 10) is None  # this one starts the build
+        cache.wait()
+        assert cache.ranked(conn, changed, ["tea"], 10) == keyword.bm25_candidates(conn, ["tea"], PLAIN, 10)
+    finally:
+        cache.close()
+        conn.close()
+
+
 def test_another_connections_commit_makes_the_copy_stale(db: Path) -> None:
     conn, other = open_db(db), open_db(db)
     cache = KeywordCache(_reader(db))
@@ -272,11 +332,16 @@ def test_a_warm_service_answers_as_a_fresh_one_before_and_after_a_write(tmp_path
         assert cache is not None
 
         def copy_answers() -> bool:
-            return cache.ranked(storage.conn, keyword.state(storage.conn), ["tea"], 5) is not None
+            return cache.ranked(storage.conn, index_state(storage.conn), ["tea"], 5) is not None
 
         cache.wait()
         same_answers()
         assert copy_answers()
+        # A turn's FSRS reviews write to the database but not to the keyword index: the copy stays usable.
+        shown = [hit.record.id for hit in warm.search(SearchRequest("tea", k=3), now).hits]
+        assert shown and warm.record_hits(shown, now) == shown
+        assert copy_answers()
+        same_answers()
         add(warm, "Maya switched from oolong tea to matcha in November.")
         assert not copy_answers()
         same_answers()  # the first two searches after the write start nothing; the third builds again

@@ -4,6 +4,7 @@ and the history that fits what is left of the context window.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,8 +72,13 @@ def to_chat_message(message: dict[str, Any], *, group: bool = False) -> dict[str
 
 def history_budget(context_tokens: int, system: str, tools: Sequence[dict[str, Any]]) -> int:
     """Tokens left for summary + history once the reply, system prompt and tool schemas are counted."""
-    fixed = count_tokens(system) + (count_tokens(json.dumps(list(tools))) if tools else 0)
+    fixed = _fixed_tokens(system) + (_fixed_tokens(json.dumps(list(tools))) if tools else 0)
     return max(0, context_tokens - reply_reserve(context_tokens) - fixed)
+
+
+# A turn counts its system prompt twice (the compaction check, then the first round) and the same tool
+# schemas every turn: ~1 ms of tiktoken each at 2,000 memories' prompts, kept for the few texts in use.
+_fixed_tokens = functools.lru_cache(maxsize=16)(count_tokens)
 
 
 def assemble(

@@ -1,9 +1,11 @@
 """Forgetting the words that caches keep, with the memories they came from.
 
-A purge or a delete forgets memories, but three caches may still hold their words:
+A purge or a delete forgets memories, but these caches may still hold their words:
 - the home's word tables (embedding/word_table.py);
 - this process's cached word vectors (search/neighbours.py);
-- the model's kept phrasings of questions (query_expansion.py).
+- the model's kept phrasings of questions (query_expansion.py);
+- this process's vectors of queries (search/query_memo.py) and of texts lately written
+  (store/written_passages.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Pat
         ("openclaw_cli.memory.search.neighbours", "forget_cached_words"),
         ("openclaw_cli.memory.search.query_memo", "forget"),
         ("openclaw_cli.memory.query_expansion", "clear_cache"),
+        ("openclaw_cli.memory.store.written_passages", "forget"),
     ):
         # A module another thread is still importing (a gateway's turn) is in sys.modules half made,
         # without the function yet: it has cached nothing, so there is nothing to forget.

@@ -9,6 +9,7 @@ Rust" said three months ago). Insights come before facts that scored the same, a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -60,6 +61,11 @@ _TEMPLATES: dict[BlockLanguage, dict[str, Any]] = {
         },
     },
 }
+
+# Token counts kept per text: a person's memories come back turn after turn, each line counted again
+# (~20 tiktoken calls a turn), and the whole block is counted twice (render_block, then the block).
+LINE_COST_CACHE = 2048
+BLOCK_COST_CACHE = 8
 
 _LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 _HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -123,7 +129,7 @@ def build_memory_block(
         rank = {hit.record.id: index for index, hit in enumerate(hits)}
         with lock or nullcontext():
             service.record_hits(sorted(chosen, key=lambda record_id: rank.get(record_id, len(rank))), moment)
-    return MemoryBlock(text, chosen, count_tokens(text), language, search_text, warnings)
+    return MemoryBlock(text, chosen, _block_tokens(text), language, search_text, warnings)
 
 
 def recall(
@@ -263,7 +269,7 @@ def render_block(
     template = _TEMPLATES[language]
     head = f"{template['heading']}\n\n{template['intro']}\n"
     budget = settings.memory_max_tokens
-    used = count_tokens(head)
+    used = _line_tokens(head)
     if used > budget:
         return "", []
     lines: list[str] = []
@@ -272,17 +278,27 @@ def render_block(
         options = [_memory_line(hit, template, expand=True)] if rank < settings.expand_top else []
         options.append(_memory_line(hit, template, expand=False))
         for option in dict.fromkeys(options):
-            cost = count_tokens("\n" + option)
+            cost = _line_tokens("\n" + option)
             if used + cost <= budget:
                 lines.append(option)
                 chosen.append(hit.record.id)
                 used += cost
                 break
     # Pieces counted apart can merge into fewer or more tokens together: check the whole, trim if over.
-    while lines and count_tokens(_join(head, lines)) > budget:
+    while lines and _block_tokens(_join(head, lines)) > budget:
         lines.pop()
         chosen.pop()
     return (_join(head, lines), chosen) if lines else ("", [])
+
+
+@functools.lru_cache(maxsize=LINE_COST_CACHE)
+def _line_tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+@functools.lru_cache(maxsize=BLOCK_COST_CACHE)
+def _block_tokens(text: str) -> int:
+    return count_tokens(text)
 
 
 def _join(head: str, lines: Sequence[str]) -> str:

@@ -239,7 +239,12 @@ class MemoryService:
         reviewed: list[str] = []
         # Consecutive hits in one database are reviewed in one transaction (one commit per hit cost a turn
         # ~20 commits, issue 54); each keeps its own rank, as when reviewed one by one.
-        located = [(rank, record_id, self._find(record_id)) for rank, record_id in enumerate(record_ids)]
+        # The databases are listed once for the turn, not once per hit (each listing stats their files).
+        stores = list(self.existing_stores())
+        located = [
+            (rank, record_id, next((s for s in stores if s.exists(record_id)), None))
+            for rank, record_id in enumerate(record_ids)
+        ]
         for store, run in groupby(located, key=lambda hit: hit[2]):
             hits = list(run)
             if store is not None:  # None: gone from every database, tombstone included

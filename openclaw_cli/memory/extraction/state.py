@@ -76,6 +76,7 @@ def read_state(session_dir: Path) -> ExtractionState:
     return ExtractionState(max(checkpoint, 0), remembered, runs)
 
 
-def write_state(session_dir: Path, state: ExtractionState, now: datetime) -> None:
+def write_state(session_dir: Path, state: ExtractionState, now: datetime, *, durable: bool = True) -> None:
+    """`durable=False`: replaced atomically but not synced to disk (a power cut may keep the older file)."""
     state.runs = state.recent_runs(now)
-    atomic_write_json(state_path(session_dir), state.to_dict())
+    atomic_write_json(state_path(session_dir), state.to_dict(), durable=durable)

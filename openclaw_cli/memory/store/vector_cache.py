@@ -9,6 +9,8 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openclaw_cli.memory.store import written_passages
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -47,7 +49,7 @@ def embed_cached(storage: MemoryStorage, embedder: Embedder, texts: Sequence[str
 
     Computed vectors are cached by storing them: the caller writes them to the vector index.
     """
-    return embed_cached_later(storage, embedder, texts, lambda compute: compute)()
+    return embed_cached_later(storage, embedder, texts, lambda compute: compute, kept=True)()
 
 
 def embed_cached_later(
@@ -55,16 +57,23 @@ def embed_cached_later(
     embedder: Embedder,
     texts: Sequence[str],
     start: Callable[[Callable[[], Any]], Callable[[], Any]],
+    *,
+    kept: bool = False,
 ) -> Callable[[], list[np.ndarray]]:
     """embed_cached in two steps: the stored vectors are read now, in the caller's thread (the storage's);
     `start(compute)` starts embedding the others (on a worker thread, for an import that writes the batch
     before meanwhile) and gives back how to wait for them. Call the result for the vectors; the
-    embedder's errors are raised there."""
+    embedder's errors are raised there. `kept`: a small write's texts go through the memo of texts
+    written lately (written_passages.py)."""
     key = embedder_key(embedder.identity.to_dict())
     hashes = [passage_hash(t) for t in texts]
     found = cached_vectors(storage, key, hashes)
     missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
-    computing = start(lambda: embedder.embed_passages([t for _, t in missing])) if missing else None
+    wanted = [t for _, t in missing]
+    if kept and len(texts) <= written_passages.SMALL_WRITE:
+        computing = start(lambda: written_passages.embed(embedder, wanted)) if missing else None
+    else:
+        computing = start(lambda: embedder.embed_passages(wanted)) if missing else None
 
     def vectors() -> list[np.ndarray]:
         if computing is not None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store import vector_codec as codec
+from openclaw_cli.memory.store.dot_memo import DotMemo
 from openclaw_cli.memory.store.int8_scan import Int8Scan
 from openclaw_cli.memory.store.leg_scan import agreement, leg_disagreements
 from openclaw_cli.memory.store.protocol import StoredRows
@@ -74,6 +75,7 @@ class VectorMatrix:
         self._codes: dict[str, tuple[dict[str, int], np.ndarray]] | None = None
         self._storage: MemoryStorage | None = None  # where filter columns are read when the rows lack them
         self._positions: dict[int, int] | None = None
+        self._memo = DotMemo()  # the last full scan's products: a turn's second search reuses them
 
     def refresh(self, storage: MemoryStorage) -> None:
         self._storage = storage
@@ -102,6 +104,7 @@ class VectorMatrix:
             }
         count = len(self._rowids)
         self._matrix = self._rows8 = self._signs = self._int8 = None
+        self._memo = DotMemo()
         if fmt.is_int8:
             self._load_int8(block.view(np.int8), count, fmt)
         elif count:
@@ -174,7 +177,9 @@ class VectorMatrix:
         mask = self._mask(where)
         used = [any(factors[n] != 0 for factors in scalings) for n in range(len(legs))]
         if self._signs is None:  # every row scored: once per leg, shared by the weightings
-            dots = self._leg_dots(query, legs, used, None)
+            dots = self._memo.scan(
+                self._rows8, query, legs, used, lambda: self._leg_dots(query, legs, used, None)
+            )
             everything = np.arange(len(self._rowids))
             return [self._top(everything, self._scores(dots, factors, mask), k) for factors in scalings]
         pools = self._scaled_sign_pools(query, legs, scalings, self._pool_size(k), mask)

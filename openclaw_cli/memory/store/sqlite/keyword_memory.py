@@ -7,7 +7,7 @@ row's size in tokens are arrays, and the score is FTS5's formula (sqlite's fts5_
 operation in float64: the same values, and the same order where they tie (FTS5 visits rows by rowid, and
 SQLite's sorter keeps equal keys in the order they came).
 
-It is a copy of the FTS5 index at one state of the database (`KeywordCache` keys it like
+It is a copy of the FTS5 index at one state of the index (`KeywordCache`: sqlite/keyword_state.py; once like
 keyword.TermCounts). A stale copy is never used: FTS5 answers meanwhile, and the copy is built again on a
 thread with a connection of its own once REBUILD_AFTER searches in a row found the database unchanged (a
 process that writes between every chat turn's two searches keeps searching FTS5 and builds nothing). Rows are split into
@@ -32,6 +32,10 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants
 COLUMN_WEIGHTS = (1.0, 0.4)  # l0, l1: the weights bm25_candidates passes to bm25()
 SEEN_LIMIT = 100_000  # terms whose tokens a Tokens keeps
 REBUILD_AFTER = 3  # searches in a row at one database state before a stale copy is built again
+# ... and at least a 16th of the copy's rows: a build costs ~25 us of CPU a row (51 ms at 2,000) and saves a
+# search ~0.14 ms there, so a gateway whose "remember this" changed the index every few turns spent ~6 ms of
+# CPU a turn (10 clients) on copies that went stale again before they paid for themselves.
+REBUILD_ROWS_PER_SEARCH = 16
 
 
 class Tokens:
@@ -76,6 +80,10 @@ class KeywordMemory:
         # Each row's k1 * (1 - b + b * D / avgdl), the part of the formula a query does not change.
         self._norm = K1 * (1 - B + B * lengths / avgdl)
         self._scratch = threading.local()  # _buffers
+
+    @property
+    def rows(self) -> int:
+        return len(self._rowids)
 
     def document_counts(self, terms: Sequence[str], tokens: Tokens) -> dict[str, int] | None:
         """keyword.document_counts from the postings: each term's count of rows holding it, for the terms
@@ -314,7 +322,12 @@ class KeywordCache:
         # competed with the next turn for the CPU and was stale before any search could read it.
         with self._lock:  # searches on several threads start one build
             self._seen = self._seen + 1 if key == self._last_key else 1
-            wanted = self._index is None and self._last_key is None or self._seen >= REBUILD_AFTER
+            held = 0 if self._index is None else self._index.rows
+            wanted = (
+                self._index is None
+                and self._last_key is None
+                or self._seen >= max(REBUILD_AFTER, held // REBUILD_ROWS_PER_SEARCH)
+            )
             self._last_key = key
             if wanted and key != self._failed and not self.building:
                 self._builder = threading.Thread(

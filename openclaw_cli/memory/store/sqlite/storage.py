@@ -25,6 +25,7 @@ from openclaw_cli.memory.store.records import MemoryRecord, iso
 from openclaw_cli.memory.store.shared_storage import SharedStorage
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
 from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache
+from openclaw_cli.memory.store.sqlite.keyword_state import index_state
 from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
 from openclaw_cli.memory.store.statements import SQLITE
 from openclaw_cli.memory.store.vector_codec import VectorFormat
@@ -191,7 +192,7 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
         cache = self._in_memory
         if cache is None:
             return keyword.bm25_candidates(self.conn, terms, where, pool)
-        key = keyword.state(self.conn)
+        key = index_state(self.conn)
         return keyword.bm25_candidates(
             self.conn, terms, where, pool, lambda wanted, fetch: cache.ranked(self.conn, key, wanted, fetch)
         )
@@ -204,7 +205,7 @@ class SqliteStorage(SharedStorage, SqliteStoreRows):
 
     def document_counts(self, terms: Sequence[str]) -> dict[str, int]:
         cache = self._in_memory
-        found = None if cache is None else cache.document_counts(self.conn, keyword.state(self.conn), terms)
+        found = None if cache is None else cache.document_counts(self.conn, index_state(self.conn), terms)
         return found if found is not None else self._terms.counts(self.conn, terms)
 
     def store_size(self) -> int:
