@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import compileall
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,7 +131,13 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> Result:
-    """Run `python -m openclaw_cli ARGS` as a real process with OPENCLAW_HOME=home."""
+    """Run `python -m openclaw_cli ARGS` as a real process with OPENCLAW_HOME=home (in this process
+    instead, in a CLI_IN_PROCESS module's tests, for the commands tests/inprocess.py allows)."""
+    if _in_process:
+        from tests.inprocess import is_safe, run_in_process
+
+        if is_safe(args):
+            return run_in_process(home, *args, input=input, env=env)
     full_env = base_env(home)
     if env:
         full_env.update(env)
@@ -173,6 +181,33 @@ def cli(home: Path):  # type: ignore[no-untyped-def]
         return run_cli(home, *args, **kwargs)
 
     return _run
+
+
+# In a module that sets `CLI_IN_PROCESS = True`, run_cli runs the commands tests/inprocess.py knows to be
+# safe there in the test process (the same entry point, without a process's start-up and model loads),
+# during its tests' calls; tests marked `real_process` and module-scoped fixtures keep real processes.
+_in_process = False
+
+
+@contextlib.contextmanager
+def commands_in_process() -> Iterator[None]:
+    """run_cli as in a CLI_IN_PROCESS module's tests, for the block (e.g. a module fixture's many writes)."""
+    global _in_process
+    saved, _in_process = _in_process, True
+    try:
+        yield
+    finally:
+        _in_process = saved
+
+
+@pytest.fixture(autouse=True)
+def _cli_in_process(request: pytest.FixtureRequest) -> Any:
+    global _in_process
+    _in_process = bool(getattr(request.module, "CLI_IN_PROCESS", False)) and (
+        request.node.get_closest_marker("real_process") is None
+    )
+    yield
+    _in_process = False
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,11 @@ from tests.salvage_helpers import (
     overwrite_page,
 )
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 TODAY = date(2026, 5, 10)
 
 

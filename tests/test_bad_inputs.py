@@ -19,6 +19,10 @@ from tests.bad_input_helpers import KEY, Case, check_case, seed_home
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 
+# The memory commands run in this process (tests/inprocess.py): these tests are about what a command says
+# and what it leaves stored; tests/test_memory_cli.py and the other modules keep real processes for them.
+CLI_IN_PROCESS = True
+
 BAD = os.fsdecode(b"\xff")  # subprocess encodes it back to the raw byte (surrogateescape)
 DEEP_CONFIG = '{"a":' * 3000 + "1" + "}" * 3000
 BAD_FSYNC = '{session: {fsync: "bogus"}}'

@@ -15,6 +15,11 @@ import pytest
 from tests.bad_input_helpers import KEY, Case, check_case, seed_home, snapshot
 from tests.conftest import run_cli
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 LONE = "\\ud800"  # as JSON spells it: the parsed string holds U+D800 alone
 SAYS_LONE = "lone surrogate \\ud800"
 ENCODED_SURROGATE = b"a \xed\xa0\x80 b"  # U+D800 encoded as if it were a character: not UTF-8

@@ -31,6 +31,11 @@ from openclaw_cli.memory.store.sqlite.storage import BULK_CACHE_KIB
 from tests.conftest import run_cli
 from tests.memory_helpers import service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 TEXTS = [f"the user keeps note {n} about the garden shed" for n in range(10)]
 
 

@@ -11,6 +11,10 @@ from openclaw_cli.errors import InvalidInput
 from openclaw_cli.paths import Home, validate_name
 from tests.conftest import Result
 
+# Every command's --help runs in this process (tests/inprocess.py: the same entry point, without ~80
+# processes' start-ups); `-h` and the version, usage-error and agent tests keep real processes.
+CLI_IN_PROCESS = True
+
 
 def _command_paths() -> list[tuple[str, ...]]:
     """Every command and group in the live tree, e.g. (), ("config",), ("config", "set")."""
@@ -73,6 +77,7 @@ def test_help_has_an_examples_section(cli, path: tuple[str, ...]) -> None:
     _no_traceback(result)
 
 
+@pytest.mark.real_process
 def test_short_help_option_works(cli) -> None:
     result = cli("config", "-h")
     assert result.returncode == 0

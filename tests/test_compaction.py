@@ -23,6 +23,11 @@ from tests import agent_helpers
 from tests.agent_helpers import WindowedFakeOpenAI, chat_settings, config_env, tool_call, turn
 from tests.conftest import run_cli
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 KEY = "agent:main:main"
 
 # The fake model server that enforces a context window, and the scripted model behind it (agent_helpers).

@@ -3,7 +3,8 @@ every write path. Each case (tests/changed_values.py: passport, phone and card n
 longer likes", 3 pm / 4 pm, ¥300 / ¥3000, Lin / Lan, in English and Chinese) is written old value first,
 then new, through the write path in process (with no judge, and with a judge that calls everything "the
 same"), the agent's memory_add tool, "remember that" in a chat turn, extraction with a fake model on
-loopback, and (real processes) `memory add`, `memory add --batch` and `memory import`. A profile fact
+loopback, `memory add` (the CLI's entry point, in this process for the 40 writes of the cases; real
+processes for the passport case), and (real processes) `memory add --batch` and `memory import`. A profile fact
 ends with the new value and a history row holding the old one; anything else keeps both. Whatever is
 not stored says what it matched (id and words) and why.
 """
@@ -21,7 +22,7 @@ from openclaw_cli.memory.writing.candidate import Candidate, WriteOutcome
 from openclaw_cli.memory.writing.write_path import write_memories
 from tests import fake_openai as fake_server
 from tests.changed_values import CHANGES, IDS, Change, expected_live
-from tests.conftest import run_cli
+from tests.conftest import commands_in_process, run_cli
 from tests.extract_support import World, memory, reply, settings_for
 from tests.memory_helpers import FixedJudge, service_for
 
@@ -204,20 +205,23 @@ def test_extraction_with_a_model_keeps_the_new_value(
         world.close()
 
 
-# ------------------------------------------------------------------------------ the CLI, real processes
+# ------------------------------------------------------------------------------ the CLI
 
 
 @pytest.fixture(scope="module")
 def cli_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Every case through `openclaw memory add TEXT --user U -c CATEGORY`, old value then new."""
+    """Every case through `openclaw memory add TEXT --user U -c CATEGORY`, old value then new: the CLI's
+    entry point in this process (tests/inprocess.py), 40 commands; the passport test below, the batch
+    and the import paths run real processes."""
     home = tmp_path_factory.mktemp("cli") / "home"
     outputs: dict[str, list[Any]] = {}
-    for change in CHANGES:
-        user = f"{change.name}-cli"
-        outputs[change.name] = [
-            run_cli(home, "memory", "add", text, "--user", user, "-c", change.category)
-            for text in (change.old, change.new)
-        ]
+    with commands_in_process():
+        for change in CHANGES:
+            user = f"{change.name}-cli"
+            outputs[change.name] = [
+                run_cli(home, "memory", "add", text, "--user", user, "-c", change.category)
+                for text in (change.old, change.new)
+            ]
     listed = run_cli(home, "memory", "list", "--json", "--limit", "1000")
     assert listed.returncode == 0, listed.stderr
     return {"home": home, "outputs": outputs, "records": listed.json()}

@@ -6,6 +6,11 @@ import json
 
 from tests.conftest import Result
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 
 def _ids(cli) -> list[str]:  # type: ignore[no-untyped-def]
     return [r["id"] for r in cli("memory", "list", "--json").json()]

@@ -30,6 +30,11 @@ from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 PERSONS = ("alice", "bob", "carol")
 OWNER = "olga"
 PEERS = {"alice": "100", "bob": "200", "carol": "300"}  # each person's id on telegram and discord

@@ -19,6 +19,11 @@ from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_lin
 from tests.conftest import ROOT, Result, base_env, run_cli
 from tests.home_copies import copy_home
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 RECORD_CAP = record_line_cap(16_000)  # memory.maxTextChars's default
 GIB = 1 << 30  # the line: the writer stops as soon as the command stops reading, so it costs little
 # The writer: PREFIX, then up to TOTAL bytes of 'y', then SUFFIX; prints how much it wrote.

@@ -17,6 +17,11 @@ from openclaw_cli.memory.store.records import validate_attribute
 from tests.conftest import Result
 from tests.memory_helpers import service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 
 def _records(cli: Any) -> list[dict[str, Any]]:
     listed = cli("memory", "list", "--json")

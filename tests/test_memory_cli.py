@@ -12,6 +12,11 @@ import pytest
 from tests.conftest import ROOT, base_env, run_cli
 from tests.home_copies import copy_home
 
+# The `cli` fixture runs memory add/get/list/search/history in this process (tests/inprocess.py): these
+# tests are about what the commands print and store. The first test and the fixtures' writes keep real
+# processes, as do the tests below that start their own.
+CLI_IN_PROCESS = True
+
 
 def _db(home: Path) -> Path:
     return home / "agents" / "main" / "memory" / "memory.sqlite"
@@ -43,6 +48,7 @@ def stored(stored_once: Path, home: Path) -> Path:
     return copy_home(stored_once, home)
 
 
+@pytest.mark.real_process
 def test_add_get_list_search_history_json(cli) -> None:  # type: ignore[no-untyped-def]
     added = cli("memory", "add", "prefers dark mode in every editor", "-c", "preference", "--json")
     assert added.returncode == 0, added.stderr
@@ -312,6 +318,9 @@ def _stderr_on_a_terminal(home: Path, *args: str) -> tuple[int, str]:
 
 
 def test_the_one_time_model_preparation_is_announced_on_a_terminal_only(home: Path) -> None:
+    # The English model's conversion (~6 s of CPU; test_quantize.py and test_user_model_cache.py convert it
+    # from scratch) is copied in: the multilingual one left to convert is what the notice is about here.
+    _copy_english_conversion(home.parent / "user-cache" / "openclaw" / "models")
     status, err = _stderr_on_a_terminal(home, "memory", "add", "first memory")
     assert status == 0 and "preparing the local embedding model" in err
     status, err = _stderr_on_a_terminal(home, "memory", "add", "second memory")

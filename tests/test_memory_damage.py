@@ -24,6 +24,11 @@ from tests import fake_openai as fake_server
 from tests.conftest import ROOT, Result, base_env, run_cli
 from tests.memory_helpers import add, api_settings, service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 fake_openai = fake_server.fake_openai
 TEXTS = [f"memory {i} about garden {i % 7} and teapot number {i}" for i in range(40)]
 

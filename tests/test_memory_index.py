@@ -14,6 +14,11 @@ from openclaw_cli.memory.store.sqlite import vec
 from tests import fake_openai as fake_server
 from tests.memory_helpers import add, api_settings, service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 fake_openai = fake_server.fake_openai
 
 

@@ -24,6 +24,11 @@ from openclaw_cli.paths import Home
 from tests.conftest import Result
 from tests.memory_helpers import add, service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 TEXTS = [
     ("Drinks green tea every morning", "preference", "alice"),
     ("我女儿每周六上钢琴课", "event", "alice"),

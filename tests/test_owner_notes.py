@@ -12,6 +12,11 @@ from typing import Any
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.vec import all_tables
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 SECRET = "Owner's home alarm code is zqalarm4417"
 LOG_LINE = "dentist appointment with Dr. Wu zqdentist on Elm Street"
 QUERY = "what is the home alarm code and when is the dentist"

@@ -17,6 +17,10 @@ from tests.salvage_helpers import cli_store
 from tests.test_eval_fixture import cjk_bigrams, same_stem
 from tests.test_eval_fixture import content_words as fixture_words
 
+# The memory commands tests/inprocess.py knows to be safe run in this process: these tests are about
+# what they print and store, not about the process; tests marked real_process keep real ones.
+CLI_IN_PROCESS = True
+
 # A new user's store: a few facts, none holding a word of the questions below.
 MEMORIES = [
     ("m-veg", "User is vegetarian and avoids fish"),

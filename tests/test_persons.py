@@ -8,6 +8,11 @@ from pathlib import Path
 
 from tests.conftest import Result, run_cli
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 SHARED = {"OPENCLAW_MEMORY__SHAREUSERMEMORY": "true"}
 
 

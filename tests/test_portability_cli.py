@@ -11,6 +11,11 @@ from tests.conftest import run_cli
 from tests.memory_helpers import found_by_meaning
 from tests.portability_helpers import HEADER, record, write_export
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 
 def test_export_piped_into_import_in_another_home_finds_the_memories(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("memory", "add", "我喜欢喝咖啡，不喜欢茶", "-c", "preference", "--user", "lin").returncode == 0

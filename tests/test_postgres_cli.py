@@ -12,6 +12,11 @@ import pytest
 from tests.conftest import Result, run_cli
 from tests.import_trace import imported_modules
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 
 def _on(dsn: str) -> dict[str, str]:
     return {"OPENCLAW_MEMORY__BACKEND": "postgres", "OPENCLAW_MEMORY__POSTGRES__DSN": dsn}
@@ -156,6 +161,7 @@ def test_postgres_without_a_dsn_is_one_line(home: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.real_process  # psycopg is hidden from the process by its PYTHONPATH
 def test_postgres_without_psycopg_installed_says_which_extra_to_install(home: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "blocked" / "psycopg"
     blocker.mkdir(parents=True)

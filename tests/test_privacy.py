@@ -16,6 +16,11 @@ from tests import encrypted_homes
 from tests.conftest import ROOT, base_env
 from tests.memory_helpers import copy_shared_models
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 
 def _run_with_umask(
     home: Path, umask: int, *args: str, models: Path | None = None

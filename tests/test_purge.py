@@ -17,6 +17,11 @@ from tests.conftest import run_cli
 from tests.encrypted_homes import KINDS, files_holding, prepare
 from tests.memory_helpers import add, service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 MARKER = "zanzibarquokka"
 
 

@@ -18,6 +18,11 @@ from psycopg import sql
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import request, running_gateway, write_config
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 LIN = "我喜欢喝咖啡，不喜欢茶"  # the words
 LIN_TOO = "lin keeps a zorbquill on her desk"  # a word no dictionary or other memory holds
 BOB = "bob waters the ferns on fridays"

@@ -29,6 +29,11 @@ from tests.gateway_helpers import (
     write_config,
 )
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 P = "plumquokka"  # every word of P's carries it
 Q = "tealwombat"  # Q's words
 OWNER = "owlcitrine"  # the owner's

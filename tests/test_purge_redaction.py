@@ -18,6 +18,11 @@ from tests.encrypted_homes import KINDS, files_holding, prepare
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
 from tests.gateway_helpers import Gateway, echo_last_user, request, running_gateway, write_config
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 P = "plumquokka"
 Q = "tealwombat"
 LINKS = {"pat": ["telegram:pat_tg"], "quinn": ["telegram:quinn_tg"]}

@@ -25,6 +25,10 @@ from openclaw_cli.paths import Home
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, tool_call, turn
 
+# The memory commands tests/inprocess.py knows to be safe run in this process: these tests are about
+# what they print and store, not about the process; tests marked real_process keep real ones.
+CLI_IN_PROCESS = True
+
 fake = agent_helpers.fake
 
 PARAPHRASE = "what look do I want for my code editor?"

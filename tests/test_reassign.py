@@ -24,6 +24,11 @@ from openclaw_cli.memory.writing.reassign import ReassignRequest, reassign
 from openclaw_cli.paths import Home
 from tests.conftest import ROOT, Result, base_env, run_cli
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 TELEGRAM = "agent:main:telegram:default:direct:123"
 WHERE_FIELDS = "the fields are session, category, since, id"
 

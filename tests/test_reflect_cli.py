@@ -14,6 +14,11 @@ from tests.conftest import Result, run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
 from tests.reflect_helpers import summarising_model
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 fake_openai = fake_server.fake_openai
 Cli = Callable[..., Result]
 

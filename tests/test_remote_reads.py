@@ -20,6 +20,11 @@ from tests.gateway_helpers import Gateway, http_json, request, start_gateway
 from tests.import_trace import imported_modules
 from tests.memory_helpers import add, service_for
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 VIA = "through the gateway at"
 OTHER_VERSION = "0.0.0-older"
 MEMORIES = [

@@ -23,6 +23,11 @@ from openclaw_cli.memory.upkeep import backup
 from tests.conftest import Result, run_cli
 from tests.salvage_helpers import cli_store, copy_home, fake_store
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:

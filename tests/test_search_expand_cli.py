@@ -15,6 +15,11 @@ from tests import agent_helpers
 from tests.agent_helpers import WindowedFakeOpenAI
 from tests.conftest import run_cli
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 fake = agent_helpers.fake
 
 QUESTION = "which look suits me best when I write code at night?"

@@ -15,6 +15,11 @@ from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests.memory_helpers import add, service_for, settings_with
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 ORDINARY = [
     ("He usually takes the 8:15 train to work", "profile"),
     ("Lives in Hangzhou with his wife and daughter", "profile"),

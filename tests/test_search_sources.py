@@ -21,6 +21,11 @@ from tests.conftest import Result, run_cli
 from tests.gateway_helpers import Gateway, start_gateway
 from tests.transcript_helpers import ALICE_KEY, BOB_KEY, write_dialogues
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 WINDOW = "Alice prefers window seats on flights"
 DENTIST = "Bob's dentist is Dr. Weiss on Elm Street"
 FLY = "Can you help me plan the Lisbon trip? We fly on May 12th."

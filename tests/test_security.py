@@ -26,6 +26,11 @@ from openclaw_cli.security.files import read_lines
 from openclaw_cli.sessions.jsonl import read_messages
 from tests.conftest import ROOT, base_env, run_cli
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 PASS = "correct horse battery staple"
 MARKERS = (b"MARKERMEM", b"MARKERSESS", b"MARKERTWO", b"MARKERMEDIA")
 FAST_KDF = 2**14  # in-process conversions: the stored parameters are what unwrap uses, so any n works

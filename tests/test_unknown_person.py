@@ -12,6 +12,11 @@ from openclaw_cli.memory.store.persons import close_matches
 from tests.conftest import run_cli
 from tests.home_copies import copy_home
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 WARNING = (
     "openclaw: warning: no memories of user 'alice' (user ids match exactly; did you mean openai:alice?)\n"
 )

@@ -17,6 +17,10 @@ from openclaw_cli.memory.upkeep import vector_check
 from tests.conftest import run_cli
 from tests.salvage_helpers import cli_store, copy_home, fake_factory, fake_store
 
+# The memory commands tests/inprocess.py knows to be safe run in this process: these tests are about
+# what they print and store, not about the process; tests marked real_process keep real ones.
+CLI_IN_PROCESS = True
+
 TEXTS = [
     ("kettle", "the kettle is in the blue cupboard"),
     ("tea", "tea with lemon in the morning"),

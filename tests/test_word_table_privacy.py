@@ -31,6 +31,11 @@ from tests.gateway_helpers import echo_server, request, running_gateway, until, 
 from tests.home_copies import copy_home
 from tests.memory_helpers import service_for, table_words
 
+# The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)
+# run in this process (the same entry point, without the start-up): these tests are about
+# what they print and store, not the process; tests marked real_process keep real processes.
+CLI_IN_PROCESS = True
+
 ALICE = ["User is saving money for a sailing boat", "User plays badminton on Tuesday nights"]
 BOB = ["User grows tomatoes in the greenhouse"]
 QUERY = "where is my spare cash going?"
