@@ -173,8 +173,8 @@ def test_a_turns_memory_injection_with_and_without_expansion(
     answering two phrasings: a paraphrase (gated in: asked each time, the cache cleared) and a question
     found locally (gated out), each with expansion on and off, interleaved."""
     from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.agent_memory import NewMemory
-    from openclaw_cli.paths import Home
     from tests.agent_helpers import chat_settings
 
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.search import neighbours, vocabulary
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService

@@ -21,7 +21,7 @@ import pytest
 from openclaw_cli.agent import plugin_hooks
 from openclaw_cli.agent.turn_context import TurnContext
 from openclaw_cli.agent.turn_types import TurnRequest, TurnResult
-from openclaw_cli.config_models import PluginsSettings, Settings
+from openclaw_cli.config.models import PluginsSettings, Settings
 from openclaw_cli.plugins.host import PluginHost, load_plugins
 from openclaw_cli.plugins.specs import EVENT_HOOKS
 from tests.agent_helpers import chat_settings, runtime_for, turn

@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 
 from benchmarks import synth
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = [

@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus100k, naive, store100k
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.search import pipeline
 from openclaw_cli.memory.search.pipeline import SearchRequest, Step
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 WARM_GOAL_MS = 15.0

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.tools import tool_specs
-from openclaw_cli.config import Settings
-from openclaw_cli.paths import Home
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.tokens import count_tokens
 from openclaw_cli.skills.service import AgentSkills
 from tests.skill_helpers import many_skills

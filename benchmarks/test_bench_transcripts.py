@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.search.transcripts import TranscriptRequest
 from openclaw_cli.memory.store.transcripts import TurnFilter
-from openclaw_cli.paths import Home
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability

@@ -46,8 +46,8 @@ from websockets.asyncio.client import connect
 
 from benchmarks.test_bench_gateway import _fake_model, _rss_kb
 from benchmarks.test_bench_turn import _launcher, _post
-from openclaw_cli.claims import claimed_person
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.identity.claims import claimed_person
 from tests.conftest import run_cli
 from tests.evalset import load_jsonl
 from tests.gateway_helpers import Gateway, http_json, start_gateway, write_config

@@ -30,7 +30,7 @@ from typing import Any
 
 from benchmarks import corpus100k, store100k
 from benchmarks.test_bench_search_100k import spread
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 3

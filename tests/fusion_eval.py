@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages
 from openclaw_cli.memory.search.pipeline import HybridSearcher
 from openclaw_cli.memory.search.profiles import SearchProfile

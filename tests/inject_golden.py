@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.inject import build_memory_block
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.evalset import NOW, load_jsonl
 from tests.memory_helpers import with_shared_models
 

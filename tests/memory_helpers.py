@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.writing.candidate import Candidate, Verdict
-from openclaw_cli.paths import Home
 
 
 def settings_with(**memory: Any) -> Settings:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from benchmarks.synth import CompositeEmbedder
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.bulk import CHUNK, WriteReport

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.search import semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.context import (
     CompactionRule,
     plan_compaction,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings, load_settings, set_key
-from openclaw_cli.errors import ConfigError
+from openclaw_cli.config.loading import Settings, load_settings, set_key
+from openclaw_cli.core.errors import ConfigError
+from openclaw_cli.core.paths import Home
 from openclaw_cli.gateway.config_watch import ConfigWatcher
-from openclaw_cli.paths import Home
 
 COMMENTED = """# my assistant
 owner = "alice"  # the owner

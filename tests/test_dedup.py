@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from openclaw_cli.config import DedupSettings
+from openclaw_cli.config.loading import DedupSettings
 from openclaw_cli.memory.search import profiles
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
@@ -171,7 +171,7 @@ def test_grey_zone_judged_different_is_added(tmp_path: Path) -> None:
 
 
 def test_grey_zone_judge_failure_keeps_the_memory_as_new(tmp_path: Path) -> None:
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     def failing(candidate: Candidate, existing: MemoryRecord) -> Verdict:
         raise OpenclawError("model unreachable")

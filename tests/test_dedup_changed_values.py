@@ -345,7 +345,7 @@ def test_what_background_extraction_did_not_store_is_told_at_the_next_turn(
     """After a turn, extraction runs in the background (fake model on loopback, each "FACT" line a
     memory); a repeated fact is not stored again, and the next turn says so, with what it matched."""
     from openclaw_cli.agent.runtime import AgentRuntime
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
     from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, turn
 
     monkeypatch.setenv("OPENAI_API_KEY", fake_server.FAKE_API_KEY)

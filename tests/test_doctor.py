@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.doctor import check_config, check_permissions, has_errors, run_checks
-from openclaw_cli.findings import Finding
-from openclaw_cli.paths import Home
+from openclaw_cli.core.findings import Finding
+from openclaw_cli.core.paths import Home
+from openclaw_cli.doctor.checks import check_config, check_permissions, has_errors, run_checks
 from tests.conftest import Result, run_cli
 
 KEY = "agent:main:main"

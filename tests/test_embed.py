@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from openclaw_cli import llm
-from openclaw_cli.config import EmbeddingSettings
-from openclaw_cli.errors import ConfigError, StoreError
+from openclaw_cli.config.loading import EmbeddingSettings
+from openclaw_cli.core.errors import ConfigError, StoreError
+from openclaw_cli.llm import calls as llm
 from openclaw_cli.memory.embedding.api import LiteLLMEmbedder
 from openclaw_cli.memory.embedding.loader import create_embedder, expected_identity
 from openclaw_cli.memory.embedding.onnx_embedder import (

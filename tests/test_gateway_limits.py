@@ -23,8 +23,8 @@ import pytest
 from websockets.sync.client import ClientConnection
 
 from benchmarks import flood_worker
-from openclaw_cli.config import validate_settings
-from openclaw_cli.errors import ConfigError
+from openclaw_cli.config.loading import validate_settings
+from openclaw_cli.core.errors import ConfigError
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
 
 QUICK_TIMEOUT = 1.0

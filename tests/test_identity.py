@@ -1,4 +1,4 @@
-"""Who a message belongs to (openclaw_cli/identity.py): resolution, the owner's private session, memory
+"""Who a message belongs to (openclaw_cli/identity/persons.py): resolution, the owner's private session, memory
 written per speaker in shared sessions, and every bad identity refused before anything is stored."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import Settings
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.identity import for_key, identify, owner_id
-from openclaw_cli.person_ids import canonical_person, person_of_address
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.identity.person_ids import canonical_person, person_of_address
+from openclaw_cli.identity.persons import for_key, identify, owner_id
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers

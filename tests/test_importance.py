@@ -13,8 +13,8 @@ import pytest
 
 from openclaw_cli.agent.context import assemble
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.paths import Home
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.context import build_context
 from openclaw_cli.sessions.importance import categories, score_text, select_units
 from openclaw_cli.sessions.lifecycle import SessionManager

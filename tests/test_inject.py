@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import InjectSettings
-from openclaw_cli.identity import DEFAULT_OWNER
+from openclaw_cli.config.loading import InjectSettings
+from openclaw_cli.identity.persons import DEFAULT_OWNER
 from openclaw_cli.memory.inject import (
     build_memory_block as build_for,
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store import vector_matrix, vectors

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.dsn import mask_dsn
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.dsn import mask_dsn
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.store.postgres.connection import open_storage
 from openclaw_cli.memory.store.postgres.storage import PostgresStorage
 from openclaw_cli.memory.store.protocol import MemoryStorage, VectorFilter

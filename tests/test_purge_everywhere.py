@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.identity import history_name
+from openclaw_cli.identity.persons import history_name
 from tests.agent_helpers import tool_call
 from tests.conftest import run_cli
 from tests.fake_openai import FakeOpenAI

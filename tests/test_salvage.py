@@ -15,7 +15,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.upkeep import backup, recovery
 from tests.conftest import Result, run_cli

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.context import build_context, session_context
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager, daily_boundary
 from openclaw_cli.sessions.store import SessionStore

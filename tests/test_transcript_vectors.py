@@ -224,9 +224,9 @@ def test_check_reports_a_vector_without_its_signs_and_repair_mends_it(tmp_path: 
 def test_a_running_process_embeds_new_turns_in_the_background(tmp_path: Path) -> None:
     """With long_lived (the gateway, chat), the listener's thread embeds an appended turn after
     indexing it, so the next search has nothing left to embed."""
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.search.transcripts import TranscriptRequest
     from openclaw_cli.memory.transcripts import TranscriptIndex
-    from openclaw_cli.paths import Home
     from openclaw_cli.sessions.store import SessionStore
     from tests.transcript_helpers import OWNER_KEY, at
 

@@ -11,7 +11,7 @@ from concurrent.futures import Future
 import numpy as np
 import pytest
 
-from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.config.loading import EmbeddingSettings
 from openclaw_cli.memory.cached_words import forget_cached_words
 from openclaw_cli.memory.embedding.loader import create_embedder
 from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable, QueryEmbedding

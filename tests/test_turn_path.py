@@ -16,7 +16,7 @@ from openclaw_cli.agent.after_turn import AfterTurn
 from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.stages import server_timing, span
 from openclaw_cli.agent.token_memo import MEMO_SESSIONS, TokenMemo
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, turn

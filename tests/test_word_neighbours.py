@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search import neighbours
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest

@@ -20,12 +20,12 @@ import apsw
 import numpy as np
 import pytest
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.embedding import word_table
 from openclaw_cli.memory.embedding.word_table import WordTable, WordTables, forget_words, table_path
 from openclaw_cli.memory.search import neighbours
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.conftest import SHARED_MODEL_CACHE, run_cli
 from tests.gateway_helpers import echo_server, request, running_gateway, until, write_config
 from tests.home_copies import copy_home

@@ -20,8 +20,8 @@ from openclaw_cli.agent.turn_types import EventSink, TurnRequest
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.warm import WarmReport
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 MEMORY_RESULTS = 8
 
@@ -112,8 +112,8 @@ class LocalChat:
         return list(services.search_transcripts(query, MEMORY_RESULTS, self.user_id)["results"])
 
     def remember(self, text: str) -> dict[str, Any]:
-        from openclaw_cli.errors import InvalidInput
-        from openclaw_cli.identity import ANONYMOUS_REASON
+        from openclaw_cli.core.errors import InvalidInput
+        from openclaw_cli.identity.persons import ANONYMOUS_REASON
         from openclaw_cli.memory.writing.candidate import Candidate
         from openclaw_cli.memory.writing.write_path import write_memories
 
@@ -136,7 +136,7 @@ class LocalChat:
 
     def forget(self, record_id: str) -> dict[str, Any]:
         from openclaw_cli.agent.tools import may_touch
-        from openclaw_cli.errors import NotFound
+        from openclaw_cli.core.errors import NotFound
         from openclaw_cli.memory.store.records import validate_record_id
 
         services = self.runtime.services(self.agent_id)
@@ -148,7 +148,7 @@ class LocalChat:
 
     def status(self) -> dict[str, Any]:
         from openclaw_cli.agent.compaction import saved_summary
-        from openclaw_cli.errors import NotFound
+        from openclaw_cli.core.errors import NotFound
 
         services = self.runtime.services(self.agent_id)
         out: dict[str, Any] = {

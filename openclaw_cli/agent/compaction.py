@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from openclaw_cli.fsutil import FILE_MODE
+from openclaw_cli.core.fsutil import FILE_MODE
 from openclaw_cli.security.files import append_record
 from openclaw_cli.sessions.context import CompactionRule, plan_compaction
 from openclaw_cli.sessions.locks import lock_for

@@ -14,7 +14,7 @@ import socket
 from typing import Any
 
 from openclaw_cli.agent.turn_types import EventSink
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 
 DEFAULT_PORT = 18789
 WS_PATH = "/ws"
@@ -178,8 +178,8 @@ class GatewayChat:
 
     def remember(self, text: str) -> dict[str, Any]:
         if self.user_id is None:
-            from openclaw_cli.errors import InvalidInput
-            from openclaw_cli.identity import ANONYMOUS_REASON
+            from openclaw_cli.core.errors import InvalidInput
+            from openclaw_cli.identity.persons import ANONYMOUS_REASON
 
             raise InvalidInput(f"not remembered: {ANONYMOUS_REASON}", hint="start the chat with --user")
         return dict(

@@ -33,12 +33,12 @@ from openclaw_cli.agent.tools import tool_specs
 from openclaw_cli.agent.turn_context import Cancel, TurnContext
 from openclaw_cli.agent.turn_memory import flush, remember_now, schedule_extraction
 from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.sessions.keys import parse_key
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 MAX_TOOL_ROUNDS = 4  # model calls per turn that may ask for tools; the last one must answer
 MEMORY_CONTEXT_MESSAGES = 6  # recent messages the memory query also looks at
@@ -358,7 +358,7 @@ def _add_usage(turn: TurnContext, session_id: str) -> None:
 def _model_rounds(
     turn: TurnContext, session_id: str, model: str, replay: dict[str, Any] | None = None
 ) -> None:
-    from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable
+    from openclaw_cli.llm.errors import ContextOverflow, ModelUnavailable
 
     stages = turn.result.stages
     first = read_history(turn, session_id)  # one read for the memory query, the check, the first round

@@ -37,7 +37,7 @@ NOTE_DESCRIPTION = (
 
 def write_note(memory: MemoryService, user_id: str | None, args: NoteArgs) -> dict[str, Any]:
     """The tool's answer: where the note went (`path:line` for the workspace)."""
-    from openclaw_cli.identity import ANONYMOUS_REASON
+    from openclaw_cli.identity.persons import ANONYMOUS_REASON
 
     if user_id is None:
         return {"error": f"not stored: {ANONYMOUS_REASON}"}

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.identity import Identity, for_key, is_private, owner_id
-from openclaw_cli.person_ids import canonical_person
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.identity.person_ids import canonical_person
+from openclaw_cli.identity.persons import Identity, for_key, is_private, owner_id
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.sessions.keys import SessionKey
 
 

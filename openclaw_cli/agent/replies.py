@@ -13,7 +13,7 @@ from openclaw_cli.agent.tools import run_tool
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.turn_context import TurnContext
-    from openclaw_cli.llm_stream import ToolCall
+    from openclaw_cli.llm.stream import ToolCall
 
 
 def stream_reply(
@@ -21,7 +21,7 @@ def stream_reply(
 ) -> tuple[str, tuple[ToolCall, ...]]:
     from contextlib import closing
 
-    from openclaw_cli import llm_stream
+    from openclaw_cli.llm import stream as llm_stream
 
     settings = turn.settings.llm
     pieces: list[str] = []

@@ -23,8 +23,8 @@ from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
 if TYPE_CHECKING:
     from openclaw_cli.agent.compaction import CompactionResult
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.plugins.host import PluginHost
 
 
@@ -65,8 +65,8 @@ class AgentRuntime:
     def services(self, agent_id: str) -> AgentServices:
         """The agent's services, built on first use (nothing heavy is imported before a turn needs it)."""
         from openclaw_cli.agent.services import AgentServices
-        from openclaw_cli.auth_profiles import profile_signature
-        from openclaw_cli.paths import validate_agent_id
+        from openclaw_cli.core.paths import validate_agent_id
+        from openclaw_cli.identity.auth_profiles import profile_signature
 
         agent_id = validate_agent_id(agent_id)
         with self._guard:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openclaw_cli.agent.own_notes import NOTE_DESCRIPTION, NoteArgs, write_note
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.textcheck import tool_arguments
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.textcheck import tool_arguments
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.inject import Expander
@@ -202,7 +202,7 @@ def _session_search(args: SessionSearchArgs, search: SessionSearch) -> dict[str,
 def _add(args: AddArgs, memory: MemoryService, user_id: str | None) -> dict[str, Any]:
     """Through the write path, like every other writer: a changed value is never dropped as a
     duplicate, and what is not stored says what it matched and why, so the model can tell the person."""
-    from openclaw_cli.identity import ANONYMOUS_REASON
+    from openclaw_cli.identity.persons import ANONYMOUS_REASON
     from openclaw_cli.memory.writing.candidate import Candidate
     from openclaw_cli.memory.writing.write_path import write_memories
 
@@ -239,7 +239,7 @@ def _forget(args: ForgetArgs, memory: MemoryService, user_id: str | None) -> dic
 
 def may_touch(memory: MemoryService, record_id: str, user_id: str | None) -> bool:
     """Whether the person `user_id` may forget the memory: their own, or the agent's (shared by design)."""
-    from openclaw_cli.errors import NotFound
+    from openclaw_cli.core.errors import NotFound
 
     try:
         record = memory.get(record_id)

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
-    from openclaw_cli.config import Settings
-    from openclaw_cli.llm_usage import Usage
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.llm.usage import Usage
     from openclaw_cli.skills.service import SkillView
 
 
@@ -59,7 +59,7 @@ class TurnContext:
     def skill_reader(self) -> Callable[[str], dict[str, Any]] | None:
         """skill_read's answer for a name (an error the model can read for a bad one); None without
         skills, when the tool is not offered either."""
-        from openclaw_cli.errors import OpenclawError
+        from openclaw_cli.core.errors import OpenclawError
 
         view = self.skills
         if view is None or not view.available:

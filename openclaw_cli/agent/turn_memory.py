@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.identity import ANONYMOUS_REASON
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.identity.persons import ANONYMOUS_REASON
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.turn_context import TurnContext

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.steering import Steering
-    from openclaw_cli.llm_usage import Usage
+    from openclaw_cli.llm.usage import Usage
 
 EventSink = Callable[[str, dict[str, Any]], None]
 # Said when a turn has no model to answer (here: the chat shows it at start without loading the loop).

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openclaw_cli.agent.runtime import AgentRuntime
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.config_models import LlmSettings
+    from openclaw_cli.config.models import LlmSettings
     from openclaw_cli.memory.search.word_warmup import WordWarmUp
 
 # The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
@@ -97,7 +97,7 @@ def _join_unless_stopped(thread: threading.Thread, stop: threading.Event | None)
 
 def _preload_models(settings: LlmSettings) -> None:
     """The chat model's client first (the turn waits for it), then the extraction model's if it differs."""
-    from openclaw_cli import llm
+    from openclaw_cli.llm import calls as llm
 
     for model in dict.fromkeys(name for name in (settings.model, settings.extract_model) if name):
         llm.preload(model, settings.api_base, settings.timeout_seconds, settings.api_key)
@@ -120,7 +120,7 @@ def _embedder(services: AgentServices) -> None:
 def _search(services: AgentServices) -> None:
     """One memory search as a turn makes it (the owner's memories and the agent's): opens the stores and
     keeps their vectors in memory. It records no hits: nobody recalled anything."""
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.inject import build_memory_block
 
     with services.memory_lock:

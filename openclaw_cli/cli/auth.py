@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.errors import InvalidInput, UsageError
+from openclaw_cli.core.errors import InvalidInput, UsageError
 
 app = typer.Typer(
     help="API keys per provider for one agent (agents/<agentId>/agent/auth-profiles.json, 0600).",
@@ -45,7 +45,7 @@ def _read_key(provider: str) -> str:
 def set_cmd(ctx: typer.Context, provider: Provider, quiet: common.QuietOpt = False) -> None:
     """Store the agent's key for PROVIDER (replacing one stored before); it is used for the agent's model
     calls before llm.apiKey and the provider's environment variable (an agents.list apiKey still wins)."""
-    from openclaw_cli.auth_profiles import check_provider, set_key
+    from openclaw_cli.identity.auth_profiles import check_provider, set_key
 
     if ctx.args:  # refused without quoting it back: it may be the key itself
         raise UsageError(
@@ -63,7 +63,7 @@ def set_cmd(ctx: typer.Context, provider: Provider, quiet: common.QuietOpt = Fal
 @app.command("list", epilog="Examples:\n\n  openclaw auth list\n\n  openclaw auth list --agent work --json")
 def list_cmd(as_json: JsonOpt = False) -> None:
     """The providers the agent has a key for, and when each was set (never the keys)."""
-    from openclaw_cli.auth_profiles import profiles_path, read_profiles
+    from openclaw_cli.identity.auth_profiles import profiles_path, read_profiles
 
     st = common.state()
     path = profiles_path(st.home, st.agent)
@@ -83,7 +83,7 @@ def list_cmd(as_json: JsonOpt = False) -> None:
 )
 def remove_cmd(provider: Provider, quiet: common.QuietOpt = False) -> None:
     """Forget the agent's key for PROVIDER; its calls fall back to llm.apiKey, then the environment."""
-    from openclaw_cli.auth_profiles import remove_key
+    from openclaw_cli.identity.auth_profiles import remove_key
 
     st = common.state()
     remove_key(st.home, st.agent, provider)

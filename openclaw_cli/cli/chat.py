@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openclaw_cli.agent_config import for_agent, with_model
 from openclaw_cli.cli import common
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.identity.agent_config import for_agent, with_model
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.chat_client import ChatBackend
-    from openclaw_cli.config import Settings
-    from openclaw_cli.identity import Identity
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.identity.persons import Identity
 
 app = typer.Typer(
     help="Chat with an agent in the terminal (replies stream; memory is used and written).",
@@ -140,7 +140,7 @@ def chat_cmd(
 
     from openclaw_cli.agent.turn_types import NO_MODEL
     from openclaw_cli.cli.chat_ui import read_lines, run_chat, start_loading_renderer
-    from openclaw_cli.paths import validate_agent_id
+    from openclaw_cli.core.paths import validate_agent_id
     from openclaw_cli.sessions.keys import build_key, parse_key
 
     st = common.state()
@@ -150,7 +150,7 @@ def chat_cmd(
         common.fail(
             f"session {key} belongs to another agent", hint=f"pass --agent {parse_key(key).agent_id}", code=2
         )
-    from openclaw_cli import claims
+    from openclaw_cli.identity import claims
 
     try:  # --user is claimed as every entry point claims a person; the main session is the owner's
         who = claims.speaker_identity(st.settings, parse_key(key), user=user, user_what="--user")
@@ -214,8 +214,8 @@ def _note_reroute(agent_id: str) -> None:
 def _history_path(agent_id: str, person: str | None) -> Path | None:
     """The prompt history file of the person typing, private (0600 in a 0700 directory); one per
     person, so that `memory purge --user` can remove what that person typed (identity.history_name)."""
-    from openclaw_cli.fsutil import create_private_file
-    from openclaw_cli.identity import history_name
+    from openclaw_cli.core.fsutil import create_private_file
+    from openclaw_cli.identity.persons import history_name
     from openclaw_cli.security.keyfile import is_encrypted
 
     st = common.state()

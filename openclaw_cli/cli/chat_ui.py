@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.commands import CHAT_COMMANDS, Command, parse_command
-from openclaw_cli.errors import InvalidInput, OpenclawError
-from openclaw_cli.input_lines import MESSAGE_BYTES, lines
+from openclaw_cli.core.errors import InvalidInput, OpenclawError
+from openclaw_cli.core.input_lines import MESSAGE_BYTES, lines
 
 if TYPE_CHECKING:
     from rich.console import Console

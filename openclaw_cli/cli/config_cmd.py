@@ -34,7 +34,7 @@ def path_cmd(as_json: JsonOpt = False) -> None:
 )
 def show_cmd(as_json: JsonOpt = False) -> None:
     """Print the effective settings: defaults, then the file, then OPENCLAW_* variables."""
-    from openclaw_cli.config import dumps, settings_as_dict
+    from openclaw_cli.config.loading import dumps, settings_as_dict
 
     values = settings_as_dict(common.state().settings)
     if as_json:
@@ -51,7 +51,7 @@ def get_cmd(
     key: Annotated[str, typer.Argument(help="Dotted key, e.g. session.dmScope.")], as_json: JsonOpt = False
 ) -> None:
     """Print one effective setting."""
-    from openclaw_cli.config import dumps, get_key
+    from openclaw_cli.config.loading import dumps, get_key
 
     value = get_key(common.state().settings, key)
     if as_json:
@@ -79,7 +79,7 @@ def set_cmd(
     Only the value changes (a new key is added after the last one of its object or table): comments, key
     order and layout of the rest of the file are kept.
     """
-    from openclaw_cli.config import parse_value, set_key
+    from openclaw_cli.config.loading import parse_value, set_key
 
     st = common.state()
     st.home.ensure_root()
@@ -90,13 +90,13 @@ def set_cmd(
 def _shown(key: str, value: str) -> str:
     """The value as it may be echoed: an API key or a token (mcp.token) never, a DSN without its password
     (as `config show`)."""
-    from openclaw_cli.config_models import SECRET_MASK
+    from openclaw_cli.config.models import SECRET_MASK
 
     name = key.rsplit(".", 1)[-1].lower()
     if name in ("apikey", "api_key", "token"):
         return SECRET_MASK
     if name == "dsn":
-        from openclaw_cli.dsn import mask_dsn
+        from openclaw_cli.core.dsn import mask_dsn
 
         return mask_dsn(value)
     return value

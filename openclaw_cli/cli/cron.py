@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 
 app = typer.Typer(
     help="The gateway's scheduled jobs (cron.jobs): session sweep, daily backup, index check, reflection.",

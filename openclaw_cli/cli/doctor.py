@@ -9,7 +9,7 @@ import typer
 from openclaw_cli.cli import common
 
 if TYPE_CHECKING:
-    from openclaw_cli.findings import Finding
+    from openclaw_cli.core.findings import Finding
 
 EPILOG = (
     "Examples:\n\n  openclaw doctor\n\n  openclaw doctor --fix\n\n"
@@ -31,7 +31,7 @@ def doctor_cmd(fix: FixOpt = False, as_json: JsonOpt = False) -> None:
     memories it holds (`persons` in --json); memories a conversation wrote under the user `default` are a
     warning with the `openclaw memory reassign` command that gives them to their person (nothing is moved).
     """
-    from openclaw_cli.doctor import has_errors, run_doctor
+    from openclaw_cli.doctor.checks import has_errors, run_doctor
 
     st = common.state()
     report = run_doctor(st.home, st.agent, st.env, fix)

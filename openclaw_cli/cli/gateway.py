@@ -201,7 +201,7 @@ def call_cmd(
         raise typer.BadParameter(f"not JSON: {exc}", param_hint="'--params'") from exc
     if not isinstance(body, dict):
         raise typer.BadParameter("must be a JSON object", param_hint="'--params'")
-    from openclaw_cli.textcheck import find_bad_text
+    from openclaw_cli.core.textcheck import find_bad_text
 
     bad = find_bad_text(body)  # the gateway would refuse it too; say so before connecting
     if bad is not None:

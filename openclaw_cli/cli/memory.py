@@ -26,8 +26,8 @@ from openclaw_cli.cli import (
     memory_workspace,
 )
 from openclaw_cli.cli.progress import progress_bar
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.input_lines import text_cap
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.input_lines import text_cap
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -139,7 +139,7 @@ def add_cmd(
             return
         assert text is not None
         if user is None and scope == "user":
-            from openclaw_cli.identity import owner_id
+            from openclaw_cli.identity.persons import owner_id
 
             user = owner_id(common.state().settings)  # the CLI's user is the assistant's owner
         limit = text_cap(common.state().agent_settings.memory.max_text_chars)
@@ -159,7 +159,7 @@ def add_cmd(
 
 
 def _render_added(outcome: Any, record: MemoryRecord | None, as_json: bool) -> None:
-    from openclaw_cli.errors import Conflict
+    from openclaw_cli.core.errors import Conflict
 
     if outcome.action == "skipped":
         # A text that failed validation (empty, too long) says what is wrong with it; otherwise the id

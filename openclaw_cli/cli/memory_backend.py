@@ -9,7 +9,7 @@ import typer
 from openclaw_cli.cli import common
 from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
-from openclaw_cli.errors import UsageError
+from openclaw_cli.core.errors import UsageError
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.portability.backends import BackendMove, Mode, StoreMove
@@ -78,7 +78,7 @@ def migrate_backend_cmd(
 
 
 def _switch(to: str, dsn: str | None) -> None:
-    from openclaw_cli.config import set_key
+    from openclaw_cli.config.loading import set_key
 
     st = common.state()
     if to == "postgres" and dsn:
@@ -98,7 +98,7 @@ def _switch_commands(to: str, dsn: str | None) -> tuple[list[str], str | None]:
     be taken literally), and what to do about a password they leave out."""
     import shlex
 
-    from openclaw_cli.dsn import mask_dsn, strip_password
+    from openclaw_cli.core.dsn import mask_dsn, strip_password
 
     commands, note = [], None
     if to == "postgres" and dsn:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from openclaw_cli.cli import common, memory_common
-from openclaw_cli.errors import InvalidInput, OpenclawError, UsageError
+from openclaw_cli.core.errors import InvalidInput, OpenclawError, UsageError
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.upkeep.recovery import RecoverReport

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from openclaw_cli import input_lines
 from openclaw_cli.cli import common
-from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError
-from openclaw_cli.input_lines import DEFAULT_MAX_TEXT_CHARS, record_line_cap
+from openclaw_cli.core import input_lines
+from openclaw_cli.core.errors import InvalidInput, OpenclawError, StoreError
+from openclaw_cli.core.input_lines import DEFAULT_MAX_TEXT_CHARS, record_line_cap
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.query_expansion import ModelExpander
@@ -46,7 +46,7 @@ def service(
     *, warm: bool = False, one_shot: bool = False, fast_start: bool = False
 ) -> Iterator[MemoryService]:
     """The memory service of the agent this command runs for, closed when the command is done."""
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.service import MemoryService
 
     st = common.state()

@@ -68,8 +68,8 @@ def inject_cmd(
 
 def _inject_here(text: str | None, session: str | None, user: str | None, expand: bool) -> dict[str, Any]:
     """The block built in this process (no gateway, or --local): MemoryBlock.to_dict."""
-    from openclaw_cli.claims import claimed_person
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.claims import claimed_person
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.inject import build_memory_block, session_messages
     from openclaw_cli.sessions.store import SessionStore
 

@@ -14,8 +14,8 @@ import typer
 from openclaw_cli.cli import common, memory_common
 from openclaw_cli.cli.memory_common import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
-from openclaw_cli.errors import InvalidInput, UsageError
-from openclaw_cli.input_lines import copy_lines
+from openclaw_cli.core.errors import InvalidInput, UsageError
+from openclaw_cli.core.input_lines import copy_lines
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.portability.transfer import InvalidExport
@@ -33,7 +33,7 @@ def _output(target: str, fmt: str) -> Iterator[BinaryIO]:
     if target == "-":
         yield sys.stdout.buffer
         return
-    from openclaw_cli.output_file import output_file
+    from openclaw_cli.core.output_file import output_file
 
     with output_file(target, "--output", f"memories.{fmt}") as handle:
         yield handle

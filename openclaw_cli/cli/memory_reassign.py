@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from openclaw_cli.cli import common, memory_common
-from openclaw_cli.errors import UsageError
+from openclaw_cli.core.errors import UsageError
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.writing.reassign import ReassignReport

@@ -9,7 +9,7 @@ import typer
 
 from openclaw_cli.cli import common, memory_common
 from openclaw_cli.cli.memory_common import JsonOpt, UserOpt
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 SEARCH_EXAMPLES = """Examples:
 

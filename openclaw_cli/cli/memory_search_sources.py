@@ -71,7 +71,7 @@ def search(
 
 
 def _here(request: Any, sources: tuple[str, ...], record_hit: bool) -> dict[str, Any]:
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.search.sources import memory_ids, search_sources
     from openclaw_cli.memory.search.transcripts import TranscriptRequest
     from openclaw_cli.memory.transcript_filters import viewer_filter

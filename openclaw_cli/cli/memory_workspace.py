@@ -33,7 +33,7 @@ def note_cmd(
     (`workspace`) or memory.workspace is set. Notes are indexed into
     `memory search` (as `note` results shown as path:lines) at the next search or `memory index`.
     """
-    from openclaw_cli.input_lines import text_cap
+    from openclaw_cli.core.input_lines import text_cap
     from openclaw_cli.memory.workspace.files import MAX_NOTE_CHARS, append_note
 
     st = common.state()

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.security import unlocked
 from openclaw_cli.security.keyfile import PassphraseMissing
 from openclaw_cli.security.passphrase import ENV_NAME, SOURCES, Sources, keyring_getter, obtain

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.errors import Conflict, UsageError
+from openclaw_cli.core.errors import Conflict, UsageError
 
 if TYPE_CHECKING:
     from openclaw_cli.security.convert import Converted

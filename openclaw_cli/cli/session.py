@@ -13,7 +13,7 @@ import typer
 
 from openclaw_cli.cli import common, session_common, session_portability, session_search, session_upkeep
 from openclaw_cli.cli.session_common import JsonOpt, KeyArg, Target
-from openclaw_cli.input_lines import MESSAGE_BYTES
+from openclaw_cli.core.input_lines import MESSAGE_BYTES
 
 app = typer.Typer(
     help="Sessions: one conversation's history per session key (short-term memory).",
@@ -112,7 +112,8 @@ def append_cmd(
     on the key's channel in a group, the DM's peer, or the owner in the main session.
     Text read from standard input (-) is stored exactly, a trailing newline included.
     """
-    from openclaw_cli import claims, identity
+    from openclaw_cli.identity import claims
+    from openclaw_cli.identity import persons as identity
     from openclaw_cli.sessions.keys import parse_key
 
     content = common.read_text_arg(text, MESSAGE_BYTES)

@@ -78,7 +78,7 @@ _SETTINGS_CACHE = "session-settings.json"
 
 
 def _identity_rules(settings: Any) -> dict[str, Any]:
-    from openclaw_cli.identity import IdentityRules
+    from openclaw_cli.identity.persons import IdentityRules
 
     return IdentityRules.of(settings).to_dict()
 
@@ -120,7 +120,7 @@ def session_values() -> dict[str, Any]:
         "backupKeepDays": st.settings.memory.backup.keep_days,  # the daily memory copies of `sweep`
         "mediaTtlDays": st.settings.media.ttl_days,  # channel media `sweep` deletes
     }
-    from openclaw_cli.fsutil import atomic_write_json
+    from openclaw_cli.core.fsutil import atomic_write_json
 
     with contextlib.suppress(OSError):  # only a cache
         atomic_write_json(path, {"key": stamp, "values": values}, durable=False)

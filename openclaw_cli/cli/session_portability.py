@@ -21,7 +21,7 @@ def export_cmd(
     """
     import json
 
-    from openclaw_cli.output_file import check_output_path, output_file
+    from openclaw_cli.core.output_file import check_output_path, output_file
     from openclaw_cli.sessions.portability import export_lines
 
     if output != "-":
@@ -67,8 +67,8 @@ def _input_lines(source: str) -> list[bytes]:
     refused as soon as it passes what a message's line can take (input_lines.py)."""
     import sys
 
-    from openclaw_cli.errors import InvalidInput
-    from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, lines
+    from openclaw_cli.core.errors import InvalidInput
+    from openclaw_cli.core.input_lines import MESSAGE_LINE_BYTES, lines
 
     if source == "-":
         return list(lines(sys.stdin.buffer, MESSAGE_LINE_BYTES, "standard input"))
@@ -93,7 +93,7 @@ def key_cmd(
     Under dmScope main the main session is the owner's: a DM from anyone else gets its own
     per-channel-peer session (--json says "rerouted": true).
     """
-    from openclaw_cli.claims import dm_session
+    from openclaw_cli.identity.claims import dm_session
     from openclaw_cli.sessions.keys import build_key, group_key
 
     st = common.state()

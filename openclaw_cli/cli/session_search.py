@@ -101,7 +101,7 @@ def search_cmd(
 @contextmanager
 def transcript_index() -> Iterator[TranscriptIndex]:
     """This agent's transcript index, with the memory service's embedder loaded for one search."""
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.transcripts import TranscriptIndex
 

@@ -62,7 +62,7 @@ def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
 
 def _sweep_extracting(now: Any) -> tuple[list[Any], Any]:
     """The sweep, each session to archive extracted first; then the sessions owed an extraction."""
-    from openclaw_cli.auth_profiles import with_auth_profile
+    from openclaw_cli.identity.auth_profiles import with_auth_profile
     from openclaw_cli.memory.extraction.archiving import ArchiveExtractor
 
     st = common.state()

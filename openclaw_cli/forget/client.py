@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import Conflict, NotFound, OpenclawError
+from openclaw_cli.core.errors import Conflict, NotFound, OpenclawError
 from openclaw_cli.forget.everywhere import forget_person
 from openclaw_cli.forget.report import ForgetReport, ForgetRequest
 from openclaw_cli.gateway.pidfile import gateway_process, running_gateway
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 METHOD = "memory.purge"
 TIMEOUT = 900.0  # the gateway first lets queued turns finish, then compacts every database

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.core.errors import NotFound, OpenclawError
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.forget.report import ForgetReport as ForgetReport
 from openclaw_cli.forget.report import ForgetRequest as ForgetRequest
-from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.forget.stores import KnownStores, Place
     from openclaw_cli.gateway.inbox import Pending
     from openclaw_cli.sessions.redact import SessionFinding
@@ -35,7 +35,7 @@ MAX_LISTED = 20  # known persons named in the error for an unknown one
 
 def resolve_person(given: str, settings: Settings) -> str:
     """The canonical person id of `--user` (an address linked to a name becomes the name)."""
-    from openclaw_cli.identity import canonical_person
+    from openclaw_cli.identity.persons import canonical_person
     from openclaw_cli.memory.store.records import validate_user
 
     return canonical_person(validate_user(given), settings.session.identity_links)
@@ -63,7 +63,7 @@ def journal_path(home: Home) -> Path:
 
 def journal_person(entry: Pending, settings: Settings) -> str | None:
     """Whose a journal entry is: its `userId`, else (older entries) who its sender or key names."""
-    from openclaw_cli.identity import canonical_person, for_key
+    from openclaw_cli.identity.persons import canonical_person, for_key
     from openclaw_cli.sessions.keys import parse_key
 
     try:
@@ -76,7 +76,7 @@ def journal_person(entry: Pending, settings: Settings) -> str | None:
 
 def history_files(home: Home, person: str, links: Mapping[str, Sequence[str]]) -> list[Path]:
     """The person's `openclaw chat` prompt histories, under every agent."""
-    from openclaw_cli.identity import history_name
+    from openclaw_cli.identity.persons import history_name
 
     agents = home.root / "agents"
     if not agents.is_dir():
@@ -133,7 +133,7 @@ def _survey(home: Home, settings: Settings, person: str, stores: KnownStores) ->
 def known_persons(home: Home, settings: Settings, stores: KnownStores) -> list[str]:
     """Every person the home holds something of: memories, sessions, journal entries."""
     from openclaw_cli.gateway.inbox import Inbox
-    from openclaw_cli.identity import canonical_person
+    from openclaw_cli.identity.persons import canonical_person
     from openclaw_cli.sessions.redact import persons
     from openclaw_cli.sessions.store import SessionStore
 

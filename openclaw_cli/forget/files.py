@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.fsutil import atomic_write_bytes
-from openclaw_cli.paths import Home
+from openclaw_cli.core.fsutil import atomic_write_bytes
+from openclaw_cli.core.paths import Home
 
 MIN_NEEDLE = 8
 CHUNK = 1 << 20

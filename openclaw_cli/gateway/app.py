@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.fsutil import atomic_write_json
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.gateway.auth import FailureLimiter
     from openclaw_cli.gateway.channel_host import ChannelHost
     from openclaw_cli.gateway.config_watch import ConfigWatcher

@@ -21,20 +21,20 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from openclaw_cli import claims
 from openclaw_cli.channels.access import AccessStore, dm_decision, group_allowed, pairing_reply
 from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, Target
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
 from openclaw_cli.channels.media import discard_media, record_owner
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.gateway.channel_recovery import find_stored
 from openclaw_cli.gateway.channel_util import bounded_body, one_part, policy_of, reply_text
 from openclaw_cli.gateway.lanes import Message
 from openclaw_cli.gateway.routing import Inbound as Routed
 from openclaw_cli.gateway.routing import Peer, route
+from openclaw_cli.identity import claims
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.gateway.core import GatewayCore
     from openclaw_cli.gateway.lanes import Turn
 

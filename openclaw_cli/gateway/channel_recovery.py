@@ -16,7 +16,7 @@ from openclaw_cli.sessions.layout import parse_time
 from openclaw_cli.sessions.store import SessionStore
 
 if TYPE_CHECKING:
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import NotFound, OpenclawError
-from openclaw_cli.fsutil import FILE_MODE
+from openclaw_cli.core.errors import NotFound, OpenclawError
+from openclaw_cli.core.fsutil import FILE_MODE
+from openclaw_cli.core.paths import Home
 from openclaw_cli.gateway.auth import read_token_file
 from openclaw_cli.gateway.pidfile import (
     gateway_process,
@@ -29,7 +30,6 @@ from openclaw_cli.gateway.pidfile import (
     process_alive,
     read_pid_record,
 )
-from openclaw_cli.paths import Home
 
 DEFAULT_TIMEOUT = 10.0
 

@@ -25,18 +25,18 @@ from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.turn_types import TurnResult
 from openclaw_cli.agent.warm import WarmReport, start_word_warmup, warm_runtime
+from openclaw_cli.core.paths import validate_agent_id
 from openclaw_cli.gateway.inbox import Inbox, Pending
 from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, Turn
 from openclaw_cli.gateway.run_limiter import RunLimiter
 from openclaw_cli.memory.store.records import iso, utc_now
-from openclaw_cli.paths import validate_agent_id
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.search.word_warmup import WordWarmUp
-    from openclaw_cli.paths import Home
     from openclaw_cli.plugins.host import PluginHost
 
 log = logging.getLogger("openclaw.gateway")
@@ -221,12 +221,12 @@ class GatewayCore:
         """Journal the message, then queue it on its lane; the turn it joined (ack with its run id)."""
         key = build_key(parse_key(session_key))
         if parse_key(key).agent_id != agent_id:
-            from openclaw_cli.errors import InvalidInput
+            from openclaw_cli.core.errors import InvalidInput
 
             raise InvalidInput(f"session key {key} belongs to another agent than {agent_id}")
         chosen = mode or self.settings.gateway.queue.mode
         if chosen not in QUEUE_MODES:
-            from openclaw_cli.errors import InvalidInput
+            from openclaw_cli.core.errors import InvalidInput
 
             raise InvalidInput(f"unknown queue mode {chosen!r}", hint=f"use one of {', '.join(QUEUE_MODES)}")
         entry = self.inbox.accept(agent_id, key, text, sender, str(iso(utc_now())), user_id)

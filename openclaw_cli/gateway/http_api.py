@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from openclaw_cli import claims, identity
 from openclaw_cli.agent.stages import server_timing
-from openclaw_cli.errors import InvalidInput, OpenclawError
+from openclaw_cli.core.errors import InvalidInput, OpenclawError
+from openclaw_cli.core.textcheck import HINT as TEXT_HINT
+from openclaw_cli.core.textcheck import find_bad_text
 from openclaw_cli.gateway.auth import Refusal, authenticate, bearer
 from openclaw_cli.gateway.routing import DEFAULT_ACCOUNT, Inbound, Peer, route
+from openclaw_cli.identity import claims
+from openclaw_cli.identity import persons as identity
 from openclaw_cli.sessions.keys import build_key, dm_key
-from openclaw_cli.textcheck import HINT as TEXT_HINT
-from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.app import GatewayApp

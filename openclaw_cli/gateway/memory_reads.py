@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.gateway import protocol as p
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.memory.query_expansion import ModelExpander
     from openclaw_cli.memory.search.result import SearchRequest, SearchResult
     from openclaw_cli.memory.service import MemoryService

@@ -12,12 +12,13 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli import claims, identity
-from openclaw_cli.agent_config import for_agent
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
 from openclaw_cli.gateway import memory_reads
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.lanes import Listener
+from openclaw_cli.identity import claims
+from openclaw_cli.identity import persons as identity
+from openclaw_cli.identity.agent_config import for_agent
 from openclaw_cli.sessions.keys import build_key, parse_key
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class Methods:
 
     def _model_settings(self, agent_id: str) -> Any:
         """The settings `agent_id`'s model calls use: its own model and its auth profile's key."""
-        from openclaw_cli.auth_profiles import with_auth_profile
+        from openclaw_cli.identity.auth_profiles import with_auth_profile
 
         return with_auth_profile(for_agent(self.core.settings, agent_id), self.core.home, agent_id)
 

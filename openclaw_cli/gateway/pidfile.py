@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 
 def pid_file(home: Home) -> Path:

@@ -17,9 +17,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.textcheck import HINT as TEXT_HINT
-from openclaw_cli.textcheck import find_bad_text
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.textcheck import HINT as TEXT_HINT
+from openclaw_cli.core.textcheck import find_bad_text
 
 PROTOCOL_VERSION = 1
 MAX_ID_LENGTH = 128

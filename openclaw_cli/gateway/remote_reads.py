@@ -26,7 +26,7 @@ from openclaw_cli.gateway.ws_client import refusal_message
 if TYPE_CHECKING:
     from http.client import HTTPConnection
 
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 OPEN_TIMEOUT = 1.0  # a gateway that cannot finish a handshake in a second on this machine is not well
 REPLY_TIMEOUT = 30.0  # a search on a warm gateway takes milliseconds; a cold one may load a model

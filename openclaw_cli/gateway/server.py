@@ -29,7 +29,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.errors import ConfigError, OpenclawError
+from openclaw_cli.core.errors import ConfigError, OpenclawError
 from openclaw_cli.gateway import http_api, http_reads
 from openclaw_cli.gateway.app import GatewayApp
 from openclaw_cli.gateway.auth import FailureLimiter
@@ -41,8 +41,8 @@ from openclaw_cli.gateway.pidfile import pid_file
 from openclaw_cli.gateway.websocket import Connection
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 log = logging.getLogger("openclaw.gateway")
 BIND_HOSTS = {"loopback": "127.0.0.1", "lan": "0.0.0.0"}

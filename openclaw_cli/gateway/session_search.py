@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.memory.search.result import MAX_K
 from openclaw_cli.memory.search.transcripts import TranscriptRequest

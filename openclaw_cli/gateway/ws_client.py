@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.gateway.auth import auth_headers
 
 if TYPE_CHECKING:

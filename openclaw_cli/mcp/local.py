@@ -11,7 +11,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound
+from openclaw_cli.core.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices

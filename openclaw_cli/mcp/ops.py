@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.core.errors import NotFound, OpenclawError
 from openclaw_cli.mcp import views
 from openclaw_cli.memory.search.sources import SOURCES as SOURCES  # one list; server.py reads it here
 

@@ -20,14 +20,14 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import openclaw_cli
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, OpenclawError
 
 if TYPE_CHECKING:
     from http.client import HTTPConnection
 
     from websockets.sync.client import ClientConnection
 
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 log = logging.getLogger("openclaw.mcp")
 OPEN_TIMEOUT = 1.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 
 
 def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Path]:

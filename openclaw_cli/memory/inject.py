@@ -22,7 +22,7 @@ from openclaw_cli.memory.text.analysis import has_han
 from openclaw_cli.sessions.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import InjectSettings
+    from openclaw_cli.config.loading import InjectSettings
     from openclaw_cli.memory.agent_memory import AgentMemory
     from openclaw_cli.sessions.store import SessionStore
 

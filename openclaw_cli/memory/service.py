@@ -13,7 +13,8 @@ from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound
+from openclaw_cli.core.errors import NotFound
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.embedder_preload import EmbedderPreload
@@ -21,12 +22,11 @@ from openclaw_cli.memory.store.bulk import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.records import DEFAULT_USER, MemoryRecord, utc_now
 from openclaw_cli.memory.text import jieba_dictionary
-from openclaw_cli.paths import SHARED_AGENT, Home
 
 # The search pipeline is imported where used: a one-search process starts loading the model before it
 # imports the searcher (preload_embedder), so that the model's load overlaps that import.
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.config.loading import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
     from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, timedelta
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.store.transcripts import TurnFilter
 from openclaw_cli.memory.transcript_files import ROLES
 from openclaw_cli.sessions.ids import is_session_id

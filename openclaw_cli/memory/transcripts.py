@@ -29,7 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.core.errors import NotFound, StoreError
+from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.passage_memo import PassageMemo
 from openclaw_cli.memory.search.transcripts import (
     EMBED_BATCH,
@@ -50,12 +51,11 @@ from openclaw_cli.memory.transcript_files import (
 )
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.config.loading import MemorySettings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.store.embedder import Embedder
-    from openclaw_cli.paths import Home
 
 TRANSCRIPTS_FILENAME = "transcripts.sqlite"
 SETTLED_NS = 1_000_000_000  # a directory listing is reused only when the directory is older than this

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from openclaw_cli.plugins.host import PluginHost, load_plugins
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import Settings
+    from openclaw_cli.config.models import Settings
 
 
 def start_plugins(settings: Settings, home_root: Path) -> PluginHost:
-    from openclaw_cli import llm
+    from openclaw_cli.llm import calls as llm
     from openclaw_cli.plugins.providers import providers_of
 
     host = load_plugins(settings.plugins, home_root)

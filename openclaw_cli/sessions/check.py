@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.findings import Finding
-from openclaw_cli.fsutil import atomic_write_json
-from openclaw_cli.paths import Home
+from openclaw_cli.core.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.core.findings import Finding
+from openclaw_cli.core.fsutil import atomic_write_json
+from openclaw_cli.core.paths import Home
 from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id

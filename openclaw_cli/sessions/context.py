@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.token_counts import count_message, fill_token_counts, message_cost
 from openclaw_cli.sessions.tokens import count_tokens

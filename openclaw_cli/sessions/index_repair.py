@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.findings import Finding
+from openclaw_cli.core.findings import Finding
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.layout import MESSAGES_FILENAME, META_FILENAME, NEW_PREFIX
 from openclaw_cli.sessions.meta_file import FIX_HINT, meta_problem

@@ -20,8 +20,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from openclaw_cli.errors import Conflict, InvalidInput
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, fsync_dir
+from openclaw_cli.core.errors import Conflict, InvalidInput
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, fsync_dir
+from openclaw_cli.core.textcheck import HINT as TEXT_HINT
+from openclaw_cli.core.textcheck import find_bad_text
 from openclaw_cli.security.files import seal_new_lines
 from openclaw_cli.sessions.ids import validate_session_id
 from openclaw_cli.sessions.index import STATUSES
@@ -36,8 +38,6 @@ from openclaw_cli.sessions.layout import (
 )
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import meta_counters
-from openclaw_cli.textcheck import HINT as TEXT_HINT
-from openclaw_cli.textcheck import find_bad_text
 
 HINT = "nothing was imported; give a file written by `openclaw session export`"
 # Derived from the messages on import, never taken from the file.

@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.fsutil import atomic_write_bytes, atomic_write_json
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.fsutil import atomic_write_bytes, atomic_write_json
 from openclaw_cli.security.files import read_document, read_lines, seal_new_lines
 from openclaw_cli.sessions.jsonl import parse_line, read_messages
 from openclaw_cli.sessions.keys import SessionKey, parse_key
 from openclaw_cli.sessions.writer import meta_counters
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.sessions.store import SessionStore
 
 PLACEHOLDER = "[purged]"
@@ -46,7 +46,7 @@ Speaker = Callable[[dict[str, Any]], "str | None"]
 
 def person_matcher(person: str, links: Mapping[str, Sequence[str]]) -> Callable[[Any], bool]:
     """Whether a stored person id (or address) is `person`, identityLinks applied."""
-    from openclaw_cli.identity import canonical_person
+    from openclaw_cli.identity.persons import canonical_person
 
     def matches(stored: Any) -> bool:
         if not isinstance(stored, str) or not stored.strip():
@@ -61,7 +61,7 @@ def person_matcher(person: str, links: Mapping[str, Sequence[str]]) -> Callable[
 
 def speaker_of(settings: Settings, key: SessionKey | None) -> Speaker:
     """The person who said a user message of the session with `key` (None: nobody known)."""
-    from openclaw_cli.identity import canonical_person, for_key
+    from openclaw_cli.identity.persons import canonical_person, for_key
 
     links = settings.session.identity_links
 
@@ -137,7 +137,7 @@ def find(store: SessionStore, session_id: str, person: str, settings: Settings) 
 
 def persons(store: SessionStore, session_id: str, settings: Settings) -> set[str]:
     """Every person the session names (its user, the speakers of its messages)."""
-    from openclaw_cli.identity import canonical_person
+    from openclaw_cli.identity.persons import canonical_person
     from openclaw_cli.sessions.meta_file import read_meta_file
 
     directory = store.session_dir(session_id)

@@ -26,9 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
-from openclaw_cli.paths import Home, validate_agent_id
+from openclaw_cli.core.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
+from openclaw_cli.core.paths import Home, validate_agent_id
 from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id, new_session_id, validate_session_id

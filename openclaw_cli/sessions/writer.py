@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import NotFound, StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
+from openclaw_cli.core.errors import NotFound, StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json
 from openclaw_cli.security.files import lines_sealer, new_lines_sealer, plain_view
 from openclaw_cli.security.records import Sealer
 from openclaw_cli.sessions.jsonl import parse_chunk

@@ -13,7 +13,7 @@ import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.gateway.ui.memory_pages import agent_of, persons_of, with_memory
 from openclaw_cli.gateway.ui.render import redirect
 
@@ -157,7 +157,7 @@ async def chat(ui: Ui, request: Request, session: UiSession) -> Response:
 
 
 async def health(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.doctor import run_doctor
+    from openclaw_cli.doctor.checks import run_doctor
     from openclaw_cli.memory.upkeep.recovery import list_all
 
     gw = ui.gateway

@@ -12,7 +12,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound
+from openclaw_cli.core.errors import InvalidInput, NotFound
 from openclaw_cli.gateway.ui.render import redirect
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ async def memory(ui: Ui, request: Request, session: UiSession) -> Response:
 
 
 async def edit(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.identity.agent_config import for_agent
     from openclaw_cli.memory.edit import MemoryEdit, edit_memory
 
     record_id = request.path_params["record_id"]

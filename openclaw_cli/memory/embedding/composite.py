@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
 from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST
 from openclaw_cli.memory.store.layout import unread_half as unread_half
 from openclaw_cli.memory.text.analysis import detect_language
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import numpy as np

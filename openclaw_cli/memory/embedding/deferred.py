@@ -15,7 +15,7 @@ from openclaw_cli.memory.store.embedder import Embedder, EmbedderIdentity, Query
 if TYPE_CHECKING:
     import numpy as np
 
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
 
 
 class DeferredEmbedder:

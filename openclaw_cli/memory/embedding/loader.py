@@ -13,8 +13,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.background import start_load
-from openclaw_cli.errors import ConfigError, OpenclawError, StoreError
+from openclaw_cli.core.background import start_load
+from openclaw_cli.core.errors import ConfigError, OpenclawError, StoreError
+from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.embedding.onnx_embedder import (
     LOCAL_DIMENSIONS,
     LOCAL_MODEL_NAME,
@@ -24,10 +25,9 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     local_model_files,
     model_dir_files,
 )
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
 
 # The packaged models `provider: local` offers, by name, with their vector widths. The first is the
 # default: the English and multilingual models side by side (embedding/composite.py).
@@ -76,7 +76,7 @@ def settle_imports(settings: EmbeddingSettings) -> None:
     run without holding the GIL while the calling thread goes on with its own imports."""
     settle_numpy()
     if settings.provider == "local":
-        from openclaw_cli.onnx_runtime import runtime
+        from openclaw_cli.core.onnx_runtime import runtime
 
         runtime()
         from openclaw_cli.memory.embedding import composite, quantize, use_m3  # noqa: F401

@@ -21,8 +21,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import one_builder_at_a_time, temp_files_inside
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import one_builder_at_a_time, temp_files_inside
+from openclaw_cli.core.onnx_runtime import move_weights_out
 from openclaw_cli.memory.embedding import use_m3_graph, use_m3_pieces
 from openclaw_cli.memory.embedding.onnx_embedder import (
     EmbedderIdentity,
@@ -35,7 +36,6 @@ from openclaw_cli.memory.embedding.use_m3_package import DISTRIBUTION, package_r
 from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
 from openclaw_cli.memory.embedding.use_m3_segmenter import UNK as _UNK
 from openclaw_cli.memory.embedding.use_m3_segmenter import Segmenter
-from openclaw_cli.onnx_runtime import move_weights_out
 
 if TYPE_CHECKING:
     import numpy as np

@@ -214,7 +214,7 @@ def quantize(model: onnx.ModelProto, target: Path) -> None:
     not), so the same text gives the same vector everywhere instead of depending on the host's
     instruction set.
     """
-    from openclaw_cli.onnx_runtime import quiet_quantizer, runtime
+    from openclaw_cli.core.onnx_runtime import quiet_quantizer, runtime
 
     runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic

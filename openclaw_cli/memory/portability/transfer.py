@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeAlias
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.portability.files import ExportSource, ExportWriter, Format, unwrap
 from openclaw_cli.memory.portability.format import (
     CURRENT_MAJOR,

@@ -23,7 +23,7 @@ from openclaw_cli.memory.store import people
 from openclaw_cli.memory.text import subject
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.config.loading import SearchSettings
     from openclaw_cli.memory.store.memory_store import MemoryStore
     from openclaw_cli.memory.store.protocol import VectorFilter
     from openclaw_cli.memory.store.record_rows import RankingFacts

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.config.loading import SearchSettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
     from openclaw_cli.memory.embedding.word_table import WordTables
     from openclaw_cli.memory.search.rerank import Reranker

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.config.loading import SearchSettings
 
 from openclaw_cli.memory.store.layout import COMPOSITE as COMPOSITE
 from openclaw_cli.memory.store.layout import MINILM as MINILM

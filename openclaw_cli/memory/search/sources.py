@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 SOURCES = ("memory", "sessions")
 DEFAULT_SOURCES: tuple[str, ...] = ("memory",)

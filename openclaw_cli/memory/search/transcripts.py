@@ -27,7 +27,7 @@ from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.config.loading import SearchSettings
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.store.embedder import Embedder
     from openclaw_cli.memory.store.transcripts import TranscriptStorage
@@ -123,8 +123,8 @@ class _Candidate:
 
 
 def validate(request: TranscriptRequest) -> None:
-    from openclaw_cli.errors import InvalidInput
-    from openclaw_cli.textcheck import find_bad_text
+    from openclaw_cli.core.errors import InvalidInput
+    from openclaw_cli.core.textcheck import find_bad_text
 
     bad = find_bad_text(request.query)
     if bad is not None:

@@ -70,7 +70,7 @@ def is_known(word: str) -> bool:
 def english_words() -> frozenset[str]:
     """The whole English words of the packaged tokenizer's vocabulary (empty when it is not installed:
     then no English query reads as words, and the floor stays as high as before)."""
-    from openclaw_cli.errors import StoreError
+    from openclaw_cli.core.errors import StoreError
     from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
 
     try:

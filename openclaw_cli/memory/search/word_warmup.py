@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import atomic_write_bytes
+from openclaw_cli.core.fsutil import atomic_write_bytes
 from openclaw_cli.memory.embedding.word_table import WordTables
 
 if TYPE_CHECKING:

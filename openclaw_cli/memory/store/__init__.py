@@ -9,7 +9,7 @@ It also holds what the stored data is made of and shared by the layers above: th
 dataclasses (`records`, `record_rows`), the embedder types (`embedder`), the stored vector's layout
 (`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache; and the session transcript index's interface (`transcripts`), with
 its in-memory vectors (`transcript_vectors`).
-It may import only `openclaw_cli.errors`, `fsutil`, `paths`, `findings`, `memory.text` and itself, never search/,
+It may import only `openclaw_cli.core.errors`, `fsutil`, `paths`, `findings`, `memory.text` and itself, never search/,
 writing/, embedding/, upkeep/, reflect/, portability/ or workspace/. It exports `MemoryStore` (what the
 use cases hold: embedding on write, FSRS reviews, `storage`), `MemoryStorage` and `SqliteStorage`.
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from openclaw_cli.thread_imports import settle_numpy
+from openclaw_cli.core.thread_imports import settle_numpy
 
 SWITCH_INTERVAL = 0.0005
 T = TypeVar("T")

@@ -23,7 +23,7 @@ class Int8Scan:
         try:
             from onnx import TensorProto, helper, numpy_helper
 
-            from openclaw_cli.onnx_runtime import runtime
+            from openclaw_cli.core.onnx_runtime import runtime
 
             ort = runtime()  # telemetry off, as for the models
 

@@ -20,7 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.store import centroid, people
 from openclaw_cli.memory.store.bulk import CHUNK, BulkWriter, WriteReport
 from openclaw_cli.memory.store.history import VALUE_IN_RECORDS
@@ -30,7 +31,6 @@ from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.store.vector_cache import cached_vectors, embed_cached
 from openclaw_cli.memory.store.vector_matrix import VectorMatrix, read_rows
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import apsw

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openclaw_cli.memory.store.records import DEFAULT_USER
 
 if TYPE_CHECKING:
-    from openclaw_cli.findings import Finding
+    from openclaw_cli.core.findings import Finding
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.paths import Home
 
 CHECK = "memory.persons"
 MEMORY_DB = Path("memory") / "memory.sqlite"  # an agent's memory database, inside its directory
@@ -70,7 +70,7 @@ def main_session_ids(home: Home, agent: str) -> frozenset[str]:
     """The ids of an agent's main sessions (current and archived): the owner's when no owner is set."""
     import json
 
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     found = set()
     try:
@@ -152,7 +152,7 @@ def every_store(
     """The persons of every memory database `source` holds (each agent's and the shared one; the files
     under the home when not given). `owner_is_default`: no owner is configured, so `default` is the owner
     (see conversation_defaults). A source that cannot be listed (a server down) is one entry with its error."""
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     source = source or FileStores(home)
     try:
@@ -165,7 +165,7 @@ def every_store(
 
 
 def _store_persons(source: StoreSource, agent: str, owners: frozenset[str] | None) -> StorePersons:
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     listing = StorePersons(agent, source.where(agent))
     try:
@@ -186,8 +186,8 @@ def _store_persons(source: StoreSource, agent: str, owners: frozenset[str] | Non
 def findings_for(stores: list[StorePersons], *, shared: bool) -> list[Finding]:
     """One `ok` finding per store naming its persons, and a warning for each store where conversations
     wrote memories under `default`, with the command that gives them to their person. Nothing is moved."""
-    from openclaw_cli.findings import Finding
-    from openclaw_cli.paths import SHARED_AGENT
+    from openclaw_cli.core.findings import Finding
+    from openclaw_cli.core.paths import SHARED_AGENT
 
     found: list[Finding] = []
     for store in stores:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.store import centroid, people
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.keyword import write_row as write_fts_row

@@ -28,7 +28,7 @@ def _server(store: MemoryStore) -> PostgresStorage:
 def where(store: MemoryStore) -> str:
     """The server store as reports name it (the server without its password, and the schema): its
     `path` is only the SQLite file the same agent would have, which does not exist."""
-    from openclaw_cli.dsn import mask_dsn
+    from openclaw_cli.core.dsn import mask_dsn
 
     server = _server(store)
     return f"{mask_dsn(server.dsn)} schema {server.schema}"

@@ -25,7 +25,7 @@ from openclaw_cli.memory.writing.values import value_change
 if TYPE_CHECKING:
     import numpy as np
 
-    from openclaw_cli.config import DedupSettings
+    from openclaw_cli.config.loading import DedupSettings
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.store.memory_store import MemoryStore
     from openclaw_cli.memory.store.protocol import MemoryStorage

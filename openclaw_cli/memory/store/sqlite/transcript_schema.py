@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import create_private_file, ensure_private_dir
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import create_private_file, ensure_private_dir
 from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.connection import vec_extension_path
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS, get_meta, set_meta, write_txn

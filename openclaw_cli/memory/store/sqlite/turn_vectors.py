@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.sqlite.records import chunks, marks
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 
 # litellm prefixes its class names twice ("litellm.RateLimitError: RateLimitError: ..."), the openai package
 # the status ("Error code: 429 - ..."), which describe() says its own way: noise.

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.fsutil import ensure_private_dir
 
 MAX_NAME_LENGTH = 128
 SHARED_AGENT = "_shared"

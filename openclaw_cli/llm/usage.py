@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_cli import llm_openai
-from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, client, completion_response, plugin_provider
+from openclaw_cli.llm import openai_models as llm_openai
+from openclaw_cli.llm.calls import DEFAULT_TIMEOUT_SECONDS, client, completion_response, plugin_provider
 
 
 @dataclass(frozen=True)

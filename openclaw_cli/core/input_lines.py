@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, BinaryIO
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 CHUNK = 1 << 20
 # One character of a JSON string at its longest: a code point outside the BMP escaped as two \uXXXX.

@@ -60,8 +60,8 @@ class SessionSettings(_Section):
     @field_validator("identity_links")
     @classmethod
     def _one_person_per_address(cls, links: dict[str, list[str]]) -> dict[str, list[str]]:
-        from openclaw_cli.errors import OpenclawError
-        from openclaw_cli.person_ids import validate_links
+        from openclaw_cli.core.errors import OpenclawError
+        from openclaw_cli.identity.person_ids import validate_links
 
         try:
             validate_links(links)
@@ -219,7 +219,7 @@ class PostgresSettings(_Section):
     @field_serializer("dsn")
     def _masked(self, dsn: str | None) -> str | None:
         """Every dump of the settings (`config show`, `config get`) shows the DSN without its password."""
-        from openclaw_cli.dsn import mask_dsn
+        from openclaw_cli.core.dsn import mask_dsn
 
         return None if dsn is None else mask_dsn(dsn)
 

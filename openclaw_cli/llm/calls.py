@@ -22,15 +22,10 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
-from openclaw_cli import llm_openai
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.llm_errors import (
-    InvalidReply,
-    ModelUnavailable,
-    describe,
-    is_retryable,
-)
-from openclaw_cli.llm_reply import M, parse_json_reply
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.llm import openai_models as llm_openai
+from openclaw_cli.llm.errors import InvalidReply, ModelUnavailable, describe, is_retryable
+from openclaw_cli.llm.reply import M, parse_json_reply
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import AgentEntry, Settings
+    from openclaw_cli.config.loading import AgentEntry, Settings
 
 
 def agent_entry(settings: Settings, agent_id: str) -> AgentEntry | None:

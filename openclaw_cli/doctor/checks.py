@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.findings import Finding
-from openclaw_cli.fsutil import DIR_MODE, FILE_MODE
-from openclaw_cli.paths import Home
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.findings import Finding
+from openclaw_cli.core.fsutil import DIR_MODE, FILE_MODE
+from openclaw_cli.core.paths import Home
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.memory.store.persons import StorePersons
 
 PERMISSIONS = "home.permissions"
@@ -113,7 +113,7 @@ def check_dm_scope(home: Home, settings: Settings | None) -> list[Finding]:
 
 def _persons_of_every_store(home: Home, settings: Settings) -> list[StorePersons]:
     """Whose memories each store holds, on the configured backend (the files, or the server's schemas)."""
-    from openclaw_cli.identity import DEFAULT_OWNER, owner_id
+    from openclaw_cli.identity.persons import DEFAULT_OWNER, owner_id
     from openclaw_cli.memory.backends import store_source
     from openclaw_cli.memory.store.persons import every_store
 
@@ -279,7 +279,7 @@ def _mode_problem(path: Path, expected: int, fix: bool, check: str = PERMISSIONS
 
 def check_config(home: Home, env: Mapping[str, str]) -> tuple[Settings | None, list[Finding]]:
     """Parse and validate openclaw.json with the OPENCLAW_* overrides; the settings when they are valid."""
-    from openclaw_cli.config import load_settings
+    from openclaw_cli.config.loading import load_settings
 
     path = home.config_file
     try:

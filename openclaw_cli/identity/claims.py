@@ -24,13 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.identity import Identity, IdentityRules, for_key, identify, owner_id
-from openclaw_cli.person_ids import canonical_person, check_identity, person_of_address
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.identity.person_ids import canonical_person, check_identity, person_of_address
+from openclaw_cli.identity.persons import Identity, IdentityRules, for_key, identify, owner_id
 from openclaw_cli.sessions.keys import SHARED_MAIN, SessionKey, build_key, dm_key, parse_key
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 REROUTED = (
     "the main session is the owner's: this person speaks in their own session (session.dmScope "

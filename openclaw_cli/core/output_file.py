@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from openclaw_cli.errors import InvalidInput, UsageError
-from openclaw_cli.fsutil import atomic_output, ensure_private_dir
+from openclaw_cli.core.errors import InvalidInput, UsageError
+from openclaw_cli.core.fsutil import atomic_output, ensure_private_dir
 
 STDOUT_HINT = "give a file name, or '-' for standard output"
 ELSEWHERE_HINT = "choose another file, or '-' for standard output"

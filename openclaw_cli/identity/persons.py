@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.person_ids import canonical_person, person_of_address
+from openclaw_cli.identity.person_ids import canonical_person, person_of_address
 from openclaw_cli.sessions.keys import SessionKey
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 DEFAULT_OWNER = "default"  # the person of `memory add` without --user, and of stores written before owners
 # Why a turn wrote no memory: said in the /v1 reply's metadata and as a notice.

@@ -24,7 +24,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from openclaw_cli.config_models import (
+from openclaw_cli.config.models import (
     ENV_PREFIX,
     AgentEntry,
     AgentsSettings,
@@ -53,8 +53,8 @@ from openclaw_cli.config_models import (
     SessionSettings,
     Settings,
 )
-from openclaw_cli.errors import ConfigError
-from openclaw_cli.fsutil import atomic_write_bytes
+from openclaw_cli.core.errors import ConfigError
+from openclaw_cli.core.fsutil import atomic_write_bytes
 
 # The models are re-exported: callers import every settings name from here.
 __all__ = [
@@ -129,7 +129,7 @@ def _settings_class(env: Mapping[str, str]) -> type[Settings]:
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """The raw contents of openclaw.json (or openclaw.toml); {} when it does not exist."""
-    from openclaw_cli.config_toml import is_toml, parse_toml, refuse_both
+    from openclaw_cli.config.toml_file import is_toml, parse_toml, refuse_both
 
     refuse_both(path)
     try:
@@ -166,7 +166,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 def _refuse_bad_text(value: Any, where: str) -> None:
     """A lone surrogate escape parses, but no setting can hold it (it cannot be printed or written)."""
-    from openclaw_cli.textcheck import HINT, find_bad_text
+    from openclaw_cli.core.textcheck import HINT, find_bad_text
 
     bad = find_bad_text(value)
     if bad is not None:
@@ -262,8 +262,8 @@ def set_key(path: Path, key: str, value: Any, env: Mapping[str, str]) -> Setting
     _refuse_bad_text(value, f"the value for '{key}'")
     node[parts[-1]] = value
     settings = validate_settings(data, {}, path)
-    from openclaw_cli.config_edit import edited_config_text
-    from openclaw_cli.config_toml import edited_toml_text, is_toml
+    from openclaw_cli.config.edit import edited_config_text
+    from openclaw_cli.config.toml_file import edited_toml_text, is_toml
 
     old_text = path.read_text(encoding="utf-8") if path.exists() else ""  # read_config_file read it already
     edit = edited_toml_text if is_toml(path) else edited_config_text

@@ -11,10 +11,10 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.llm import DEFAULT_TIMEOUT_SECONDS, request_kwargs, route, with_retries
-from openclaw_cli.llm_errors import ContextOverflow, ModelUnavailable, describe, overflowed
-from openclaw_cli.llm_usage import Usage, call_usage
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.llm.calls import DEFAULT_TIMEOUT_SECONDS, request_kwargs, route, with_retries
+from openclaw_cli.llm.errors import ContextOverflow, ModelUnavailable, describe, overflowed
+from openclaw_cli.llm.usage import Usage, call_usage
 
 
 @dataclass(frozen=True)

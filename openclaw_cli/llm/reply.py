@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, TypeVar
 
-from openclaw_cli.llm_errors import InvalidReply
+from openclaw_cli.llm.errors import InvalidReply
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

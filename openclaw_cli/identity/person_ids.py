@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.sessions.keys import linked_identity, normalize_part
 
 MAX_PERSON_LENGTH = 128

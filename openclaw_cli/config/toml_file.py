@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import ConfigError
-from openclaw_cli.paths import CONFIG_FILENAME, CONFIG_TOML_FILENAME
+from openclaw_cli.core.errors import ConfigError
+from openclaw_cli.core.paths import CONFIG_FILENAME, CONFIG_TOML_FILENAME
 
 
 def is_toml(path: Path) -> bool:

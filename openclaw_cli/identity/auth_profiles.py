@@ -25,12 +25,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
+from openclaw_cli.core.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 FILENAME = "auth-profiles.json"
 MAX_KEY_CHARS = 4096
@@ -179,7 +179,7 @@ def provider_of(model: str | None) -> str | None:
 def with_auth_profile(settings: Settings, home: Home, agent_id: str) -> Settings:
     """`settings` (already `for_agent`'s) with the agent's profile key for its model's provider as
     `llm.apiKey`, unless its agents.list entry gives its own key. Unchanged when there is no profile."""
-    from openclaw_cli.agent_config import agent_entry
+    from openclaw_cli.identity.agent_config import agent_entry
 
     entry = agent_entry(settings, agent_id)
     provider = provider_of(settings.llm.model)
