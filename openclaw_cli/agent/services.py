@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.extraction.run import ExtractionService
     from openclaw_cli.memory.query_expansion import ModelExpander
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
     from openclaw_cli.plugins.host import PluginHost
 
 
@@ -54,7 +54,7 @@ class AgentServices:
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None
-        # Each append is indexed for `session search` on a background thread (memory/transcripts.py).
+        # Each append is indexed for `session search` on a background thread (memory/transcripts/index.py).
         self.sessions.listeners.append(lambda session_id: self.transcripts.session_changed(session_id))
 
     @property
@@ -82,7 +82,7 @@ class AgentServices:
         if self._transcripts is None:
             with self.memory_lock:
                 if self._transcripts is None:
-                    from openclaw_cli.memory.transcripts import TranscriptIndex
+                    from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
                     self._transcripts = TranscriptIndex(
                         self.home,
@@ -97,8 +97,8 @@ class AgentServices:
         """Past sessions' turns matching `query`, as `person` may see them (the `session_search` tool and
         chat's /search): their own sessions, every session for the owner, none without an identity."""
         from openclaw_cli.identity.persons import owner_id
-        from openclaw_cli.memory.search.transcripts import TranscriptRequest
-        from openclaw_cli.memory.transcript_filters import viewer_filter
+        from openclaw_cli.memory.transcripts.filters import viewer_filter
+        from openclaw_cli.memory.transcripts.search import TranscriptRequest
 
         if person is None:
             return {"results": [], "warnings": ["this conversation has no identity: no sessions to search"]}

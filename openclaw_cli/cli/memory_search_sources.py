@@ -73,9 +73,9 @@ def search(
 def _here(request: Any, sources: tuple[str, ...], record_hit: bool) -> dict[str, Any]:
     from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.search.sources import memory_ids, search_sources
-    from openclaw_cli.memory.search.transcripts import TranscriptRequest
-    from openclaw_cli.memory.transcript_filters import viewer_filter
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.filters import viewer_filter
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
+    from openclaw_cli.memory.transcripts.search import TranscriptRequest
 
     st = common.state()
     # The operator's view narrowed to --user, exactly as `session search --user` reads it.

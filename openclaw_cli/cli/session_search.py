@@ -1,5 +1,5 @@
 """`openclaw session search`: what was said in past sessions, with the memory search's engine. Registered
-by cli/session.py; the work is memory/transcripts.py's."""
+by cli/session.py; the work is memory/transcripts/index.py's."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from openclaw_cli.cli import common
 from openclaw_cli.cli.memory_common import LocalOpt
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
 EXAMPLES = """Examples:
 
@@ -62,7 +62,7 @@ def search_cmd(
     in. When a gateway runs for this home it answers (its model is already loaded) with the same output;
     --local runs in this process.
     """
-    from openclaw_cli.memory.transcript_filters import parse_bound, viewer_filter
+    from openclaw_cli.memory.transcripts.filters import parse_bound, viewer_filter
 
     text = common.read_text_arg(query)
     bounds = (
@@ -90,7 +90,7 @@ def search_cmd(
         if remote is not None:
             render(remote, explain, as_json)
             return
-    from openclaw_cli.memory.search.transcripts import TranscriptRequest
+    from openclaw_cli.memory.transcripts.search import TranscriptRequest
 
     request = TranscriptRequest(text, k, where, explain, all_results)
     with transcript_index() as index:
@@ -103,7 +103,7 @@ def transcript_index() -> Iterator[TranscriptIndex]:
     """This agent's transcript index, with the memory service's embedder loaded for one search."""
     from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
     st = common.state()
     owner = owner_id(st.agent_settings)

@@ -323,7 +323,7 @@ def _forget_sessions(
 def _forget_transcripts(home: Home, settings: Settings, agent: str, session_ids: list[str]) -> None:
     """The transcript index loses these sessions' rows with their messages, and its file is rewritten so no
     byte of them is left; what a redaction kept is indexed again from the rewritten files."""
-    from openclaw_cli.memory.transcripts import TranscriptIndex, transcripts_path
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex, transcripts_path
 
     if not transcripts_path(home, agent).exists():
         return

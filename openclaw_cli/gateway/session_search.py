@@ -1,4 +1,4 @@
-"""The params of the gateway's `session.search` as a transcript search request (memory/transcripts.py)."""
+"""The params of the gateway's `session.search` as a transcript search request (memory/transcripts/index.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.gateway import protocol as p
 from openclaw_cli.memory.search.result import MAX_K
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
-from openclaw_cli.memory.transcript_filters import parse_bound, viewer_filter
+from openclaw_cli.memory.transcripts.filters import parse_bound, viewer_filter
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 
 MAX_QUERY = 1_000_000
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
     from openclaw_cli.memory.search.context import ContextSteps
     from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
 
@@ -403,8 +403,8 @@ class MemoryService:
         return synced, self.rebuild_indexes(progress) if rebuild else self.repair_indexes(progress)
 
     def transcripts(self) -> TranscriptIndex:
-        """This agent's session transcript index (memory/transcripts.py), embedding with this service's model."""
-        from openclaw_cli.memory.transcripts import TranscriptIndex
+        """This agent's session transcript index (memory/transcripts/index.py), embedding with this service's model."""
+        from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
         return TranscriptIndex(self.home, self.agent_id, self.settings, self.embedder)
 

@@ -76,7 +76,7 @@ class SessionStore:
         self._writers_guard = threading.Lock()
         self._ensured = False
         self._index_cache: tuple[Any, dict[str, Any]] | None = None
-        # Told the session id after each append and summary (the transcript index, memory/transcripts.py):
+        # Told the session id after each append and summary (the transcript index, memory/transcripts/index.py):
         # a listener must return at once; sessions/ knows nothing of what it does.
         self.listeners: list[Callable[[str], None]] = []
         _open_stores.add(self)

@@ -7,8 +7,8 @@ and its PostgreSQL one in `postgres/`. What the two backends say alike is writte
 storages share (`shared_storage`: record reads, history, people, workspace files, every row as stored).
 It also holds what the stored data is made of and shared by the layers above: the record
 dataclasses (`records`, `record_rows`), the embedder types (`embedder`), the stored vector's layout
-(`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache; and the session transcript index's interface (`transcripts`), with
-its in-memory vectors (`transcript_vectors`).
+(`layout`), its codec, the vectors' mean (`centroid`), the warm matrix and the embedding cache; and the session transcript index's interface (`transcripts`; the
+rest of transcript search is memory/transcripts/).
 It may import only `openclaw_cli.core.errors`, `fsutil`, `paths`, `findings`, `memory.text` and itself, never search/,
 writing/, embedding/, upkeep/, reflect/, portability/ or workspace/. It exports `MemoryStore` (what the
 use cases hold: embedding on write, FSRS reviews, `storage`), `MemoryStorage` and `SqliteStorage`.

@@ -1,4 +1,4 @@
-"""`memory index --check` for the transcript index (memory/transcripts.py): its rows against the session
+"""`memory index --check` for the transcript index (memory/transcripts/index.py): its rows against the session
 files, its keyword index and its vectors against its rows, without changing either."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
-from openclaw_cli.memory.transcript_files import message_indexes
+from openclaw_cli.memory.store.sqlite.transcripts.statements import SqliteTranscripts
+from openclaw_cli.memory.transcripts.files import message_indexes
 from openclaw_cli.sessions.layout import MESSAGES_FILENAME
 
 

@@ -7,11 +7,11 @@ turn, `session append`, an import); a rewritten file (a purge redacts by rewriti
 the start, and a session gone from disk leaves the index. A running process (the gateway, `chat`) is told of
 each append through the session store's listener and indexes it on a background thread, so a turn never
 waits for the index; a search catches up first anyway. `long_lived` (the gateway, chat) keeps the int8
-vectors in memory (store/transcript_vectors.py), and the index thread then embeds the turns that have no
+vectors in memory (transcripts/vectors.py), and the index thread then embeds the turns that have no
 vector (newest first, a batch at a time, indexing first), so a search there rarely meets one (it embeds at
-most a few itself, see search/transcripts.py) and a turn never waits for the model.
+most a few itself, see transcripts/search.py) and a turn never waits for the model.
 
-Who may see what (memory/transcript_filters.py builds the filter): a person finds only the sessions they
+Who may see what (memory/transcripts/filters.py builds the filter): a person finds only the sessions they
 took part in: a direct session's own person (never someone who wrote in it under a claimed id, issue 47:
 taking part in a session never grants another person's lines), and in any other session its person and
 every person who wrote in it; the owner, and the operator at the CLI, find everything. An index built
@@ -32,23 +32,18 @@ from typing import TYPE_CHECKING
 from openclaw_cli.core.errors import NotFound, StoreError
 from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.passage_memo import PassageMemo
-from openclaw_cli.memory.search.transcripts import (
+from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
+from openclaw_cli.memory.store.sqlite.transcripts.statements import SqliteTranscripts
+from openclaw_cli.memory.store.transcripts import SessionProgress, TurnFilter
+from openclaw_cli.memory.transcripts.check import IndexCheck, compare_with_files, file_id
+from openclaw_cli.memory.transcripts.files import mtime_ns, new_turns, read_json, summary_turn
+from openclaw_cli.memory.transcripts.search import (
     EMBED_BATCH,
     TranscriptRequest,
     TranscriptResult,
     TranscriptSearcher,
 )
-from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
-from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
-from openclaw_cli.memory.store.transcript_vectors import TurnVectors
-from openclaw_cli.memory.store.transcripts import SessionProgress, TurnFilter
-from openclaw_cli.memory.transcript_check import IndexCheck, compare_with_files, file_id
-from openclaw_cli.memory.transcript_files import (
-    mtime_ns,
-    new_turns,
-    read_json,
-    summary_turn,
-)
+from openclaw_cli.memory.transcripts.vectors import TurnVectors
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.layout import CONTEXT_FILENAME, MESSAGES_FILENAME, META_FILENAME
 
@@ -320,7 +315,7 @@ class TranscriptIndex:
 
     def search(self, request: TranscriptRequest, *, vectors: bool = True) -> TranscriptResult:
         """Search as `request.where` says (the caller decides whose view, see `viewer_filter`)."""
-        from openclaw_cli.memory.search.transcripts import validate
+        from openclaw_cli.memory.transcripts.search import validate
 
         validate(request)
         self.catch_up()

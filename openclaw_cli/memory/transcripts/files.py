@@ -1,4 +1,4 @@
-"""Reading one session's files for the transcript index (memory/transcripts.py): the user and assistant
+"""Reading one session's files for the transcript index (memory/transcripts/index.py): the user and assistant
 messages appended after a byte offset, the people who wrote them, and context.json's summary."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The transcript index's vector tables (store/sqlite/transcripts.py delegates its vector statements here).
+"""The transcript index's vector tables (store/sqlite/transcripts/statements.py delegates its vector statements here).
 
 Each embedded turn has its int8 row in `turn_vectors` and its sign bits (one bit a dimension, packed into
 64-bit words: 112 bytes at 896 dimensions) in `turn_signs`, under the same `vid`. Two tables because SQLite
 keeps a row's columns together: signs stored beside the 896-byte int8 column would still cost a fresh
 process every page of it (179 MB at 200k turns) where the sign table alone is ~25 MB. A search ranks every
-row by its signs and reads the int8 rows of the few it keeps (store/transcript_vectors.py).
+row by its signs and reads the int8 rows of the few it keeps (transcripts/vectors.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Whose transcripts a search may read, and its date bounds (memory/transcripts.py searches with them)."""
+"""Whose transcripts a search may read, and its date bounds (memory/transcripts/index.py searches with them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, timedelta
 
 from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.store.transcripts import TurnFilter
-from openclaw_cli.memory.transcript_files import ROLES
+from openclaw_cli.memory.transcripts.files import ROLES
 from openclaw_cli.sessions.ids import is_session_id
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.layout import iso, parse_time

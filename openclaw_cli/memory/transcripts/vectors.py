@@ -1,7 +1,7 @@
 """The transcript index's vectors in memory: nearest turns for a query vector.
 
 Each turn's sign bits (one bit a dimension, 112 bytes a turn at 896 dimensions: 22 MB at 200k turns) are read
-from their own table (store/sqlite/turn_vectors.py). A query ranks the rows it may return by sign
+from their own table (store/sqlite/transcripts/vectors.py). A query ranks the rows it may return by sign
 disagreement, each 64-dimension word weighted by the query's norm in it, so any weighting of a composite
 query's halves is followed; the best SIGN_POOL rows are then scored exactly against their int8 vectors. A
 person's search ranks only the rows of their own sessions, so it is no slower than the owner's.

@@ -7,7 +7,7 @@ means in `memory search`, and a nonsense query is answered with nothing. The mem
 recall, who a memory is about, categories) have nothing to read here and are left out.
 
 Vectors are deferred: a turn is indexed without one. A running process (the gateway, chat) embeds new
-turns in the background (memory/transcripts.py); a search that still meets rows without one (a one-shot
+turns in the background (memory/transcripts/index.py); a search that still meets rows without one (a one-shot
 process, or a backlog the background has not reached) embeds the newest it may return, at most LAZY_EMBED,
 and finds the rest by their words only (it says how many in its warnings and --explain; `memory index`
 embeds them all).
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.search import lexical, semantic
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import SearchRequest, validate_request
-from openclaw_cli.memory.store.transcript_vectors import TurnVectors
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
+from openclaw_cli.memory.transcripts.vectors import TurnVectors
 
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import SearchSettings

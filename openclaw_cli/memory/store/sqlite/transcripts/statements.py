@@ -4,8 +4,8 @@ A sibling of the memory database rather than tables inside it: the transcript in
 JSON Lines at will, grows with every turn, and must never make a memory backup, restore or salvage larger or
 slower. It holds, per turn, the text and its analysed terms (an FTS5 table with the memory index's
 tokenizer), who took part in each session, how far each session is indexed, and the int8 vectors of the
-turns embedded so far and their sign bits (store/sqlite/turn_vectors.py), ranked in memory
-(store/transcript_vectors.py). Embedding is deferred: a running process embeds new turns in the background,
+turns embedded so far and their sign bits (store/sqlite/transcripts/vectors.py), ranked in memory
+(transcripts/vectors.py). Embedding is deferred: a running process embeds new turns in the background,
 a search the few it needs, `memory index` the rest.
 """
 
@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.store import vector_codec as codec
-from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta, write_txn
 from openclaw_cli.memory.store.sqlite.records import chunks, marks
-from openclaw_cli.memory.store.sqlite.transcript_schema import SCHEMA_VERSION, open_transcripts
-from openclaw_cli.memory.store.sqlite.turn_filter import filter_sql
+from openclaw_cli.memory.store.sqlite.transcripts import vectors as turn_vectors
+from openclaw_cli.memory.store.sqlite.transcripts.filters import filter_sql
+from openclaw_cli.memory.store.sqlite.transcripts.schema import SCHEMA_VERSION, open_transcripts
 from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, fts_match, index_terms
 

@@ -1,4 +1,4 @@
-"""The transcript index's schema, and opening its file (store/sqlite/transcripts.py holds the statements)."""
+"""The transcript index's schema, and opening its file (store/sqlite/transcripts/statements.py holds the statements)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from openclaw_cli.core.errors import StoreError
 from openclaw_cli.core.fsutil import create_private_file, ensure_private_dir
-from openclaw_cli.memory.store.sqlite import turn_vectors
 from openclaw_cli.memory.store.sqlite.connection import vec_extension_path
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS, get_meta, set_meta, write_txn
+from openclaw_cli.memory.store.sqlite.transcripts import vectors as turn_vectors
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, FTS_TOKENIZE
 from openclaw_cli.security.database import connect as encrypted_or_plain
 
