@@ -23,7 +23,8 @@ from openclaw_cli.memory.search.pipeline import HybridSearcher
 from openclaw_cli.memory.search.profiles import SearchProfile
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import people, vectors
+from openclaw_cli.memory.store import people
+from openclaw_cli.memory.store.vectors import query as vectors
 from openclaw_cli.memory.text import subject
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces

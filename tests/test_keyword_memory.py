@@ -15,7 +15,7 @@ from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store.sqlite import keyword
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache, KeywordMemory, Tokens
-from openclaw_cli.memory.store.vectors import VectorFilter
+from openclaw_cli.memory.store.vectors.query import VectorFilter
 from openclaw_cli.memory.text.analysis import query_terms
 from tests.memory_helpers import add, service_for
 

@@ -47,7 +47,7 @@ def test_the_float_vector_scan_loads_onnxruntime_with_telemetry_off(tmp_path: Pa
 
     script = (
         "import os, numpy as np\n"
-        "from openclaw_cli.memory.store.int8_scan import Int8Scan\n"
+        "from openclaw_cli.memory.store.vectors.int8_scan import Int8Scan\n"
         "scan = Int8Scan.build(np.eye(4, dtype=np.float32))\n"
         "print(scan is not None, os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
     )

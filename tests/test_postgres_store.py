@@ -172,7 +172,7 @@ def test_the_warm_matrix_read_from_postgres_finds_what_the_hnsw_query_finds(
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
-    from openclaw_cli.memory.store.vector_matrix import VectorMatrix
+    from openclaw_cli.memory.store.vectors.matrix import VectorMatrix
 
     vectors = np.random.default_rng(7).normal(size=(40, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

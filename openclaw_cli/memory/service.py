@@ -18,7 +18,7 @@ from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.embedder_preload import EmbedderPreload
-from openclaw_cli.memory.store.bulk import BulkWriter
+from openclaw_cli.memory.store.bulk.load import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.records import DEFAULT_USER, MemoryRecord, utc_now
 from openclaw_cli.memory.text import jieba_dictionary
@@ -168,7 +168,7 @@ class MemoryService:
         duplicates of live memories are reviewed instead of stored (MemoryStore.add).
 
         `records` may be a generator that validates as it goes: each record's embedding starts while the
-        next ones are validated (store/bulk.py), and nothing is written until the last one is; if the
+        next ones are validated (store/bulk/load.py), and nothing is written until the last one is; if the
         generator raises, nothing is stored (and no database is created) and the error goes on up."""
         writers: dict[Path, BulkWriter] = {}
         paths: dict[str, Path] = {}  # per scope: building the path again for each record cost ~0.1 ms

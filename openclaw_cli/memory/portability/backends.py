@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.core.paths import SHARED_AGENT, Home
-from openclaw_cli.memory.store import centroid
 from openclaw_cli.memory.store.embedder import EmbedderIdentity
 from openclaw_cli.memory.store.memory_store import MemoryStore
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.protocol import MemoryStorage

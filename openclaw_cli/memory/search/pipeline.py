@@ -38,7 +38,7 @@ from openclaw_cli.memory.search.result import (
 )
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT, Pass
 from openclaw_cli.memory.search.timing import StepClock
-from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.vectors import query as vectors
 from openclaw_cli.memory.text.analysis import is_stopword, query_terms
 
 __all__ = [

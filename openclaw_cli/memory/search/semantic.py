@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
     from openclaw_cli.memory.search.profiles import SearchProfile
-    from openclaw_cli.memory.store.centroid import Centroid
     from openclaw_cli.memory.store.protocol import VectorFilter
+    from openclaw_cli.memory.store.vectors.centroid import Centroid
 
 # How far a memory's English leg can be trusted, by the language detected when it was stored.
 
@@ -40,7 +40,7 @@ class VectorSource(Protocol):
 
 @dataclass(frozen=True)
 class HubCorrection:
-    """Subtract `weight` x each memory's hubness (store/centroid.py) from every leg's cosine."""
+    """Subtract `weight` x each memory's hubness (store/vectors/centroid.py) from every leg's cosine."""
 
     centroid: Centroid
     weight: float
@@ -135,7 +135,7 @@ def candidates(
     without a vector (pending) are left out."""
     import numpy as np
 
-    from openclaw_cli.memory.store.vectors import knn_scaled
+    from openclaw_cli.memory.store.vectors.query import knn_scaled
 
     vector = query.vector.astype(np.float32, copy=False)
     if len(profile.legs) < 2:

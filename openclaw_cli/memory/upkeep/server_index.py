@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.memory.store import people
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.store.protocol import WorkspaceFile
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import new_record_id, utc_now
-from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
+from openclaw_cli.memory.store.vectors.cache import embedder_key, passage_hash
 from openclaw_cli.memory.workspace.files import LOG_DIR, MEMORY_FILE, SHARED_FILE, UnsafeFile, safe_path
 
 if TYPE_CHECKING:

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.core.paths import SHARED_AGENT, Home
-from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.persons import agent_ids_on_disk as agent_ids_on_disk
 from openclaw_cli.memory.store.records import validate_user
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.memory_store import MemoryStore

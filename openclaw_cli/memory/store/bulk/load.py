@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openclaw_cli.memory.store.embedding_worker import EmbeddingWorker
+from openclaw_cli.memory.store.bulk.embedding_worker import EmbeddingWorker
 from openclaw_cli.memory.store.records import utc_now
-from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
+from openclaw_cli.memory.store.vectors.cache import embedder_key, passage_hash
 
 if TYPE_CHECKING:
     import numpy as np

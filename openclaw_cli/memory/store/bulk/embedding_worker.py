@@ -1,4 +1,4 @@
-"""One background thread that embeds while the calling thread writes: a bulk load's chunks (store/bulk.py)
+"""One background thread that embeds while the calling thread writes: a bulk load's chunks (store/bulk/load.py)
 and an import's batches (portability/transfer.py).
 
 onnxruntime releases the GIL while a model runs, so the models embed the coming records on this thread

@@ -1,5 +1,5 @@
 """Approximate inner products of a query with every row of a float32 matrix, in int8 arithmetic: the
-warm prefilter of vector tables made before int8 storage (store/vector_matrix.py re-scores its best rows)."""
+warm prefilter of vector tables made before int8 storage (store/vectors/matrix.py re-scores its best rows)."""
 
 from __future__ import annotations
 

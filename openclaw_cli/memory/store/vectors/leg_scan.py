@@ -1,5 +1,5 @@
 """Each stored row's sign-bit disagreement with a query, one leg of a composite vector at a time: the
-prefilter of a warm search (store/vector_matrix.py), which passes the best-agreeing rows on to be scored.
+prefilter of a warm search (store/vectors/matrix.py), which passes the best-agreeing rows on to be scored.
 
 A leg's disagreement is the sum, over its 64-dim words, of the bits in which a row's signs differ from the
 query's, each word weighted by the query's norm in it. At 100k rows that is ~1.5-2.5 ms a query on one

@@ -1,5 +1,5 @@
 """Scoring int8 vector rows against a float32 query, and picking the best rows: the arithmetic that
-VectorMatrix's searches (store/vector_matrix.py) share.
+VectorMatrix's searches (store/vectors/matrix.py) share.
 
 Rows are never converted to float32 as a whole (at 100k rows of 896 dims that would be a 358 MB
 temporary): einsum converts as it goes, a chunk at a time.

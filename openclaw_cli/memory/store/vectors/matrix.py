@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store import vector_codec as codec
-from openclaw_cli.memory.store.int8_scan import Int8Scan
-from openclaw_cli.memory.store.leg_scan import agreement, leg_disagreements
 from openclaw_cli.memory.store.protocol import StoredRows
-from openclaw_cli.memory.store.row_scan import best, chunked_dot, distinct, dot
 from openclaw_cli.memory.store.sqlite.vec_chunks import chunk_arrays
 from openclaw_cli.memory.store.vector_codec import VectorFormat
-from openclaw_cli.memory.store.vectors import VectorFilter, scale_legs
+from openclaw_cli.memory.store.vectors.int8_scan import Int8Scan
+from openclaw_cli.memory.store.vectors.leg_scan import agreement, leg_disagreements
+from openclaw_cli.memory.store.vectors.query import VectorFilter, scale_legs
+from openclaw_cli.memory.store.vectors.row_scan import best, chunked_dot, distinct, dot
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,6 +1,6 @@
 """Vector queries that hold for any backend: which rows a search may return (`VectorFilter`, defined
 with the storage Protocol) and a query's legs weighted before a nearest-neighbour scan. The SQLite vec0
-tables themselves are store/sqlite/vec.py; the warm in-memory copy is store/vector_matrix.py.
+tables themselves are store/sqlite/vec.py; the warm in-memory copy is store/vectors/matrix.py.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def knn_scaled(
 ) -> list[list[tuple[int, float]]]:
     """Nearest rows for each weighting of the query's legs, best first: `source.knn` of each scaled
     query, computed together when the source is the in-memory matrix."""
-    together = getattr(source, "knn_scaled", None)  # the in-memory matrix (store/vector_matrix.py)
+    together = getattr(source, "knn_scaled", None)  # the in-memory matrix (store/vectors/matrix.py)
     if together is not None:
         return list(together(query, legs, scalings, k, where))
     return [source.knn(scale_legs(query, legs, factors), k, where) for factors in scalings]

@@ -5,7 +5,7 @@ Where the two backends say the same thing, they differ only in a few fixed token
 off an index, the name of the substring search, and how a JSON field of `source` is read. A `Dialect` holds
 those tokens and `Dialect.sql` puts them into a template's `{p}`, `{same}`, `{plain}`, `{contains}` and
 `{source_path}`: a statement's text is only ever these fixed tokens, never a value, which is always bound.
-store/shared_storage.py runs the statements; each backend names its dialect (SQLITE, POSTGRES).
+store/shared/storage.py runs the statements; each backend names its dialect (SQLITE, POSTGRES).
 """
 
 from __future__ import annotations

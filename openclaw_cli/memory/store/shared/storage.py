@@ -1,5 +1,5 @@
 """The part of the storage Protocol (store/protocol.py) both backends run alike: the statements of
-store/statements.py in the backend's dialect, and the rows they return mapped to the Protocol's types once.
+store/shared/statements.py in the backend's dialect, and the rows they return mapped to the Protocol's types once.
 
 `SharedStorage` is a base of `SqliteStorage` and `PostgresStorage`; each names its `dialect` and holds `conn`
 (an apsw or a psycopg connection: both take a statement and its parameters and return an iterable cursor).
@@ -11,7 +11,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from openclaw_cli.memory.store import statements as st
 from openclaw_cli.memory.store.protocol_types import (
     HistoryRow,
     LiveFilter,
@@ -21,6 +20,7 @@ from openclaw_cli.memory.store.protocol_types import (
 )
 from openclaw_cli.memory.store.record_rows import CREATED_THEN_ROWID, RankingFacts, row_to_record, to_json
 from openclaw_cli.memory.store.records import iso, utc_now
+from openclaw_cli.memory.store.shared import statements as st
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.records import FsrsState, MemoryRecord
