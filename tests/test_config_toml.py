@@ -149,7 +149,7 @@ def test_cli_reads_and_sets_toml(home: Path, cli) -> None:  # type: ignore[no-un
     assert "invalid TOML" in bad.stderr and "line 1" in bad.stderr
     (home / "openclaw.toml").write_text(COMMENTED, encoding="utf-8")
     append = ("session", "append", "agent:main:main", "--role", "user", "hello")
-    assert cli(*append).returncode == 0  # its settings are now cached (cli/session_common.py)
+    assert cli(*append).returncode == 0  # its settings are now cached (cli/session/helpers.py)
     (home / "openclaw.json").write_text("{}", encoding="utf-8")
     for args in (("config", "show", "--json"), append):
         both = cli(*args)

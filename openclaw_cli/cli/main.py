@@ -11,8 +11,8 @@ import typer
 
 from openclaw_cli import __version__
 from openclaw_cli.cli import common, shell
-from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
-from openclaw_cli.cli.doctor import doctor_cmd
+from openclaw_cli.cli.home.doctor import EPILOG as DOCTOR_EPILOG
+from openclaw_cli.cli.home.doctor import doctor_cmd
 from openclaw_cli.cli.lazy import LazyRootGroup
 from openclaw_cli.core.errors import OpenclawError, UsageError
 from openclaw_cli.core.fsutil import DirectoryError

@@ -1,5 +1,5 @@
 """`openclaw session search`: what was said in past sessions, with the memory search's engine. Registered
-by cli/session.py; the work is memory/transcripts/index.py's."""
+by cli/session/commands.py; the work is memory/transcripts/index.py's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.cli.memory_common import LocalOpt
+from openclaw_cli.cli.memory.helpers import LocalOpt
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.transcripts.index import TranscriptIndex
@@ -84,7 +84,7 @@ def search_cmd(
         "all": all_results,
     }
     if not local:
-        from openclaw_cli.cli.memory_common import through_gateway
+        from openclaw_cli.cli.memory.helpers import through_gateway
 
         remote = through_gateway("session.search", params)
         if remote is not None:
@@ -154,5 +154,5 @@ def _line(turn: dict[str, Any], limit: int = 200) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add `search` to the `session` group (cli/session.py calls this once)."""
+    """Add `search` to the `session` group (cli/session/commands.py calls this once)."""
     app.command("search", epilog=EXAMPLES)(search_cmd)

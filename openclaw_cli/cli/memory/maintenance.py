@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
-from openclaw_cli.cli.memory_common import JsonOpt
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
+from openclaw_cli.cli.memory.helpers import JsonOpt
 from openclaw_cli.cli.progress import progress_bar, spinner
 
 
@@ -157,7 +158,7 @@ def index_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory/commands.py calls this once)."""
     app.command(
         "status",
         epilog=(

@@ -139,7 +139,7 @@ def chat_cmd(
     from rich.console import Console
 
     from openclaw_cli.agent.turn_types import NO_MODEL
-    from openclaw_cli.cli.chat_ui import read_lines, run_chat, start_loading_renderer
+    from openclaw_cli.cli.chat.ui import read_lines, run_chat, start_loading_renderer
     from openclaw_cli.core.paths import validate_agent_id
     from openclaw_cli.sessions.keys import build_key, parse_key
 
@@ -167,7 +167,7 @@ def chat_cmd(
     in_process_model = for_agent(settings, agent_id).llm.model
     no_model = NO_MODEL if backend.mode == "in-process" and in_process_model is None else None
     if message:
-        from openclaw_cli.cli.chat_once import reply_once
+        from openclaw_cli.cli.chat.once import reply_once
 
         try:
             reply_once(backend, " ".join(message))

@@ -52,5 +52,5 @@ def note_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the workspace commands to the `memory` group (cli/memory.py calls this once)."""
+    """Add the workspace commands to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("note", epilog=NOTE_EPILOG)(note_cmd)

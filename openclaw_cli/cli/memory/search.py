@@ -1,5 +1,5 @@
 """`openclaw memory search`: one query or a --batch of them, rendered as lines, JSON or an --explain of each
-stage. Registered by cli/memory.py."""
+stage. Registered by cli/memory/commands.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
-from openclaw_cli.cli.memory_common import JsonOpt, UserOpt
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
+from openclaw_cli.cli.memory.helpers import JsonOpt, UserOpt
 from openclaw_cli.core.errors import InvalidInput
 
 SEARCH_EXAMPLES = """Examples:
@@ -144,7 +145,7 @@ def search_cmd(
     sources = _sources(source, batch, expand, mode)
     text = common.read_text_arg(query) if query is not None else None
     if sources != ("memory",):
-        from openclaw_cli.cli import memory_search_sources
+        from openclaw_cli.cli.memory import search_sources as memory_search_sources
 
         assert text is not None  # _sources refused --batch
         memory_search_sources.search(
@@ -292,5 +293,5 @@ def _search_batch(source: str, defaults: Any, record_hit: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add `search` to the `memory` group (cli/memory.py calls this once)."""
+    """Add `search` to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("search", epilog=SEARCH_EXAMPLES)(search_cmd)

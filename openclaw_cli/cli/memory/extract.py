@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.cli.memory_common import JsonOpt
+from openclaw_cli.cli.memory.helpers import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def _render(report: ExtractionReport, as_json: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory/commands.py calls this once)."""
     app.command(
         "extract",
         epilog=(

@@ -1,5 +1,5 @@
 """`openclaw session export`, `import` and `key`: moving a whole session between homes, and the key an
-inbound message gets. Registered by cli/session.py."""
+inbound message gets. Registered by cli/session/commands.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from openclaw_cli.cli import common, session_common
-from openclaw_cli.cli.session_common import JsonOpt, Target
+from openclaw_cli.cli import common
+from openclaw_cli.cli.session import helpers as session_common
+from openclaw_cli.cli.session.helpers import JsonOpt, Target
 
 
 def export_cmd(
@@ -114,7 +115,7 @@ def key_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add export, import and key to the `session` group in --help order (cli/session.py calls this once)."""
+    """Add export, import and key to the `session` group in --help order (cli/session/commands.py calls this once)."""
     app.command(
         "export",
         epilog=session_common.epilog(

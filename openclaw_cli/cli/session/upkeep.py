@@ -1,6 +1,6 @@
 """`openclaw session sweep`, `context` and `compact`: what time does to sessions (resets, dormancy, the daily
 memory copies) and what a model is sent from one (the budgeted history, the summary). Registered by
-cli/session.py."""
+cli/session/commands.py."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common, session_common
-from openclaw_cli.cli.session_common import JsonOpt, Target
+from openclaw_cli.cli import common
+from openclaw_cli.cli.session import helpers as session_common
+from openclaw_cli.cli.session.helpers import JsonOpt, Target
 
 
 def sweep_cmd(as_json: JsonOpt = False, quiet: common.QuietOpt = False) -> None:
@@ -156,7 +157,7 @@ def compact_cmd(target: Target, as_json: JsonOpt = False) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add sweep, context and compact to the `session` group in --help order (cli/session.py calls this)."""
+    """Add sweep, context and compact to the `session` group in --help order (cli/session/commands.py calls this)."""
     app.command(
         "sweep",
         epilog=session_common.epilog(

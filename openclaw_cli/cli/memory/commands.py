@@ -10,20 +10,42 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import (
-    common,
-    memory_backend,
-    memory_backup,
-    memory_common,
-    memory_edit,
-    memory_extract,
-    memory_inject,
-    memory_maintenance,
-    memory_portability,
-    memory_purge,
-    memory_reassign,
-    memory_search,
-    memory_workspace,
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import (
+    edit as memory_edit,
+)
+from openclaw_cli.cli.memory import (
+    extract as memory_extract,
+)
+from openclaw_cli.cli.memory import (
+    helpers as memory_common,
+)
+from openclaw_cli.cli.memory import (
+    inject as memory_inject,
+)
+from openclaw_cli.cli.memory import (
+    maintenance as memory_maintenance,
+)
+from openclaw_cli.cli.memory import (
+    purge as memory_purge,
+)
+from openclaw_cli.cli.memory import (
+    reassign as memory_reassign,
+)
+from openclaw_cli.cli.memory import (
+    search as memory_search,
+)
+from openclaw_cli.cli.memory import (
+    workspace as memory_workspace,
+)
+from openclaw_cli.cli.memory.transfer import (
+    backend as memory_backend,
+)
+from openclaw_cli.cli.memory.transfer import (
+    backup as memory_backup,
+)
+from openclaw_cli.cli.memory.transfer import (
+    portability as memory_portability,
 )
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.core.errors import InvalidInput

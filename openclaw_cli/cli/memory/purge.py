@@ -107,5 +107,5 @@ def _summary(report: ForgetReport, sessions: bool) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add `purge` to the `memory` group (cli/memory.py calls this once)."""
+    """Add `purge` to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("purge", epilog=PURGE_EPILOG)(purge_cmd)

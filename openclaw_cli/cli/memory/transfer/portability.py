@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
-from openclaw_cli.cli.memory_common import JsonOpt
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
+from openclaw_cli.cli.memory.helpers import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.core.errors import InvalidInput, UsageError
 from openclaw_cli.core.input_lines import copy_lines
@@ -262,7 +263,7 @@ def migrate_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands to the `memory` group, in the order of its --help (cli/memory.py calls this once)."""
+    """Add these commands to the `memory` group, in the order of its --help (cli/memory/commands.py calls this once)."""
     app.command(
         "export",
         epilog=_epilog(

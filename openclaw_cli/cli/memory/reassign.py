@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
 from openclaw_cli.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -127,5 +128,5 @@ def _render(report: ReassignReport) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add `reassign` to the `memory` group (cli/memory.py calls this once)."""
+    """Add `reassign` to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("reassign", epilog=REASSIGN_EPILOG)(reassign_cmd)

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
 
 EPILOG = (
     "Examples:\n\n  openclaw memory inject --query 'which editor theme should I pick?'\n\n"
@@ -17,7 +18,7 @@ EPILOG = (
 
 
 def register(app: typer.Typer) -> None:
-    """Add `inject` to the `memory` group (cli/memory.py calls this once)."""
+    """Add `inject` to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("inject", epilog=EPILOG)(inject_cmd)
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
 from openclaw_cli.core.errors import InvalidInput, OpenclawError, UsageError
 
 if TYPE_CHECKING:
@@ -261,7 +262,7 @@ def _render_recovery(report: RecoverReport) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add `backup`, `restore` and `recover` to the `memory` group (cli/memory.py calls this once)."""
+    """Add `backup`, `restore` and `recover` to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("backup", epilog=BACKUP_EPILOG)(backup_cmd)
     app.command("restore", epilog=RESTORE_EPILOG)(restore_cmd)
     app.command("recover", epilog=RECOVER_EPILOG)(recover_cmd)

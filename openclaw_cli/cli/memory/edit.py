@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
 
 EDIT_EPILOG = """Examples:
 
@@ -57,5 +58,5 @@ def edit_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add `edit` to the `memory` group (cli/memory.py calls this once)."""
+    """Add `edit` to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("edit", epilog=EDIT_EPILOG)(edit_cmd)

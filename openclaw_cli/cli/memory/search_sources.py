@@ -8,7 +8,8 @@ from typing import Any
 
 import typer
 
-from openclaw_cli.cli import common, memory_common
+from openclaw_cli.cli import common
+from openclaw_cli.cli.memory import helpers as memory_common
 
 
 def search(

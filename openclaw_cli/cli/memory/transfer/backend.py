@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.cli.memory_common import JsonOpt
+from openclaw_cli.cli.memory.helpers import JsonOpt
 from openclaw_cli.cli.progress import progress_bar
 from openclaw_cli.core.errors import UsageError
 
@@ -149,7 +149,7 @@ def _summary(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the command to the `memory` group (cli/memory.py calls this once)."""
+    """Add the command to the `memory` group (cli/memory/commands.py calls this once)."""
     app.command("migrate-backend", epilog="Examples:\n\n" + "\n\n".join(f"  {line}" for line in EXAMPLES))(
         migrate_backend_cmd
     )
