@@ -1,4 +1,4 @@
-"""The gateway's limits on connections that owe it a request (gateway/limits.py), on a real process over
+"""The gateway's limits on connections that owe it a request (gateway/http/limits.py), on a real process over
 loopback: half request lines and half headers are dropped at the header deadline, a flood of unfinished
 (so unauthenticated) WebSocket upgrades is capped by closing the oldest, and authorised requests are
 served during such a flood.

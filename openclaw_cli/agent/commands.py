@@ -32,7 +32,7 @@ def parse_command(text: str, known: tuple[str, ...] = TURN_COMMANDS) -> Command 
     """`/name rest...` when name is one of `known` (case-insensitive); None for anything else.
 
     Any whitespace ends the name: `/new` and a message collected into the same turn after it
-    ("/new\n\nhello", gateway/lanes.py) are the command and its text."""
+    ("/new\n\nhello", gateway/lanes/queues.py) are the command and its text."""
     stripped = text.strip()
     if not stripped.startswith("/"):
         return None

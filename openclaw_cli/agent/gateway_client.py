@@ -2,7 +2,7 @@
 
 Frames: `{type:"req",id,method,params}` -> `{type:"res",id,ok,payload|error}`; the server also sends
 `{type:"event",event,payload}`, and a reply streams as `chat` events (state delta, final, error, aborted).
-The token travels in the upgrade request (gateway/ws_client.py); the `connect` request that follows
+The token travels in the upgrade request (gateway/client/websocket.py); the `connect` request that follows
 carries it too, so that a gateway still running an earlier version, which waits for it, lets us in.
 """
 
@@ -49,7 +49,7 @@ class GatewayChat:
     ) -> None:
         from websockets.exceptions import WebSocketException
 
-        from openclaw_cli.gateway.ws_client import GatewayRefused, open_ws
+        from openclaw_cli.gateway.client.websocket import GatewayRefused, open_ws
 
         self.mode = f"gateway {url}"
         self.agent_id = agent_id

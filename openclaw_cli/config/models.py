@@ -281,7 +281,7 @@ QueueMode = Literal["collect", "followup", "queue", "steer", "steer-backlog", "i
 
 
 class GatewayQueueSettings(_Section):
-    """What a session's lane does with a message that arrives while it is busy (gateway/lanes.py)."""
+    """What a session's lane does with a message that arrives while it is busy (gateway/lanes/queues.py)."""
 
     mode: QueueMode = "collect"
     debounce_ms: int = Field(1000, ge=0, le=600_000, description="collect: quiet time before a merged turn")

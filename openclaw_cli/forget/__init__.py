@@ -8,7 +8,7 @@
 - files.py: logs, exports and backups under the home that hold the person's words.
 - report.py: the request and the report, as the CLI prints them and the gateway sends them.
 - client.py: the one call the CLI makes: to the running gateway when there is one (it owns the journal,
-  the session writers and the warm memory connections, gateway/purge.py), else everywhere.py here.
+  the session writers and the warm memory connections, gateway/rpc/purge.py), else everywhere.py here.
 
 May import memory/, sessions/, config and the small shared modules, and from gateway/ only inbox.py,
 control.py and pidfile.py; nothing from cli/ or agent/. Imports nothing heavy at module level.

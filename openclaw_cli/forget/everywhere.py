@@ -2,7 +2,7 @@
 
 The order: look everywhere first (nothing is written for a person nobody knows: NotFound names the
 persons that are known), then remove the memories (theirs, and others' made from their messages), then
-the transcripts, the journal (unless a running gateway rewrites its own, gateway/purge.py), their
+the transcripts, the journal (unless a running gateway rewrites its own, gateway/rpc/purge.py), their
 `openclaw chat` prompt history, and what files.py finds in logs, exports and backups. The copies of each
 memory database (memory/backups/, and the files a restore or a salvage kept) are purged like it. Each step is
 atomic on its own and the whole is idempotent: a purge cut short is finished by running it again.

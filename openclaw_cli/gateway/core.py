@@ -27,8 +27,8 @@ from openclaw_cli.agent.turn_types import TurnResult
 from openclaw_cli.agent.warm import WarmReport, start_word_warmup, warm_runtime
 from openclaw_cli.core.paths import validate_agent_id
 from openclaw_cli.gateway.inbox import Inbox, Pending
-from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, Turn
-from openclaw_cli.gateway.run_limiter import RunLimiter
+from openclaw_cli.gateway.lanes.queues import QUEUE_MODES, LaneManager, Listener, Message, Turn
+from openclaw_cli.gateway.lanes.run_limiter import RunLimiter
 from openclaw_cli.memory.store.records import iso, utc_now
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time
@@ -79,7 +79,7 @@ class GatewayCore:
         self._warming: asyncio.Task[None] | None = None
         self.words: WordWarmUp | None = None  # the searched words' background warm-up, once ready
         self._stopping = threading.Event()  # the warm-up starts no further step once set
-        # Counts of connections that owe a request head (gateway/limits.py), set by the server.
+        # Counts of connections that owe a request head (gateway/http/limits.py), set by the server.
         self.connection_counts: Callable[[], dict[str, int]] = dict
         # What start() re-queued from the inbox, so a channel can send those turns' replies to their chats.
         self.requeued: list[tuple[Pending, Turn]] = []

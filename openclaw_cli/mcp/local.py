@@ -1,7 +1,7 @@
 """The MCP server's work in its own process, when no gateway of the home runs: the agent's services
 (agent/services.py: the warm memory service, its lock, the transcript index), loaded once at start.
 
-Each answer has the shape of the gateway method it stands in for (gateway/methods.py), so ops.py shapes
+Each answer has the shape of the gateway method it stands in for (gateway/rpc/methods.py), so ops.py shapes
 one kind of payload whichever path answered, and a gateway running or not gives the same results.
 """
 

@@ -57,7 +57,7 @@ def list_cmd(as_json: JsonOpt = False) -> None:
 def status_cmd(as_json: JsonOpt = False) -> None:
     """Each channel as the running gateway sees it: connected, last inbound/outbound, last error, pending
     sends, offset. Without a running gateway, what the state files say (connected false)."""
-    from openclaw_cli.gateway.remote_reads import ask_gateway, home_token
+    from openclaw_cli.gateway.client.reads import ask_gateway, home_token
 
     st = common.state()
     rows = _configured()

@@ -47,7 +47,7 @@ def _gateway_port(given: int | None) -> tuple[int | None, str]:
 
     Never gateway.port or the default: a gateway listening there may be another home's, with another
     token (issue 48: its 401 ended the chat that should have run in-process)."""
-    from openclaw_cli.gateway.pidfile import home_gateway
+    from openclaw_cli.gateway.client.pidfile import home_gateway
 
     if given is not None:
         return given, f"no gateway on port {given}"

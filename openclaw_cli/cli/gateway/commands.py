@@ -90,7 +90,7 @@ def start_cmd(
     port: PortOpt = None, bind: BindOpt = None, token: TokenOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Start the gateway in the background (pid file and log under the home)."""
-    from openclaw_cli.gateway.control import start_background
+    from openclaw_cli.gateway.client.control import start_background
 
     _check_bind(bind)
     st = common.state()
@@ -113,7 +113,7 @@ def start_cmd(
 @app.command("stop", epilog="Examples:\n\n  openclaw gateway stop\n\n  openclaw gateway stop --json")
 def stop_cmd(as_json: JsonOpt = False) -> None:
     """Stop the background gateway of this home (SIGTERM; SIGKILL after 15 s)."""
-    from openclaw_cli.gateway.control import stop
+    from openclaw_cli.gateway.client.control import stop
 
     result = stop(common.state().home)
     if as_json:
@@ -125,7 +125,7 @@ def stop_cmd(as_json: JsonOpt = False) -> None:
 @app.command("status", epilog="Examples:\n\n  openclaw gateway status\n\n  openclaw gateway status --json")
 def status_cmd(port: ClientPortOpt = None, token: TokenOpt = None, as_json: JsonOpt = False) -> None:
     """Whether a gateway answers, and (with the token) its lanes, agents and config state. Exit 1 if down."""
-    from openclaw_cli.gateway.control import client_token, status
+    from openclaw_cli.gateway.client.control import client_token, status
 
     st = common.state()
     result = status(st.home, port, client_token(st.home, token, st.env.get("OPENCLAW_GATEWAY_TOKEN")))
@@ -158,7 +158,7 @@ def status_cmd(port: ClientPortOpt = None, token: TokenOpt = None, as_json: Json
 )
 def health_cmd(port: ClientPortOpt = None, token: TokenOpt = None, as_json: JsonOpt = False) -> None:
     """Ask the gateway's health method (authenticated); exit 1 when it does not answer."""
-    from openclaw_cli.gateway.control import call, client_token, endpoint
+    from openclaw_cli.gateway.client.control import call, client_token, endpoint
 
     st = common.state()
     host, chosen = endpoint(st.home, port)
@@ -193,7 +193,7 @@ def call_cmd(
     Methods: health, status, sessions.list/get/reset/compact, chat.send/history/abort,
     memory.search/add/delete, reflect.run. chat.send returns at once with a run id; see chat.history.
     """
-    from openclaw_cli.gateway.control import call, client_token, endpoint
+    from openclaw_cli.gateway.client.control import call, client_token, endpoint
 
     try:
         body: Any = json.loads(params)

@@ -20,7 +20,7 @@ GRACE = 60.0  # past the job's own timeout, for the gateway to stop it and answe
 
 
 def _token() -> str | None:
-    from openclaw_cli.gateway.remote_reads import home_token
+    from openclaw_cli.gateway.client.reads import home_token
 
     st = common.state()
     return home_token(st.home, st.env.get("OPENCLAW_GATEWAY_TOKEN"))
@@ -32,7 +32,7 @@ def list_cmd(as_json: JsonOpt = False) -> None:
 
     The next runs are the running gateway's; without one, the last runs it recorded are shown and
     nothing is scheduled (system cron may still call the commands shown)."""
-    from openclaw_cli.gateway.remote_reads import ask_gateway
+    from openclaw_cli.gateway.client.reads import ask_gateway
 
     st = common.state()
     answer = ask_gateway(st.home, _token(), "cron.list", {})
@@ -69,7 +69,7 @@ def run_cmd(
 
     Without a running gateway this is an error: run the job's own command instead (`openclaw cron list`
     shows it), as system cron does."""
-    from openclaw_cli.gateway.remote_reads import ask_gateway
+    from openclaw_cli.gateway.client.reads import ask_gateway
     from openclaw_cli.scheduler.jobs import job_named
     from openclaw_cli.scheduler.service import job_settings
 

@@ -25,7 +25,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 
 def _no_gateway() -> None:
     """A conversion rewrites files a running gateway holds open: refuse rather than race it."""
-    from openclaw_cli.gateway.pidfile import home_gateway
+    from openclaw_cli.gateway.client.pidfile import home_gateway
 
     if home_gateway(common.state().home) is not None:
         raise Conflict(

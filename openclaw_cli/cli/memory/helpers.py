@@ -78,7 +78,7 @@ def only_on_files(command: str) -> None:
 def through_gateway(method: str, params: dict[str, Any]) -> Any | None:
     """The payload of `method` from this home's running gateway, None when none serves it (then the
     command runs in-process; -v says why in one line)."""
-    from openclaw_cli.gateway.remote_reads import ask_gateway, home_token
+    from openclaw_cli.gateway.client.reads import ask_gateway, home_token
 
     st = common.state()
     token = home_token(st.home, st.env.get("OPENCLAW_GATEWAY_TOKEN"))

@@ -1,7 +1,7 @@
 """The People, Sessions, Channels, Chat and Health pages: views of the gateway's own methods and services.
 
 People: counts per person (memory/store/persons.py), reassign (memory/writing/reassign.py, as `memory
-reassign --yes`) and purge (`memory.purge`, gateway/purge.py) behind a typed confirmation that lists what
+reassign --yes`) and purge (`memory.purge`, gateway/rpc/purge.py) behind a typed confirmation that lists what
 goes. Sessions: `sessions.list`, `sessions.get`, `session.search`. Channels: `channels.status` and the
 pairing store the `pairing` commands use. Health: `status`, `cron.list`, the backups `memory backup --list`
 lists, and the findings of `doctor` (read-only: never --fix from a page).

@@ -139,7 +139,7 @@ async def _form(request: Request) -> dict[str, str]:
 
 def _status(exc: OpenclawError) -> int:
     from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, UsageError
-    from openclaw_cli.gateway import protocol as p
+    from openclaw_cli.gateway.rpc import protocol as p
 
     if isinstance(exc, NotFound) or getattr(exc, "code", None) == p.NOT_FOUND:
         return 404

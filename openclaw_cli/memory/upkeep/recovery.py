@@ -33,7 +33,7 @@ MEMORY_DB = Path("memory") / "memory.sqlite"
 
 def refuse_while_gateway_runs(home: Home, what: str) -> None:
     """Refuse while this home's gateway process lives, whether or not it answers: a busy one still writes."""
-    from openclaw_cli.gateway.pidfile import gateway_process
+    from openclaw_cli.gateway.client.pidfile import gateway_process
 
     record = gateway_process(home)
     if record is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from openclaw_cli.core.errors import InvalidInput
-from openclaw_cli.gateway import protocol as p
+from openclaw_cli.gateway.rpc import protocol as p
 from openclaw_cli.memory.search.result import MAX_K
 from openclaw_cli.memory.transcripts.filters import parse_bound, viewer_filter
 from openclaw_cli.memory.transcripts.search import TranscriptRequest

@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.core.errors import InvalidInput
-from openclaw_cli.gateway import protocol as p
+from openclaw_cli.gateway.rpc import protocol as p
 
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import Settings

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, OpenclawError, UsageError
-from openclaw_cli.gateway import memory_reads
-from openclaw_cli.gateway import protocol as p
-from openclaw_cli.gateway.lanes import Listener
+from openclaw_cli.gateway.lanes.queues import Listener
+from openclaw_cli.gateway.rpc import memory_reads
+from openclaw_cli.gateway.rpc import protocol as p
 from openclaw_cli.identity import claims
 from openclaw_cli.identity import persons as identity
 from openclaw_cli.identity.agent_config import for_agent
@@ -329,7 +329,7 @@ class Methods:
         """Search the agent's transcripts (`openclaw session search` sends these when a gateway runs). With
         `userId` the call acts for that person, who finds only the sessions they took part in (the owner
         finds every one); without it, the operator's view, narrowed by `filterUserId`."""
-        from openclaw_cli.gateway.session_search import transcript_request
+        from openclaw_cli.gateway.rpc.session_search import transcript_request
 
         agent_id = self._agent(params)
         request = transcript_request(params, self._reader(params), identity.owner_id(self.core.settings))
@@ -422,7 +422,7 @@ class Methods:
 
     async def memory_purge(self, params: dict[str, Any], listener: Listener | None) -> Any:
         """Forget a person everywhere (`openclaw memory purge` sends it here when a gateway runs)."""
-        from openclaw_cli.gateway.purge import purge
+        from openclaw_cli.gateway.rpc.purge import purge
 
         return await purge(self.core, params, self.close)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.gateway import protocol as p
+from openclaw_cli.gateway.rpc import protocol as p
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.core import GatewayCore

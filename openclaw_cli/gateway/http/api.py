@@ -31,7 +31,7 @@ from openclaw_cli.sessions.keys import build_key, dm_key
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.app import GatewayApp
-    from openclaw_cli.gateway.lanes import Turn
+    from openclaw_cli.gateway.lanes.queues import Turn
 
 # The session of anonymous /v1 calls (not the owner's main session, which holds their conversations).
 ANONYMOUS_PEER = "anonymous"

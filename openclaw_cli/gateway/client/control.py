@@ -21,7 +21,7 @@ from openclaw_cli.core.errors import NotFound, OpenclawError
 from openclaw_cli.core.fsutil import FILE_MODE
 from openclaw_cli.core.paths import Home
 from openclaw_cli.gateway.auth import read_token_file
-from openclaw_cli.gateway.pidfile import (
+from openclaw_cli.gateway.client.pidfile import (
     gateway_process,
     home_gateway,
     log_file,
@@ -77,7 +77,7 @@ def call(
     it, serve the call too."""
     from websockets.exceptions import WebSocketException
 
-    from openclaw_cli.gateway.ws_client import open_ws
+    from openclaw_cli.gateway.client.websocket import open_ws
 
     target = "127.0.0.1" if host == "0.0.0.0" else host
     try:

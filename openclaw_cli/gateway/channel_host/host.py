@@ -26,9 +26,9 @@ from openclaw_cli.channels.base import Channel, Inbound, PermanentSendError, Tar
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
 from openclaw_cli.channels.media import discard_media, record_owner
 from openclaw_cli.core.errors import OpenclawError
-from openclaw_cli.gateway.channel_recovery import find_stored
-from openclaw_cli.gateway.channel_util import bounded_body, one_part, policy_of, reply_text
-from openclaw_cli.gateway.lanes import Message
+from openclaw_cli.gateway.channel_host.recovery import find_stored
+from openclaw_cli.gateway.channel_host.util import bounded_body, one_part, policy_of, reply_text
+from openclaw_cli.gateway.lanes.queues import Message
 from openclaw_cli.gateway.routing import Inbound as Routed
 from openclaw_cli.gateway.routing import Peer, route
 from openclaw_cli.identity import claims
@@ -36,7 +36,7 @@ from openclaw_cli.identity import claims
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.gateway.core import GatewayCore
-    from openclaw_cli.gateway.lanes import Turn
+    from openclaw_cli.gateway.lanes.queues import Turn
 
 log = logging.getLogger("openclaw.channels")
 TYPING_EVERY = 4.0  # Telegram shows "typing" for 5 s

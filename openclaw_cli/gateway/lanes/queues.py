@@ -48,7 +48,7 @@ from typing import Any
 from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.steering import SteeredMessage, Steering
 from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
-from openclaw_cli.gateway.run_limiter import RunLimiter
+from openclaw_cli.gateway.lanes.run_limiter import RunLimiter
 
 QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
 Runner = Callable[[TurnRequest, EventSink, asyncio.Event], Awaitable[TurnResult]]

@@ -8,7 +8,7 @@ give an Answer without a payload and with the reason, and the command runs in-pr
 gateway. So a remote failure can never change what the command prints: the in-process path says it.
 
 Imports nothing of the memory stack, the settings or the gateway server; http.client only when a pid file
-names a live process. Plain HTTP (gateway/http_reads.py), not a WebSocket: websockets took ~25 ms of a
+names a live process. Plain HTTP (gateway/http/reads.py), not a WebSocket: websockets took ~25 ms of a
 ~110 ms command to import, and its handshake and hello one more exchange.
 """
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import openclaw_cli
 from openclaw_cli.gateway.auth import read_token_file
-from openclaw_cli.gateway.pidfile import gateway_process, process_alive, read_pid_record
-from openclaw_cli.gateway.ws_client import refusal_message
+from openclaw_cli.gateway.client.pidfile import gateway_process, process_alive, read_pid_record
+from openclaw_cli.gateway.client.websocket import refusal_message
 
 if TYPE_CHECKING:
     from http.client import HTTPConnection
@@ -92,7 +92,7 @@ def _call(
     reply_timeout: float,
 ) -> Any:
     """Ask the gateway's version (within `open_timeout`: a gateway that cannot answer that is not well),
-    then, on the same connection, the method (gateway/http_reads.py)."""
+    then, on the same connection, the method (gateway/http/reads.py)."""
     import http.client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}

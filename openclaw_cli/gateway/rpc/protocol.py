@@ -6,7 +6,7 @@
     {"type": "event", "event": "chat", "payload": {...}}
 
 The connection is authenticated when it opens (the upgrade request's `Authorization: Bearer TOKEN`,
-gateway/websocket.py); a `connect` request, which earlier clients send first, answers the hello. A frame
+gateway/http/websocket.py); a `connect` request, which earlier clients send first, answers the hello. A frame
 that is not such an object gets an INVALID_REQUEST response (id null when it had none) and the connection
 stays open; frames larger than `gateway.maxMessageBytes` (default 1 MiB) close it with code 1009.
 """

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 import openclaw_cli
-from openclaw_cli.gateway import protocol as p
 from openclaw_cli.gateway.auth import authenticate, bearer
-from openclaw_cli.gateway.http_api import HttpError
-from openclaw_cli.gateway.lanes import RECEIVED_AT
+from openclaw_cli.gateway.http.api import HttpError
+from openclaw_cli.gateway.lanes.queues import RECEIVED_AT
+from openclaw_cli.gateway.rpc import protocol as p
 
 if TYPE_CHECKING:
     from openclaw_cli.gateway.app import GatewayApp

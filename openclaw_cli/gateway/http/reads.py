@@ -1,4 +1,4 @@
-"""The CLI's reads over plain HTTP (gateway/remote_reads.py): `memory search`, `memory inject` and `session
+"""The CLI's reads over plain HTTP (gateway/client/reads.py): `memory search`, `memory inject` and `session
 search` sent to a running gateway without a WebSocket, so the CLI imports http.client instead of websockets
 (~25 ms less of a ~110 ms command) and makes one exchange fewer.
 
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse, Response
 
 import openclaw_cli
-from openclaw_cli.gateway import protocol as p
-from openclaw_cli.gateway.http_api import HttpError, check_auth, read_json
+from openclaw_cli.gateway.http.api import HttpError, check_auth, read_json
+from openclaw_cli.gateway.rpc import protocol as p
 
 if TYPE_CHECKING:
     from starlette.requests import Request

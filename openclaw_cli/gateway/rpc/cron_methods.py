@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.gateway import protocol as p
+from openclaw_cli.gateway.rpc import protocol as p
 
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.core.paths import Home
-    from openclaw_cli.gateway.methods import Methods
+    from openclaw_cli.gateway.rpc.methods import Methods
     from openclaw_cli.scheduler.service import Scheduler
 
 
