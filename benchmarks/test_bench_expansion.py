@@ -169,7 +169,7 @@ def _injection_ms(runtime: Any, text: str) -> float:
 def test_a_turns_memory_injection_with_and_without_expansion(
     benchmark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The "memory injection" stage of real in-process turns (agent/loop.py), the fake model on loopback
+    """The "memory injection" stage of real in-process turns (agent/turn/loop.py), the fake model on loopback
     answering two phrasings: a paraphrase (gated in: asked each time, the cache cleared) and a question
     found locally (gated out), each with expansion on and off, interleaved."""
     from openclaw_cli.agent.runtime import AgentRuntime

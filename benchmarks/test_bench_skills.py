@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.tools import tool_specs
+from openclaw_cli.agent.tools.builtin import tool_specs
 from openclaw_cli.config.loading import Settings
 from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.tokens import count_tokens

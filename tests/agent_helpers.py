@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import TurnRequest, TurnResult
+from openclaw_cli.agent.turn.requests import TurnRequest, TurnResult
 from openclaw_cli.config.loading import Settings
 from openclaw_cli.core.paths import Home
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, _error

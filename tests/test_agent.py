@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import TurnRequest
+from openclaw_cli.agent.turn.requests import TurnRequest
 from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest

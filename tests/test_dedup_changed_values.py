@@ -108,7 +108,7 @@ def test_the_same_words_again_are_a_duplicate_that_names_what_it_matched(
 
 @pytest.mark.parametrize("change", CHANGES, ids=IDS)
 def test_memory_add_tool_keeps_the_new_value(service: MemoryService, change: Change) -> None:
-    from openclaw_cli.agent.tools import run_tool
+    from openclaw_cli.agent.tools.builtin import run_tool
 
     user = f"{change.name}-tool"
 

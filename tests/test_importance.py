@@ -270,7 +270,7 @@ HISTORY_ROOM_TOKENS = 1200 - 473
 def _runtime(home: Path, fake: WindowedFakeOpenAI, strategy: str) -> AgentRuntime:
     import json
 
-    from openclaw_cli.agent.tools import tool_specs
+    from openclaw_cli.agent.tools.builtin import tool_specs
     from openclaw_cli.sessions.tokens import count_tokens
 
     context = HISTORY_ROOM_TOKENS + count_tokens(json.dumps(list(tool_specs())))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import TurnResult
+from openclaw_cli.agent.turn.requests import TurnResult
 from openclaw_cli.config.loading import Settings, validate_settings
 from openclaw_cli.core.paths import Home
 from openclaw_cli.gateway.lanes.queues import LaneManager, Message, Turn

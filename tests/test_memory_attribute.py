@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.tools import run_tool
+from openclaw_cli.agent.tools.builtin import run_tool
 from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.store.records import validate_attribute

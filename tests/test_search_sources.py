@@ -134,7 +134,7 @@ def test_with_user_another_persons_turns_never_appear(quiet: Path) -> None:
 
 def test_the_agent_tool_searches_only_the_persons_sessions(quiet: Path) -> None:
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.agent.tools import run_tool
+    from openclaw_cli.agent.tools.builtin import run_tool
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.core.paths import Home
     from tests.memory_helpers import with_shared_models

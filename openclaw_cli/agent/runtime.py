@@ -5,7 +5,7 @@ streamed reply, "notice" ({"text"}) for what the user should be told (a new sess
 "tool" ({"name", "arguments", "result"}) for a tool call. Cancelling sets `cancel`; the turn stops at the
 next piece and reports status "aborted", keeping the user's message. `request.steering` (optional)
 lets more user messages into the running turn: each is stored and sent before the turn's next model call
-(agent/steering.py).
+(agent/turn/steering.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.agent.stages import add
-from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.requests import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.stages import add
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.compaction import CompactionResult
@@ -89,7 +89,7 @@ class AgentRuntime:
         The turn blocks on files, SQLite and HTTP, so it runs in a worker thread; its events are handed
         back to this event loop, in order, before the result is returned.
         """
-        from openclaw_cli.agent.loop import run_turn
+        from openclaw_cli.agent.turn.loop import run_turn
 
         loop = asyncio.get_running_loop()
         services = self.services(request.agent_id)

@@ -105,7 +105,7 @@ def _preload_models(settings: LlmSettings) -> None:
 
 def _import_turn_code() -> None:
     # the turn's modules, imported by its first run (and the extraction it schedules after)
-    import openclaw_cli.agent.loop  # noqa: F401
+    import openclaw_cli.agent.turn.loop  # noqa: F401
     import openclaw_cli.memory.extraction.patterns  # noqa: F401
     import openclaw_cli.memory.extraction.run  # noqa: F401
     from openclaw_cli.sessions.tokens import count_tokens

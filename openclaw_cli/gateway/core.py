@@ -20,10 +20,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import openclaw_cli
-from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.stages import span
-from openclaw_cli.agent.turn_types import TurnResult
+from openclaw_cli.agent.turn.commands import parse_command
+from openclaw_cli.agent.turn.requests import TurnResult
+from openclaw_cli.agent.turn.stages import span
 from openclaw_cli.agent.warm import WarmReport, start_word_warmup, warm_runtime
 from openclaw_cli.core.paths import validate_agent_id
 from openclaw_cli.gateway.inbox import Inbox, Pending

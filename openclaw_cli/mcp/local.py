@@ -91,7 +91,7 @@ class LocalMemory:
 
     def memory_delete(self, record_id: str) -> dict[str, Any]:
         """gateway `memory.delete` for the person: their own memory or the agent's, never another's."""
-        from openclaw_cli.agent.tools import may_touch
+        from openclaw_cli.agent.tools.builtin import may_touch
 
         with self.services.memory_lock:
             memory = self.services.memory

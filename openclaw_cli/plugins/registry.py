@@ -95,7 +95,7 @@ class Registrar:
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
 
-        from openclaw_cli.agent.tools import TOOL_NAMES
+        from openclaw_cli.agent.tools.builtin import TOOL_NAMES
 
         if not isinstance(name, str) or not NAME.match(name):
             raise RegistrationError(f"tool name {name!r} is not 1-64 letters, digits, _ or -")

@@ -14,7 +14,7 @@ from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.identity.agent_config import for_agent, with_model
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.chat_client import ChatBackend
+    from openclaw_cli.agent.clients.chat import ChatBackend
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.identity.persons import Identity
 
@@ -65,7 +65,7 @@ def _backend(
     settings: Settings,
 ) -> tuple[ChatBackend, str | None]:
     """The gateway when one is listening (and --local is not given), else the in-process loop."""
-    from openclaw_cli.agent.gateway_client import WS_PATH, GatewayChat, gateway_listening
+    from openclaw_cli.agent.clients.gateway import WS_PATH, GatewayChat, gateway_listening
 
     st = common.state()
     chosen, absent = _gateway_port(port) if not local else (None, "")
@@ -75,7 +75,7 @@ def _backend(
             url, _token(), agent, session_key, user_id=who.person, claim=claim, owner=who.owner
         )
         return chat, None
-    from openclaw_cli.agent.chat_client import LocalChat
+    from openclaw_cli.agent.clients.chat import LocalChat
 
     why = None if local else f"{absent or f'no gateway on port {chosen}'}: running in-process"
     return LocalChat(st.home, settings, agent, session_key, user_id=who.person, env=st.env), why
@@ -138,7 +138,7 @@ def chat_cmd(
     """
     from rich.console import Console
 
-    from openclaw_cli.agent.turn_types import NO_MODEL
+    from openclaw_cli.agent.turn.requests import NO_MODEL
     from openclaw_cli.cli.chat.ui import read_lines, run_chat, start_loading_renderer
     from openclaw_cli.core.paths import validate_agent_id
     from openclaw_cli.sessions.keys import build_key, parse_key

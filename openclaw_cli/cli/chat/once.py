@@ -16,13 +16,13 @@ import typer
 from openclaw_cli.cli import common
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.chat_client import ChatBackend
+    from openclaw_cli.agent.clients.chat import ChatBackend
 
 
 def reply_once(backend: ChatBackend, text: str) -> None:
     """Send `text`, print the reply; exit 1 with one line when there is none (a failed turn, or no model
     configured: the agent says so in a notice, in this process or through the gateway)."""
-    from openclaw_cli.agent.turn_types import MODEL_HINT, NO_MODEL
+    from openclaw_cli.agent.turn.requests import MODEL_HINT, NO_MODEL
 
     said: set[str] = set()
     streamed: list[str] = []

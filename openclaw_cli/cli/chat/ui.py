@@ -15,14 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.agent.commands import CHAT_COMMANDS, Command, parse_command
+from openclaw_cli.agent.turn.commands import CHAT_COMMANDS, Command, parse_command
 from openclaw_cli.core.errors import InvalidInput, OpenclawError
 from openclaw_cli.core.input_lines import MESSAGE_BYTES, lines
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from openclaw_cli.agent.chat_client import ChatBackend
+    from openclaw_cli.agent.clients.chat import ChatBackend
 
 PROMPT = "you> "
 HELP = """Commands:

@@ -9,7 +9,7 @@ from openclaw_cli.channels.access import Policy
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from openclaw_cli.agent.turn_types import TurnResult
+    from openclaw_cli.agent.turn.requests import TurnResult
 
 
 def policy_of(section: Any) -> Policy:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from openclaw_cli.agent.stages import server_timing
+from openclaw_cli.agent.turn.stages import server_timing
 from openclaw_cli.core.errors import InvalidInput, OpenclawError
 from openclaw_cli.core.textcheck import HINT as TEXT_HINT
 from openclaw_cli.core.textcheck import find_bad_text
@@ -210,7 +210,7 @@ async def chat_completions(gateway: GatewayApp, request: Request) -> Response:
 
 def _http_stages(front: dict[str, float], turn: Turn, stages: dict[str, float]) -> dict[str, float]:
     """The request's stages in order: reading it, journaling and queuing it, waiting on its lane, the
-    turn's own (agent/stages.py) and marking it done in the journal."""
+    turn's own (agent/turn/stages.py) and marking it done in the journal."""
     return {**front, "lane wait": (turn.started_at - turn.created_at) * 1000, **stages}
 
 

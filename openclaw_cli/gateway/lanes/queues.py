@@ -10,7 +10,7 @@ What a message does when its session already has work (`gateway.queue.mode`, def
 - queue: the legacy one-message-at-a-time form: its own turn, in order, like followup.
 - steer: it is steered into the running turn (or, when none runs, the earliest waiting one), with no
   debounce: the turn stores it as a user message of its own and sends it with its next model call,
-  the first one or the one after a tool result (agent/steering.py), and the run goes on; one reply
+  the first one or the one after a tool result (agent/turn/steering.py), and the run goes on; one reply
   answers everything. When the turn has no model call left (its final reply is streaming), the message
   is not lost: it runs next as a followup turn, ahead of anything queued after it (several such
   messages share that turn, each stored separately). Its ack is the run it was steered into; that
@@ -45,9 +45,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.agent.commands import parse_command
-from openclaw_cli.agent.steering import SteeredMessage, Steering
-from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.commands import parse_command
+from openclaw_cli.agent.turn.requests import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.steering import SteeredMessage, Steering
 from openclaw_cli.gateway.lanes.run_limiter import RunLimiter
 
 QUEUE_MODES = ("collect", "followup", "queue", "steer", "steer-backlog", "interrupt")
@@ -371,7 +371,7 @@ class LaneManager:
                     "createdAt": turn.created_at,
                     "startedAt": turn.started_at,
                     "endedAt": turn.ended_at,
-                    "stages": {name: round(ms, 3) for name, ms in result.stages.items()},  # agent/stages.py
+                    "stages": {name: round(ms, 3) for name, ms in result.stages.items()},  # agent/turn/stages.py
                 },
             },
         )

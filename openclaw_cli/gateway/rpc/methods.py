@@ -410,7 +410,7 @@ class Methods:
         person = self._reader(params)
 
         def delete(service: MemoryService) -> Any:
-            from openclaw_cli.agent.tools import may_touch
+            from openclaw_cli.agent.tools.builtin import may_touch
 
             if person is not None and not may_touch(service, record_id, person):
                 raise NotFound(f"no memory with id {record_id!r} of {person}")

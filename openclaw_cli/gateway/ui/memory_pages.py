@@ -114,7 +114,7 @@ async def memories(ui: Ui, request: Request, session: UiSession) -> Response:
 
 
 def _checked(service: MemoryService, record_id: str, session: UiSession) -> Any:
-    from openclaw_cli.agent.tools import may_touch
+    from openclaw_cli.agent.tools.builtin import may_touch
 
     record = service.get(record_id)
     if session.acting_as is not None and not may_touch(service, record_id, session.acting_as):

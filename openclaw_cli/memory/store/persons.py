@@ -24,8 +24,8 @@ CHECK = "memory.persons"
 MEMORY_DB = Path("memory") / "memory.sqlite"  # an agent's memory database, inside its directory
 
 # What a conversation leaves in `source`: extraction and "remember that ..." the session's id
-# (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools.py) and the
-# chat's /remember {"kind": "chat-command"} (agent/chat_client.py). `memory add` from the CLI leaves no
+# (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools/builtin.py) and the
+# chat's /remember {"kind": "chat-command"} (agent/clients/chat.py). `memory add` from the CLI leaves no
 # source (or the batch line's own), reflection {"kind": "reflection"}, workspace notes a path.
 CONVERSATION_KINDS = ("agent-tool", "chat-command")
 EVERY_AGENT = "*"  # the entry of a source whose stores could not be listed at all

@@ -13,7 +13,7 @@ import json
 import socket
 from typing import Any
 
-from openclaw_cli.agent.turn_types import EventSink
+from openclaw_cli.agent.turn.requests import EventSink
 from openclaw_cli.core.errors import OpenclawError
 
 DEFAULT_PORT = 18789

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.agent import plugin_hooks
-from openclaw_cli.agent.tools import run_tool
+from openclaw_cli.agent.tools.builtin import run_tool
+from openclaw_cli.agent.turn import plugin_hooks
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.turn_context import TurnContext
+    from openclaw_cli.agent.turn.state import TurnContext
     from openclaw_cli.llm.stream import ToolCall
 
 

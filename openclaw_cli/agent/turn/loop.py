@@ -21,18 +21,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
-from openclaw_cli.agent import plugin_hooks
-from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.compaction import CompactionResult
-from openclaw_cli.agent.history import History, compaction_due, read_history
-from openclaw_cli.agent.private_notes import notes_private
-from openclaw_cli.agent.replies import run_tools, stream_reply
-from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.summarise import compact, describe_compaction
-from openclaw_cli.agent.tools import tool_specs
-from openclaw_cli.agent.turn_context import Cancel, TurnContext
-from openclaw_cli.agent.turn_memory import flush, remember_now, schedule_extraction
-from openclaw_cli.agent.turn_types import NO_MODEL, EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.tools.builtin import tool_specs
+from openclaw_cli.agent.turn import plugin_hooks
+from openclaw_cli.agent.turn.commands import parse_command
+from openclaw_cli.agent.turn.history import History, compaction_due, read_history
+from openclaw_cli.agent.turn.memory_steps import flush, remember_now, schedule_extraction
+from openclaw_cli.agent.turn.private_notes import notes_private
+from openclaw_cli.agent.turn.replies import run_tools, stream_reply
+from openclaw_cli.agent.turn.requests import NO_MODEL, EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.stages import span
+from openclaw_cli.agent.turn.state import Cancel, TurnContext
 from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.sessions.keys import parse_key
 

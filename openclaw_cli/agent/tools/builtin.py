@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from openclaw_cli.agent.own_notes import NOTE_DESCRIPTION, NoteArgs, write_note
+from openclaw_cli.agent.tools.own_notes import NOTE_DESCRIPTION, NoteArgs, write_note
 from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.core.textcheck import tool_arguments
 
@@ -131,7 +131,7 @@ def run_tool(
 
     `expander`: a model that may expand a weak memory_search query (memory/inject.recall). `lock` is
     held while a tool uses memory, but not while the model expands a query. `notes`: memory_search may
-    return the owner's workspace notes (agent/private_notes.py)."""
+    return the owner's workspace notes (agent/turn/private_notes.py)."""
     raw = tool_arguments(arguments)
     if isinstance(raw, str):
         return {"error": raw}
@@ -140,7 +140,7 @@ def run_tool(
         if name == "memory_search":
             args = SearchArgs.model_validate(raw)
             if args.sources != ["memory"]:
-                from openclaw_cli.agent.search_sources import search_both
+                from openclaw_cli.agent.tools.search_sources import search_both
 
                 return search_both(
                     args.query,

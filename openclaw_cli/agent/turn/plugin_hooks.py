@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.sessions.keys import parse_key
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.turn_context import TurnContext
-    from openclaw_cli.agent.turn_types import EventSink
+    from openclaw_cli.agent.turn.requests import EventSink
+    from openclaw_cli.agent.turn.state import TurnContext
     from openclaw_cli.plugins.host import PluginHost
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.steering import Steering
+    from openclaw_cli.agent.turn.steering import Steering
     from openclaw_cli.llm.usage import Usage
 
 EventSink = Callable[[str, dict[str, Any]], None]
@@ -56,7 +56,7 @@ class TurnResult:
     memory_ids: list[str] = field(default_factory=list)  # memories injected into the prompt
     compacted: bool = False  # older messages were summarised during this turn
     usage: Usage | None = None  # summed over the turn's model calls; None when none reported any
-    stages: dict[str, float] = field(default_factory=dict)  # ms per stage of the turn (agent/stages.py)
+    stages: dict[str, float] = field(default_factory=dict)  # ms per stage of the turn (agent/turn/stages.py)
 
     def usage_dict(self) -> dict[str, Any] | None:
         if self.usage is None:

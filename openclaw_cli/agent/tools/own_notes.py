@@ -1,7 +1,7 @@
 """The agent's own Markdown memory (seed 003 §4.1): the `memory_note` tool, and "remember this" from the
 owner written to today's log as well as to the store.
 
-The workspace files (MEMORY.md, memory/YYYY-MM-DD.md) are the owner's notes (agent/private_notes.py): only
+The workspace files (MEMORY.md, memory/YYYY-MM-DD.md) are the owner's notes (agent/turn/private_notes.py): only
 the owner's turns write there. Anyone else's note goes to that person's own memory instead, and the answer
 says so, so the model can tell them where it went.
 """

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent.compaction import saved_summary
-from openclaw_cli.agent.stages import span
 from openclaw_cli.agent.summarise import compaction_rule
+from openclaw_cli.agent.turn.stages import span
 from openclaw_cli.sessions.token_counts import count_message, fill_token_counts
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.turn_context import TurnContext
+    from openclaw_cli.agent.turn.state import TurnContext
 
 
 # Messages a turn may find uncounted and count itself (its question, the last reply, a tool unit or

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
+    from openclaw_cli.agent.turn.requests import EventSink, TurnRequest, TurnResult
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.llm.usage import Usage
     from openclaw_cli.skills.service import SkillView

@@ -3,7 +3,7 @@
 `ChatBackend` is the terminal's view of an agent: send a message (events stream back through a
 callback), compact, search/add/forget memories, status, and `preload` (start loading, in a background
 thread, what the first reply needs, while the user types it). `LocalChat` runs AgentRuntime in-process;
-`openclaw_cli.agent.gateway_client.GatewayChat` speaks the gateway's WebSocket protocol.
+`openclaw_cli.agent.clients.gateway.GatewayChat` speaks the gateway's WebSocket protocol.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import EventSink, TurnRequest
+from openclaw_cli.agent.turn.requests import EventSink, TurnRequest
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.warm import WarmReport
@@ -135,7 +135,7 @@ class LocalChat:
         }
 
     def forget(self, record_id: str) -> dict[str, Any]:
-        from openclaw_cli.agent.tools import may_touch
+        from openclaw_cli.agent.tools.builtin import may_touch
         from openclaw_cli.core.errors import NotFound
         from openclaw_cli.memory.store.records import validate_record_id
 

@@ -10,7 +10,7 @@ from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.identity.persons import ANONYMOUS_REASON
 
 if TYPE_CHECKING:
-    from openclaw_cli.agent.turn_context import TurnContext
+    from openclaw_cli.agent.turn.state import TurnContext
 
 
 def remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) -> None:
@@ -35,8 +35,8 @@ def remember_now(turn: TurnContext, session_id: str, message: dict[str, Any]) ->
 
 
 def _log_for_owner(turn: TurnContext, outcomes: list[Any]) -> None:
-    """The owner's "remember this" also goes to today's log at once (agent/own_notes.py)."""
-    from openclaw_cli.agent.own_notes import log_remembered
+    """The owner's "remember this" also goes to today's log at once (agent/tools/own_notes.py)."""
+    from openclaw_cli.agent.tools.own_notes import log_remembered
 
     if not outcomes:
         return
