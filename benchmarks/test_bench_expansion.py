@@ -1,4 +1,4 @@
-"""Query expansion by a model (memory/search/expansion.py, issue 24): what can be measured without a real
+"""Query expansion by a model (memory/search/legs/expansion.py, issue 24): what can be measured without a real
 model.
 
 - Calls: how many of the eval's questions (both halves, each searched as a chat turn's injection searches
@@ -31,7 +31,7 @@ import pytest
 from openclaw_cli.memory import query_expansion
 from openclaw_cli.memory.inject import recall
 from openclaw_cli.memory.query_expansion import AnswerCache, ModelExpander
-from openclaw_cli.memory.search import expansion
+from openclaw_cli.memory.search.legs import expansion
 from openclaw_cli.memory.service import MemoryService
 from tests import evalset, paraphrase_set
 from tests.evalset import NOW

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from openclaw_cli.config.loading import SearchSettings
-from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages
+from openclaw_cli.memory.search import stages
+from openclaw_cli.memory.search.context_stages import answer_type, dialogue
+from openclaw_cli.memory.search.legs import lexical, semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher
 from openclaw_cli.memory.search.profiles import SearchProfile
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT

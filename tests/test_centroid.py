@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from openclaw_cli.config.loading import SearchSettings
-from openclaw_cli.memory.search import semantic
+from openclaw_cli.memory.search.legs import semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.memory_store import MemoryStore

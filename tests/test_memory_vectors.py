@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search import semantic
+from openclaw_cli.memory.search.legs import semantic
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.memory_store import MemoryStore

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
-from openclaw_cli.memory.search import semantic
+from openclaw_cli.memory.search.legs import semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.service import MemoryService

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from openclaw_cli.agent.runtime import AgentRuntime
     from openclaw_cli.agent.services import AgentServices
     from openclaw_cli.config.models import LlmSettings
-    from openclaw_cli.memory.search.word_warmup import WordWarmUp
+    from openclaw_cli.memory.search.legs.word_warmup import WordWarmUp
 
 # The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
 WARM_QUERY = "what does the user like?"
@@ -137,10 +137,10 @@ def start_word_warmup(
     runtime: AgentRuntime, agent_ids: Sequence[str], busy: Callable[[], bool], stop: threading.Event
 ) -> WordWarmUp | None:
     """Embed the words of the agents' memories in the background, for a process that stays (the gateway,
-    once ready): memory/search/word_warmup.py. None when the first agent's embedder keeps no word
+    once ready): memory/search/legs/word_warmup.py. None when the first agent's embedder keeps no word
     vectors (an API embedder)."""
-    from openclaw_cli.memory.search.neighbours import word_vectors
-    from openclaw_cli.memory.search.word_warmup import Source, WordWarmUp
+    from openclaw_cli.memory.search.legs.neighbours import word_vectors
+    from openclaw_cli.memory.search.legs.word_warmup import Source, WordWarmUp
 
     first = runtime.services(agent_ids[0])
     vectors = word_vectors(first.memory.embedder())

@@ -178,7 +178,7 @@ class InjectSettings(_Section):
 
 class QueryExpansionSettings(_Section):
     """A weak query expanded by the model before injection and the memory_search tool (issue 24;
-    memory/search/expansion.py says when it is asked). On by default when a model is configured: it only
+    memory/search/legs/expansion.py says when it is asked). On by default when a model is configured: it only
     runs when the local search found nothing strong, costs one short call, the answer is cached, and it
     sends the user's own words to the provider the conversation already goes to, nothing more."""
 

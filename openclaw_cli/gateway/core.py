@@ -36,7 +36,7 @@ from openclaw_cli.sessions.store import SessionStore, parse_time
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.core.paths import Home
-    from openclaw_cli.memory.search.word_warmup import WordWarmUp
+    from openclaw_cli.memory.search.legs.word_warmup import WordWarmUp
     from openclaw_cli.plugins.host import PluginHost
 
 log = logging.getLogger("openclaw.gateway")
@@ -131,7 +131,7 @@ class GatewayCore:
 
     def _busy(self) -> bool:
         """Whether a turn or a memory search runs or waits (read from the word warm-up's thread)."""
-        from openclaw_cli.memory.search.word_warmup import searches_running
+        from openclaw_cli.memory.search.legs.word_warmup import searches_running
 
         try:
             lanes = self.lanes.busy()

@@ -2,7 +2,7 @@
 
 A purge or a delete forgets memories, but three caches may still hold their words:
 - the home's word tables (embedding/word_table.py);
-- this process's cached word vectors (search/neighbours.py);
+- this process's cached word vectors (search/legs/neighbours.py);
 - the model's kept phrasings of questions (query_expansion.py).
 """
 
@@ -23,8 +23,8 @@ def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Pat
     # Only a process that has searched (or expanded a query through the model) holds anything, and it
     # has loaded the module that keeps it; the others need not import it.
     for module, forget in (
-        ("openclaw_cli.memory.search.neighbours", "forget_cached_words"),
-        ("openclaw_cli.memory.search.query_memo", "forget"),
+        ("openclaw_cli.memory.search.legs.neighbours", "forget_cached_words"),
+        ("openclaw_cli.memory.search.legs.query_memo", "forget"),
         ("openclaw_cli.memory.query_expansion", "clear_cache"),
     ):
         # A module another thread is still importing (a gateway's turn) is in sys.modules half made,

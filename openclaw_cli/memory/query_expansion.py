@@ -1,4 +1,4 @@
-"""Asking the configured model to expand a weak query (search/expansion.py says when and how it is used).
+"""Asking the configured model to expand a weak query (search/legs/expansion.py says when and how it is used).
 
 One short call: no retries, a short timeout (`memory.queryExpansion.timeoutSeconds`), MAX_TOKENS of
 reply, temperature 0. Only the query goes to the model, the user's own words, never a memory.
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from openclaw_cli.core.errors import ConfigError, OpenclawError
-from openclaw_cli.memory.search import expansion
+from openclaw_cli.memory.search.legs import expansion
 
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import Settings

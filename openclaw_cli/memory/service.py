@@ -28,7 +28,7 @@ from openclaw_cli.memory.text import jieba_dictionary
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
-    from openclaw_cli.memory.search.context import ContextSteps
+    from openclaw_cli.memory.search.context_stages.about import ContextSteps
     from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
     from openclaw_cli.memory.transcripts.index import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
@@ -301,7 +301,7 @@ class MemoryService:
             embedder = DeferredEmbedder(self.embedder) if self._preload.started else self.embedder()
         context = None
         if self.warm:  # each memory's subject and answer kinds are read once per process, not per search
-            from openclaw_cli.memory.search.context import ContextSteps
+            from openclaw_cli.memory.search.context_stages.about import ContextSteps
 
             context = self._contexts.setdefault(store.path, ContextSteps(store, search))
         # Words the `neighbours` stage embeds are kept for later searches of any process of the home: a
@@ -320,7 +320,7 @@ class MemoryService:
         validate_request(request)
         moment = now or utc_now()
         self.sync_workspace(only_if_dirty=True)
-        from openclaw_cli.memory.search.word_warmup import searching
+        from openclaw_cli.memory.search.legs.word_warmup import searching
 
         with self.damage_guard(), searching():  # a background word warm-up waits for it
             if self._preload.started and request.mode != "bm25":

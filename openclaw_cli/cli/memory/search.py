@@ -37,7 +37,7 @@ def _render_search(result: dict[str, Any], explain: bool, as_json: bool) -> None
     """Print a result as SearchResult.to_dict gives it: the same from this process and from a gateway."""
     if common.render_search_head(result, as_json):
         return
-    from openclaw_cli.memory.search import explain_lines as search_explain
+    from openclaw_cli.memory.search.explain import lines as search_explain
 
     for d in result["results"]:
         text = d["l0"] if "location" not in d else f"{d['location']}  {_one_line(d['l0'])}"
@@ -58,7 +58,7 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 
 def _render_analysis(result: dict[str, Any]) -> None:
-    from openclaw_cli.memory.search import explain_lines as search_explain
+    from openclaw_cli.memory.search.explain import lines as search_explain
 
     timing = ", ".join(f"{k} {v:.1f}ms" for k, v in result["timingsMs"].items())
     analysis = result["analysis"]

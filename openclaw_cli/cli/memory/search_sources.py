@@ -132,7 +132,7 @@ def render(result: dict[str, Any], explain: bool, as_json: bool) -> None:
 def _explain_lines(hit: dict[str, Any]) -> list[str]:
     leg = hit["leg"]
     if hit["source"] == "memory":
-        from openclaw_cli.memory.search import explain_lines as search_explain
+        from openclaw_cli.memory.search.explain import lines as search_explain
 
         head = f"        from the memory leg (#{leg['rank']}): score {leg['score']:.2f}, as `memory search` gives it"
         return [head, *search_explain.result_lines(hit["explain"])]

@@ -60,7 +60,7 @@ def persons_of(service: MemoryService) -> list[dict[str, Any]]:
 
 
 async def memories(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.memory.search.explain_lines import result_lines, words_line
+    from openclaw_cli.memory.search.explain.lines import result_lines, words_line
     from openclaw_cli.memory.store.records import CATEGORIES
 
     args = request.query_params

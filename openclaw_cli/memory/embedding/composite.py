@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 is strong on English conversation but has almost no Chinese voc
 16 languages and matches Chinese to English, but is weaker on English paraphrase. Each memory stores
 both vectors, concatenated (each half unit-norm, so a half's dot product is that model's cosine), so one
 table, one cache entry and one rebuild cover both. Search scores each half separately and weighs them by
-the languages of the query and of the memory (search/semantic.py): a Chinese memory's English half would be
+the languages of the query and of the memory (search/legs/semantic.py): a Chinese memory's English half would be
 built from unknown tokens and is never trusted, so it is not computed at all (see `unread_half`).
 """
 

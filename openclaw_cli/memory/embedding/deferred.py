@@ -35,7 +35,7 @@ class DeferredEmbedder:
         return self._factory().embed_query(text)
 
     def resolve(self) -> Embedder:
-        """The embedder itself, for what reads more of it than the protocol (search/neighbours.py)."""
+        """The embedder itself, for what reads more of it than the protocol (search/legs/neighbours.py)."""
         return self._factory()
 
 

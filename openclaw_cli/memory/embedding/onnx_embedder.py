@@ -304,7 +304,7 @@ def vectors_key(model_path: Path, tokenizer_path: Path | None, how: str) -> str:
     """What an embedder's vectors depend on besides the text: its model files (the model and what sits
     beside it under its name: external weights, tables), its tokenizer, onnxruntime's version and `how`
     its sessions run (optimised or not changes the last bits). Vectors kept on disk under this key (the
-    word table of search/neighbours.py) hold while it does."""
+    word table of search/legs/neighbours.py) hold while it does."""
     from openclaw_cli.core.onnx_runtime import runtime
 
     files = sorted(model_path.parent.glob(model_path.name + "*"))

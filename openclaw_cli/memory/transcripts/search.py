@@ -1,8 +1,8 @@
 """Searching session transcripts (issue 24): the memory search's evidence model over turns.
 
 The same analysis (both languages), the same keyword relevance (the specificity-weighted share of the
-query's terms a turn holds, search/lexical.py), the same calibrated vector similarity per embedder
-profile (search/semantic.py, search/profiles.py) and the same fusion and floors: a score means what it
+query's terms a turn holds, search/legs/lexical.py), the same calibrated vector similarity per embedder
+profile (search/legs/semantic.py, search/profiles.py) and the same fusion and floors: a score means what it
 means in `memory search`, and a nonsense query is answered with nothing. The memory-only stages (FSRS
 recall, who a memory is about, categories) have nothing to read here and are left out.
 
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.search import lexical, semantic
+from openclaw_cli.memory.search.legs import lexical, semantic
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import SearchRequest, validate_request
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from openclaw_cli.memory.search.semantic import combine
+from openclaw_cli.memory.search.legs.semantic import combine
 from openclaw_cli.memory.store.layout import LANGUAGE_TRUST
 from openclaw_cli.memory.writing.merge import STRATEGIES
 from openclaw_cli.memory.writing.values import value_change

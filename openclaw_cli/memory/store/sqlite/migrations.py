@@ -164,7 +164,7 @@ MIGRATIONS.append(
     )
 )
 
-# Memories written from one conversation share its session id (extraction's `source`): search/dialogue.py finds
+# Memories written from one conversation share its session id (extraction's `source`): search/context_stages/dialogue.py finds
 # the turns next to a good hit through this index.
 MIGRATIONS.append(
     (

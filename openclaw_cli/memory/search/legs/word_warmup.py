@@ -2,7 +2,7 @@
 the count of searches running, which it waits for (imported by every search: nothing heavy at the top).
 
 A warm process's first search of a question pays for each word of its best candidates the process has
-not met (search/neighbours.py: ~2.5 ms of CPU a word; 10-107 ms of such a search at 100k memories). Those
+not met (search/legs/neighbours.py: ~2.5 ms of CPU a word; 10-107 ms of such a search at 100k memories). Those
 words are the dictionary words of the memories' texts, and there are few: 286 English and 179 Chinese in
 the 100k benchmark corpus (the same at 20k), embedded in under a second of CPU, while reading them out of
 the texts costs ~0.3 ms a text (31 s for 100k); a real store's English words are bounded by the
@@ -33,7 +33,7 @@ from openclaw_cli.core.fsutil import atomic_write_bytes
 from openclaw_cli.memory.embedding.word_table import WordTables
 
 if TYPE_CHECKING:
-    from openclaw_cli.memory.search.neighbours import WordVectors
+    from openclaw_cli.memory.search.legs.neighbours import WordVectors
     from openclaw_cli.memory.store.memory_store import MemoryStore
 
 TEXTS = 32  # texts read and analysed per step (~10 ms)
@@ -86,7 +86,7 @@ class WordWarmUp:
         return all(self._store(source) for source in sources)
 
     def _store(self, source: Source) -> bool:
-        from openclaw_cli.memory.search.neighbours import dictionary_words
+        from openclaw_cli.memory.search.legs.neighbours import dictionary_words
 
         key = str(source.store.path)
         while self._idle():

@@ -1,6 +1,6 @@
 """The text of `memory search --explain`: for each result, a relevance formula that adds up and each
 stage's factor with its reason; for the query, the words as typed with their stems. Reads the same
-fields `--json` carries (memory/search/explain.py)."""
+fields `--json` carries (memory/search/explain/data.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def result_lines(e: dict[str, Any]) -> list[str]:
     )
     phrasing = e.get("phrasing")
     if phrasing is not None:
-        from openclaw_cli.memory.search.expansion import EXPANSION_WEIGHT
+        from openclaw_cli.memory.search.legs.expansion import EXPANSION_WEIGHT
 
         lines.append(
             _INDENT + f"found through the model's phrasing “{phrasing}”: that score × {EXPANSION_WEIGHT:g} "

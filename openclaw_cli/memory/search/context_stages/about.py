@@ -1,9 +1,9 @@
 """The search steps that read who a memory is about and where it was said, after fusion.
 
 - Subjects: a memory about someone the query does not name counts for less (text/subject.py, store/people.py).
-- Dialogue: the best hits lend relevance to what was said next to them (search/dialogue.py).
+- Dialogue: the best hits lend relevance to what was said next to them (search/context_stages/dialogue.py).
 - Answer kind: when the query asks for a time or a quantity, a memory holding none counts for less
-  (search/answer_type.py).
+  (search/context_stages/answer_type.py).
 - Utterances: a memory that only asks, or that the assistant said, counts for less. These last two
   steps come after the dialogue step, so a question still lends its answer its full relevance.
 
@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.search import answer_type, dialogue
 from openclaw_cli.memory.search.candidate import Candidate, by_relevance
+from openclaw_cli.memory.search.context_stages import answer_type, dialogue
 from openclaw_cli.memory.store import people
 from openclaw_cli.memory.text import subject
 

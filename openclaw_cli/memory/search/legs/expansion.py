@@ -8,10 +8,10 @@ find joins what the query found (`fuse`). The calling side (memory/query_expansi
 keeps the answers and says when it failed; this module has no model in it.
 
 When it is asked (`wanted`): only when the local search is weak, so a turn whose memory is found by its
-own words pays nothing. The gate is the word-neighbours stage's (search/neighbours.py): no hit has keyword
+own words pays nothing. The gate is the word-neighbours stage's (search/legs/neighbours.py): no hit has keyword
 evidence of WEAK_KEYWORDS or a relevance of FOUND (none at all when nothing passed the floor), and the
 query is a sentence (SENTENCE_TERMS content words) or a question about the user. On top of that the query must read as
-words (search/vocabulary.py): "asdf qwerty", "xkcd 927" and 嗯嗯 are never sent, and a short phrase
+words (search/legs/vocabulary.py): "asdf qwerty", "xkcd 927" and 嗯嗯 are never sent, and a short phrase
 naming nobody ("purple monkey dishwasher") is not either. A message over MAX_QUERY_CHARS is talk, not a
 question about a memory, and is not sent.
 
@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.search.neighbours import WEAK_KEYWORDS
+from openclaw_cli.memory.search.legs.neighbours import WEAK_KEYWORDS
+from openclaw_cli.memory.search.legs.vocabulary import content_words, reads_as_words
 from openclaw_cli.memory.search.profiles import SENTENCE_TERMS
-from openclaw_cli.memory.search.vocabulary import content_words, reads_as_words
 from openclaw_cli.memory.text.subject import refers_to_user
 
 if TYPE_CHECKING:

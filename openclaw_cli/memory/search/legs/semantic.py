@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from openclaw_cli.memory.search import query_memo
+from openclaw_cli.memory.search.legs import query_memo
 from openclaw_cli.memory.store.layout import LANGUAGE_TRUST
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class QueryPrefetch:
     def __init__(self, embedder: Embedder, text: str) -> None:
         self.text = text
         # A text searched a moment ago (the other search of a turn, a message said again) is not
-        # embedded again (search/query_memo.py).
+        # embedded again (search/legs/query_memo.py).
         self._future: Future[QueryEmbedding] = query_memo.embedding(
             embedder, text, lambda: _workers().submit(embedder.embed_query, text)
         )

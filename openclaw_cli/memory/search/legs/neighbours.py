@@ -12,7 +12,7 @@ candidate's keyword share.
 
 Words are embedded alone, English ones by the English model, Chinese ones by the multilingual model, and
 kept per embedder for the process (WORD_CACHE words): a warm searcher embeds only words it has not met.
-Only words a dictionary lists take part (search/vocabulary.py): names, numbers and fragments have no
+Only words a dictionary lists take part (search/legs/vocabulary.py): names, numbers and fragments have no
 meaning alone. It runs only where it can matter and cannot make nonsense look like an answer: when the
 best keyword evidence is weak (below WEAK_KEYWORDS: a query the keyword leg answers needs no paraphrase),
 and the query is a sentence (SENTENCE_TERMS terms; nonsense is short) or a shorter question about the
@@ -27,7 +27,7 @@ that runs one search starts with no words met, and its unoptimised models take ~
 for an English question at 20k memories), and a warm process's first search of a question pays the same
 for words it has not met (10-107 ms at 100k): both read the words any earlier search of the home met from
 the home's tables (embedding/word_table.py) and add their own, and a running gateway embeds the store's
-words ahead (search/word_warmup.py); benchmarks/test_bench_search_100k.py and test_bench_word_table.py
+words ahead (search/legs/word_warmup.py); benchmarks/test_bench_search_100k.py and test_bench_word_table.py
 measure them.
 """
 
@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from openclaw_cli.memory.search.vocabulary import content_words, is_known, reads_as_words
+from openclaw_cli.memory.search.legs.vocabulary import content_words, is_known, reads_as_words
 from openclaw_cli.memory.text.subject import refers_to_user
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def meaningful_words(text: str) -> list[str]:
 
 
 def dictionary_words(text: str) -> list[str]:
-    """As meaningful_words, but not kept: for a walk over every text of a store (search/word_warmup.py)."""
+    """As meaningful_words, but not kept: for a walk over every text of a store (search/legs/word_warmup.py)."""
     return [w for w in content_words(text) if word_kind(w) is not None and is_known(w)]
 
 
