@@ -228,7 +228,7 @@ def test_check_config_returns_settings_when_valid(tmp_path: Path) -> None:
     assert [f.severity for f in findings] == ["ok"]
 
 
-# --- sessions (checked by openclaw_cli.sessions.check, run through doctor) -----------------------
+# --- sessions (checked by openclaw_cli.sessions.upkeep.check, run through doctor) -----------------------
 
 
 def test_torn_last_line_is_a_warning_and_exit_stays_0(cli, home: Path) -> None:

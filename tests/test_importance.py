@@ -15,8 +15,8 @@ from openclaw_cli.agent.context import assemble
 from openclaw_cli.agent.runtime import AgentRuntime
 from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.core.paths import Home
-from openclaw_cli.sessions.context import build_context
-from openclaw_cli.sessions.importance import categories, score_text, select_units
+from openclaw_cli.sessions.budget.context import build_context
+from openclaw_cli.sessions.budget.importance import categories, score_text, select_units
 from openclaw_cli.sessions.lifecycle import SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers, importance_eval
@@ -271,7 +271,7 @@ def _runtime(home: Path, fake: WindowedFakeOpenAI, strategy: str) -> AgentRuntim
     import json
 
     from openclaw_cli.agent.tools.builtin import tool_specs
-    from openclaw_cli.sessions.tokens import count_tokens
+    from openclaw_cli.sessions.budget.tokens import count_tokens
 
     context = HISTORY_ROOM_TOKENS + count_tokens(json.dumps(list(tool_specs())))
     settings = chat_settings(

@@ -22,7 +22,7 @@ from openclaw_cli.memory.inject import (
 )
 from openclaw_cli.memory.search.pipeline import Candidate, SearchHit
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.sessions.tokens import count_tokens, counter_is_exact
+from openclaw_cli.sessions.budget.tokens import count_tokens, counter_is_exact
 from tests.memory_helpers import add, service_for
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

@@ -4,7 +4,7 @@ test, `memory.embedding.modelCacheDir` names the run's shared one.)
 
 Two libraries write outside by default: onnxruntime queues usage telemetry in ~/.cache/Microsoft and a
 `.ses` file in the temp directory (openclaw_cli/core/onnx_runtime.py turns that off), and tiktoken copies the BPE
-files it reads into $TMPDIR/data-gym-cache (sessions/tokens.py reads them itself).
+files it reads into $TMPDIR/data-gym-cache (sessions/budget/tokens.py reads them itself).
 """
 
 from __future__ import annotations

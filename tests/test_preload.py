@@ -18,7 +18,7 @@ from openclaw_cli.config.loading import EmbeddingSettings, Settings
 from openclaw_cli.core.errors import StoreError
 from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir, preload
-from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
+from openclaw_cli.memory.embedding.use_m3.segmenter import BULK_TEXTS
 from openclaw_cli.memory.service import MemoryService
 from tests.memory_helpers import shared_model_cache
 

@@ -246,8 +246,8 @@ def test_a_writer_that_kept_the_old_file_open_appends_to_the_redacted_one(tmp_pa
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.core.paths import Home
     from openclaw_cli.sessions.keys import parse_key
-    from openclaw_cli.sessions.redact import redact_session
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import redact_session
 
     settings = Settings.model_validate({"session": {"identityLinks": LINKS}})
     now = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -279,10 +279,10 @@ def test_a_tool_call_answering_the_person_is_redacted_with_its_result_and_stays_
 
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.core.paths import Home
-    from openclaw_cli.sessions.context import group_units
+    from openclaw_cli.sessions.budget.context import group_units
     from openclaw_cli.sessions.keys import parse_key
-    from openclaw_cli.sessions.redact import redact_session
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import redact_session
 
     settings = Settings.model_validate({"session": {"identityLinks": LINKS}})
     now = datetime(2026, 3, 1, 12, tzinfo=UTC)

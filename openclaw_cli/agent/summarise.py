@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.compaction import CompactionResult, compact_session, summary_request
-from openclaw_cli.sessions.context import CompactionRule
+from openclaw_cli.sessions.budget.context import CompactionRule
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices

@@ -108,7 +108,7 @@ def _import_turn_code() -> None:
     import openclaw_cli.agent.turn.loop  # noqa: F401
     import openclaw_cli.memory.extraction.patterns  # noqa: F401
     import openclaw_cli.memory.extraction.run  # noqa: F401
-    from openclaw_cli.sessions.tokens import count_tokens
+    from openclaw_cli.sessions.budget.tokens import count_tokens
 
     count_tokens(WARM_QUERY)  # the tokenizer's BPE table is read on first use
 

@@ -294,7 +294,7 @@ def check_config(home: Home, env: Mapping[str, str]) -> tuple[Settings | None, l
 
 
 def _check_sessions(home: Home, agent: str, fix: bool) -> list[Finding]:
-    from openclaw_cli.sessions.check import check_sessions
+    from openclaw_cli.sessions.upkeep.check import check_sessions
 
     return list(check_sessions(home, agent, fix))
 

@@ -2,7 +2,7 @@
 "Privacy"; seed 000 §12, the right to be forgotten).
 
 - everywhere.py: the work itself, in one process: memory databases (memory/writing/purge.py), transcripts
-  (sessions/redact.py), the gateway journal, prompt histories, and the files files.py scrubs.
+  (sessions/upkeep/redact.py), the gateway journal, prompt histories, and the files files.py scrubs.
 - stores.py: every memory store the home knows of (memory/known_stores.py): both backends, and the sources of
   `memory migrate-backend`; a server it cannot reach is named, never skipped.
 - files.py: logs, exports and backups under the home that hold the person's words.

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from openclaw_cli.config.loading import Settings
     from openclaw_cli.forget.stores import KnownStores, Place
     from openclaw_cli.gateway.inbox import Pending
-    from openclaw_cli.sessions.redact import SessionFinding
+    from openclaw_cli.sessions.upkeep.redact import SessionFinding
 
 MAX_LISTED = 20  # known persons named in the error for an unknown one
 
@@ -106,8 +106,8 @@ class _Survey:
 
 def _survey(home: Home, settings: Settings, person: str, stores: KnownStores) -> _Survey:
     from openclaw_cli.gateway.inbox import Inbox
-    from openclaw_cli.sessions.redact import find
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import find
 
     links = settings.session.identity_links
     ids = aliases(person, links)
@@ -134,8 +134,8 @@ def known_persons(home: Home, settings: Settings, stores: KnownStores) -> list[s
     """Every person the home holds something of: memories, sessions, journal entries."""
     from openclaw_cli.gateway.inbox import Inbox
     from openclaw_cli.identity.persons import canonical_person
-    from openclaw_cli.sessions.redact import persons
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import persons
 
     found: set[str] = set()
     for place in stores:
@@ -295,8 +295,8 @@ def _forget_sessions(
     needles: list[str],
     on_changed: Callable[[str, list[str]], None] | None,
 ) -> None:
-    from openclaw_cli.sessions.redact import delete_session, redact_session
     from openclaw_cli.sessions.store import Durability, SessionStore
+    from openclaw_cli.sessions.upkeep.redact import delete_session, redact_session
 
     for agent in sorted(covered):
         findings = survey.findings.get(agent, [])

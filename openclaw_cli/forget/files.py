@@ -131,7 +131,7 @@ def _lines(data: bytes, needles: list[bytes]) -> bytes:
     holding a needle removed, an end line's count (memory JSON Lines exports) lowered by the records
     removed."""
     from openclaw_cli.sessions.jsonl import parse_line
-    from openclaw_cli.sessions.redact import redacted
+    from openclaw_cli.sessions.upkeep.redact import redacted
 
     out: list[bytes] = []
     removed = 0

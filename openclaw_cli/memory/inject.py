@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from openclaw_cli.memory.search.legs import expansion
 from openclaw_cli.memory.search.pipeline import SearchHit, SearchRequest
 from openclaw_cli.memory.text.analysis import has_han
-from openclaw_cli.sessions.tokens import count_tokens
+from openclaw_cli.sessions.budget.tokens import count_tokens
 
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import InjectSettings

@@ -335,7 +335,7 @@ class SessionStore:
         meta = read_meta_file(directory / META_FILENAME)
         result = read_messages(directory / MESSAGES_FILENAME)
         if count_tokens:
-            from openclaw_cli.sessions.token_counts import fill_token_counts
+            from openclaw_cli.sessions.budget.token_counts import fill_token_counts
 
             fill_token_counts(directory, result.messages, write_cache=False)
             meta["historyTokens"] = sum(int(m.get("tokens") or 0) for m in result.messages)

@@ -198,7 +198,7 @@ class SessionWriter:
 
     def append(self, role: str, content: str, ts: str, extra: dict[str, Any]) -> dict[str, Any]:
         # No token count here: loading the tokenizer costs ~0.5 s per process and nothing needs the
-        # count at append time. It is computed (and cached) when a budget is (sessions/context.py).
+        # count at append time. It is computed (and cached) when a budget is (sessions/budget/context.py).
         with self.lock.hold():
             fd = self._catch_up()
             assert self._counters is not None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.agent.compaction import saved_summary
 from openclaw_cli.agent.summarise import compaction_rule
 from openclaw_cli.agent.turn.stages import span
-from openclaw_cli.sessions.token_counts import count_message, fill_token_counts
+from openclaw_cli.sessions.budget.token_counts import count_message, fill_token_counts
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.turn.state import TurnContext
@@ -61,7 +61,7 @@ def read_history(turn: TurnContext, session_id: str) -> History:
 
 def compaction_due(turn: TurnContext, history: History, budget: int) -> bool:
     """Whether the compaction rule is due by `history` (the rule compaction.py applies under its lock)."""
-    from openclaw_cli.sessions.tokens import count_tokens
+    from openclaw_cli.sessions.budget.tokens import count_tokens
 
     rule = compaction_rule(turn.settings, budget)
     checkpoint = history.checkpoint

@@ -31,7 +31,7 @@ def notes_private(
         return False
     if key.kind == "direct" and not _owners_dm(settings, key, owner):
         return False  # the owner speaking in somebody else's DM: that person reads the replies
-    from openclaw_cli.sessions.redact import speaker_of
+    from openclaw_cli.sessions.upkeep.redact import speaker_of
 
     speaker = speaker_of(settings, key)
     return all(speaker(m) == owner for m in history if m.get("role") == "user" and not m.get("purged"))

@@ -23,7 +23,7 @@ def export_cmd(
     import json
 
     from openclaw_cli.core.output_file import check_output_path, output_file
-    from openclaw_cli.sessions.portability import export_lines
+    from openclaw_cli.sessions.upkeep.portability import export_lines
 
     if output != "-":
         check_output_path(output, "--output", "chat.jsonl")  # before the session is read
@@ -50,7 +50,7 @@ def import_cmd(
     The file is checked first (a bad line imports nothing). The session keeps its id and key (moved to
     this agent); if the key already has a session here, the imported one is stored archived.
     """
-    from openclaw_cli.sessions.portability import import_session, parse_export
+    from openclaw_cli.sessions.upkeep.portability import import_session, parse_export
 
     parsed = parse_export(_input_lines(source))
     result = import_session(session_common.store(with_settings=True), parsed, session_common.now())

@@ -105,7 +105,7 @@ def context_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Show what a model would be sent: the summary and the messages that fit the token budget."""
-    from openclaw_cli.sessions.context import session_context
+    from openclaw_cli.sessions.budget.context import session_context
 
     context_settings = common.state().settings.session.context
     chosen = strategy if strategy is not None else context_settings.prune_strategy

@@ -52,7 +52,7 @@ class CompositeEmbedder:
 
     def expect_passages(self, count: int) -> None:
         """`count` texts are about to be embedded: the multilingual model starts loading what bulk work
-        needs, if it has anything to load (embedding/use_m3_segmenter.py)."""
+        needs, if it has anything to load (embedding/use_m3/segmenter.py)."""
         expect = getattr(self.multilingual, "expect_passages", None)
         if expect is not None:
             expect(count)

@@ -43,10 +43,10 @@ def model_needs_preparing(settings: EmbeddingSettings, cache: Path) -> bool:
     """True when the next embedding will first convert a packaged model (seconds, once per home)."""
     if settings.provider != "local":
         return False
-    from openclaw_cli.memory.embedding import use_m3
     from openclaw_cli.memory.embedding.loader import expected_identity
     from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
     from openclaw_cli.memory.embedding.quantize import cached_name, is_cached
+    from openclaw_cli.memory.embedding.use_m3 import model as use_m3
     from openclaw_cli.memory.store.layout import MINILM, USE_M3
 
     model = str(expected_identity(settings).model)  # type: ignore[union-attr]

@@ -79,7 +79,8 @@ def settle_imports(settings: EmbeddingSettings) -> None:
         from openclaw_cli.core.onnx_runtime import runtime
 
         runtime()
-        from openclaw_cli.memory.embedding import composite, quantize, use_m3  # noqa: F401
+        from openclaw_cli.memory.embedding import composite, quantize  # noqa: F401
+        from openclaw_cli.memory.embedding.use_m3 import model as use_m3  # noqa: F401
 
 
 def model_cache_dir(settings: EmbeddingSettings, default: Path) -> Path:
@@ -104,9 +105,9 @@ def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = Fa
 def load_bulk_ahead(expected: int | None) -> None:
     """For a process about to embed `expected` texts (None: not known yet), before its settings are
     read: start loading what the packaged models need for bulk work only (USE-m3's full segmentation,
-    embedding/use_m3_segmenter.py), on a core that is idle until the model sessions build. Not for a
+    embedding/use_m3/segmenter.py), on a core that is idle until the model sessions build. Not for a
     count below bulk work's; unused if the settings name other models."""
-    from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS, load_ahead
+    from openclaw_cli.memory.embedding.use_m3.segmenter import BULK_TEXTS, load_ahead
 
     if expected is None or expected >= BULK_TEXTS:
         load_ahead()
@@ -177,7 +178,7 @@ def _local_embedder(
 
 
 def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool) -> Embedder:
-    from openclaw_cli.memory.embedding.use_m3 import MultilingualEmbedder
+    from openclaw_cli.memory.embedding.use_m3.model import MultilingualEmbedder
 
     return MultilingualEmbedder(cache_dir, threads=settings.threads, fast_start=fast_start)
 

@@ -21,7 +21,7 @@ from openclaw_cli.memory.reflect.prompt import (
     topic_key,
 )
 from openclaw_cli.memory.writing.candidate import Candidate
-from openclaw_cli.sessions.tokens import count_tokens
+from openclaw_cli.sessions.budget.tokens import count_tokens
 
 if TYPE_CHECKING:
     from openclaw_cli.config.loading import LlmSettings

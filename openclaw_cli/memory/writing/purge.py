@@ -8,7 +8,7 @@ freed cells; the WAL is then checkpointed and truncated and the file VACUUMed, s
 found in any byte of the database, its -wal or its -shm afterwards. With `sessions`, the user's direct
 session transcripts go too.
 
-`purge_store` also takes the `Taint` of the messages being forgotten (sessions/redact.py): a memory of
+`purge_store` also takes the `Taint` of the messages being forgotten (sessions/upkeep/redact.py): a memory of
 anyone (another speaker of a group, the agent) whose source cites one of them holds those words in its
 L2 and is removed too, with its history.
 """

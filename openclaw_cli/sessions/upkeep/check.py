@@ -27,7 +27,6 @@ from openclaw_cli.core.paths import Home
 from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.ids import is_session_id
-from openclaw_cli.sessions.index_repair import check_index_entries, index_owners, rebuilt_index
 from openclaw_cli.sessions.jsonl import read_messages
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.layout import (
@@ -41,6 +40,7 @@ from openclaw_cli.sessions.layout import (
 from openclaw_cli.sessions.locks import remove_if_free
 from openclaw_cli.sessions.meta_file import FIX_HINT, meta_problem, read_meta_file
 from openclaw_cli.sessions.store import SessionStore
+from openclaw_cli.sessions.upkeep.index_repair import check_index_entries, index_owners, rebuilt_index
 from openclaw_cli.sessions.writer import meta_counters
 
 LEFTOVER_AGE_S = 300  # a half-built session directory younger than this may still be being built

@@ -1,7 +1,7 @@
 """Which of USE-m3's two segmentations a process uses, and when it loads the costly one.
 
 Both give the same piece ids (tests/test_use_m3.py checks them against the package's own tokenizer):
-- the piece table (embedding/use_m3_pieces.py) opens in ~45 ms and ~11 MB, and segments a sentence in
+- the piece table (embedding/use_m3/pieces.py) opens in ~45 ms and ~11 MB, and segments a sentence in
   ~46 µs once its lookups are in its memo (~370 µs the first time);
 - the `sentencepiece` library on the package's sp.model takes ~0.16-0.2 s and ~30 MB to load, without
   holding the GIL, and then a few µs a sentence. (tokenizers' Unigram from tokenizer.json, used before,
@@ -37,7 +37,7 @@ from openclaw_cli.core.errors import StoreError
 if TYPE_CHECKING:
     from sentencepiece import SentencePieceProcessor
 
-    from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
+    from openclaw_cli.memory.embedding.use_m3.pieces import PieceTokenizer
 
 # A call segmenting this many texts is bulk work: what the full segmentation saves on it (~40 µs a text
 # against a warm table, ~360 µs against a cold one) soon repays its load.
@@ -104,7 +104,7 @@ def load_ahead() -> None:
     """Start loading the packaged model's full segmentation on a thread of its own, for a process about
     to embed in bulk, before it knows which models its settings name: if they do not name USE-m3 the
     load is never used (~0.2 s of a core, ~30 MB). A missing package is met again where the model loads."""
-    from openclaw_cli.memory.embedding.use_m3_package import package_resources
+    from openclaw_cli.memory.embedding.use_m3.package import package_resources
 
     with suppress(StoreError):
         sp_model = package_resources()[1]
@@ -123,7 +123,7 @@ class FullSegmentation:
     def __init__(self, sp_model: bytes) -> None:
         import sentencepiece
 
-        from openclaw_cli.memory.embedding.sentencepiece_model import without_normalizer
+        from openclaw_cli.memory.embedding.use_m3.sentencepiece_model import without_normalizer
 
         processor = sentencepiece.SentencePieceProcessor(model_proto=without_normalizer(sp_model))
         self._processor: SentencePieceProcessor = processor

