@@ -7,6 +7,8 @@ pairing (access.py), the per-account journal and update offset (journal.py). One
 telegram/ (python-telegram-bot), slack/ (slack-sdk); those libraries are imported only there, so the CLI's
 start-up never loads them.
 
-May import: openclaw_cli.core.fsutil, paths, errors, config models. Never imports gateway/ (the gateway imports
-this package, and a plugin's channel will implement the same interface without the gateway's internals).
+Never imports gateway/: the gateway imports this package, and a plugin's channel will implement the same
+interface without the gateway's internals.
+
+May import (in openclaw_cli/): core, security, config.
 """

@@ -10,6 +10,8 @@
 - client.py: the one call the CLI makes: to the running gateway when there is one (it owns the journal,
   the session writers and the warm memory connections, gateway/rpc/purge.py), else everywhere.py here.
 
-May import memory/, sessions/, config and the small shared modules, and from gateway/ only inbox.py,
-control.py and pidfile.py; nothing from cli/ or agent/. Imports nothing heavy at module level.
+Nothing from cli/ or agent/. Imports nothing heavy at module level.
+
+May import (in openclaw_cli/): core, config, identity, sessions, memory, channels, gateway.client.control,
+gateway.client.pidfile, gateway.inbox (a running gateway does the work; its journal is read here).
 """

@@ -11,4 +11,7 @@ builds the embedder, opens the stores and calls the rest. Above it: inject.py (t
 system prompt), checks.py (what `openclaw doctor` checks), extraction, reflect and portability.
 
 Imports nothing: a command that needs only one module loads only that module.
+
+May import (in openclaw_cli/): core, security, config, llm, identity, sessions, gateway.client.pidfile
+(upkeep's recovery asks whether the home's gateway runs).
 """

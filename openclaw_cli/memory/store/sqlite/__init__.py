@@ -8,4 +8,7 @@ backends run alike are store/shared/statements.py, in the SQLite dialect).
 `transcripts` (with its schema in `transcript_schema`) is the session transcript index, a sibling file
 (store/transcripts.py). It may import store/'s own modules and memory/text only; upkeep/ builds its
 file-level care on it.
+
+May import (in memory/store/): embedder, layout, people, protocol, record_rows, records, shared,
+transcripts, vector_codec, vectors.centroid (a migration computes the centroid of the stored vectors).
 """
