@@ -12,9 +12,7 @@ import pytest
 
 from openclaw_cli.config.loading import InjectSettings
 from openclaw_cli.identity.persons import DEFAULT_OWNER
-from openclaw_cli.memory.inject import (
-    build_memory_block as build_for,
-)
+from openclaw_cli.memory.inject import build_memory_block as build_for
 from openclaw_cli.memory.inject import (
     conversation_language,
     order_hits,

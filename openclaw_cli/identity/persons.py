@@ -75,6 +75,14 @@ def owner_id(settings: Settings | IdentityRules) -> str:
     return canonical_person(rules.owner, rules.links)
 
 
+def author_of(user: str | None, scope: str, settings: Settings | IdentityRules) -> str | None:
+    """Whose memory a write that names no person is: a user-scope memory is the owner's (the person the
+    CLI writes for); an agent-scope one is nobody's. A named person stays as named."""
+    if user is None and scope == "user":
+        return owner_id(settings)
+    return user
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who spoke: `person` (None: nobody known) and whether it is the assistant's owner."""

@@ -12,18 +12,10 @@ from typing import Annotated, Any
 import typer
 
 from openclaw_cli.cli import common
-from openclaw_cli.cli.session import (
-    helpers as session_common,
-)
-from openclaw_cli.cli.session import (
-    portability as session_portability,
-)
-from openclaw_cli.cli.session import (
-    search as session_search,
-)
-from openclaw_cli.cli.session import (
-    upkeep as session_upkeep,
-)
+from openclaw_cli.cli.session import helpers as session_common
+from openclaw_cli.cli.session import portability as session_portability
+from openclaw_cli.cli.session import search as session_search
+from openclaw_cli.cli.session import upkeep as session_upkeep
 from openclaw_cli.cli.session.helpers import JsonOpt, KeyArg, Target
 from openclaw_cli.core.input_lines import MESSAGE_BYTES
 

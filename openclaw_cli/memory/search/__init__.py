@@ -8,7 +8,7 @@ hand-set stages of stages.py then read, in context_stages/, who a memory is abou
 (about.py, dialogue.py) and what a question asks for (answer_type.py); floors, FSRS recall and an
 optional reranker (rerank.py) finish it. Per-embedder parameters live in profiles.py, the request and
 answer in result.py, one candidate in candidate.py, timings in timing.py, memories and transcripts in
-one search in sources.py, and explain/ says as data why each result ranks where it does (data.py) and as
+one search in sources.py, a searcher for one store built in build.py, and explain/ says as data why each result ranks where it does (data.py) and as
 the text every reader shows (lines.py: `memory search --explain`, the Control UI). Search reads the
 store; it never writes except the hits it records through the store.
 
