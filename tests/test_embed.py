@@ -384,7 +384,7 @@ def test_litellm_prints_nothing_on_stdout_even_when_a_call_fails(fake_openai: Fa
     fake_openai.fail_next(1, status=401)
     script = (
         "import sys\n"
-        "from openclaw_cli import llm\n"
+        "from openclaw_cli.llm import calls as llm\n"
         "try:\n"
         "    llm.embed('openai/text-embedding-3-small', ['a'], sys.argv[1], max_retries=0)\n"
         "except llm.ModelUnavailable as exc:\n"

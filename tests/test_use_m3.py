@@ -345,7 +345,7 @@ def test_one_full_segmentation_serves_every_embedder_of_the_process(cache_dir: P
     script = (
         "import sys, threading\n"
         "from pathlib import Path\n"
-        "from openclaw_cli.memory.embedding import use_m3_segmenter as seg\n"
+        "from openclaw_cli.memory.embedding.use_m3 import segmenter as seg\n"
         "from openclaw_cli.memory.embedding.use_m3.model import MultilingualEmbedder\n"
         "built = []\n"
         "real = seg.FullSegmentation.__init__\n"
