@@ -22,9 +22,9 @@ from openclaw_cli.entry import prepare_process
 
 prepare_process()  # as a command's process is, before the heavy imports below
 
-from openclaw_cli.config import load_settings  # noqa: E402
+from openclaw_cli.config.loading import load_settings  # noqa: E402
+from openclaw_cli.core.paths import Home  # noqa: E402
 from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir  # noqa: E402
-from openclaw_cli.paths import Home  # noqa: E402
 
 
 def main(source: Path) -> None:

@@ -27,7 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.config import SearchSettings, Settings
+from openclaw_cli.config.loading import SearchSettings, Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.embedding.composite import CompositeEmbedder
 from openclaw_cli.memory.embedding.loader import create_embedder
 from openclaw_cli.memory.embedding.onnx_embedder import (
@@ -39,7 +40,6 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     local_model_files,
 )
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests import evalset, paraphrase_set
 from tests.memory_helpers import with_shared_models
 

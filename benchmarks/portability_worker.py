@@ -36,11 +36,11 @@ def measure(command: list[str]) -> int:
 def import_file(home: Path, file: Path) -> None:
     # Imported here, not above: `measure` stays a small process (its size is its child's pre-exec RSS).
     from benchmarks.synth import CompositeEmbedder
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.portability.files import open_export
     from openclaw_cli.memory.portability.transfer import import_memories
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.paths import Home
 
     service = MemoryService(Home(home), "main", Settings().memory)
     composite = CompositeEmbedder()

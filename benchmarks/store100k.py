@@ -39,7 +39,7 @@ def model_cache() -> Path:
 
 def settings() -> Any:
     """Default settings but for where the converted models live."""
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
     base = Settings()
     embedding = base.memory.embedding.model_copy(update={"model_cache_dir": str(model_cache())})
@@ -141,10 +141,10 @@ def _parts(count: int) -> list[int]:
 
 def _openclaw_home(root: Path, texts: list[str]) -> Path:
     """An openclaw home holding `texts`, written part by part as the vectors become available."""
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.agent_memory import NewMemory
     from openclaw_cli.memory.embedding.loader import create_embedder
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.paths import Home
 
     home = root / "home"
     if (root / "home.done").exists():

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.layout import COMPOSITE
-from openclaw_cli.paths import Home
 
 EVAL = Path(__file__).resolve().parent.parent / "fixtures" / "eval" / "memories.jsonl"
 CATEGORIES = ("profile", "preference", "event", "case", "lesson", "insight")

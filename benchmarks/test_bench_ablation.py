@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.search.pipeline import STAGES, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests.evalset import (

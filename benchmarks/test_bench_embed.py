@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.test_bench_search import BULK_GOAL, bulk_lines
-from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.config.loading import EmbeddingSettings
 from openclaw_cli.memory.embedding.loader import LOCAL_MODELS, create_embedder
 from openclaw_cli.memory.embedding.onnx_embedder import Embedder
 

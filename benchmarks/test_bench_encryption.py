@@ -26,8 +26,8 @@ import pytest
 
 from benchmarks import synth
 from benchmarks.test_bench_search import QUERIES, bulk_lines
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.paths import Home
 from openclaw_cli.security import agent, convert, keyfile, unlocked
 from openclaw_cli.security.unlock import unlock_home
 from openclaw_cli.sessions.lifecycle import SessionManager

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.embedding.loader import LOCAL_MODELS
 from openclaw_cli.memory.service import MemoryService
 from tests.evalset import build_service, evaluate_by_kind, load_queries, rankings, reciprocal_rank

@@ -1,4 +1,4 @@
-"""Query expansion by a model (memory/search/expansion.py, issue 24): what can be measured without a real
+"""Query expansion by a model (memory/search/legs/expansion.py, issue 24): what can be measured without a real
 model.
 
 - Calls: how many of the eval's questions (both halves, each searched as a chat turn's injection searches
@@ -31,7 +31,7 @@ import pytest
 from openclaw_cli.memory import query_expansion
 from openclaw_cli.memory.inject import recall
 from openclaw_cli.memory.query_expansion import AnswerCache, ModelExpander
-from openclaw_cli.memory.search import expansion
+from openclaw_cli.memory.search.legs import expansion
 from openclaw_cli.memory.service import MemoryService
 from tests import evalset, paraphrase_set
 from tests.evalset import NOW
@@ -169,12 +169,12 @@ def _injection_ms(runtime: Any, text: str) -> float:
 def test_a_turns_memory_injection_with_and_without_expansion(
     benchmark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The "memory injection" stage of real in-process turns (agent/loop.py), the fake model on loopback
+    """The "memory injection" stage of real in-process turns (agent/turn/loop.py), the fake model on loopback
     answering two phrasings: a paraphrase (gated in: asked each time, the cache cleared) and a question
     found locally (gated out), each with expansion on and off, interleaved."""
     from openclaw_cli.agent.runtime import AgentRuntime
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.agent_memory import NewMemory
-    from openclaw_cli.paths import Home
     from tests.agent_helpers import chat_settings
 
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)

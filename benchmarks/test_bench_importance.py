@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openclaw_cli.sessions.context import build_context
-from openclaw_cli.sessions.importance import score_text
+from openclaw_cli.sessions.budget.context import build_context
+from openclaw_cli.sessions.budget.importance import score_text
 from tests import importance_eval
 
 

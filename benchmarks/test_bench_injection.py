@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.inject import build_memory_block
 from openclaw_cli.memory.service import MemoryService

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_line_cap, text_cap
+from openclaw_cli.core.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_line_cap, text_cap
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = 1 << 30

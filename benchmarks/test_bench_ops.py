@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from benchmarks import synth
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.loader import expected_identity
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from openclaw_cli.sessions.lifecycle import SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability

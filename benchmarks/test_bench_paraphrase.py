@@ -1,6 +1,6 @@
 """The held-out paraphrase set (fixtures/paraphrase/, issue 24): hit@3 by default and with --all, and what
-the real-words signal (search/vocabulary.py) costs: the one-time read of the English vocabulary and one
-call per unmatched query; and what the word-neighbours stage (search/neighbours.py) costs a question: its
+the real-words signal (search/legs/vocabulary.py) costs: the one-time read of the English vocabulary and one
+call per unmatched query; and what the word-neighbours stage (search/legs/neighbours.py) costs a question: its
 words and the best candidates' words embedded one by one on first meeting (cold), then read from the cache
 (warm), and the cache's size.
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import neighbours, vocabulary
+from openclaw_cli.config.loading import SearchSettings
+from openclaw_cli.memory.search.legs import neighbours, vocabulary
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests import paraphrase_set

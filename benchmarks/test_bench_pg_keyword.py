@@ -24,7 +24,7 @@ import pytest
 
 from benchmarks import corpus100k
 from benchmarks.test_bench_search_100k import spread
-from openclaw_cli.memory.search.lexical import without_common_terms
+from openclaw_cli.memory.search.legs.lexical import without_common_terms
 from openclaw_cli.memory.store.postgres import keyword
 from openclaw_cli.memory.store.postgres.connection import open_storage
 from openclaw_cli.memory.store.postgres.storage import PostgresStorage

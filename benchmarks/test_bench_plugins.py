@@ -1,6 +1,6 @@
 """The plugin layer's cost on a turn (issue 50), with 0, 1 and 10 plugins that implement every event hook.
 
-- `plugin layer`: exactly the plugin calls one turn with one tool call makes (agent/plugin_hooks.py:
+- `plugin layer`: exactly the plugin calls one turn with one tool call makes (agent/turn/plugin_hooks.py:
   message_received, session_start, before_prompt_build, the tool specs, before/after_tool_call around a
   built-in tool, message_sending, turn_end), on a real PluginHost loaded from plugin files, without the
   rest of the turn. With 0 plugins this is the cost every turn pays when none is installed.
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent import plugin_hooks
-from openclaw_cli.agent.turn_context import TurnContext
-from openclaw_cli.agent.turn_types import TurnRequest, TurnResult
-from openclaw_cli.config_models import PluginsSettings, Settings
+from openclaw_cli.agent.turn import plugin_hooks
+from openclaw_cli.agent.turn.requests import TurnRequest, TurnResult
+from openclaw_cli.agent.turn.state import TurnContext
+from openclaw_cli.config.models import PluginsSettings, Settings
 from openclaw_cli.plugins.host import PluginHost, load_plugins
 from openclaw_cli.plugins.specs import EVENT_HOOKS
 from tests.agent_helpers import chat_settings, runtime_for, turn

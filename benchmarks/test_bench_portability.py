@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from benchmarks import synth
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZE = int(os.environ.get("OPENCLAW_BENCH_PORTABILITY_N", "100000"))

@@ -28,11 +28,11 @@ import pytest
 
 from benchmarks import corpus100k, store100k
 from benchmarks.test_bench_search_100k import spread
-from openclaw_cli.config import SearchSettings, Settings
+from openclaw_cli.config.loading import SearchSettings, Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.portability.backends import Side, plan_move
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.conftest import ROOT, SHARED_MODEL_CACHE, base_env
 from tests.evalset import build_service, evaluate_by_kind
 from tests.memory_helpers import with_shared_models

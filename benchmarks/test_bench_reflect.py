@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from benchmarks import synth
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.reflect.run import run_reflection
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
 from tests.reflect_helpers import llm_settings, summarising_model
 

@@ -1,5 +1,5 @@
 """A whole `openclaw memory search` process against a 2,000-memory home, without a gateway (the CLI loads the
-model and searches) and with one running for the home (the CLI sends the query to it: gateway/remote_reads.py).
+model and searches) and with one running for the home (the CLI sends the query to it: gateway/client/reads.py).
 
 Goal (issue 23): <= 250 ms wall with a gateway. Report quiet-run figures with their spread and the load.
 

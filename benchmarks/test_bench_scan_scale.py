@@ -1,7 +1,7 @@
 """Scaling the warm vector scan past 100k (issue 54, "Scale past 100k"): where the exact int8 scan of every
 row should give way to an approximate index, measured on one process at growing sizes.
 
-The warm process's vector leg (store/vector_matrix.py) holds every int8 row in memory and, from 20k rows,
+The warm process's vector leg (store/vectors/matrix.py) holds every int8 row in memory and, from 20k rows,
 ranks rows by weighted sign-bit disagreement first and scores the best of them exactly: that is already an
 approximate index (binary quantisation with exact re-scoring). This benchmark measures, at each size, the
 exact scan of every row and the sign prefilter with fixed pools and with the default one (a 256th of the
@@ -28,10 +28,10 @@ import pytest
 
 from benchmarks import store100k
 from benchmarks.test_bench_search_100k import spread
-from openclaw_cli.memory.store import vector_matrix
 from openclaw_cli.memory.store.vector_codec import int8_format, quantise
-from openclaw_cli.memory.store.vector_matrix import VectorMatrix
-from openclaw_cli.memory.store.vectors import VectorFilter
+from openclaw_cli.memory.store.vectors import matrix as vector_matrix
+from openclaw_cli.memory.store.vectors.matrix import VectorMatrix
+from openclaw_cli.memory.store.vectors.query import VectorFilter
 
 SIZES = [
     int(n) for n in os.environ.get("OPENCLAW_BENCH_SCALE_SIZES", "100000,250000,500000,1000000").split(",")

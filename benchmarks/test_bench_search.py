@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 
 from benchmarks import synth
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = [
@@ -104,7 +104,7 @@ def test_vector_recall_against_exact_search(benchmark: Any, home_100k: Path) -> 
     texts = dict(store.conn.execute("SELECT rowid, l0 FROM records"))
     exact = embedder.embed_passages([texts[int(i)] for i in ids])
     from openclaw_cli.memory.store.sqlite.vec import knn
-    from openclaw_cli.memory.store.vectors import VectorFilter
+    from openclaw_cli.memory.store.vectors.query import VectorFilter
 
     # The synthetic queries' own vectors (like the stored ones) plus the real-model ones, under each
     # weighting of the composite's halves: the prefilter must not assume equal halves.

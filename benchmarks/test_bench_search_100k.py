@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus100k, naive, store100k
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.search import pipeline
 from openclaw_cli.memory.search.pipeline import SearchRequest, Step
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 WARM_GOAL_MS = 15.0
@@ -263,7 +263,7 @@ def test_cold_search_20k_word_table(benchmark: Any) -> None:
 
 def test_cli_search_20k_through_a_gateway(benchmark: Any, tmp_path: Path) -> None:
     """A whole `openclaw memory search` process at 20k while a gateway runs for the home: the CLI sends
-    the query to it (gateway/remote_reads.py). Goal: <= 250 ms. A copy of the cached home, since a
+    the query to it (gateway/client/reads.py). Goal: <= 250 ms. A copy of the cached home, since a
     gateway writes into its home (pid file, logs, word tables)."""
     import shutil
 

@@ -2,7 +2,7 @@
 a turn when nothing changed (every turn rescans, so edits count from the next turn).
 
 Descriptions are 120 characters, a typical one-sentence description. Tokens are counted with the
-project's counter (sessions/tokens.py, cl100k_base), at the default skills.maxPromptChars and without a
+project's counter (sessions/budget/tokens.py, cl100k_base), at the default skills.maxPromptChars and without a
 budget. Run: python -m pytest benchmarks/test_bench_skills.py --benchmark-only -s -n 0
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.tools import tool_specs
-from openclaw_cli.config import Settings
-from openclaw_cli.paths import Home
-from openclaw_cli.sessions.tokens import count_tokens
+from openclaw_cli.agent.tools.builtin import tool_specs
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
+from openclaw_cli.sessions.budget.tokens import count_tokens
 from openclaw_cli.skills.service import AgentSkills
 from tests.skill_helpers import many_skills
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.store.transcripts import TurnFilter
-from openclaw_cli.paths import Home
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
@@ -198,7 +198,7 @@ def _pct(values: list[float], share: float) -> float:
 def test_bench_transcript_search_at_scale(benchmark, large: Any) -> None:  # type: ignore[no-untyped-def]
     """Warm latency as the gateway sees it (long_lived: signs and int8 rows in memory) and as a process
     holding the signs alone (int8 rows of each pool read from SQLite), rounds interleaved."""
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
     index, built = large
     gateway = TranscriptIndex(index.home, "main", index.settings, index.embedder, long_lived=True)
@@ -278,7 +278,7 @@ def test_bench_append_cost_with_and_without_the_index(benchmark, large: Any) -> 
 def test_bench_transcript_search_cold_index(benchmark, large: Any) -> None:  # type: ignore[no-untyped-def]
     """One search on a freshly opened index (what a one-shot `session search` pays besides start-up and
     the model load): the catch-up reads every session's progress, and the vectors are read into memory."""
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
     index, _ = large
     times = []
@@ -298,10 +298,10 @@ def test_bench_sign_pool_recall_at_scale(benchmark, large: Any) -> None:  # type
     """Recall of the vector leg's top 10 and top 100 (sign pool, then exact int8 scores) against the exact
     int8 scan of every row, for the benchmark's queries and random unit queries, per pool size. The rows
     here are random unit vectors: the hardest case for a sign prefilter (no neighbour stands out), so
-    these figures are a floor; the choice of SIGN_POOL is argued in store/transcript_vectors.py."""
+    these figures are a floor; the choice of SIGN_POOL is argued in transcripts/vectors.py."""
     import numpy as np
 
-    from openclaw_cli.memory.store.transcript_vectors import TurnVectors
+    from openclaw_cli.memory.transcripts.vectors import TurnVectors
 
     index, _ = large
     storage = index.storage()

@@ -7,7 +7,7 @@
 - 10 clients x 20 turns at once: turns/s (goal >= 40), and the gateway's RSS growth over 1,000 turns
   (goal <= 60 MB).
 
-Each path reports the median of every stage of the turn (agent/stages.py: the gateway sends the split
+Each path reports the median of every stage of the turn (agent/turn/stages.py: the gateway sends the split
 with each turn, as `timings.stages` in the final event, a Server-Timing header, or an SSE comment line),
 plus what the gateway's own stages do not cover (`transport`: the HTTP/WebSocket exchange, encoding,
 the client). `client over model` is the model-call stage less the model's direct median: the client

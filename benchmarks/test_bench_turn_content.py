@@ -55,8 +55,8 @@ from websockets.asyncio.client import connect
 
 from benchmarks.test_bench_gateway import _fake_model, _rss_kb
 from benchmarks.test_bench_turn import _launcher, _post
-from openclaw_cli.claims import claimed_person
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.identity.claims import claimed_person
 from tests.conftest import run_cli
 from tests.evalset import load_jsonl
 from tests.gateway_helpers import Gateway, http_json, request, start_gateway, write_config
@@ -115,7 +115,7 @@ def _gateway(home: Path, tree: str | None) -> Gateway:
 
 
 def _words_warmed(gateway: Gateway) -> None:
-    """Wait for the gateway's first pass over the store's words (search/word_warmup.py; ~9 s at 2,000
+    """Wait for the gateway's first pass over the store's words (search/legs/word_warmup.py; ~9 s at 2,000
     memories, load 10): it runs only between turns, so turns sent back to back from the start embedded
     the words of their candidates themselves, and the first figures measured a gateway a few seconds old
     rather than a running one."""

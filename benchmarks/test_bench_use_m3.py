@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from benchmarks.test_bench_embed import realistic_passages
-from openclaw_cli.memory.embedding.use_m3 import MultilingualEmbedder, cached_model, table_path
+from openclaw_cli.memory.embedding.use_m3.model import MultilingualEmbedder, cached_model, table_path
 
 PASSAGES = 512
 _ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +24,7 @@ _CONVERT = """
 import json, resource, sys, time
 from pathlib import Path
 start = time.perf_counter()
-from openclaw_cli.memory.embedding.use_m3 import convert
+from openclaw_cli.memory.embedding.use_m3.model import convert
 convert(Path(sys.argv[1]))
 seconds = time.perf_counter() - start
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux

@@ -5,7 +5,7 @@ A warm process's first search of a question embeds the words of its best candida
 earlier process met are read from disk. Measured here with whole warm processes interleaved, each
 searching the 300 queries once after the same warm-up (which meets no word): `empty` (the tables emptied
 before: every word embedded, and kept), `kept` (the tables as the run before left them), `warmed` (the
-tables emptied, then the background warm-up's pass, as in a gateway once ready: search/word_warmup.py),
+tables emptied, then the background warm-up's pass, as in a gateway once ready: search/legs/word_warmup.py),
 `none` (no tables, as before); the results must be the same, id for id and score for score. Each
 search's process CPU time is given beside its wall time: on 2 shared cores the wall time mostly
 measures the load.
@@ -30,7 +30,7 @@ from typing import Any
 
 from benchmarks import corpus100k, store100k
 from benchmarks.test_bench_search_100k import spread
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 3
@@ -92,7 +92,7 @@ def test_warm_search_100k_word_tables(benchmark: Any) -> None:
 
 
 def _vocabulary(texts: list[str]) -> dict[str, set[str]]:
-    from openclaw_cli.memory.search.neighbours import meaningful_words, word_kind
+    from openclaw_cli.memory.search.legs.neighbours import meaningful_words, word_kind
 
     found: dict[str, set[str]] = {"en": set(), "zh": set()}
     for text in texts:
@@ -102,7 +102,7 @@ def _vocabulary(texts: list[str]) -> dict[str, set[str]]:
 
 
 def test_store_vocabulary_and_the_cost_of_embedding_it(benchmark: Any) -> None:
-    from openclaw_cli.memory.search import neighbours
+    from openclaw_cli.memory.search.legs import neighbours
     from openclaw_cli.memory.service import MemoryService
 
     corpus = corpus100k.memories(store100k.COUNT)

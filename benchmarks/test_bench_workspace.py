@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.synth import CompositeEmbedder, texts
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 FILES = 1000
 GOAL_MS = 1000.0

@@ -42,13 +42,13 @@ import pytest
 from benchmarks import synth
 from benchmarks.bracketed import cpu_seconds, embedding_around
 from benchmarks.test_bench_search import bulk_lines
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.writing.candidate import Candidate
 from openclaw_cli.memory.writing.dedup import DedupZones
 from openclaw_cli.memory.writing.write_path import write_memories
-from openclaw_cli.paths import Home
 from tests import dedup_eval
 from tests.memory_helpers import service_for, shared_model_cache, with_shared_models
 

@@ -25,12 +25,12 @@ WARM_UP = 20  # identifier queries searched first in every variant
 
 
 def run(home: Path, variant: str) -> dict[str, Any]:
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.embedding import word_table
-    from openclaw_cli.memory.search import neighbours
+    from openclaw_cli.memory.search.legs import neighbours
+    from openclaw_cli.memory.search.legs.word_warmup import Source, WordWarmUp
     from openclaw_cli.memory.search.pipeline import SearchRequest
-    from openclaw_cli.memory.search.word_warmup import Source, WordWarmUp
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.paths import Home
 
     if variant == "none":  # the search as before the tables: every word a process meets is embedded
         word_table.WordTables.now = classmethod(lambda cls, *args, **kwargs: None)  # type: ignore[assignment]

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import TurnRequest, TurnResult
-from openclaw_cli.config import Settings
-from openclaw_cli.paths import Home
+from openclaw_cli.agent.turn.requests import TurnRequest, TurnResult
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, _error
 from tests.memory_helpers import shared_model_cache
 
@@ -110,7 +110,7 @@ def turn(
 ) -> tuple[TurnResult, Events]:
     events = Events()
     if "user_id" not in fields:  # the person an entry point would resolve: the owner in the main session
-        from openclaw_cli.identity import for_key
+        from openclaw_cli.identity.persons import for_key
         from openclaw_cli.sessions.keys import parse_key
 
         fields["user_id"] = for_key(runtime.settings, parse_key(key), sender=fields.get("sender")).person

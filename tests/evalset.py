@@ -16,14 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from openclaw_cli.config import SearchSettings, Settings
+from openclaw_cli.config.loading import SearchSettings, Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.onnx_embedder import Embedder
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.text.stopwords import CHINESE_STOPWORDS, ENGLISH_STOPWORDS
-from openclaw_cli.paths import Home
 from tests.memory_helpers import with_shared_models
 
 EVAL_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "eval"

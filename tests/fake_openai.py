@@ -24,7 +24,7 @@ answers as server-sent events, one chunk per word, `chunk_delay` seconds apart, 
 `stream_options.include_usage` asks), POST /v1/rerank and
 /rerank (Cohere/Jina-style results scored by query-word overlap).
 
-A query-expansion request (memory/search/expansion.py: its system prompt) is answered apart, by `expand`
+A query-expansion request (memory/search/legs/expansion.py: its system prompt) is answered apart, by `expand`
 (default: no phrasings), and recorded in `expansion_requests` only: it takes none of the scripted replies,
 failures or delay meant for the agent's requests, so a test that does not care about expansion sees the
 requests it saw before it existed.
@@ -352,7 +352,7 @@ def completion(body: dict[str, Any], message: dict[str, Any], completion_id: str
 
 def is_expansion(body: Any) -> bool:
     """Whether a request is openclaw's query expansion (its system prompt)."""
-    from openclaw_cli.memory.search.expansion import SYSTEM_PROMPT
+    from openclaw_cli.memory.search.legs.expansion import SYSTEM_PROMPT
 
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
         return False

@@ -17,13 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import answer_type, dialogue, lexical, semantic, stages
+from openclaw_cli.config.loading import SearchSettings
+from openclaw_cli.memory.search import stages
+from openclaw_cli.memory.search.context_stages import answer_type, dialogue
+from openclaw_cli.memory.search.legs import lexical, semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher
 from openclaw_cli.memory.search.profiles import SearchProfile
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import people, vectors
+from openclaw_cli.memory.store import people
+from openclaw_cli.memory.store.vectors import query as vectors
 from openclaw_cli.memory.text import subject
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
 from tests.evalset import evidence_pieces

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.agent.context import assemble
-from openclaw_cli.sessions.token_counts import count_message
+from openclaw_cli.sessions.budget.token_counts import count_message
 
 CONVERSATIONS = Path(__file__).resolve().parent.parent / "fixtures" / "importance" / "conversations.jsonl"
 BUDGETS = (300, 600, 1000)

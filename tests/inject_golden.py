@@ -22,15 +22,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.inject import build_memory_block
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.evalset import NOW, load_jsonl
 from tests.memory_helpers import with_shared_models
 
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "inject_blocks.json"
-CONTEXT_MESSAGES = 6  # agent/loop.py MEMORY_CONTEXT_MESSAGES
+CONTEXT_MESSAGES = 6  # agent/turn/loop.py MEMORY_CONTEXT_MESSAGES
 EVERY_QUERY = 4  # every fourth question of queries.jsonl
 EVERY_TURN = 3  # every third user turn of each conversation
 

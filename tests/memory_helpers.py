@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.writing.candidate import Candidate, Verdict
-from openclaw_cli.paths import Home
 
 
 def settings_with(**memory: Any) -> Settings:
@@ -43,9 +43,9 @@ def copy_shared_models(destination: Path) -> None:
     """Copy the packaged models' current conversions (converted first if need be) from the shared cache
     into `destination`, without jieba's table. Only the current ones: on a developer's machine the shared
     cache also holds the conversions of every other checkout, gigabytes that copying took seconds over."""
-    from openclaw_cli.memory.embedding import use_m3
     from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
     from openclaw_cli.memory.embedding.quantize import int8_compute_model, weights_path
+    from openclaw_cli.memory.embedding.use_m3 import model as use_m3
 
     shared = shared_model_cache()
     minilm = int8_compute_model(local_model_files()[0], shared)

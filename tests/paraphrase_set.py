@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.config import SearchSettings, Settings
+from openclaw_cli.config.loading import SearchSettings, Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests import evalset
 from tests.evalset import NOW, load_jsonl
 from tests.memory_helpers import with_shared_models

@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 
 SHARED_TEXT = "The family meets at grandmother's house every Sunday"
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
 from openclaw_cli.memory.portability.files import open_export
 from openclaw_cli.memory.portability.transfer import ImportReport, export_memories, import_memories
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.conftest import Result, base_env
 from tests.fake_embedder import CompositeFake
 

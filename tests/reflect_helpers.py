@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
 from openclaw_cli.memory.service import MemoryService
 
 MEMORY_LINE = re.compile(r"^(m\d+) \[(\d{4}-\d{2}-\d{2})\] (.*)$", re.MULTILINE)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.embedding.loader import LOCAL_MODELS
 from openclaw_cli.memory.embedding.onnx_embedder import Embedder
 from openclaw_cli.memory.search.profiles import SearchProfile, profile_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 
 
 def workspace_skills(home: Path, agent: str = "main") -> Path:

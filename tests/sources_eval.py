@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.search.result import SearchRequest
 from openclaw_cli.memory.search.sources import merge
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
 from openclaw_cli.memory.store.transcripts import TurnFilter
-from openclaw_cli.memory.transcripts import TranscriptIndex
-from openclaw_cli.paths import Home
+from openclaw_cli.memory.transcripts.index import TranscriptIndex
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from tests import evalset, transcript_eval
 
 BOTH = ("memory", "sessions")

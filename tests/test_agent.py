@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import TurnRequest
+from openclaw_cli.agent.turn.requests import TurnRequest
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import (

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent_config import agent_entry, for_agent
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
+from openclaw_cli.identity.agent_config import agent_entry, for_agent
 from openclaw_cli.memory.workspace.files import workspace_dir
-from openclaw_cli.paths import Home
 from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI
 from tests.gateway_helpers import echo_last_user, http_json, running_gateway, write_config

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.agent.runtime import AgentRuntime
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.workspace.files import daily_log_name
-from openclaw_cli.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, tool_call, turn

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search.answer_type import asked_for, could_answer
+from openclaw_cli.memory.search.context_stages.answer_type import asked_for, could_answer
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests.conftest import run_cli

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import Settings
-from openclaw_cli.paths import Home
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.security import convert, records, unlocked
 from openclaw_cli.sessions import archive, compress
-from openclaw_cli.sessions.check import check_sessions
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
-from openclaw_cli.sessions.portability import export_lines, import_session, parse_export
 from openclaw_cli.sessions.store import SessionStore
+from openclaw_cli.sessions.upkeep.check import check_sessions
+from openclaw_cli.sessions.upkeep.portability import export_lines, import_session, parse_export
 from tests.conftest import run_cli
 
 PASS = "correct horse battery staple"

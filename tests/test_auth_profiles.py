@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.auth_profiles import (
+from openclaw_cli.config.loading import Settings, validate_settings
+from openclaw_cli.core.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.core.paths import Home
+from openclaw_cli.identity.auth_profiles import (
     profiles_path,
     provider_of,
     read_profiles,
@@ -20,9 +23,6 @@ from openclaw_cli.auth_profiles import (
     set_key,
     with_auth_profile,
 )
-from openclaw_cli.config import Settings, validate_settings
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.paths import Home
 from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, last_user_text
 
@@ -127,7 +127,7 @@ def test_which_key_an_agents_model_calls_use(home: Home) -> None:
     own = _settings(
         llm={"model": "openai/gpt-4o-mini"}, agents={"list": [{"id": "work", "apiKey": "sk-entry"}]}
     )
-    from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.identity.agent_config import for_agent
 
     assert with_auth_profile(for_agent(own, "work"), home, "work").llm.api_key == "sk-entry"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.upkeep import backup
 from openclaw_cli.memory.upkeep.restore import restore

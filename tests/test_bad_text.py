@@ -137,7 +137,7 @@ ADD_FIELDS = [
 
 @pytest.mark.parametrize(("lines", "says"), ADD_FIELDS)
 def test_add_batch_refuses_a_lone_surrogate_in_any_field(lines: str, says: str) -> None:
-    from openclaw_cli.errors import InvalidInput
+    from openclaw_cli.core.errors import InvalidInput
     from openclaw_cli.memory.portability.batch import parse_add_lines
 
     with pytest.raises(InvalidInput) as refused:
@@ -146,7 +146,7 @@ def test_add_batch_refuses_a_lone_surrogate_in_any_field(lines: str, says: str) 
 
 
 def test_search_batch_refuses_a_lone_surrogate_in_the_user() -> None:
-    from openclaw_cli.errors import InvalidInput
+    from openclaw_cli.core.errors import InvalidInput
     from openclaw_cli.memory.portability.batch import parse_search_line
     from openclaw_cli.memory.search.pipeline import SearchRequest
 
@@ -156,7 +156,7 @@ def test_search_batch_refuses_a_lone_surrogate_in_the_user() -> None:
 
 
 def test_add_batch_refuses_an_id_given_twice_even_for_the_same_text() -> None:
-    from openclaw_cli.errors import InvalidInput
+    from openclaw_cli.core.errors import InvalidInput
     from openclaw_cli.memory.portability.batch import parse_add_lines
 
     line = '{"text": "likes tea", "id": "m-1"}'

@@ -1,4 +1,4 @@
-"""Bulk loading as a pipeline (store/bulk.py): embedding runs ahead of the writes, chunk by chunk, and
+"""Bulk loading as a pipeline (store/bulk/load.py): embedding runs ahead of the writes, chunk by chunk, and
 what is stored, what counts as a duplicate and what a failure leaves behind are as before.
 
 In-process tests write real SQLite files with small chunks and the synthetic composite embedder of the
@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from benchmarks.synth import CompositeEmbedder
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store.bulk import CHUNK, WriteReport
+from openclaw_cli.memory.store.bulk.embedding_worker import SWITCH_INTERVAL
+from openclaw_cli.memory.store.bulk.load import CHUNK, WriteReport
 from openclaw_cli.memory.store.embedder import EmbeddingUnavailable
-from openclaw_cli.memory.store.embedding_worker import SWITCH_INTERVAL
 from openclaw_cli.memory.store.layout import MINILM
 from openclaw_cli.memory.store.records import MemoryRecord
 from openclaw_cli.memory.store.sqlite.storage import BULK_CACHE_KIB
@@ -190,7 +190,7 @@ def test_a_chunk_looks_up_the_vector_index_once_and_moves_the_generation_once(
     """What a chunk runs per record: its rows, the duplicate checks and a rowid lookup in vec0's rowid
     table; the vector index's name and format are read once per chunk, not per record (the centroid's
     refreshes, a few per chunk here, read theirs: left out of the count)."""
-    from openclaw_cli.memory.store import centroid
+    from openclaw_cli.memory.store.vectors import centroid
 
     service = _service(tmp_path)
     store = service.store(service.db_path("user"))

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.config import SearchSettings
-from openclaw_cli.memory.search import semantic
+from openclaw_cli.config.loading import SearchSettings
+from openclaw_cli.memory.search.legs import semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import centroid
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.meta import get_meta, set_meta, write_txn
+from openclaw_cli.memory.store.vectors import centroid
 from tests.conftest import run_cli
 from tests.memory_helpers import add, service_for
 

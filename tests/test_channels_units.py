@@ -16,7 +16,7 @@ from openclaw_cli.channels.access import AccessStore, Policy, dm_decision, group
 from openclaw_cli.channels.chunking import split_text
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
 from openclaw_cli.channels.media import TooLarge, save_stream, sniff
-from openclaw_cli.errors import InvalidInput, NotFound
+from openclaw_cli.core.errors import InvalidInput, NotFound
 
 
 def _fences_balanced(part: str) -> bool:

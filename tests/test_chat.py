@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, config_env
@@ -277,7 +277,7 @@ def test_typed_into_a_real_terminal(
         "count slowly",
     ]
     # one prompt history per person typing (the owner here), so a purge of a person can remove theirs
-    from openclaw_cli.identity import DEFAULT_OWNER, history_name
+    from openclaw_cli.identity.persons import DEFAULT_OWNER, history_name
 
     history = home / "agents" / "main" / "chat" / history_name(DEFAULT_OWNER)
     assert "+hello" in history.read_text() and oct(history.stat().st_mode & 0o777) == "0o600"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.llm_openai import LOCAL_PLACEHOLDER_KEY
+from openclaw_cli.llm.openai_models import LOCAL_PLACEHOLDER_KEY
 from tests.conftest import Result, run_cli
 from tests.fake_openai import FakeOpenAI
 from tests.gateway_helpers import echo_last_user

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from openclaw_cli import __version__
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.paths import Home, validate_name
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.paths import Home, validate_name
 from tests.conftest import Result
 
 # Every command's --help runs in this process (tests/inprocess.py: the same entry point, without ~80

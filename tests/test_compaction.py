@@ -12,12 +12,8 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.paths import Home
-from openclaw_cli.sessions.context import (
-    CompactionRule,
-    plan_compaction,
-    prune_tool_results,
-)
+from openclaw_cli.core.paths import Home
+from openclaw_cli.sessions.budget.context import CompactionRule, plan_compaction, prune_tool_results
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import WindowedFakeOpenAI, chat_settings, config_env, tool_call, turn

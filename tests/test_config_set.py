@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openclaw_cli.config_edit import EditError, edited_config_text, set_in_text
+from openclaw_cli.config.edit import EditError, edited_config_text, set_in_text
 
 COMMENTED = """// my assistant
 {

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings, load_settings, set_key
-from openclaw_cli.errors import ConfigError
+from openclaw_cli.config.loading import Settings, load_settings, set_key
+from openclaw_cli.core.errors import ConfigError
+from openclaw_cli.core.paths import Home
 from openclaw_cli.gateway.config_watch import ConfigWatcher
-from openclaw_cli.paths import Home
 
 COMMENTED = """# my assistant
 owner = "alice"  # the owner
@@ -149,7 +149,7 @@ def test_cli_reads_and_sets_toml(home: Path, cli) -> None:  # type: ignore[no-un
     assert "invalid TOML" in bad.stderr and "line 1" in bad.stderr
     (home / "openclaw.toml").write_text(COMMENTED, encoding="utf-8")
     append = ("session", "append", "agent:main:main", "--role", "user", "hello")
-    assert cli(*append).returncode == 0  # its settings are now cached (cli/session_common.py)
+    assert cli(*append).returncode == 0  # its settings are now cached (cli/session/helpers.py)
     (home / "openclaw.json").write_text("{}", encoding="utf-8")
     for args in (("config", "show", "--json"), append):
         both = cli(*args)

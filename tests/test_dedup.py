@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from openclaw_cli.config import DedupSettings
+from openclaw_cli.config.loading import DedupSettings
 from openclaw_cli.memory.search import profiles
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.records import MemoryRecord
@@ -171,7 +171,7 @@ def test_grey_zone_judged_different_is_added(tmp_path: Path) -> None:
 
 
 def test_grey_zone_judge_failure_keeps_the_memory_as_new(tmp_path: Path) -> None:
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     def failing(candidate: Candidate, existing: MemoryRecord) -> Verdict:
         raise OpenclawError("model unreachable")
@@ -339,3 +339,22 @@ def test_service_add_returns_the_memory_an_exact_duplicate_repeats(tmp_path: Pat
     assert again.id == first.id and report.ids == []
     assert [existing for _, existing in report.duplicates] == [first.id]
     assert service.get(first.id).fsrs.reps == 1
+
+
+def test_a_group_replaces_a_rows_vector_and_drops_a_row_without_one() -> None:
+    # _Group.put keeps its rowids in a set too (issue 55: membership in a list made a 10k-row group's
+    # load quadratic); a replaced rowid must still leave one row, a None vector none.
+    import numpy as np
+
+    from openclaw_cli.memory.writing import dedup
+
+    group = dedup._Group()
+    group.put(1, "en", np.ones(4, dtype=np.float32))
+    group.put(2, "zh", np.zeros(4, dtype=np.float32))
+    group.put(1, "zh", np.full(4, 2.0, dtype=np.float32))
+    assert group.rowids == [2, 1] and group.languages == ["zh", "zh"]
+    assert group.rows[1].tolist() == [2.0] * 4
+    group.put(2, "zh", None)
+    assert group.rowids == [1] and len(group.rows) == 1
+    group.put(2, "en", np.ones(4, dtype=np.float32))
+    assert group.rowids == [1, 2]

@@ -109,7 +109,7 @@ def test_the_same_words_again_are_a_duplicate_that_names_what_it_matched(
 
 @pytest.mark.parametrize("change", CHANGES, ids=IDS)
 def test_memory_add_tool_keeps_the_new_value(service: MemoryService, change: Change) -> None:
-    from openclaw_cli.agent.tools import run_tool
+    from openclaw_cli.agent.tools.builtin import run_tool
 
     user = f"{change.name}-tool"
 
@@ -349,7 +349,7 @@ def test_what_background_extraction_did_not_store_is_told_at_the_next_turn(
     """After a turn, extraction runs in the background (fake model on loopback, each "FACT" line a
     memory); a repeated fact is not stored again, and the next turn says so, with what it matched."""
     from openclaw_cli.agent.runtime import AgentRuntime
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
     from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, turn
 
     monkeypatch.setenv("OPENAI_API_KEY", fake_server.FAKE_API_KEY)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import DedupSettings
+from openclaw_cli.config.loading import DedupSettings
 from openclaw_cli.memory.writing.dedup import DedupZones, zones_for
 from tests import dedup_eval
 from tests.memory_helpers import service_for

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.memory.search.dialogue import Place, Shares, lent_relevance, place_of
+from openclaw_cli.memory.search.context_stages.dialogue import Place, Shares, lent_relevance, place_of
 
 SHARES = Shares()
 

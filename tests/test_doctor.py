@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.doctor import check_config, check_permissions, has_errors, run_checks
-from openclaw_cli.findings import Finding
-from openclaw_cli.paths import Home
+from openclaw_cli.core.findings import Finding
+from openclaw_cli.core.paths import Home
+from openclaw_cli.doctor.checks import check_config, check_permissions, has_errors, run_checks
 from tests.conftest import Result, run_cli
 
 KEY = "agent:main:main"
@@ -228,7 +228,7 @@ def test_check_config_returns_settings_when_valid(tmp_path: Path) -> None:
     assert [f.severity for f in findings] == ["ok"]
 
 
-# --- sessions (checked by openclaw_cli.sessions.check, run through doctor) -----------------------
+# --- sessions (checked by openclaw_cli.sessions.upkeep.check, run through doctor) -----------------------
 
 
 def test_torn_last_line_is_a_warning_and_exit_stays_0(cli, home: Path) -> None:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from openclaw_cli import llm
-from openclaw_cli.config import EmbeddingSettings
-from openclaw_cli.errors import ConfigError, StoreError
+from openclaw_cli.config.loading import EmbeddingSettings
+from openclaw_cli.core.errors import ConfigError, StoreError
+from openclaw_cli.llm import calls as llm
 from openclaw_cli.memory.embedding.api import LiteLLMEmbedder
 from openclaw_cli.memory.embedding.loader import create_embedder, expected_identity
 from openclaw_cli.memory.embedding.onnx_embedder import (
@@ -384,7 +384,7 @@ def test_litellm_prints_nothing_on_stdout_even_when_a_call_fails(fake_openai: Fa
     fake_openai.fail_next(1, status=401)
     script = (
         "import sys\n"
-        "from openclaw_cli import llm\n"
+        "from openclaw_cli.llm import calls as llm\n"
         "try:\n"
         "    llm.embed('openai/text-embedding-3-small', ['a'], sys.argv[1], max_retries=0)\n"
         "except llm.ModelUnavailable as exc:\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
 from openclaw_cli.memory.embedding.redact import CARD, EMAIL, ID, PHONE, redact
 from openclaw_cli.memory.search.pipeline import SearchRequest
 from tests import fake_openai as fake_server

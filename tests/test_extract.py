@@ -156,7 +156,7 @@ def test_the_judge_asks_the_model_and_keeps_the_candidate_when_it_cannot_answer(
 
 
 def test_the_checkpoint_file_is_private_and_damage_is_a_clear_error(world: World, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    from openclaw_cli.errors import StoreError
+    from openclaw_cli.core.errors import StoreError
     from openclaw_cli.memory.extraction.state import state_path
 
     world.say("How are you?")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.extraction.prompt import MAX_CHUNK_CHARS, SYSTEM_PROMPT
 from openclaw_cli.memory.extraction.state import read_state
 from tests import fake_openai as fake_server

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from openclaw_cli.fsutil import temp_files_inside
+from openclaw_cli.core.fsutil import temp_files_inside
 
 
 def test_two_threads_redirecting_temp_files_take_turns(tmp_path: Path) -> None:

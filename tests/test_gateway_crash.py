@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.index import read_index
 from openclaw_cli.sessions.store import SessionStore, iso
 from tests.fake_openai import FakeOpenAI

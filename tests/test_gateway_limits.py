@@ -1,4 +1,4 @@
-"""The gateway's limits on connections that owe it a request (gateway/limits.py), on a real process over
+"""The gateway's limits on connections that owe it a request (gateway/http/limits.py), on a real process over
 loopback: half request lines and half headers are dropped at the header deadline, a flood of unfinished
 (so unauthenticated) WebSocket upgrades is capped by closing the oldest, and authorised requests are
 served during such a flood.
@@ -23,8 +23,8 @@ import pytest
 from websockets.sync.client import ClientConnection
 
 from benchmarks import flood_worker
-from openclaw_cli.config import validate_settings
-from openclaw_cli.errors import ConfigError
+from openclaw_cli.config.loading import validate_settings
+from openclaw_cli.core.errors import ConfigError
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, write_config
 
 QUICK_TIMEOUT = 1.0

@@ -1,4 +1,4 @@
-"""Whether the process a gateway pid file names still runs (gateway/pidfile.py process_alive), with real
+"""Whether the process a gateway pid file names still runs (gateway/client/pidfile.py process_alive), with real
 processes: a zombie (exited, not reaped by its parent) does not. A gateway started in the background is
 reparented to init, and in a container init may reap late or never: `gateway stop` must not wait for it.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.gateway.pidfile import process_alive
+from openclaw_cli.gateway.client.pidfile import process_alive
 from tests.conftest import run_cli
 
 # A parent that never reaps: it starts a child that sleeps, prints the child's pid, then waits for stdin.

@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.gateway.server import bind_socket
 
 

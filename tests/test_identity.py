@@ -1,4 +1,4 @@
-"""Who a message belongs to (openclaw_cli/identity.py): resolution, the owner's private session, memory
+"""Who a message belongs to (openclaw_cli/identity/persons.py): resolution, the owner's private session, memory
 written per speaker in shared sessions, and every bad identity refused before anything is stored."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import Settings
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.identity import for_key, identify, owner_id
-from openclaw_cli.person_ids import canonical_person, person_of_address
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.identity.person_ids import canonical_person, person_of_address
+from openclaw_cli.identity.persons import author_of, for_key, identify, owner_id
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
@@ -52,6 +52,15 @@ def test_the_owner_is_one_person_across_channels_and_default_when_unset() -> Non
     assert not for_key(settings, parse_key("agent:main:telegram:direct:200")).owner
     # the owner configured by an address is that address's person
     assert owner_id(_settings(owner="telegram:100")) == "alice"
+
+
+def test_a_write_naming_nobody_is_the_owners_in_user_scope_and_nobodys_in_agent_scope() -> None:
+    # `memory add` without --user (issue 55 moved this rule out of the CLI into identity/).
+    settings = _settings(owner="telegram:100")
+    assert author_of(None, "user", settings) == "alice"
+    assert author_of(None, "agent", settings) is None
+    assert author_of("bob", "user", settings) == "bob"
+    assert author_of(None, "user", _settings()) == "default"
 
 
 def test_keys_resolve_to_the_speaker_or_nobody() -> None:

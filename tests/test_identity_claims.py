@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from tests.conftest import run_cli
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.gateway_helpers import Gateway, http_json, request, running_gateway, send_all, write_config
@@ -414,13 +414,13 @@ def test_main_shared_by_everyone_puts_every_dm_in_the_main_session(tmp_path: Pat
 
 
 def _rules(owner: str | None, scope: str = "main") -> Any:
-    from openclaw_cli.identity import IdentityRules
+    from openclaw_cli.identity.persons import IdentityRules
 
     return IdentityRules(LINKS, owner, dm_scope=scope)
 
 
 def test_an_owner_configured_as_an_unlinked_address_is_claimed_by_that_address_only() -> None:
-    from openclaw_cli.claims import claimed_person
+    from openclaw_cli.identity.claims import claimed_person
 
     rules = _rules("telegram:555")
     assert claimed_person("telegram:555", rules, "userId") == "telegram:555"
@@ -430,7 +430,7 @@ def test_an_owner_configured_as_an_unlinked_address_is_claimed_by_that_address_o
 
 
 def test_without_an_owner_the_placeholder_default_is_the_owners_name() -> None:
-    from openclaw_cli.claims import claimed_person
+    from openclaw_cli.identity.claims import claimed_person
 
     for given, channel in (("default", None), ("DEFAULT", "openai")):
         with pytest.raises(InvalidInput, match="is the owner's name"):
@@ -438,8 +438,8 @@ def test_without_an_owner_the_placeholder_default_is_the_owners_name() -> None:
 
 
 def test_a_name_that_cannot_be_a_session_key_gets_no_session_of_its_own() -> None:
-    from openclaw_cli.claims import speaker_session
-    from openclaw_cli.identity import Identity
+    from openclaw_cli.identity.claims import speaker_session
+    from openclaw_cli.identity.persons import Identity
     from openclaw_cli.sessions.keys import parse_key
 
     with pytest.raises(InvalidInput, match="cannot name a session of its own") as caught:
@@ -448,8 +448,8 @@ def test_a_name_that_cannot_be_a_session_key_gets_no_session_of_its_own() -> Non
 
 
 def test_the_main_session_takes_a_non_owner_only_under_the_shared_scope() -> None:
-    from openclaw_cli.claims import speaker_session
-    from openclaw_cli.identity import Identity
+    from openclaw_cli.identity.claims import speaker_session
+    from openclaw_cli.identity.persons import Identity
     from openclaw_cli.sessions.keys import parse_key
 
     main, bob = parse_key("agent:main:main"), Identity("bob")

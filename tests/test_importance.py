@@ -13,10 +13,10 @@ import pytest
 
 from openclaw_cli.agent.context import assemble
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.paths import Home
-from openclaw_cli.sessions.context import build_context
-from openclaw_cli.sessions.importance import categories, score_text, select_units
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.paths import Home
+from openclaw_cli.sessions.budget.context import build_context
+from openclaw_cli.sessions.budget.importance import categories, score_text, select_units
 from openclaw_cli.sessions.lifecycle import SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers, importance_eval
@@ -270,8 +270,8 @@ HISTORY_ROOM_TOKENS = 1200 - 473
 def _runtime(home: Path, fake: WindowedFakeOpenAI, strategy: str) -> AgentRuntime:
     import json
 
-    from openclaw_cli.agent.tools import tool_specs
-    from openclaw_cli.sessions.tokens import count_tokens
+    from openclaw_cli.agent.tools.builtin import tool_specs
+    from openclaw_cli.sessions.budget.tokens import count_tokens
 
     context = HISTORY_ROOM_TOKENS + count_tokens(json.dumps(list(tool_specs())))
     settings = chat_settings(

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import InjectSettings
-from openclaw_cli.identity import DEFAULT_OWNER
-from openclaw_cli.memory.inject import (
-    build_memory_block as build_for,
-)
+from openclaw_cli.config.loading import InjectSettings
+from openclaw_cli.identity.persons import DEFAULT_OWNER
+from openclaw_cli.memory.inject import build_memory_block as build_for
 from openclaw_cli.memory.inject import (
     conversation_language,
     order_hits,
@@ -22,7 +20,7 @@ from openclaw_cli.memory.inject import (
 )
 from openclaw_cli.memory.search.pipeline import Candidate, SearchHit
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.sessions.tokens import count_tokens, counter_is_exact
+from openclaw_cli.sessions.budget.tokens import count_tokens, counter_is_exact
 from tests.memory_helpers import add, service_for
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

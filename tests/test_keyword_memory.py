@@ -22,7 +22,7 @@ from openclaw_cli.memory.store.sqlite.keyword_memory import (
     Tokens,
 )
 from openclaw_cli.memory.store.sqlite.keyword_state import index_state
-from openclaw_cli.memory.store.vectors import VectorFilter
+from openclaw_cli.memory.store.vectors.query import VectorFilter
 from openclaw_cli.memory.text.analysis import query_terms
 from tests.memory_helpers import add, service_for
 

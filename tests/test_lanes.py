@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.turn_types import TurnResult
-from openclaw_cli.config import Settings, validate_settings
-from openclaw_cli.gateway.lanes import LaneManager, Message, Turn
-from openclaw_cli.gateway.run_limiter import RunLimiter
-from openclaw_cli.paths import Home
+from openclaw_cli.agent.turn.requests import TurnResult
+from openclaw_cli.config.loading import Settings, validate_settings
+from openclaw_cli.core.paths import Home
+from openclaw_cli.gateway.lanes.queues import LaneManager, Message, Turn
+from openclaw_cli.gateway.lanes.run_limiter import RunLimiter
 from openclaw_cli.sessions.store import SessionStore
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, module_fake  # noqa: F401 (fixture)
 from tests.memory_helpers import with_shared_models

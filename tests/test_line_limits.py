@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_line_cap, text_cap
+from openclaw_cli.core.input_lines import MESSAGE_LINE_BYTES, QUERY_BYTES, record_line_cap, text_cap
 from tests.conftest import ROOT, Result, base_env, run_cli
 from tests.home_copies import copy_home
 

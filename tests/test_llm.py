@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from openclaw_cli import llm, llm_stream
+from openclaw_cli.llm import calls as llm
+from openclaw_cli.llm import stream as llm_stream
 from tests import fake_openai as fake_server
 
 fake_openai = fake_server.fake_openai

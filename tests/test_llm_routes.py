@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli import llm, llm_openai, llm_stream
-from openclaw_cli.llm_errors import ContextOverflow
+from openclaw_cli.llm import calls as llm
+from openclaw_cli.llm import openai_models as llm_openai
+from openclaw_cli.llm import stream as llm_stream
+from openclaw_cli.llm.errors import ContextOverflow
 from tests import fake_openai as fake_server
 from tests.agent_helpers import config_env
 from tests.import_trace import traced

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput, UsageError
+from openclaw_cli.core.errors import InvalidInput, UsageError
+from openclaw_cli.core.paths import Home
 from openclaw_cli.mcp import views
 from openclaw_cli.mcp.client_config import CLIENTS, snippet
 from openclaw_cli.mcp.run import http_token, is_loopback
 from openclaw_cli.mcp.transport import SURROGATE_MARK, mark_surrogates
-from openclaw_cli.paths import Home
 
 LAUNCHER = ["/opt/venv/bin/openclaw"]
 ENV = {"OPENCLAW_HOME": "/home/u/.openclaw"}

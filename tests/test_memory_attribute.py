@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.agent.tools import run_tool
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.agent.tools.builtin import run_tool
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.store.records import validate_attribute
 from tests.conftest import Result

@@ -151,7 +151,7 @@ def test_a_refused_connection_fails_fast_and_says_so(tmp_path: Path, monkeypatch
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     service = service_for(tmp_path, api_settings(url, maxRetries=5))
-    from openclaw_cli import llm
+    from openclaw_cli.llm import calls as llm
 
     llm.client()  # litellm's import (seconds) is not what is measured
     start = time.monotonic()
@@ -168,7 +168,7 @@ def test_a_refused_connection_fails_fast_and_says_so(tmp_path: Path, monkeypatch
 
 
 def test_a_refused_connection_in_completions_is_not_retried() -> None:
-    from openclaw_cli import llm
+    from openclaw_cli.llm import calls as llm
 
     llm.client()
     start = time.monotonic()

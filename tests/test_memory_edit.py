@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput, NotFound
+from openclaw_cli.core.errors import InvalidInput, NotFound
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.edit import MemoryEdit, edit_memory
 from openclaw_cli.memory.search.result import SearchRequest

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable
 from openclaw_cli.memory.search.pipeline import SearchRequest

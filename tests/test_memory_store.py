@@ -8,12 +8,13 @@ from pathlib import Path
 import apsw
 import pytest
 
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, StoreError
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.store import vector_matrix, vectors
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.connection import open_db
+from openclaw_cli.memory.store.vectors import matrix as vector_matrix
+from openclaw_cli.memory.store.vectors import query as vectors
 from tests.memory_helpers import add, service_for, settings_with
 
 EXPECTED_OBJECTS = {

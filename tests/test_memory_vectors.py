@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search import semantic
+from openclaw_cli.memory.search.legs import semantic
 from openclaw_cli.memory.search.pipeline import SearchRequest
-from openclaw_cli.memory.store import leg_scan, row_scan, vector_matrix, vectors
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.store.record_rows import new_record
@@ -20,7 +19,10 @@ from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.meta import write_txn
 from openclaw_cli.memory.store.sqlite.records import text_hash
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
-from openclaw_cli.memory.store.vector_cache import passage_hash
+from openclaw_cli.memory.store.vectors import leg_scan, row_scan
+from openclaw_cli.memory.store.vectors import matrix as vector_matrix
+from openclaw_cli.memory.store.vectors import query as vectors
+from openclaw_cli.memory.store.vectors.cache import passage_hash
 from openclaw_cli.memory.upkeep import index
 from openclaw_cli.memory.writing.purge import purge_store
 from tests.fake_embedder import CompositeFake, unit_halves
@@ -390,7 +392,7 @@ def test_a_warm_search_at_scale_sums_its_legs_on_two_threads_with_the_same_resul
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """From PARALLEL_MIN_ROWS rows a warm search sums its legs' sign disagreements on two threads
-    (store/leg_scan.py): the candidates and their scores are, to the bit, those of one thread."""
+    (store/vectors/leg_scan.py): the candidates and their scores are, to the bit, those of one thread."""
     rng = np.random.default_rng(8)
     count = leg_scan.PARALLEL_MIN_ROWS + 500
     blob = rng.integers(-127, 128, size=(count, 896), dtype=np.int8).tobytes()

@@ -14,13 +14,13 @@ import numpy as np
 import psycopg
 import pytest
 
-from openclaw_cli.config import Settings
-from openclaw_cli.errors import Conflict
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.errors import Conflict
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.portability.backends import Side, plan_move
 from openclaw_cli.memory.search.result import SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.protocol import MemoryStorage, PersonRow, WorkspaceFile
-from openclaw_cli.paths import Home
 from tests.conftest import Result
 from tests.memory_helpers import add, service_for
 

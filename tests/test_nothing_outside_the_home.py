@@ -3,8 +3,8 @@
 test, `memory.embedding.modelCacheDir` names the run's shared one.)
 
 Two libraries write outside by default: onnxruntime queues usage telemetry in ~/.cache/Microsoft and a
-`.ses` file in the temp directory (openclaw_cli/onnx_runtime.py turns that off), and tiktoken copies the BPE
-files it reads into $TMPDIR/data-gym-cache (sessions/tokens.py reads them itself).
+`.ses` file in the temp directory (openclaw_cli/core/onnx_runtime.py turns that off), and tiktoken copies the BPE
+files it reads into $TMPDIR/data-gym-cache (sessions/budget/tokens.py reads them itself).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_the_float_vector_scan_loads_onnxruntime_with_telemetry_off(tmp_path: Pa
 
     script = (
         "import os, numpy as np\n"
-        "from openclaw_cli.memory.store.int8_scan import Int8Scan\n"
+        "from openclaw_cli.memory.store.vectors.int8_scan import Int8Scan\n"
         "scan = Int8Scan.build(np.eye(4, dtype=np.float32))\n"
         "print(scan is not None, os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
     )

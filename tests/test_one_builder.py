@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.embedding import use_m3
 from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
 from openclaw_cli.memory.embedding.quantize import cached_name, int8_compute_model, weights_path
+from openclaw_cli.memory.embedding.use_m3 import model as use_m3
 from openclaw_cli.memory.text import jieba_lookup
 from tests.memory_helpers import shared_model_cache
 

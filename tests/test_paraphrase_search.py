@@ -1,5 +1,5 @@
 """Paraphrases that find their memory (issue 24, part 2): a real question that shares no word with the
-store keeps the relevance floor, nonsense does not (search/vocabulary.py). Through the CLI on a real
+store keeps the relevance floor, nonsense does not (search/legs/vocabulary.py). Through the CLI on a real
 store with the default local models; the wordings are new (none is the README's), and the held-out
 paraphrase set (fixtures/paraphrase/) is checked for what it promises."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.search.vocabulary import content_words, reads_as_words
+from openclaw_cli.memory.search.legs.vocabulary import content_words, reads_as_words
 from tests import paraphrase_set
 from tests.conftest import run_cli
 from tests.salvage_helpers import cli_store
@@ -56,7 +56,7 @@ def test_a_chinese_question_about_pets_finds_the_cat(home: Path) -> None:
 
 
 def test_spare_cash_finds_the_savings(home: Path) -> None:
-    """No memory holds "spare", "cash" or "going": "money" is a close neighbour of "cash" (search/neighbours.py),
+    """No memory holds "spare", "cash" or "going": "money" is a close neighbour of "cash" (search/legs/neighbours.py),
     and without it nothing was returned."""
     assert _search(home, "where is my spare cash going?")[:1] == ["m-save"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config_models import PluginsSettings
+from openclaw_cli.config.models import PluginsSettings
 from openclaw_cli.plugins.host import PluginHost, load_plugins
 from tests.agent_helpers import chat_settings, runtime_for, tool_call, turn
 from tests.fake_openai import FakeOpenAI, last_user_text, module_fake

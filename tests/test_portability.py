@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.portability.transfer import InvalidExport
 from openclaw_cli.memory.store.sqlite import vec
@@ -354,7 +354,7 @@ def test_a_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_shared_user_memory_goes_to_the_shared_database(tmp_path: Path) -> None:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
     source = _filled(tmp_path / "a")
     path = tmp_path / "e.json"

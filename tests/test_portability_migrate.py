@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import Conflict, InvalidInput
+from openclaw_cli.core.errors import Conflict, InvalidInput
 from openclaw_cli.memory.portability.migrate import migrate_file
 from tests.portability_helpers import HEADER, FakeService, import_file, write_export
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.portability.migrate import migrate_file
 from openclaw_cli.memory.portability.transfer import InvalidExport
 from tests.portability_helpers import HEADER, FakeService, import_file, record, write_export

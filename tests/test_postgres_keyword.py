@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.portability.backends import Side, plan_move
 from openclaw_cli.memory.store.postgres import keyword, schema
 from openclaw_cli.memory.store.postgres.connection import open_storage
@@ -24,7 +25,6 @@ from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
 from openclaw_cli.memory.text.analysis import query_terms
-from openclaw_cli.paths import Home
 from tests.evalset import MEMORY_FILES, load_jsonl, load_queries
 from tests.pg_keyword_before import bm25_before
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openclaw_cli.dsn import mask_dsn
+from openclaw_cli.core.dsn import mask_dsn
 from tests.conftest import run_cli
 
 

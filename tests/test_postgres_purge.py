@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
 from openclaw_cli.memory.store.protocol import PersonRow
 from tests.memory_helpers import add, service_for
 

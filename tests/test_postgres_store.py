@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.dsn import mask_dsn
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.dsn import mask_dsn
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.store.postgres.connection import open_storage
 from openclaw_cli.memory.store.postgres.storage import PostgresStorage
 from openclaw_cli.memory.store.protocol import MemoryStorage, VectorFilter
@@ -172,7 +172,7 @@ def test_the_warm_matrix_read_from_postgres_finds_what_the_hnsw_query_finds(
     import numpy as np
 
     from openclaw_cli.memory.store.embedder import EmbedderIdentity
-    from openclaw_cli.memory.store.vector_matrix import VectorMatrix
+    from openclaw_cli.memory.store.vectors.matrix import VectorMatrix
 
     vectors = np.random.default_rng(7).normal(size=(40, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.config import EmbeddingSettings, Settings
-from openclaw_cli.errors import StoreError
+from openclaw_cli.config.loading import EmbeddingSettings, Settings
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.embedding.loader import create_embedder, model_cache_dir, preload
-from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
+from openclaw_cli.memory.embedding.use_m3.segmenter import BULK_TEXTS
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.memory_helpers import shared_model_cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def _watched_process(home: Path, *args: str, stdin: str | None = None, code: int
         "def audit(event, args):\n"
         "    if event == 'import' and args[0] == 'openclaw_cli.memory.store.records':\n"
         "        events.append('import records')\n"
-        "    if event == 'import' and args[0] == 'openclaw_cli.config' and args[0] not in sys.modules:\n"
+        "    if event == 'import' and args[0] == 'openclaw_cli.config.loading' and args[0] not in sys.modules:\n"
         "        events.append('import config')\n"
         "    if event == 'import' and args[0] == 'json5' and args[0] not in sys.modules:\n"
         "        events.append('import json5')\n"
@@ -145,7 +145,7 @@ def test_a_home_without_a_config_file_imports_no_json5_parser(tmp_path: Path) ->
 
 
 def test_a_json5_config_file_is_still_read(tmp_path: Path) -> None:
-    from openclaw_cli.paths import CONFIG_FILENAME
+    from openclaw_cli.core.paths import CONFIG_FILENAME
 
     home = tmp_path / "home"
     home.mkdir()
@@ -168,7 +168,7 @@ def test_a_keyword_only_search_loads_no_model(tmp_path: Path) -> None:
 
 
 def test_settings_that_do_not_validate_leave_the_searchs_own_checks_first(tmp_path: Path) -> None:
-    from openclaw_cli.paths import CONFIG_FILENAME
+    from openclaw_cli.core.paths import CONFIG_FILENAME
 
     home = tmp_path / "home"
     home.mkdir()

@@ -12,7 +12,7 @@ import pytest
 
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.vec import all_tables as vector_tables
-from openclaw_cli.memory.store.vector_cache import passage_hash
+from openclaw_cli.memory.store.vectors.cache import passage_hash
 from tests.conftest import run_cli
 from tests.encrypted_homes import KINDS, files_holding, prepare
 from tests.memory_helpers import add, service_for
@@ -191,7 +191,7 @@ def test_purge_with_an_empty_user_id_is_refused(tmp_path: Path) -> None:
 
 
 def _key(store: Any) -> str:
-    from openclaw_cli.memory.store.vector_cache import embedder_key
+    from openclaw_cli.memory.store.vectors.cache import embedder_key
 
     identity = vec.stored_identity(store.conn)
     assert identity is not None

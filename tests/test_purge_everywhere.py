@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.identity import history_name
+from openclaw_cli.identity.persons import history_name
 from tests import encrypted_homes
 from tests.agent_helpers import tool_call
 from tests.conftest import run_cli
@@ -112,7 +112,7 @@ def _speak_everywhere(gw: Gateway) -> None:
     _cli_ok(home, "session", "append", GROUP, "--role", "user", "--sender", "quinn_tg", f"quinn {Q}-app")
     _cli_ok(home, "session", "append", "agent:main:main", "--role", "user", f"owner note {OWNER}")
     # `openclaw chat` in a terminal keeps the person's prompt history here (prompt_toolkit's format);
-    # an encrypted home keeps none (cli/chat.py).
+    # an encrypted home keeps none (cli/chat/commands.py).
     history = home / "agents" / "main" / "chat" / history_name("pat")
     history.parent.mkdir(mode=0o700, exist_ok=True)
     if not encrypted_homes.is_encrypted(home):

@@ -251,11 +251,11 @@ def test_the_gateway_method_refuses_a_request_without_a_person(served: Gateway) 
 def test_a_writer_that_kept_the_old_file_open_appends_to_the_redacted_one(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.sessions.keys import parse_key
-    from openclaw_cli.sessions.redact import redact_session
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import redact_session
 
     settings = Settings.model_validate({"session": {"identityLinks": LINKS}})
     now = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -285,12 +285,12 @@ def test_a_tool_call_answering_the_person_is_redacted_with_its_result_and_stays_
 ) -> None:
     from datetime import UTC, datetime
 
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
-    from openclaw_cli.sessions.context import group_units
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
+    from openclaw_cli.sessions.budget.context import group_units
     from openclaw_cli.sessions.keys import parse_key
-    from openclaw_cli.sessions.redact import redact_session
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import redact_session
 
     settings = Settings.model_validate({"session": {"identityLinks": LINKS}})
     now = datetime(2026, 3, 1, 12, tzinfo=UTC)

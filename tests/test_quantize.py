@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
 from openclaw_cli.memory.embedding.quantize import cached_name, int8_compute_model, is_cached, weights_path
 from tests.memory_helpers import shared_model_cache
@@ -68,7 +68,7 @@ def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
     from openclaw_cli.memory.embedding.loader import create_embedder
 
     source, _ = local_model_files()
@@ -82,7 +82,7 @@ def test_a_damaged_cached_model_is_converted_again(tmp_path: Path) -> None:
 
 
 def test_a_truncated_weights_file_is_converted_again(tmp_path: Path) -> None:
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
     from openclaw_cli.memory.embedding.loader import create_embedder
 
     source, _ = local_model_files()
@@ -98,7 +98,7 @@ def test_a_truncated_weights_file_is_converted_again(tmp_path: Path) -> None:
 
 
 def test_a_missing_weights_file_means_conversion(tmp_path: Path) -> None:
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
     from openclaw_cli.memory.embedding.deferred import model_needs_preparing
 
     source, _ = local_model_files()
@@ -155,7 +155,7 @@ def test_the_conversion_writes_nothing_to_the_system_temp_dir(tmp_path: Path) ->
         [sys.executable, "-c", script, str(tmp_path / "models")], env=env, cwd=root, capture_output=True
     )
     assert done.returncode == 0, done.stderr
-    # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (openclaw_cli/onnx_runtime.py).
+    # Not even onnxruntime's telemetry session file (`.ses`): it is switched off (openclaw_cli/core/onnx_runtime.py).
     assert list(system_temp.iterdir()) == []
     assert sorted(p.suffix for p in (tmp_path / "models").iterdir()) == [".lock", ".onnx", ".weights"]
 
@@ -166,7 +166,7 @@ def test_the_quantizer_stays_quiet_until_the_last_parallel_conversion_ends() -> 
     # reached the CLI's stderr ("WARNING:root:Please consider to run pre-processing...").
     import logging
 
-    from openclaw_cli.onnx_runtime import quiet_quantizer
+    from openclaw_cli.core.onnx_runtime import quiet_quantizer
 
     first, second = quiet_quantizer(), quiet_quantizer()
     first.__enter__()

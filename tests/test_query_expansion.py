@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.config import InjectSettings, Settings
+from openclaw_cli.config.loading import InjectSettings, Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory import query_expansion
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.inject import build_memory_block
 from openclaw_cli.memory.query_expansion import ModelExpander, expander_for
-from openclaw_cli.memory.search import expansion
-from openclaw_cli.paths import Home
+from openclaw_cli.memory.search.legs import expansion
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, tool_call, turn
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput, UsageError
+from openclaw_cli.core.errors import InvalidInput, UsageError
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.vec import current_table
 from openclaw_cli.memory.writing.reassign import ReassignRequest, reassign
-from openclaw_cli.paths import Home
 from tests.conftest import ROOT, Result, base_env, run_cli
 
 # The commands tests/inprocess.py knows to be safe (memory reads and writes, session append/show/list)

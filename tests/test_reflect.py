@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import Conflict, InvalidInput
-from openclaw_cli.llm import InvalidReply, ModelUnavailable
+from openclaw_cli.core.errors import Conflict, InvalidInput
+from openclaw_cli.llm.calls import InvalidReply, ModelUnavailable
 from openclaw_cli.memory.reflect.run import LAST_RUN_KEY, reflection_due, run_lock, run_reflection
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.sqlite.meta import get_meta
@@ -318,7 +318,7 @@ def test_model_may_cite_by_record_id(service: MemoryService, fake_openai: FakeOp
 
 
 def test_without_a_model_is_a_clear_error_and_nothing_changes(service: MemoryService, locks: Path) -> None:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
     seed(service)
     before = snapshot(service)

@@ -1,4 +1,4 @@
-"""`openclaw memory search` and `memory inject` through a running gateway (gateway/remote_reads.py): real
+"""`openclaw memory search` and `memory inject` through a running gateway (gateway/client/reads.py): real
 gateway processes on 127.0.0.1 and real CLI processes. The gateway is used when it runs for the home, is of
 this version and accepts the token; otherwise the command runs in-process, and prints the same either way.
 """
@@ -244,7 +244,7 @@ def _modules(home: Path, *args: str) -> set[str]:
     return modules
 
 
-# -- the endpoint the CLI's reads use (gateway/http_reads.py) -------------------------------------------
+# -- the endpoint the CLI's reads use (gateway/http/reads.py) -------------------------------------------
 
 
 def test_the_reads_endpoint_needs_the_token(served: Gateway) -> None:

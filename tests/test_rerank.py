@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import RerankSettings
-from openclaw_cli.errors import ConfigError, StoreError
+from openclaw_cli.config.loading import RerankSettings
+from openclaw_cli.core.errors import ConfigError, StoreError
 from openclaw_cli.memory.embedding.onnx_embedder import load_tokenizer, local_model_files
 from openclaw_cli.memory.search.rerank import (
     LiteLLMReranker,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.config import Settings, validate_settings
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.config.loading import Settings, validate_settings
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.gateway.routing import LEVELS, Inbound, Peer, route
 
 # One binding per level, each for its own agent, listed least specific first so that file order never

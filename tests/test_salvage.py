@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.memory.store.memory_store import MemoryStore
 from openclaw_cli.memory.upkeep import backup, recovery
 from openclaw_cli.security.database import connect, is_plain_sqlite

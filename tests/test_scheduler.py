@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings, set_key, validate_settings
-from openclaw_cli.errors import ConfigError, InvalidInput
-from openclaw_cli.paths import Home
+from openclaw_cli.config.loading import Settings, set_key, validate_settings
+from openclaw_cli.core.errors import ConfigError, InvalidInput
+from openclaw_cli.core.paths import Home
 from openclaw_cli.scheduler import runner as runner_module
 from openclaw_cli.scheduler.jobs import Job, agents_of, job_named
 from openclaw_cli.scheduler.lock import WHOLE_HOME, try_job_lock

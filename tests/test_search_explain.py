@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.memory.search.explain import INDEPENDENT, query_words
+from openclaw_cli.memory.search.explain.data import INDEPENDENT, query_words
 from tests.conftest import Result, run_cli
 
 MEMORIES = [

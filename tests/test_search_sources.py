@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.search.sources import merge, parse_sources
 from tests.conftest import Result, run_cli
 from tests.gateway_helpers import Gateway, start_gateway
@@ -139,9 +139,9 @@ def test_with_user_another_persons_turns_never_appear(quiet: Path) -> None:
 
 def test_the_agent_tool_searches_only_the_persons_sessions(quiet: Path) -> None:
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.agent.tools import run_tool
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.agent.tools.builtin import run_tool
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from tests.memory_helpers import with_shared_models
 
     services = AgentServices(Home(quiet), "main", with_shared_models(Settings()))

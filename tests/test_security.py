@@ -20,7 +20,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.security import convert, keyfile, records, unlocked
 from openclaw_cli.security.files import read_lines
 from openclaw_cli.sessions.jsonl import read_messages

@@ -161,14 +161,14 @@ def _keyfile() -> keyfile.KeyFile:
 
 
 def test_a_socket_path_too_long_is_a_clear_error(tmp_path: Path) -> None:
-    from openclaw_cli.errors import StoreError
+    from openclaw_cli.core.errors import StoreError
 
     with pytest.raises(StoreError, match="too long"):
         agent.check_socket_path(tmp_path / ("x" * 120) / "agent.sock")
 
 
 def test_a_run_dir_others_can_write_is_refused(tmp_path: Path) -> None:
-    from openclaw_cli.errors import StoreError
+    from openclaw_cli.core.errors import StoreError
 
     shared = tmp_path / "shared"
     shared.mkdir()

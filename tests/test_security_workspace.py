@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import MemorySettings
+from openclaw_cli.config.loading import MemorySettings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.forget.files import scrub_files
 from openclaw_cli.memory.workspace.files import append_note, read_bounded, session_files
-from openclaw_cli.paths import Home
 from openclaw_cli.security import convert, records, unlocked, workspace_file
 from openclaw_cli.security.workspace_notes import resolve
 from tests.conftest import run_cli
@@ -129,7 +129,7 @@ def test_init_and_decrypt_convert_the_workspace_only_when_asked(tmp_path: Path) 
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "notes.txt", "2026-13-40", "memory/../x.md", ""])
 def test_notes_names_are_only_the_workspace_files(tmp_path: Path, bad: str) -> None:
-    from openclaw_cli.errors import InvalidInput
+    from openclaw_cli.core.errors import InvalidInput
 
     with pytest.raises(InvalidInput):
         resolve(tmp_path, bad, date(2026, 3, 24))

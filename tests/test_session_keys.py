@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.sessions.keys import SessionKey, build_key, canonical_key, dm_key, group_key, parse_key
 
 PART = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_.+@-", min_size=1, max_size=24).filter(

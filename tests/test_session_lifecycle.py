@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from openclaw_cli.paths import Home
-from openclaw_cli.sessions.context import build_context, session_context
+from openclaw_cli.core.paths import Home
+from openclaw_cli.sessions.budget.context import build_context, session_context
+from openclaw_cli.sessions.budget.tokens import count_tokens, estimate_tokens, get_encoding
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager, daily_boundary
 from openclaw_cli.sessions.store import SessionStore
-from openclaw_cli.sessions.tokens import count_tokens, estimate_tokens, get_encoding
 
 LOCAL = timezone(timedelta(hours=8))
 KEY = "agent:main:telegram:bot:direct:42"
@@ -132,7 +132,7 @@ def test_tokens_come_from_litellm_files_without_importing_litellm() -> None:
 
     script = (
         "import sys\n"
-        "from openclaw_cli.sessions.tokens import count_tokens, get_encoding\n"
+        "from openclaw_cli.sessions.budget.tokens import count_tokens, get_encoding\n"
         "assert get_encoding('cl100k_base') is not None\n"
         "assert get_encoding('o200k_base') is not None\n"
         "print(count_tokens('hello world'), 'litellm' in sys.modules)\n"

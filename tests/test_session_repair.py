@@ -131,7 +131,7 @@ WRITER = r"""
 import json, sys
 from datetime import datetime, UTC
 from pathlib import Path
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.lifecycle import SessionManager, ResetPolicy
 from openclaw_cli.sessions.store import SessionStore, Durability
 home, writer, keys, acks = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])

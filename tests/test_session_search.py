@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput, NotFound
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
-from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
-from openclaw_cli.memory.transcript_filters import parse_bound, viewer_filter
-from openclaw_cli.memory.transcripts import transcripts_path
-from openclaw_cli.paths import Home
+from openclaw_cli.core.errors import InvalidInput, NotFound
+from openclaw_cli.core.paths import Home
+from openclaw_cli.memory.store.sqlite.transcripts.statements import SqliteTranscripts
+from openclaw_cli.memory.transcripts.filters import parse_bound, viewer_filter
+from openclaw_cli.memory.transcripts.index import transcripts_path
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from openclaw_cli.sessions.store import SessionStore
 from tests.transcript_helpers import ALICE_KEY, BOB_KEY, OWNER_KEY, at, open_index, search, write_dialogues
 

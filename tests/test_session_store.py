@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.paths import Home
-from openclaw_cli.sessions.check import check_sessions
+from openclaw_cli.core.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.ids import is_session_id, uuid7
 from openclaw_cli.sessions.jsonl import read_messages
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.lifecycle import SessionManager
 from openclaw_cli.sessions.store import SessionStore
+from openclaw_cli.sessions.upkeep.check import check_sessions
 from openclaw_cli.sessions.writer import Durability
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -30,7 +30,7 @@ APPEND_LOOP = """
 import sys
 from datetime import datetime, UTC
 from pathlib import Path
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
 home, session_id, writer, count, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings
-from openclaw_cli.errors import NotFound
-from openclaw_cli.paths import Home
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.errors import NotFound
+from openclaw_cli.core.paths import Home
 from openclaw_cli.skills.service import AgentSkills, SkillUnavailable, SkillView, check_problems
 from openclaw_cli.skills.usage import read_usage, record_use
 from tests.skill_helpers import home_skills, many_skills, workspace_skills, write_skill
@@ -68,7 +68,7 @@ def test_a_configured_workspace_is_where_its_skills_live(home: Path, tmp_path: P
     elsewhere = tmp_path / "elsewhere"
     write_skill(elsewhere / "skills", "custom", "In the configured workspace.")
     settings = Settings(agents={"list": [{"id": "main", "workspace": str(elsewhere)}]})
-    from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.identity.agent_config import for_agent
 
     assert _names(_view(home, for_agent(settings, "main"))) == ["custom"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, system_text, tool_call, turn

@@ -53,8 +53,8 @@ def test_session_append_imports_only_its_own_command_group(cli, home: Path) -> N
     assert cli("session", "append", "agent:main:main", "--role", "user", "first").returncode == 0
     status, modules = imported_modules(home, "session", "append", "agent:main:main", "--role", "user", "hi")
     assert status == 0
-    assert "openclaw_cli.cli.session" in modules
-    assert {"openclaw_cli.cli.memory", "openclaw_cli.cli.config_cmd"} & modules == set()
+    assert "openclaw_cli.cli.session.commands" in modules
+    assert {"openclaw_cli.cli.memory.commands", "openclaw_cli.cli.home.config_cmd"} & modules == set()
     assert _heavy(modules) == [] and "pydantic" not in {m.split(".")[0] for m in modules}
 
 

@@ -1,11 +1,11 @@
-"""The shared statement layer (store/statements.py): each template says the same thing in both dialects,
+"""The shared statement layer (store/shared/statements.py): each template says the same thing in both dialects,
 and nothing but the dialect's fixed tokens and bound-parameter marks ever goes into a statement's text."""
 
 from __future__ import annotations
 
 import pytest
 
-from openclaw_cli.memory.store import statements as st
+from openclaw_cli.memory.store.shared import statements as st
 
 TEMPLATES = {
     name: value

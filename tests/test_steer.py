@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.gateway.lanes import Turn
+from openclaw_cli.gateway.lanes.queues import Turn
 from openclaw_cli.sessions.store import SessionStore
 from tests.agent_helpers import tool_call
 from tests.fake_openai import FAKE_API_KEY, FakeOpenAI, Hold, module_fake  # noqa: F401 (fixture)

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.extraction.archiving import PENDING_FILENAME
-from openclaw_cli.paths import Home
 from openclaw_cli.sessions.lifecycle import ResetPolicy, SessionManager
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from openclaw_cli.textcheck import find_bad_text
+from openclaw_cli.core.textcheck import find_bad_text
 
 
 def test_a_lone_surrogate_escape_is_found_with_its_path() -> None:

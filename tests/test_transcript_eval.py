@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
 from openclaw_cli.memory.store.transcripts import TurnFilter
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from tests.transcript_eval import evaluate, load, write_home
 from tests.transcript_helpers import open_index
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
-from openclaw_cli.memory.transcripts import DIRECT_PEOPLE_KEY, transcripts_path
-from openclaw_cli.paths import Home
+from openclaw_cli.core.paths import Home
+from openclaw_cli.memory.store.sqlite.transcripts.statements import SqliteTranscripts
+from openclaw_cli.memory.transcripts.index import DIRECT_PEOPLE_KEY, transcripts_path
 
 ALICE_DM = "agent:main:telegram:default:direct:alice"
 

@@ -13,10 +13,10 @@ import pytest
 
 from openclaw_cli.memory.store import vector_codec as codec
 from openclaw_cli.memory.store.embedder import EmbedderIdentity
-from openclaw_cli.memory.store.sqlite.transcript_schema import SCHEMA_VERSION
-from openclaw_cli.memory.store.sqlite.transcripts import SqliteTranscripts
-from openclaw_cli.memory.store.transcript_vectors import MAX_BLOCKS, TurnVectors
+from openclaw_cli.memory.store.sqlite.transcripts.schema import SCHEMA_VERSION
+from openclaw_cli.memory.store.sqlite.transcripts.statements import SqliteTranscripts
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
+from openclaw_cli.memory.transcripts.vectors import MAX_BLOCKS, TurnVectors
 from tests.transcript_helpers import open_index, write_dialogues
 
 DIMS = 256
@@ -224,9 +224,9 @@ def test_check_reports_a_vector_without_its_signs_and_repair_mends_it(tmp_path: 
 def test_a_running_process_embeds_new_turns_in_the_background(tmp_path: Path) -> None:
     """With long_lived (the gateway, chat), the listener's thread embeds an appended turn after
     indexing it, so the next search has nothing left to embed."""
-    from openclaw_cli.memory.search.transcripts import TranscriptRequest
-    from openclaw_cli.memory.transcripts import TranscriptIndex
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
+    from openclaw_cli.memory.transcripts.search import TranscriptRequest
     from openclaw_cli.sessions.store import SessionStore
     from tests.transcript_helpers import OWNER_KEY, at
 
@@ -254,7 +254,7 @@ def test_a_running_process_embeds_new_turns_in_the_background(tmp_path: Path) ->
 
 
 def test_a_one_shot_search_embeds_a_bounded_few_and_says_how_many_it_left(tmp_path: Path) -> None:
-    from openclaw_cli.memory.search.transcripts import TranscriptRequest
+    from openclaw_cli.memory.transcripts.search import TranscriptRequest
     from tests.transcript_helpers import OWNER_KEY
 
     home = tmp_path / "home"

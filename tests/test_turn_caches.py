@@ -1,5 +1,5 @@
 """What a warm process keeps so a turn does not embed the same text twice (issue 54): the query vectors
-of recent searches (search/query_memo.py) and the transcript index's passage vectors (memory/passage_memo.py).
+of recent searches (search/legs/query_memo.py) and the transcript index's passage vectors (memory/passage_memo.py).
 
 The embedder is the API one, on the fake OpenAI-compatible server: its requests say what was embedded.
 That the injected blocks stay the same is tests/test_inject_golden.py's."""
@@ -11,13 +11,13 @@ from concurrent.futures import Future
 import numpy as np
 import pytest
 
-from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.config.loading import EmbeddingSettings
 from openclaw_cli.memory.cached_words import forget_cached_words
 from openclaw_cli.memory.embedding.loader import create_embedder
 from openclaw_cli.memory.embedding.onnx_embedder import EmbeddingUnavailable, QueryEmbedding
 from openclaw_cli.memory.passage_memo import PassageMemo
-from openclaw_cli.memory.search import query_memo
-from openclaw_cli.memory.search.semantic import QueryPrefetch
+from openclaw_cli.memory.search.legs import query_memo
+from openclaw_cli.memory.search.legs.semantic import QueryPrefetch
 from tests import fake_openai as fake_server
 from tests.fake_openai import FakeOpenAI
 

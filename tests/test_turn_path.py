@@ -14,9 +14,9 @@ import pytest
 
 from openclaw_cli.agent.after_turn import AfterTurn
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.stages import server_timing, span
 from openclaw_cli.agent.token_memo import MEMO_SESSIONS, TokenMemo
-from openclaw_cli.paths import Home
+from openclaw_cli.agent.turn.stages import server_timing, span
+from openclaw_cli.core.paths import Home
 from openclaw_cli.sessions.store import SessionStore
 from tests import agent_helpers
 from tests.agent_helpers import ScriptedModel, WindowedFakeOpenAI, chat_settings, turn
@@ -31,7 +31,7 @@ from tests.gateway_helpers import (
 
 fake, model = agent_helpers.fake, agent_helpers.model
 
-# What every answered turn times (agent/loop.py, agent/history.py, agent/runtime.py).
+# What every answered turn times (agent/turn/loop.py, agent/turn/history.py, agent/runtime.py).
 TURN_STAGES = {
     "session append",
     "session read",

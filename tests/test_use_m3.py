@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_cli.memory.embedding.use_m3 import (
+from openclaw_cli.memory.embedding.use_m3.model import (
     MAX_TOKENS,
     MultilingualEmbedder,
     cached_model,
@@ -326,7 +326,7 @@ def test_a_few_texts_never_load_the_full_segmentation(
 def test_bulk_work_loads_the_full_segmentation_and_no_vector_changes(
     cache_dir: Path, embedder: MultilingualEmbedder
 ) -> None:
-    from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS
+    from openclaw_cli.memory.embedding.use_m3.segmenter import BULK_TEXTS
 
     bulk = MultilingualEmbedder(cache_dir, threads=2)
     rng = random.Random(11)
@@ -345,8 +345,8 @@ def test_one_full_segmentation_serves_every_embedder_of_the_process(cache_dir: P
     script = (
         "import sys, threading\n"
         "from pathlib import Path\n"
-        "from openclaw_cli.memory.embedding import use_m3_segmenter as seg\n"
-        "from openclaw_cli.memory.embedding.use_m3 import MultilingualEmbedder\n"
+        "from openclaw_cli.memory.embedding.use_m3 import segmenter as seg\n"
+        "from openclaw_cli.memory.embedding.use_m3.model import MultilingualEmbedder\n"
         "built = []\n"
         "real = seg.FullSegmentation.__init__\n"
         "def counted(self, data):\n"
@@ -377,7 +377,7 @@ def test_the_vocabulary_table_answers_several_threads_at_once(fast) -> None:  # 
 
     import apsw
 
-    from openclaw_cli.memory.embedding.use_m3_pieces import PrefixTable
+    from openclaw_cli.memory.embedding.use_m3.pieces import PrefixTable
 
     _, cache = fast
     path = str(pieces_path(cached_model(cache)))
@@ -418,7 +418,7 @@ def test_the_library_segments_as_the_table_does(cache_dir: Path, embedder: Multi
 def test_the_library_reads_the_model_without_its_normaliser() -> None:
     import sentencepiece
 
-    from openclaw_cli.memory.embedding.sentencepiece_model import without_normalizer
+    from openclaw_cli.memory.embedding.use_m3.sentencepiece_model import without_normalizer
 
     data = package_resources()[1].read_bytes()
     plain = sentencepiece.SentencePieceProcessor(model_proto=data)

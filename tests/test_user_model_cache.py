@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from openclaw_cli.config import EmbeddingSettings
+from openclaw_cli.config.loading import EmbeddingSettings
+from openclaw_cli.core.paths import Home, user_cache_root
 from openclaw_cli.memory.embedding.loader import model_cache_dir
-from openclaw_cli.paths import Home, user_cache_root
 from tests.conftest import ROOT, base_env
 from tests.memory_helpers import copy_shared_models
 

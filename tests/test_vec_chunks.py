@@ -11,13 +11,14 @@ import pytest
 
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.store import vector_codec as codec
-from openclaw_cli.memory.store import vector_matrix, vectors
 from openclaw_cli.memory.store.protocol import StoredRows
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.sqlite import vec, vec_chunks
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.meta import write_txn
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
+from openclaw_cli.memory.store.vectors import matrix as vector_matrix
+from openclaw_cli.memory.store.vectors import query as vectors
 from tests.fake_embedder import CompositeFake, unit_halves
 from tests.memory_helpers import BY_MEANING, REAL_MEMORIES, service_for
 

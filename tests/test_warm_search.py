@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
-from openclaw_cli.memory.search import semantic
+from openclaw_cli.memory.search.legs import semantic
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.service import MemoryService
 from openclaw_cli.memory.store.memory_store import MemoryStore
-from openclaw_cli.memory.store.vectors import VectorFilter
+from openclaw_cli.memory.store.vectors.query import VectorFilter
 from tests.memory_helpers import add, service_for
 
 FACTS = [

@@ -1,4 +1,4 @@
-"""Word neighbours (search/neighbours.py, the `neighbours` stage): a question's words found as their close
+"""Word neighbours (search/legs/neighbours.py, the `neighbours` stage): a question's words found as their close
 neighbours in the best candidates, with the packaged models on a real store. The questions are new
 wordings (none is the README's, none in fixtures/paraphrase)."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import SearchSettings
+from openclaw_cli.config.loading import SearchSettings
 from openclaw_cli.memory.agent_memory import NewMemory
-from openclaw_cli.memory.search import neighbours
+from openclaw_cli.memory.search.legs import neighbours
 from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest
 from openclaw_cli.memory.service import MemoryService
 from tests.evalset import NOW

@@ -1,5 +1,5 @@
 """Single words' vectors kept on disk for the next search (embedding/word_table.py), and the `neighbours`
-stage reading them (search/neighbours.py WordVectors given a home's WordTables): the same vectors as the
+stage reading them (search/legs/neighbours.py WordVectors given a home's WordTables): the same vectors as the
 model gives, a damaged, stale or wrong table started again and never trusted, files 0600. What a purge
 does to them: tests/test_word_table_privacy.py."""
 
@@ -17,7 +17,7 @@ import pytest
 
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.word_table import WordTable, WordTables, table_path
-from openclaw_cli.memory.search import neighbours
+from openclaw_cli.memory.search.legs import neighbours
 from openclaw_cli.memory.service import MemoryService
 from tests.conftest import run_cli
 from tests.memory_helpers import service_for

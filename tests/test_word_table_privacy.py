@@ -20,12 +20,12 @@ import apsw
 import numpy as np
 import pytest
 
-from openclaw_cli.config import Settings
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.embedding import word_table
 from openclaw_cli.memory.embedding.word_table import WordTable, WordTables, forget_words, table_path
-from openclaw_cli.memory.search import neighbours
+from openclaw_cli.memory.search.legs import neighbours
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.conftest import SHARED_MODEL_CACHE, run_cli
 from tests.gateway_helpers import echo_server, request, running_gateway, until, write_config
 from tests.home_copies import copy_home
@@ -146,7 +146,7 @@ def test_two_homes_never_share_a_table(tmp_path: Path) -> None:
 
 
 def test_a_purge_and_a_delete_through_the_running_gateway_forget_their_words(filled: Path) -> None:
-    """The gateway's warm-up walks the stores again after each (search/word_warmup.py), so the table is
+    """The gateway's warm-up walks the stores again after each (search/legs/word_warmup.py), so the table is
     not left empty: it ends holding the words of what is left, and never again those forgotten."""
     left = set(neighbours.dictionary_words(BOB[0]))
     boat = "User is saving money for a sailing boat"

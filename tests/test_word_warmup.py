@@ -1,4 +1,4 @@
-"""The background warm-up of the home's word tables (memory/search/word_warmup.py): every dictionary word
+"""The background warm-up of the home's word tables (memory/search/legs/word_warmup.py): every dictionary word
 of the stores' memories embedded once and kept, resumed where it stopped, started again after a purge,
 waiting while a turn or search runs; and a real gateway running it once ready."""
 
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.embedding.word_table import forget_words, forgotten_token
-from openclaw_cli.memory.search import neighbours, word_warmup
-from openclaw_cli.memory.search.word_warmup import Source, WordWarmUp, read_marks
+from openclaw_cli.memory.search.legs import neighbours, word_warmup
+from openclaw_cli.memory.search.legs.word_warmup import Source, WordWarmUp, read_marks
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.paths import Home
 from tests.conftest import run_cli
 from tests.gateway_helpers import echo_server, request, running_gateway, until, write_config
 from tests.memory_helpers import service_for, table_words

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_cli.config import Settings
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.workspace.files import (
     MAX_SESSION_FILE_BYTES,
     append_note,
     session_files,
     workspace_dir,
 )
-from openclaw_cli.paths import Home
 
 TODAY = date(2026, 3, 24)
 

@@ -1,5 +1,5 @@
 """A text written again (the remember path: write_memories) after its record changed is not embedded again;
-a delete forgets the kept vectors (memory/store/written_passages.py)."""
+a delete forgets the kept vectors (memory/store/vectors/written_passages.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from openclaw_cli.memory.service import MemoryService
-from openclaw_cli.memory.store import written_passages
+from openclaw_cli.memory.store.vectors import written_passages
 from openclaw_cli.memory.text.analysis import detect_language, l0_hash
 from openclaw_cli.memory.writing.candidate import Candidate
 from openclaw_cli.memory.writing.write_path import write_memories

@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.store.transcripts import TurnFilter
-from openclaw_cli.memory.transcripts import TranscriptIndex
-from openclaw_cli.paths import Home
+from openclaw_cli.memory.transcripts.index import TranscriptIndex
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 

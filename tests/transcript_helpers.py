@@ -1,5 +1,5 @@
 """Homes with sessions for the transcript search tests: real session files written through the session
-store, and the transcript index of memory/transcripts.py with the real (shared, converted) embedder."""
+store, and the transcript index of memory/transcripts/index.py with the real (shared, converted) embedder."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.config import Settings
-from openclaw_cli.memory.search.transcripts import TranscriptRequest
-from openclaw_cli.memory.transcript_filters import viewer_filter
-from openclaw_cli.memory.transcripts import TranscriptIndex
-from openclaw_cli.paths import Home
+from openclaw_cli.config.loading import Settings
+from openclaw_cli.core.paths import Home
+from openclaw_cli.memory.transcripts.filters import viewer_filter
+from openclaw_cli.memory.transcripts.index import TranscriptIndex
+from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from tests.memory_helpers import service_for, with_shared_models

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from openclaw_cli.fsutil import FILE_MODE
+from openclaw_cli.core.fsutil import FILE_MODE
 from openclaw_cli.security.files import append_record
-from openclaw_cli.sessions.context import CompactionRule, plan_compaction
+from openclaw_cli.sessions.budget.context import CompactionRule, plan_compaction
+from openclaw_cli.sessions.budget.token_counts import fill_token_counts
+from openclaw_cli.sessions.budget.tokens import count_tokens
 from openclaw_cli.sessions.locks import lock_for
 from openclaw_cli.sessions.store import SessionStore, iso
-from openclaw_cli.sessions.token_counts import fill_token_counts
-from openclaw_cli.sessions.tokens import count_tokens
 
 SUMMARY_HISTORY = "summaries.jsonl"
 

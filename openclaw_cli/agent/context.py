@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openclaw_cli.sessions.context import (
+from openclaw_cli.sessions.budget.context import (
     DEFAULT_KEEP_RECENT_TURNS,
     Context,
     build_context,
     prune_tool_results,
 )
-from openclaw_cli.sessions.token_counts import message_cost
-from openclaw_cli.sessions.tokens import count_tokens
+from openclaw_cli.sessions.budget.token_counts import message_cost
+from openclaw_cli.sessions.budget.tokens import count_tokens
 
 MAX_REPLY_TOKENS = 1024  # kept free for the answer (a quarter of the window, at most this)
 
@@ -96,7 +96,7 @@ def assemble(
 
     Old tool results are cut first (prune_tool_results), then the sliding window (or, with `strategy`
     importance, the last turns and the most important older messages) keeps tool calls with their
-    results (sessions/context.py).
+    results (sessions/budget/context.py).
     """
     pruned = prune_tool_results(messages)
     context = build_context(

@@ -5,7 +5,7 @@ streamed reply, "notice" ({"text"}) for what the user should be told (a new sess
 "tool" ({"name", "arguments", "result"}) for a tool call. Cancelling sets `cancel`; the turn stops at the
 next piece and reports status "aborted", keeping the user's message. `request.steering` (optional)
 lets more user messages into the running turn: each is stored and sent before the turn's next model call
-(agent/steering.py).
+(agent/turn/steering.py).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.agent.stages import add
-from openclaw_cli.agent.turn_types import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.requests import EventSink, TurnRequest, TurnResult
+from openclaw_cli.agent.turn.stages import add
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.compaction import CompactionResult
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.plugins.host import PluginHost
 
 
@@ -65,8 +65,8 @@ class AgentRuntime:
     def services(self, agent_id: str) -> AgentServices:
         """The agent's services, built on first use (nothing heavy is imported before a turn needs it)."""
         from openclaw_cli.agent.services import AgentServices
-        from openclaw_cli.auth_profiles import profile_signature
-        from openclaw_cli.paths import validate_agent_id
+        from openclaw_cli.core.paths import validate_agent_id
+        from openclaw_cli.identity.auth_profiles import profile_signature
 
         agent_id = validate_agent_id(agent_id)
         with self._guard:
@@ -89,7 +89,7 @@ class AgentRuntime:
         The turn blocks on files, SQLite and HTTP, so it runs in a worker thread; its events are handed
         back to this event loop, in order, before the result is returned.
         """
-        from openclaw_cli.agent.loop import run_turn
+        from openclaw_cli.agent.turn.loop import run_turn
 
         loop = asyncio.get_running_loop()
         services = self.services(request.agent_id)

@@ -14,12 +14,12 @@ from openclaw_cli.sessions.writer import Durability
 from openclaw_cli.skills.service import AgentSkills
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.extraction.run import ExtractionService
     from openclaw_cli.memory.query_expansion import ModelExpander
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.memory.transcripts import TranscriptIndex
-    from openclaw_cli.paths import Home
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
     from openclaw_cli.plugins.host import PluginHost
 
 
@@ -33,8 +33,8 @@ class AgentServices:
     def __init__(
         self, home: Home, agent_id: str, settings: Settings, env: Mapping[str, str] | None = None
     ) -> None:
-        from openclaw_cli.agent_config import for_agent
-        from openclaw_cli.auth_profiles import profile_signature, with_auth_profile
+        from openclaw_cli.identity.agent_config import for_agent
+        from openclaw_cli.identity.auth_profiles import profile_signature, with_auth_profile
 
         self.home = home
         self.agent_id = agent_id
@@ -54,14 +54,14 @@ class AgentServices:
         self._memory: MemoryService | None = None
         self._extraction: ExtractionService | None = None
         self._transcripts: TranscriptIndex | None = None
-        # Each append is indexed for `session search` on a background thread (memory/transcripts.py).
+        # Each append is indexed for `session search` on a background thread (memory/transcripts/index.py).
         self.sessions.listeners.append(lambda session_id: self.transcripts.session_changed(session_id))
 
     @property
     def memory(self) -> MemoryService:
         with self.memory_lock:
             if self._memory is None:
-                from openclaw_cli.identity import owner_id
+                from openclaw_cli.identity.persons import owner_id
                 from openclaw_cli.memory.service import MemoryService
 
                 owner = owner_id(self.settings)
@@ -82,7 +82,7 @@ class AgentServices:
         if self._transcripts is None:
             with self.memory_lock:
                 if self._transcripts is None:
-                    from openclaw_cli.memory.transcripts import TranscriptIndex
+                    from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
                     self._transcripts = TranscriptIndex(
                         self.home,
@@ -96,9 +96,9 @@ class AgentServices:
     def search_transcripts(self, query: str, k: int, person: str | None) -> dict[str, Any]:
         """Past sessions' turns matching `query`, as `person` may see them (the `session_search` tool and
         chat's /search): their own sessions, every session for the owner, none without an identity."""
-        from openclaw_cli.identity import owner_id
-        from openclaw_cli.memory.search.transcripts import TranscriptRequest
-        from openclaw_cli.memory.transcript_filters import viewer_filter
+        from openclaw_cli.identity.persons import owner_id
+        from openclaw_cli.memory.transcripts.filters import viewer_filter
+        from openclaw_cli.memory.transcripts.search import TranscriptRequest
 
         if person is None:
             return {"results": [], "warnings": ["this conversation has no identity: no sessions to search"]}

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.agent import context as prompt_context
 from openclaw_cli.agent.compaction import CompactionResult, compact_session, summary_request
-from openclaw_cli.sessions.context import CompactionRule
+from openclaw_cli.sessions.budget.context import CompactionRule
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 
 def compact(
@@ -36,7 +36,7 @@ def compact(
     """
     model = settings.llm.model
     if model is None:
-        from openclaw_cli.errors import ConfigError
+        from openclaw_cli.core.errors import ConfigError
 
         raise ConfigError(
             "summaries need a model and none is configured",
@@ -44,7 +44,7 @@ def compact(
         )
 
     def summarise(previous: str | None, messages: list[dict[str, Any]]) -> str:
-        from openclaw_cli import llm
+        from openclaw_cli.llm import calls as llm
 
         return llm.complete(
             model,

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openclaw_cli.agent.runtime import AgentRuntime
     from openclaw_cli.agent.services import AgentServices
-    from openclaw_cli.config_models import LlmSettings
-    from openclaw_cli.memory.search.word_warmup import WordWarmUp
+    from openclaw_cli.config.models import LlmSettings
+    from openclaw_cli.memory.search.legs.word_warmup import WordWarmUp
 
 # The query of the warm-up search: any text runs every stage (analysis, both legs, fusion).
 WARM_QUERY = "what does the user like?"
@@ -97,7 +97,7 @@ def _join_unless_stopped(thread: threading.Thread, stop: threading.Event | None)
 
 def _preload_models(settings: LlmSettings) -> None:
     """The chat model's client first (the turn waits for it), then the extraction model's if it differs."""
-    from openclaw_cli import llm
+    from openclaw_cli.llm import calls as llm
 
     for model in dict.fromkeys(name for name in (settings.model, settings.extract_model) if name):
         llm.preload(model, settings.api_base, settings.timeout_seconds, settings.api_key)
@@ -105,10 +105,10 @@ def _preload_models(settings: LlmSettings) -> None:
 
 def _import_turn_code() -> None:
     # the turn's modules, imported by its first run (and the extraction it schedules after)
-    import openclaw_cli.agent.loop  # noqa: F401
+    import openclaw_cli.agent.turn.loop  # noqa: F401
     import openclaw_cli.memory.extraction.patterns  # noqa: F401
     import openclaw_cli.memory.extraction.run  # noqa: F401
-    from openclaw_cli.sessions.tokens import count_tokens
+    from openclaw_cli.sessions.budget.tokens import count_tokens
 
     count_tokens(WARM_QUERY)  # the tokenizer's BPE table is read on first use
 
@@ -120,7 +120,7 @@ def _embedder(services: AgentServices) -> None:
 def _search(services: AgentServices) -> None:
     """One memory search as a turn makes it (the owner's memories and the agent's): opens the stores and
     keeps their vectors in memory. It records no hits: nobody recalled anything."""
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.inject import build_memory_block
 
     with services.memory_lock:
@@ -137,10 +137,10 @@ def start_word_warmup(
     runtime: AgentRuntime, agent_ids: Sequence[str], busy: Callable[[], bool], stop: threading.Event
 ) -> WordWarmUp | None:
     """Embed the words of the agents' memories in the background, for a process that stays (the gateway,
-    once ready): memory/search/word_warmup.py. None when the first agent's embedder keeps no word
+    once ready): memory/search/legs/word_warmup.py. None when the first agent's embedder keeps no word
     vectors (an API embedder)."""
-    from openclaw_cli.memory.search.neighbours import word_vectors
-    from openclaw_cli.memory.search.word_warmup import Source, WordWarmUp
+    from openclaw_cli.memory.search.legs.neighbours import word_vectors
+    from openclaw_cli.memory.search.legs.word_warmup import Source, WordWarmUp
 
     first = runtime.services(agent_ids[0])
     vectors = word_vectors(first.memory.embedder())

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from openclaw_cli.errors import NotFound
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
+from openclaw_cli.core.errors import NotFound
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
 
 Decision = Literal["allow", "pair", "ignore"]
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a phone

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
-from openclaw_cli.paths import validate_name
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
+from openclaw_cli.core.paths import validate_name
 from openclaw_cli.security.files import line_bytes, open_for_append, read_lines, seal_new_lines
 from openclaw_cli.security.records import Sealer
 
@@ -162,7 +162,7 @@ class ChannelJournal:
                 lines.append({"op": "reply", "id": entry.id, "parts": entry.parts})
             lines.extend({"op": "sent", "id": entry.id, "part": part} for part in sorted(entry.sent))
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-        from openclaw_cli.fsutil import atomic_write_bytes
+        from openclaw_cli.core.fsutil import atomic_write_bytes
 
         atomic_write_bytes(self.path, seal_new_lines(self.path, text.encode("utf-8")), durable=self.fsync)
         self._finished_since = 0

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir
 from openclaw_cli.security.files import append_record, read_lines, seal_new_lines
 from openclaw_cli.security.records import seal_document
 from openclaw_cli.security.unlocked import key_for

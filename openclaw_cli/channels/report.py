@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.channels.access import AccessStore
 from openclaw_cli.channels.journal import ChannelJournal, account_dir
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 CHANNELS = ("telegram", "slack")
 ACCOUNT = "default"

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from openclaw_cli.errors import InvalidInput, OpenclawError, StoreError, UsageError
-from openclaw_cli.fsutil import DirectoryError
-from openclaw_cli.input_lines import QUERY_BYTES, read_all
-from openclaw_cli.paths import HOME_HINT, Home, user_cache_root, validate_agent_id
-from openclaw_cli.textcheck import find_bad_text
+from openclaw_cli.core.errors import InvalidInput, OpenclawError, StoreError, UsageError
+from openclaw_cli.core.fsutil import DirectoryError
+from openclaw_cli.core.input_lines import QUERY_BYTES, read_all
+from openclaw_cli.core.paths import HOME_HINT, Home, user_cache_root, validate_agent_id
+from openclaw_cli.core.textcheck import find_bad_text
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 JSON_HELP = "Print one JSON document on stdout and nothing else there."
 # The commands cron runs: cron mails whatever a job prints, so a job that went well must print nothing.
@@ -44,7 +44,7 @@ class AppState:
     def settings(self) -> Settings:
         """Loaded on first use: pydantic-settings costs ~0.2 s to import, which `session list` must not pay."""
         if self._settings is None:
-            from openclaw_cli.config import load_settings
+            from openclaw_cli.config.loading import load_settings
 
             self._settings = load_settings(self.home.config_file, self.env)
         return self._settings
@@ -54,8 +54,8 @@ class AppState:
         """The settings as this command's agent sees them: its agents.list entry's workspace and model
         in place of memory.workspace and llm.* (agent_config.for_agent), its auth profile's key for its
         model's provider (auth_profiles.py)."""
-        from openclaw_cli.agent_config import for_agent
-        from openclaw_cli.auth_profiles import with_auth_profile
+        from openclaw_cli.identity.agent_config import for_agent
+        from openclaw_cli.identity.auth_profiles import with_auth_profile
 
         return with_auth_profile(for_agent(self.settings, self.agent), self.home, self.agent)
 

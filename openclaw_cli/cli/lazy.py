@@ -21,31 +21,31 @@ from openclaw_cli.cli.global_options import add_global_options
 
 
 def _config_app() -> typer.Typer:
-    from openclaw_cli.cli.config_cmd import app
+    from openclaw_cli.cli.home.config_cmd import app
 
     return app
 
 
 def _session_app() -> typer.Typer:
-    from openclaw_cli.cli.session import app
+    from openclaw_cli.cli.session.commands import app
 
     return app
 
 
 def _memory_app() -> typer.Typer:
-    from openclaw_cli.cli.memory import app
+    from openclaw_cli.cli.memory.commands import app
 
     return app
 
 
 def _gateway_app() -> typer.Typer:
-    from openclaw_cli.cli.gateway import app
+    from openclaw_cli.cli.gateway.commands import app
 
     return app
 
 
 def _chat_app() -> typer.Typer:
-    from openclaw_cli.cli.chat import app
+    from openclaw_cli.cli.chat.commands import app
 
     return app
 
@@ -57,7 +57,7 @@ def _reflect_app() -> typer.Typer:
 
 
 def _channels_app() -> typer.Typer:
-    from openclaw_cli.cli.channels import app
+    from openclaw_cli.cli.channels.commands import app
 
     return app
 
@@ -69,19 +69,19 @@ def _plugins_app() -> typer.Typer:
 
 
 def _cron_app() -> typer.Typer:
-    from openclaw_cli.cli.cron import app
+    from openclaw_cli.cli.gateway.cron import app
 
     return app
 
 
 def _auth_app() -> typer.Typer:
-    from openclaw_cli.cli.auth import app
+    from openclaw_cli.cli.home.auth import app
 
     return app
 
 
 def _pairing_app() -> typer.Typer:
-    from openclaw_cli.cli.pairing import app
+    from openclaw_cli.cli.channels.pairing import app
 
     return app
 
@@ -99,7 +99,7 @@ def _mcp_app() -> typer.Typer:
 
 
 def _security_app() -> typer.Typer:
-    from openclaw_cli.cli.security import app
+    from openclaw_cli.cli.home.security import app
 
     return app
 

@@ -11,11 +11,11 @@ import typer
 
 from openclaw_cli import __version__
 from openclaw_cli.cli import common, shell
-from openclaw_cli.cli.doctor import EPILOG as DOCTOR_EPILOG
-from openclaw_cli.cli.doctor import doctor_cmd
+from openclaw_cli.cli.home.doctor import EPILOG as DOCTOR_EPILOG
+from openclaw_cli.cli.home.doctor import doctor_cmd
 from openclaw_cli.cli.lazy import LazyRootGroup
-from openclaw_cli.errors import OpenclawError, UsageError
-from openclaw_cli.fsutil import DirectoryError
+from openclaw_cli.core.errors import OpenclawError, UsageError
+from openclaw_cli.core.fsutil import DirectoryError
 
 # Errors of the machine, not of openclaw: reported in one line (exit 1) rather than as internal errors.
 ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT})

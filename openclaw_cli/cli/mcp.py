@@ -99,7 +99,7 @@ def serve_cmd(
 
 
 def _context(user: str | None) -> McpContext:
-    from openclaw_cli.gateway.remote_reads import home_token
+    from openclaw_cli.gateway.client.reads import home_token
     from openclaw_cli.mcp.context import McpContext, acting_person
 
     st = common.state()

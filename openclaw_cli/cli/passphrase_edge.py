@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import SecuritySettings
+    from openclaw_cli.config.models import SecuritySettings
 from openclaw_cli.security import unlocked
 from openclaw_cli.security.keyfile import PassphraseMissing
 from openclaw_cli.security.passphrase import ENV_NAME, SOURCES, Sources, keyring_getter, obtain

@@ -18,7 +18,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 
 def _status() -> tuple[dict[str, Any], str | None]:
     """The running gateway's view (with its counted errors), else this process's load; and who answered."""
-    from openclaw_cli.gateway.remote_reads import ask_gateway, home_token
+    from openclaw_cli.gateway.client.reads import ask_gateway, home_token
     from openclaw_cli.plugins.report import loaded_status
 
     st = common.state()

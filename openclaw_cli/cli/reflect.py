@@ -48,7 +48,7 @@ def reflect_cmd(
     halved and insights start at 3x its mean; every memory reflected on is marked. Nothing is changed
     when the model is missing or fails. Only one run at a time (a lock under the agent's memory directory).
     """
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.reflect.run import REFLECTABLE, run_reflection, unreflected_count
     from openclaw_cli.memory.service import MemoryService
 

@@ -1,23 +1,23 @@
 """The one call `openclaw memory purge` makes: through the running gateway of this home when there is one
-(gateway/purge.py: it owns the journal, the session writers and the warm memory connections, so it must
+(gateway/rpc/purge.py: it owns the journal, the session writers and the warm memory connections, so it must
 do the work itself), else in this process (everywhere.py).
 
 A gateway runs when its pid file names a live process and that process answers /healthz
-(gateway/pidfile.py), as the other commands that talk to it check.
+(gateway/client/pidfile.py), as the other commands that talk to it check.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import Conflict, NotFound, OpenclawError
+from openclaw_cli.core.errors import Conflict, NotFound, OpenclawError
 from openclaw_cli.forget.everywhere import forget_person
 from openclaw_cli.forget.report import ForgetReport, ForgetRequest
-from openclaw_cli.gateway.pidfile import gateway_process, running_gateway
+from openclaw_cli.gateway.client.pidfile import gateway_process, running_gateway
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 METHOD = "memory.purge"
 TIMEOUT = 900.0  # the gateway first lets queued turns finish, then compacts every database
@@ -36,7 +36,7 @@ def purge(home: Home, settings: Settings, request: ForgetRequest, *, token: str 
                 hint="try again in a moment, or stop it with `openclaw gateway stop` and purge then",
             )
         return forget_person(home, settings, request)
-    from openclaw_cli.gateway.control import GatewayDown, call, client_token
+    from openclaw_cli.gateway.client.control import GatewayDown, call, client_token
 
     params = {
         "userId": request.person,

@@ -2,7 +2,7 @@
 
 The order: look everywhere first (nothing is written for a person nobody knows: NotFound names the
 persons that are known), then remove the memories (theirs, and others' made from their messages), then
-the transcripts, the journal (unless a running gateway rewrites its own, gateway/purge.py), their
+the transcripts, the journal (unless a running gateway rewrites its own, gateway/rpc/purge.py), their
 `openclaw chat` prompt history, and what files.py finds in logs, exports and backups. The copies of each
 memory database (memory/backups/, and the files a restore or a salvage kept) are purged like it. Each step is
 atomic on its own and the whole is idempotent: a purge cut short is finished by running it again.
@@ -19,23 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.core.errors import NotFound, OpenclawError
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.forget.report import ForgetReport as ForgetReport
 from openclaw_cli.forget.report import ForgetRequest as ForgetRequest
-from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.forget.stores import KnownStores, Place
     from openclaw_cli.gateway.inbox import Pending
-    from openclaw_cli.sessions.redact import SessionFinding
+    from openclaw_cli.sessions.upkeep.redact import SessionFinding
 
 MAX_LISTED = 20  # known persons named in the error for an unknown one
 
 
 def resolve_person(given: str, settings: Settings) -> str:
     """The canonical person id of `--user` (an address linked to a name becomes the name)."""
-    from openclaw_cli.identity import canonical_person
+    from openclaw_cli.identity.persons import canonical_person
     from openclaw_cli.memory.store.records import validate_user
 
     return canonical_person(validate_user(given), settings.session.identity_links)
@@ -63,7 +63,7 @@ def journal_path(home: Home) -> Path:
 
 def journal_person(entry: Pending, settings: Settings) -> str | None:
     """Whose a journal entry is: its `userId`, else (older entries) who its sender or key names."""
-    from openclaw_cli.identity import canonical_person, for_key
+    from openclaw_cli.identity.persons import canonical_person, for_key
     from openclaw_cli.sessions.keys import parse_key
 
     try:
@@ -76,7 +76,7 @@ def journal_person(entry: Pending, settings: Settings) -> str | None:
 
 def history_files(home: Home, person: str, links: Mapping[str, Sequence[str]]) -> list[Path]:
     """The person's `openclaw chat` prompt histories, under every agent."""
-    from openclaw_cli.identity import history_name
+    from openclaw_cli.identity.persons import history_name
 
     agents = home.root / "agents"
     if not agents.is_dir():
@@ -106,8 +106,8 @@ class _Survey:
 
 def _survey(home: Home, settings: Settings, person: str, stores: KnownStores) -> _Survey:
     from openclaw_cli.gateway.inbox import Inbox
-    from openclaw_cli.sessions.redact import find
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import find
 
     links = settings.session.identity_links
     ids = aliases(person, links)
@@ -133,9 +133,9 @@ def _survey(home: Home, settings: Settings, person: str, stores: KnownStores) ->
 def known_persons(home: Home, settings: Settings, stores: KnownStores) -> list[str]:
     """Every person the home holds something of: memories, sessions, journal entries."""
     from openclaw_cli.gateway.inbox import Inbox
-    from openclaw_cli.identity import canonical_person
-    from openclaw_cli.sessions.redact import persons
+    from openclaw_cli.identity.persons import canonical_person
     from openclaw_cli.sessions.store import SessionStore
+    from openclaw_cli.sessions.upkeep.redact import persons
 
     found: set[str] = set()
     for place in stores:
@@ -295,8 +295,8 @@ def _forget_sessions(
     needles: list[str],
     on_changed: Callable[[str, list[str]], None] | None,
 ) -> None:
-    from openclaw_cli.sessions.redact import delete_session, redact_session
     from openclaw_cli.sessions.store import Durability, SessionStore
+    from openclaw_cli.sessions.upkeep.redact import delete_session, redact_session
 
     for agent in sorted(covered):
         findings = survey.findings.get(agent, [])
@@ -323,7 +323,7 @@ def _forget_sessions(
 def _forget_transcripts(home: Home, settings: Settings, agent: str, session_ids: list[str]) -> None:
     """The transcript index loses these sessions' rows with their messages, and its file is rewritten so no
     byte of them is left; what a redaction kept is indexed again from the rewritten files."""
-    from openclaw_cli.memory.transcripts import TranscriptIndex, transcripts_path
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex, transcripts_path
 
     if not transcripts_path(home, agent).exists():
         return

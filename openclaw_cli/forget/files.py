@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.fsutil import atomic_write_bytes
-from openclaw_cli.paths import Home
+from openclaw_cli.core.fsutil import atomic_write_bytes
+from openclaw_cli.core.paths import Home
 
 MIN_NEEDLE = 8
 CHUNK = 1 << 20
@@ -139,7 +139,7 @@ def _lines(data: bytes, needles: list[bytes]) -> bytes:
     holding a needle removed, an end line's count (memory JSON Lines exports) lowered by the records
     removed."""
     from openclaw_cli.sessions.jsonl import parse_line
-    from openclaw_cli.sessions.redact import redacted
+    from openclaw_cli.sessions.upkeep.redact import redacted
 
     out: list[bytes] = []
     removed = 0

@@ -14,14 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.known_stores import Location
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store.memory_store import MemoryStore
-    from openclaw_cli.paths import Home
 
 
 @dataclass
@@ -67,7 +67,7 @@ class KnownStores:
             self._open(location, settings, agent_id)
 
     def _open(self, location: Location, settings: Settings, agent_id: str) -> None:
-        from openclaw_cli.identity import owner_id
+        from openclaw_cli.identity.persons import owner_id
         from openclaw_cli.memory.service import MemoryService
 
         memory = location.settings(settings.memory)

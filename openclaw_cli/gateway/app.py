@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.fsutil import atomic_write_json
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.gateway.auth import FailureLimiter
-    from openclaw_cli.gateway.channel_host import ChannelHost
+    from openclaw_cli.gateway.channel_host.host import ChannelHost
     from openclaw_cli.gateway.config_watch import ConfigWatcher
     from openclaw_cli.gateway.core import GatewayCore
-    from openclaw_cli.gateway.limits import PendingConnections
-    from openclaw_cli.gateway.methods import Methods
+    from openclaw_cli.gateway.http.limits import PendingConnections
+    from openclaw_cli.gateway.rpc.methods import Methods
     from openclaw_cli.gateway.ui.sessions import UiSessions
     from openclaw_cli.scheduler.service import Scheduler
 

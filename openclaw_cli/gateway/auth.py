@@ -21,8 +21,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openclaw_cli.errors import ConfigError
-from openclaw_cli.fsutil import atomic_write_bytes
+from openclaw_cli.core.errors import ConfigError
+from openclaw_cli.core.fsutil import atomic_write_bytes
 
 MIN_TOKEN_LENGTH = 16
 

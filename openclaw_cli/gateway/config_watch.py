@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import ConfigError
+from openclaw_cli.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 log = logging.getLogger("openclaw.gateway")
 Signature = tuple[int, int, int] | None
@@ -49,14 +49,14 @@ class ConfigWatcher:
 
     def _signature(self) -> tuple[Signature, ...]:
         # openclaw.json and openclaw.toml both: a user may move from one to the other, or add the second
-        from openclaw_cli.config_toml import config_files
+        from openclaw_cli.config.toml_file import config_files
 
         return tuple(signature(path) for path in config_files(self.path))
 
     async def check(self) -> bool | None:
         """Reload if the file changed: True applied, False rejected, None unchanged."""
-        from openclaw_cli.config import load_settings
-        from openclaw_cli.config_toml import current_config
+        from openclaw_cli.config.loading import load_settings
+        from openclaw_cli.config.toml_file import current_config
 
         now = self._signature()
         if now == self.seen:

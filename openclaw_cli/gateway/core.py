@@ -20,23 +20,23 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import openclaw_cli
-from openclaw_cli.agent.commands import parse_command
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.agent.stages import span
-from openclaw_cli.agent.turn_types import TurnResult
+from openclaw_cli.agent.turn.commands import parse_command
+from openclaw_cli.agent.turn.requests import TurnResult
+from openclaw_cli.agent.turn.stages import span
 from openclaw_cli.agent.warm import WarmReport, start_word_warmup, warm_runtime
+from openclaw_cli.core.paths import validate_agent_id
 from openclaw_cli.gateway.inbox import Inbox, Pending
-from openclaw_cli.gateway.lanes import QUEUE_MODES, LaneManager, Listener, Message, Turn
-from openclaw_cli.gateway.run_limiter import RunLimiter
+from openclaw_cli.gateway.lanes.queues import QUEUE_MODES, LaneManager, Listener, Message, Turn
+from openclaw_cli.gateway.lanes.run_limiter import RunLimiter
 from openclaw_cli.memory.store.records import iso, utc_now
-from openclaw_cli.paths import validate_agent_id
 from openclaw_cli.sessions.keys import build_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.memory.search.word_warmup import WordWarmUp
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
+    from openclaw_cli.memory.search.legs.word_warmup import WordWarmUp
     from openclaw_cli.plugins.host import PluginHost
 
 log = logging.getLogger("openclaw.gateway")
@@ -79,7 +79,7 @@ class GatewayCore:
         self._warming: asyncio.Task[None] | None = None
         self.words: WordWarmUp | None = None  # the searched words' background warm-up, once ready
         self._stopping = threading.Event()  # the warm-up starts no further step once set
-        # Counts of connections that owe a request head (gateway/limits.py), set by the server.
+        # Counts of connections that owe a request head (gateway/http/limits.py), set by the server.
         self.connection_counts: Callable[[], dict[str, int]] = dict
         # What start() re-queued from the inbox, so a channel can send those turns' replies to their chats.
         self.requeued: list[tuple[Pending, Turn]] = []
@@ -131,7 +131,7 @@ class GatewayCore:
 
     def _busy(self) -> bool:
         """Whether a turn or a memory search runs or waits (read from the word warm-up's thread)."""
-        from openclaw_cli.memory.search.word_warmup import searches_running
+        from openclaw_cli.memory.search.legs.word_warmup import searches_running
 
         try:
             lanes = self.lanes.busy()
@@ -221,12 +221,12 @@ class GatewayCore:
         """Journal the message, then queue it on its lane; the turn it joined (ack with its run id)."""
         key = build_key(parse_key(session_key))
         if parse_key(key).agent_id != agent_id:
-            from openclaw_cli.errors import InvalidInput
+            from openclaw_cli.core.errors import InvalidInput
 
             raise InvalidInput(f"session key {key} belongs to another agent than {agent_id}")
         chosen = mode or self.settings.gateway.queue.mode
         if chosen not in QUEUE_MODES:
-            from openclaw_cli.errors import InvalidInput
+            from openclaw_cli.core.errors import InvalidInput
 
             raise InvalidInput(f"unknown queue mode {chosen!r}", hint=f"use one of {', '.join(QUEUE_MODES)}")
         entry = self.inbox.accept(agent_id, key, text, sender, str(iso(utc_now())), user_id)

@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from openclaw_cli.claims import dm_session
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.paths import validate_agent_id
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.paths import validate_agent_id
+from openclaw_cli.identity.claims import dm_session
 from openclaw_cli.sessions.keys import build_key, group_key
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Binding, BindingMatch, PeerMatch, Settings
+    from openclaw_cli.config.loading import Binding, BindingMatch, PeerMatch, Settings
 
 LEVELS = ("peer", "parentPeer", "guild+roles", "guild", "team", "account", "channel")
 DEFAULT_ACCOUNT = "default"

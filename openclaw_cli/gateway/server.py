@@ -3,10 +3,10 @@
 Open endpoints: GET /healthz (the process answers) and GET /readyz (the inbox has been recovered and
 what a first turn needs is loaded: the model client, the embedders, the searcher; see gateway/core.py). Everything else needs the token as `Authorization: Bearer TOKEN`: the upgrade request
 of WebSocket `/` or `/ws` (refused with HTTP 401 without it), POST /v1/chat/completions, GET /v1/models,
-POST /hooks/agent, and the CLI's reads: GET /rpc and POST /rpc/METHOD (gateway/http_reads.py). The Control UI under /ui/
+POST /hooks/agent, and the CLI's reads: GET /rpc and POST /rpc/METHOD (gateway/http/reads.py). The Control UI under /ui/
 (gateway/ui/) signs people in with the token once and then goes by its own session cookie.
 
-uvicorn runs its h11 protocol extended by gateway/limits.py: a connection that has not sent a whole request
+uvicorn runs its h11 protocol extended by gateway/http/limits.py: a connection that has not sent a whole request
 head (so, for a WebSocket, not yet authenticated) within gateway.headerTimeoutSeconds is closed, and at most
 gateway.maxPendingConnections such connections wait at once.
 """
@@ -29,20 +29,21 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from openclaw_cli.agent.runtime import AgentRuntime
-from openclaw_cli.errors import ConfigError, OpenclawError
-from openclaw_cli.gateway import http_api, http_reads
+from openclaw_cli.core.errors import ConfigError, OpenclawError
 from openclaw_cli.gateway.app import GatewayApp
 from openclaw_cli.gateway.auth import FailureLimiter
-from openclaw_cli.gateway.channel_host import ChannelHost, channel_tokens
+from openclaw_cli.gateway.channel_host.host import ChannelHost, channel_tokens
+from openclaw_cli.gateway.client.pidfile import pid_file
 from openclaw_cli.gateway.config_watch import ConfigWatcher
 from openclaw_cli.gateway.core import GatewayCore, GatewayOptions
-from openclaw_cli.gateway.methods import Methods
-from openclaw_cli.gateway.pidfile import pid_file
-from openclaw_cli.gateway.websocket import Connection
+from openclaw_cli.gateway.http import api as http_api
+from openclaw_cli.gateway.http import reads as http_reads
+from openclaw_cli.gateway.http.websocket import Connection
+from openclaw_cli.gateway.rpc.methods import Methods
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 log = logging.getLogger("openclaw.gateway")
 BIND_HOSTS = {"loopback": "127.0.0.1", "lan": "0.0.0.0"}
@@ -123,7 +124,7 @@ def build_app(gateway: GatewayApp) -> Starlette:
             Route("/hooks/agent", hooks, methods=["POST"]),
             # Platforms that push (Slack's Events API, Telegram's webhook) sign their requests themselves.
             Route("/channels/{channel}/events", channel_events, methods=["POST"]),
-            Route("/rpc", rpc_version, methods=["GET"]),  # the CLI's reads (gateway/http_reads.py)
+            Route("/rpc", rpc_version, methods=["GET"]),  # the CLI's reads (gateway/http/reads.py)
             Route("/rpc/{method}", rpc_call, methods=["POST"]),
             WebSocketRoute("/", websocket),
             WebSocketRoute("/ws", websocket),
@@ -211,8 +212,8 @@ def serve(
     """Run the gateway in the foreground until SIGINT/SIGTERM. `on_ready(host, port)` once listening."""
     import uvicorn
 
-    from openclaw_cli.gateway import log_lines
-    from openclaw_cli.gateway.limits import PendingConnections, guarded_protocol
+    from openclaw_cli.gateway.http import log_lines
+    from openclaw_cli.gateway.http.limits import PendingConnections, guarded_protocol
     from openclaw_cli.plugins.wiring import start_plugins
 
     chosen_bind = bind or settings.gateway.bind
@@ -241,7 +242,7 @@ def serve(
     ui = build_ui(gateway, env)  # the Control UI's pages read doctor's environment
     gateway.ui_routes, gateway.ui_sessions = ui_routes(ui), ui.sessions
     core.channel_status = gateway.channels.status
-    from openclaw_cli.gateway.cron_methods import start_scheduler
+    from openclaw_cli.gateway.rpc.cron_methods import start_scheduler
 
     gateway.scheduler = start_scheduler(home, settings, env, gateway.methods)
     gateway.watcher = ConfigWatcher(
@@ -249,7 +250,7 @@ def serve(
     )
     config = uvicorn.Config(
         build_app(gateway),
-        http=guarded_protocol(pending),  # h11 with a header deadline (gateway/limits.py)
+        http=guarded_protocol(pending),  # h11 with a header deadline (gateway/http/limits.py)
         ws="websockets-sansio",
         ws_max_size=settings.gateway.max_message_bytes,
         ws_ping_interval=20.0,

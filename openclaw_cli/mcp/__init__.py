@@ -10,4 +10,6 @@ this process), local.py (the in-process services, warmed at start), remote.py (t
 HTTP), views.py (the answers' shapes), resources.py (MEMORY.md, today's log, stats), server.py (tools,
 resources and the prompt on MCPServer), transport.py (stdio and HTTP), client_config.py (the snippets
 `openclaw mcp config` prints).
+
+May import (in openclaw_cli/): core, config, identity, memory, agent, gateway.
 """

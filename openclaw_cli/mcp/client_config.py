@@ -37,7 +37,7 @@ def snippet(client: str, launcher: list[str], args: list[str], env: dict[str, st
     """The settings entry of `client` that runs `launcher + args` (the absolute path of this openclaw,
     then `mcp` and its options) with `env`."""
     if client not in CLIENTS:
-        from openclaw_cli.errors import InvalidInput
+        from openclaw_cli.core.errors import InvalidInput
 
         raise InvalidInput(f"unknown client {client!r}", hint=f"use one of {', '.join(CLIENTS)}")
     entry: dict[str, Any] = {"command": launcher[0], "args": [*launcher[1:], *args], "env": env}

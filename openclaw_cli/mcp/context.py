@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openclaw_cli import claims
-from openclaw_cli.identity import owner_id
+from openclaw_cli.identity import claims
+from openclaw_cli.identity.persons import owner_id
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class McpContext:
 
     @property
     def agent_settings(self) -> Settings:
-        from openclaw_cli.agent_config import for_agent
+        from openclaw_cli.identity.agent_config import for_agent
 
         return for_agent(self.settings, self.agent_id)
 

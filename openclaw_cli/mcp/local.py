@@ -1,7 +1,7 @@
 """The MCP server's work in its own process, when no gateway of the home runs: the agent's services
 (agent/services.py: the warm memory service, its lock, the transcript index), loaded once at start.
 
-Each answer has the shape of the gateway method it stands in for (gateway/methods.py), so ops.py shapes
+Each answer has the shape of the gateway method it stands in for (gateway/rpc/methods.py), so ops.py shapes
 one kind of payload whichever path answered, and a gateway running or not gives the same results.
 """
 
@@ -11,7 +11,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound
+from openclaw_cli.core.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from openclaw_cli.agent.services import AgentServices
@@ -91,7 +91,7 @@ class LocalMemory:
 
     def memory_delete(self, record_id: str) -> dict[str, Any]:
         """gateway `memory.delete` for the person: their own memory or the agent's, never another's."""
-        from openclaw_cli.agent.tools import may_touch
+        from openclaw_cli.agent.tools.builtin import may_touch
 
         with self.services.memory_lock:
             memory = self.services.memory

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.core.errors import NotFound, OpenclawError
 from openclaw_cli.mcp import views
 from openclaw_cli.memory.search.sources import SOURCES as SOURCES  # one list; server.py reads it here
 
@@ -143,7 +143,7 @@ class McpOps:
     def memory_note(self, text: str, durable: bool) -> dict[str, Any]:
         """The owner's workspace Markdown (today's log, or MEMORY.md when `durable`); the workspace is
         the owner's alone, so anyone else's note goes to their own memory instead, and the answer says so."""
-        from openclaw_cli.agent.own_notes import NOT_THE_OWNERS, workspace_note
+        from openclaw_cli.agent.tools.own_notes import NOT_THE_OWNERS, workspace_note
 
         if not self.ctx.owner:
             return {"written": "memory", **self.memory_add(text, "note", None), "note": NOT_THE_OWNERS}

@@ -1,7 +1,7 @@
 """The home's running gateway, as the MCP server uses it: its warm models and its single writer.
 
 Found the way every CLI command finds it (gateway/pidfile.home_gateway: the home's pid file, never a
-port). Reads are asked over the HTTP `/rpc` routes (gateway/http_reads.py) on one kept-alive connection,
+port). Reads are asked over the HTTP `/rpc` routes (gateway/http/reads.py) on one kept-alive connection,
 whose version is checked when it opens; writes (memory.add, memory.delete), which those routes do not
 serve, go over one WebSocket kept open beside it. `call` answers None when no gateway serves the call (none
 runs, it is of another version, it refuses the token, the connection broke): the caller then works in its
@@ -20,14 +20,14 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import openclaw_cli
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, OpenclawError
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, OpenclawError
 
 if TYPE_CHECKING:
     from http.client import HTTPConnection
 
     from websockets.sync.client import ClientConnection
 
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 log = logging.getLogger("openclaw.mcp")
 OPEN_TIMEOUT = 1.0
@@ -63,13 +63,13 @@ class GatewayLink:
         self._said: str | None = None  # the last reason logged: each is logged once, not per call
 
     def running(self) -> bool:
-        from openclaw_cli.gateway.pidfile import home_gateway
+        from openclaw_cli.gateway.client.pidfile import home_gateway
 
         return home_gateway(self.home) is not None
 
     def call(self, method: str, params: dict[str, Any]) -> Any | None:
         """The payload of `method`, or None when no gateway serves it (then the caller works locally)."""
-        from openclaw_cli.gateway.pidfile import home_gateway
+        from openclaw_cli.gateway.client.pidfile import home_gateway
 
         found = home_gateway(self.home)
         with self._lock:
@@ -162,7 +162,7 @@ class GatewayLink:
         """`method` over the WebSocket (opened on first use): its response frame."""
         from websockets.exceptions import WebSocketException
 
-        from openclaw_cli.gateway.ws_client import GatewayRefused, open_ws
+        from openclaw_cli.gateway.client.websocket import GatewayRefused, open_ws
 
         try:
             if self._ws is None:

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import UsageError
+from openclaw_cli.core.errors import UsageError
 
 if TYPE_CHECKING:
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.mcp.context import McpContext
     from openclaw_cli.mcp.local import LocalMemory
     from openclaw_cli.mcp.ops import McpOps
     from openclaw_cli.mcp.remote import GatewayLink
-    from openclaw_cli.paths import Home
 
 HTTP_PATH = "/mcp"
 

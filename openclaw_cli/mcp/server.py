@@ -16,10 +16,10 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field, ValidationError
 
 import openclaw_cli
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.textcheck import find_bad_text
 from openclaw_cli.mcp.ops import MAX_K, SOURCES
 from openclaw_cli.mcp.transport import SURROGATE_MARK
-from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:
     from openclaw_cli.mcp.ops import McpOps

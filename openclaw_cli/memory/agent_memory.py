@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.config.loading import MemorySettings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
     from openclaw_cli.memory.search.result import SearchRequest, SearchResult
     from openclaw_cli.memory.store.memory_store import MemoryStore
     from openclaw_cli.memory.store.records import MemoryRecord
-    from openclaw_cli.paths import Home
 
 
 @dataclass(frozen=True)

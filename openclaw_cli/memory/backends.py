@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import ConfigError, StoreError
+from openclaw_cli.core.errors import ConfigError, StoreError
 from openclaw_cli.memory.store.memory_store import EmbedderFactory, MemoryStore
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.config.loading import MemorySettings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.store.persons import StoreSource
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.paths import Home
 
 SERVER_PURGE_NOTE = (
     "on PostgreSQL no row of theirs is left, and VACUUM has marked the space those rows took as free; "
@@ -74,7 +74,7 @@ class ServerStores:
         return store_names(self.dsn)
 
     def where(self, agent: str) -> str:
-        from openclaw_cli.dsn import mask_dsn
+        from openclaw_cli.core.dsn import mask_dsn
         from openclaw_cli.memory.store.postgres.connection import schema_name
 
         return f"{mask_dsn(self.dsn)} schema {schema_name(agent)}"
@@ -102,7 +102,7 @@ def purge_disk_note(store: MemoryStore) -> str | None:
 def server_error(exc: Exception, stores: list[MemoryStore]) -> StoreError:
     """A PostgreSQL error met mid-operation, in one line. When the connection is gone, the server rolled
     back the open transaction: nothing of it was kept, nothing is half-written."""
-    from openclaw_cli.dsn import mask_dsn
+    from openclaw_cli.core.dsn import mask_dsn
     from openclaw_cli.memory.store.postgres.storage import PostgresStorage
 
     detail = mask_dsn(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__

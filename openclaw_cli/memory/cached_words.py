@@ -2,10 +2,10 @@
 
 A purge or a delete forgets memories, but these caches may still hold their words:
 - the home's word tables (embedding/word_table.py);
-- this process's cached word vectors (search/neighbours.py);
+- this process's cached word vectors (search/legs/neighbours.py);
 - the model's kept phrasings of questions (query_expansion.py);
-- this process's vectors of queries (search/query_memo.py) and of texts lately written
-  (store/written_passages.py).
+- this process's vectors of queries (search/legs/query_memo.py) and of texts lately written
+  (store/vectors/written_passages.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 
 
 def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Path]:
@@ -25,10 +25,10 @@ def forget_cached_words(word_cache_dir: Path, model_cache_dir: Path) -> list[Pat
     # Only a process that has searched (or expanded a query through the model) holds anything, and it
     # has loaded the module that keeps it; the others need not import it.
     for module, forget in (
-        ("openclaw_cli.memory.search.neighbours", "forget_cached_words"),
-        ("openclaw_cli.memory.search.query_memo", "forget"),
+        ("openclaw_cli.memory.search.legs.neighbours", "forget_cached_words"),
+        ("openclaw_cli.memory.search.legs.query_memo", "forget"),
         ("openclaw_cli.memory.query_expansion", "clear_cache"),
-        ("openclaw_cli.memory.store.written_passages", "forget"),
+        ("openclaw_cli.memory.store.vectors.written_passages", "forget"),
     ):
         # A module another thread is still importing (a gateway's turn) is in sys.modules half made,
         # without the function yet: it has cached nothing, so there is nothing to forget.

@@ -12,21 +12,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.findings import Finding, Severity
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.findings import Finding, Severity
+from openclaw_cli.core.paths import Home
 from openclaw_cli.memory.store.sqlite.connection import DatabaseDamaged, DatabasePermissionError
 from openclaw_cli.memory.upkeep.integrity import REBUILD_HINT, RESTORE_HINT
-from openclaw_cli.paths import Home
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.upkeep.index_check import IndexCheck
 
 
 def check_memory(home: Home, agent: str, settings: Settings, fix: bool) -> list[Finding]:
-    from openclaw_cli.agent_config import for_agent
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.agent_config import for_agent
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.service import MemoryService
 
     service = MemoryService(home, agent, for_agent(settings, agent).memory, owner=owner_id(settings))

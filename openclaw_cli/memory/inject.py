@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from openclaw_cli.memory.search import expansion
+from openclaw_cli.memory.search.legs import expansion
 from openclaw_cli.memory.search.pipeline import SearchHit, SearchRequest
 from openclaw_cli.memory.text.analysis import has_han
-from openclaw_cli.sessions.tokens import count_tokens
+from openclaw_cli.sessions.budget.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import InjectSettings
+    from openclaw_cli.config.loading import InjectSettings
     from openclaw_cli.memory.agent_memory import AgentMemory
     from openclaw_cli.sessions.store import SessionStore
 
@@ -150,7 +150,7 @@ def recall(
     memories (workspace/markdown_index.py); `notes=False` leaves them out even for the owner, where others
     read what the answer says (a group, a session shared with other people: identity.notes_private).
 
-    With an `expander`, a weak result (search/expansion.py: `wanted`) is completed by the phrasings the
+    With an `expander`, a weak result (search/legs/expansion.py: `wanted`) is completed by the phrasings the
     model gives for `text`, each searched for the same person in the same way, what they find kept only
     where the query's own search agrees (`fuse`). `lock` is held for each search, not while the model
     answers. `categories` keeps those categories only (an MCP client's memory_search)."""

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from openclaw_cli.dsn import mask_dsn, strip_password
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.dsn import mask_dsn, strip_password
+from openclaw_cli.core.errors import StoreError
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import MemorySettings
+    from openclaw_cli.core.paths import Home
 
 SERVERS_FILE = "memory-servers.json"
 
@@ -77,7 +77,7 @@ def recorded_servers(home: Home) -> list[dict[str, Any]]:
 def record_server(home: Home, dsn: str, recorded_by: str, at: str) -> bool:
     """Remember that the server at `dsn` holds memory of this home (without its password); False when it
     was known already."""
-    from openclaw_cli.fsutil import atomic_write_json
+    from openclaw_cli.core.fsutil import atomic_write_json
 
     bare = strip_password(dsn)
     servers = recorded_servers(home)

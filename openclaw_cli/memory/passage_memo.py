@@ -1,7 +1,7 @@
 """The passage vectors a long-lived transcript index embedded last, so a text said again is not embedded
 again (issue 54: "re-embedding the same text").
 
-The transcript index embeds every new turn on its background thread (memory/transcripts.py), on the same
+The transcript index embeds every new turn on its background thread (memory/transcripts/index.py), on the same
 two cores as the turns it follows. People say the same things ("ok", "thanks", a daily note) and an
 assistant repeats its replies; each was run through both models again. A vector depends on its text
 alone (tests/test_embed.py: not on the batch), so a kept one is the one the model would give again.

@@ -1,4 +1,4 @@
-"""Asking the configured model to expand a weak query (search/expansion.py says when and how it is used).
+"""Asking the configured model to expand a weak query (search/legs/expansion.py says when and how it is used).
 
 One short call: no retries, a short timeout (`memory.queryExpansion.timeoutSeconds`), MAX_TOKENS of
 reply, temperature 0. Only the query goes to the model, the user's own words, never a memory.
@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import ConfigError, OpenclawError
-from openclaw_cli.memory.search import expansion
+from openclaw_cli.core.errors import ConfigError, OpenclawError
+from openclaw_cli.memory.search.legs import expansion
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
-    from openclaw_cli.llm_usage import Usage
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.llm.usage import Usage
     from openclaw_cli.memory.search.result import SearchHit, SearchRequest, SearchResult
 
 log = logging.getLogger("openclaw.memory")
@@ -106,7 +106,7 @@ class ModelExpander:
         return Expansion(phrasings, usage=used)
 
     def _ask(self, query: str) -> tuple[tuple[str, ...], Usage | None]:
-        from openclaw_cli.llm_usage import complete_counted
+        from openclaw_cli.llm.usage import complete_counted
 
         reply, used = complete_counted(
             self.model,

@@ -1,7 +1,10 @@
-"""The memory operations the CLI (and later the agent and gateway) call: one object per agent.
+"""MemoryService: one agent's memory, the one composition point the CLI, the agent, the gateway and MCP call.
 
 It knows where each scope lives (the agent's database, or the shared one for user memory when
-`memory.shareUserMemory` is on), opens databases lazily, and builds the embedder only when needed.
+`memory.shareUserMemory` is on), opens databases lazily (backends.py picks SQLite or PostgreSQL), builds
+the embedder only when needed, and calls the subpackages: writes, search (a searcher per store,
+search/build.py), the workspace notes, index upkeep, status and the transcript index. A search first
+syncs the workspace notes when their files changed (sync_workspace(only_if_dirty=True)).
 """
 
 from __future__ import annotations
@@ -13,24 +16,24 @@ from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound
+from openclaw_cli.core.errors import NotFound
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.memory import backends
 from openclaw_cli.memory.agent_memory import NewMemory, record_of
 from openclaw_cli.memory.embedder_preload import EmbedderPreload
-from openclaw_cli.memory.store.bulk import BulkWriter
+from openclaw_cli.memory.store.bulk.load import BulkWriter
 from openclaw_cli.memory.store.memory_store import MemoryStore, WriteReport
 from openclaw_cli.memory.store.records import DEFAULT_USER, MemoryRecord, utc_now
 from openclaw_cli.memory.text import jieba_dictionary
-from openclaw_cli.paths import SHARED_AGENT, Home
 
 # The search pipeline is imported where used: a one-search process starts loading the model before it
 # imports the searcher (preload_embedder), so that the model's load overlaps that import.
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
+    from openclaw_cli.config.loading import MemorySettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
-    from openclaw_cli.memory.search.context import ContextSteps
+    from openclaw_cli.memory.search.context_stages.about import ContextSteps
     from openclaw_cli.memory.search.pipeline import HybridSearcher, SearchRequest, SearchResult
-    from openclaw_cli.memory.transcripts import TranscriptIndex
+    from openclaw_cli.memory.transcripts.index import TranscriptIndex
     from openclaw_cli.memory.workspace.markdown_index import SyncReport
     from openclaw_cli.memory.writing.purge import PurgeReport
 
@@ -168,7 +171,7 @@ class MemoryService:
         duplicates of live memories are reviewed instead of stored (MemoryStore.add).
 
         `records` may be a generator that validates as it goes: each record's embedding starts while the
-        next ones are validated (store/bulk.py), and nothing is written until the last one is; if the
+        next ones are validated (store/bulk/load.py), and nothing is written until the last one is; if the
         generator raises, nothing is stored (and no database is created) and the error goes on up."""
         writers: dict[Path, BulkWriter] = {}
         paths: dict[str, Path] = {}  # per scope: building the path again for each record cost ~0.1 ms
@@ -272,11 +275,12 @@ class MemoryService:
                 return store.history(record_id)
         return self._locate(record_id).history(record_id)
 
-    def unknown_person(self, user_id: str) -> str | None:
-        """Why `user_id` has no memories here, naming close matches; None for a known person."""
+    def unknown_person(self, user_id: str, stores: list[MemoryStore] | None = None) -> str | None:
+        """Why `user_id` has no memories here (or in `stores`), naming close matches; None for a known person."""
         from openclaw_cli.memory.store.persons import unknown_person
 
-        return unknown_person(user_id, [store.storage for store in self.existing_stores()])
+        found = list(self.existing_stores()) if stores is None else stores
+        return unknown_person(user_id, [store.storage for store in found])
 
     def list_records(self, **filters: Any) -> list[MemoryRecord]:
         out: list[MemoryRecord] = []
@@ -285,37 +289,13 @@ class MemoryService:
         return out
 
     def searcher(self, store: MemoryStore) -> HybridSearcher:
-        """A searcher for `store` as it is now: the model is only loaded once the store has vectors.
+        """A searcher for `store` as it is now: the model is only loaded once the store has vectors."""
+        from openclaw_cli.memory.search.build import build_searcher
 
-        Cheap to build: the embedder and reranker are cached per process by their factories.
-        """
-        from openclaw_cli.memory.search.pipeline import HybridSearcher
-
-        search = self.settings.search
-        reranker = None
-        if search.rerank.provider != "none":
-            from openclaw_cli.memory.search.rerank import create_reranker
-
-            reranker = create_reranker(search.rerank)
-        embedder: Embedder | None = None
-        if store.storage.has_vectors():
-            # While a preload runs, the searcher gets the embedder when it first uses it (after the
-            # keyword leg), not now.
-            from openclaw_cli.memory.embedding.deferred import DeferredEmbedder
-
-            embedder = DeferredEmbedder(self.embedder) if self._preload.started else self.embedder()
-        context = None
-        if self.warm:  # each memory's subject and answer kinds are read once per process, not per search
-            from openclaw_cli.memory.search.context import ContextSteps
-
-            context = self._contexts.setdefault(store.path, ContextSteps(store, search))
-        # Words the `neighbours` stage embeds are kept for later searches of any process of the home: a
-        # one-search process, and a warm one's first search of a question, then read them (~1 ms).
-        from openclaw_cli.memory.embedding.word_table import WordTables
-
-        words = WordTables.now(self.home.word_cache_dir, self.model_cache_dir())
-        return HybridSearcher(
-            store, search, embedder, reranker, warm=self.warm, context=context, word_tables=words
+        return build_searcher(
+            store, self.settings.search, self.embedder, preloading=self._preload.started, warm=self.warm,
+            contexts=self._contexts, word_cache_dir=self.home.word_cache_dir,
+            model_cache_dir=self.model_cache_dir(),
         )
 
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
@@ -325,17 +305,18 @@ class MemoryService:
         validate_request(request)
         moment = now or utc_now()
         self.sync_workspace(only_if_dirty=True)
-        from openclaw_cli.memory.search.word_warmup import searching
+        from openclaw_cli.memory.search.legs.word_warmup import searching
 
         with self.damage_guard(), searching():  # a background word warm-up waits for it
+            stores = list(self.existing_stores())  # walked once: each walk checks every database path
             if self._preload.started and request.mode != "bm25":
                 # One search in this process (preload_embedder): its vectors are read while the model loads.
-                for store in self.existing_stores():
+                for store in stores:
                     store.load_vectors_ahead()
-            results = [self.searcher(store).search(request, moment) for store in self.existing_stores()]
+            results = [self.searcher(store).search(request, moment) for store in stores]
         if not results:
             return SearchResult(hits=[], warnings=["no memories stored yet"])
-        unknown = None if request.user_id is None else self.unknown_person(request.user_id)
+        unknown = None if request.user_id is None else self.unknown_person(request.user_id, stores)
         if unknown is not None:
             results[0].warnings.append(unknown)
         return results[0] if len(results) == 1 else merge_results(results, request.k)
@@ -352,24 +333,14 @@ class MemoryService:
         as before a search) no file added, removed or touched since the last sync and no note that is not
         the owner's (an older version's agent-scope notes, or the owner changed): those move at once.
         """
-        from openclaw_cli.memory.workspace import markdown_index
         from openclaw_cli.memory.workspace.files import workspace_dir
+        from openclaw_cli.memory.workspace.sync import sync_notes
 
         root = workspace_dir(self.home, self.agent_id, self.settings)
-        path = self.db_path("agent")
-        if not path.exists() and not markdown_index.workspace_files(root, []):
-            return None  # nothing to index, and no database to create for it
-        with self.damage_guard():
-            store = self.store(path)
-            if only_if_dirty and not markdown_index.is_dirty(store, root):
-                markdown_index.own_strays(store, self.owner)
-                return None
-            report = markdown_index.sync(store, root, self.agent_id, self.owner, progress)
-        if report.removed or report.indexed:  # notes went or were replaced: the tables may hold their words
-            left = self.forget_words()
-            if left:
-                report.warning = report.warning or f"could not empty the searched words' cache: {left[0]}"
-        return report
+        return sync_notes(
+            root, self.db_path("agent"), self.store, self.damage_guard, self.agent_id, self.owner,
+            self.forget_words, progress, only_if_dirty=only_if_dirty,
+        )
 
     def workspace_file_count(self) -> int:
         from openclaw_cli.memory.workspace.files import workspace_dir
@@ -408,8 +379,8 @@ class MemoryService:
         return synced, self.rebuild_indexes(progress) if rebuild else self.repair_indexes(progress)
 
     def transcripts(self) -> TranscriptIndex:
-        """This agent's session transcript index (memory/transcripts.py), embedding with this service's model."""
-        from openclaw_cli.memory.transcripts import TranscriptIndex
+        """This agent's session transcript index (memory/transcripts/index.py), embedding with this service's model."""
+        from openclaw_cli.memory.transcripts.index import TranscriptIndex
 
         return TranscriptIndex(self.home, self.agent_id, self.settings, self.embedder)
 

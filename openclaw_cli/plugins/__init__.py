@@ -8,6 +8,9 @@ and folders), in that order (discovery.py), loaded and held by a `PluginHost` (h
 built from settings (wiring.py), passed to the code that calls it (AgentRuntime, GatewayCore).
 
 Only the markers live here (pluggy is ~15 ms to import, and loads only when plugins are used).
+
+May import (in openclaw_cli/): core, config, llm, agent.tools.builtin (a plugin's tool is checked
+against the built-in tools' names).
 """
 
 import pluggy

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 
 GROUP = "openclaw.plugins"
 

@@ -23,7 +23,7 @@ from openclaw_cli.plugins.registry import ID, Registered, Registrar
 from openclaw_cli.plugins.specs import EVENT_HOOKS, REGISTRATION_HOOKS
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import PluginsSettings
+    from openclaw_cli.config.models import PluginsSettings
     from openclaw_cli.plugins.discovery import Candidate
 
 log = logging.getLogger("openclaw.plugins")
@@ -151,7 +151,7 @@ class PluginHost:
         self._index_hooks()
 
     def _load_one(self, candidate: Candidate, settings: PluginsSettings) -> None:
-        from openclaw_cli.config_models import PluginEntry
+        from openclaw_cli.config.models import PluginEntry
 
         pid = candidate.id
         if pid in self.records:

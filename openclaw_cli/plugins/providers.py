@@ -78,7 +78,7 @@ class PluginProvider:
     def embedding(self, **kwargs: Any) -> Any:
         # A plugin provider is a chat model (issue 50 defines it so); an embedding model named after one is
         # the user's configuration to change, said in one line, not a failed call to retry.
-        from openclaw_cli.errors import ConfigError
+        from openclaw_cli.core.errors import ConfigError
 
         raise ConfigError(
             f"memory.embedding.model {kwargs.get('model')!r} names the plugin provider {self.name!r}, which "

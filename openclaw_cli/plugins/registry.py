@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what OpenAI-style APIs accept as a function name
 ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -95,7 +95,7 @@ class Registrar:
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
 
-        from openclaw_cli.agent.tools import TOOL_NAMES
+        from openclaw_cli.agent.tools.builtin import TOOL_NAMES
 
         if not isinstance(name, str) or not NAME.match(name):
             raise RegistrationError(f"tool name {name!r} is not 1-64 letters, digits, _ or -")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound
-from openclaw_cli.findings import Finding
+from openclaw_cli.core.errors import NotFound
+from openclaw_cli.core.findings import Finding
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import Settings
+    from openclaw_cli.config.models import Settings
 
 CHECK = "plugins"
 

@@ -24,7 +24,7 @@ def specs(host: PluginHost, allowed: list[str] | None) -> list[dict[str, Any]]:
 
 def run(host: PluginHost, tool: ToolDef, arguments: str) -> dict[str, Any]:
     """Run the model's call of a plugin tool; the result (or the error) as a JSON-able dict."""
-    from openclaw_cli.textcheck import tool_arguments
+    from openclaw_cli.core.textcheck import tool_arguments
 
     raw = tool_arguments(arguments)
     if isinstance(raw, str):

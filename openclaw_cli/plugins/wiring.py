@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from openclaw_cli.plugins.host import PluginHost, load_plugins
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import Settings
+    from openclaw_cli.config.models import Settings
 
 
 def start_plugins(settings: Settings, home_root: Path) -> PluginHost:
-    from openclaw_cli import llm
+    from openclaw_cli.llm import calls as llm
     from openclaw_cli.plugins.providers import providers_of
 
     host = load_plugins(settings.plugins, home_root)
@@ -26,7 +26,7 @@ def start_plugins(settings: Settings, home_root: Path) -> PluginHost:
 def _check_embedding_model(settings: Settings, providers: set[str]) -> None:
     """A plugin provider serves chat models only: an embedding model named after one would fail on every
     write and search, in background threads too, so the process refuses to start with one line instead."""
-    from openclaw_cli.errors import ConfigError
+    from openclaw_cli.core.errors import ConfigError
 
     embedding = settings.memory.embedding
     model = embedding.model or ""

@@ -10,4 +10,8 @@ lock.py (the lock a job's CLI command takes, so system cron and the gateway neve
 Each job runs as the very CLI command system cron would call, in a child process: the two runners then
 share one lock and one behaviour, and a job that hangs can be stopped at its timeout (a thread cannot be).
 Imports nothing heavy at module level; croniter loads with the schedule.
+
+Never imports gateway/: the gateway runs the scheduler.
+
+May import (in openclaw_cli/): core.
 """

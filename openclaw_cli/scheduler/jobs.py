@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def job_named(name: str) -> Job:
 
 def agents_of(home: Home) -> list[str]:
     """The agents with a directory under the home (never `_shared`, which is not an agent)."""
-    from openclaw_cli.paths import validate_name
+    from openclaw_cli.core.paths import validate_name
 
     folder = home.root / "agents"
     try:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir
+from openclaw_cli.core.fsutil import FILE_MODE, ensure_private_dir
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
 
 WHOLE_HOME = "all"  # the scope of a job that covers every agent at once (the daily backup)
 
@@ -28,7 +28,7 @@ def try_job_lock(home: Home, job: str, scope: str) -> BaseFileLock | None:
     The caller keeps the returned object for as long as the job runs (dropping it releases the lock)."""
     import filelock
 
-    from openclaw_cli.paths import validate_name
+    from openclaw_cli.core.paths import validate_name
 
     validate_name(job, "job name")
     validate_name(scope, "agent id")

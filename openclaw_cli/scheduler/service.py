@@ -31,7 +31,7 @@ from openclaw_cli.scheduler.schedule import next_after
 from openclaw_cli.scheduler.state import JobRun, load_state, save_state, state_path
 
 if TYPE_CHECKING:
-    from openclaw_cli.paths import Home
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.scheduler.settings import CronJob, CronSettings
 
 log = logging.getLogger("openclaw.gateway")

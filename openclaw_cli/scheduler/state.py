@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.fsutil import atomic_write_json
 
 Result = Literal["ok", "failed", "timeout"]
 MAX_DETAIL = 500  # the tail of a failed command's stderr kept for `cron list`

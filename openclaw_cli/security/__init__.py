@@ -6,4 +6,6 @@ file (AES-256-GCM, one record per line); a key derived from the passphrase (scry
 
 Imports: errors, fsutil and paths only. `cryptography` is imported inside the functions that need it, so
 a plain home's commands never load it (tests/test_startup.py).
+
+May import (in openclaw_cli/): core.
 """

@@ -23,8 +23,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import ensure_private_dir
 from openclaw_cli.security.keyfile import KeyFile
 
 RUN_SUBDIR = "openclaw"  # under $XDG_RUNTIME_DIR

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir, fsync_dir
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_bytes, ensure_private_dir, fsync_dir
 from openclaw_cli.security import records
 from openclaw_cli.security.database import apply_key, is_plain_sqlite, rekey_file
 from openclaw_cli.security.files import MEDIA_DIR, SEALED_DOCUMENTS, SEALED_LINES

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.security.keyfile import SCRYPT_N, SCRYPT_P, SCRYPT_R, Kdf, derive_kek
 from openclaw_cli.security.records import FILE_ID_BYTES, Sealer, TamperedRecord
 

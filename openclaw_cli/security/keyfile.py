@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import OpenclawError, StoreError
+from openclaw_cli.core.errors import OpenclawError, StoreError
 
 KEY_FORMAT = "openclaw-datakey/1"
 SECURITY_DIR = "security"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 
 MAGIC = b"OPENCLAW-SEALED "
 FORMAT = b"aes-256-gcm/1"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import openclaw_cli
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.security import agent, unlocked
 from openclaw_cli.security.keyfile import KeyFile, is_encrypted, read_keyfile
 

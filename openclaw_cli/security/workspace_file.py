@@ -19,8 +19,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_bytes
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_bytes
 from openclaw_cli.security import records
 from openclaw_cli.security.unlocked import default_home, home_of, key_for_home
 

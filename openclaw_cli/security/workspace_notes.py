@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from openclaw_cli.errors import InvalidInput, NotFound, OpenclawError
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.core.errors import InvalidInput, NotFound, OpenclawError
+from openclaw_cli.core.fsutil import ensure_private_dir
 from openclaw_cli.security import workspace_file
 
 _DAY = re.compile(r"(?:memory/)?(\d{4}-\d{2}-\d{2})(?:\.md)?")

@@ -27,8 +27,8 @@ import os
 import zlib
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import atomic_write_bytes, atomic_write_json, fsync_dir
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import atomic_write_bytes, atomic_write_json, fsync_dir
 from openclaw_cli.security.files import document_for_disk, read_document, read_lines, seal_new_lines
 from openclaw_cli.sessions.meta_file import read_meta_file
 

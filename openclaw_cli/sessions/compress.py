@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from openclaw_cli.errors import NotFound, StoreError
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.errors import NotFound, StoreError
+from openclaw_cli.core.fsutil import atomic_write_json
 from openclaw_cli.security.files import plain_chunk
 from openclaw_cli.sessions.archive import archive_path, compress_transcript
 from openclaw_cli.sessions.jsonl import parse_chunk

@@ -7,8 +7,8 @@ import re
 import time
 import uuid
 
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.paths import validate_name
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.paths import validate_name
 
 _SESSION_ID_RE = re.compile(r"^s-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 

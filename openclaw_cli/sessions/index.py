@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.security.files import read_document
 
 INDEX_FILENAME = "sessions.json"

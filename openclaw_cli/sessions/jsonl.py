@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.textcheck import find_bad_text
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.textcheck import find_bad_text
 
 MAX_REPORTED_TEXT = 80
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 # `main` is the owner's: claims.dm_session sends another person's DM to their own per-channel-peer session.
 # Every DM in one session, what seed 003 §3.3 warns about ("what Alice says, Bob can see"), must be asked

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.errors import StoreError
 from openclaw_cli.security.files import plain_chunk
 from openclaw_cli.sessions.archive import is_compressed
 from openclaw_cli.sessions.jsonl import parse_chunk, read_messages

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.core.errors import NotFound, StoreError
 from openclaw_cli.sessions.compress import Compressed, compress_archived, compress_session
 from openclaw_cli.sessions.keys import SessionKey, build_key, looks_like_key, parse_key
 from openclaw_cli.sessions.store import SessionStore, parse_time

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.fsutil import FILE_MODE
+from openclaw_cli.core.fsutil import FILE_MODE
 
 try:
     import fcntl

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import NotFound, StoreError
+from openclaw_cli.core.errors import NotFound, StoreError
 from openclaw_cli.security.files import read_document
 
 FIX_HINT = "run `openclaw doctor --fix`"

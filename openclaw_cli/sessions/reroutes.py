@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir
 
 FILENAME = "dm-reroutes.json"
 

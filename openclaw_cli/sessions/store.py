@@ -26,9 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput, NotFound, StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
-from openclaw_cli.paths import Home, validate_agent_id
+from openclaw_cli.core.errors import InvalidInput, NotFound, StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
+from openclaw_cli.core.paths import Home, validate_agent_id
 from openclaw_cli.security.files import read_document
 from openclaw_cli.sessions import index as index_file
 from openclaw_cli.sessions.archive import transcript_file
@@ -77,7 +77,7 @@ class SessionStore:
         self._writers_guard = threading.Lock()
         self._ensured = False
         self._index_cache: tuple[Any, dict[str, Any]] | None = None
-        # Told the session id after each append and summary (the transcript index, memory/transcripts.py):
+        # Told the session id after each append and summary (the transcript index, memory/transcripts/index.py):
         # a listener must return at once; sessions/ knows nothing of what it does.
         self.listeners: list[Callable[[str], None]] = []
         _open_stores.add(self)
@@ -336,7 +336,7 @@ class SessionStore:
         meta = read_meta_file(directory / META_FILENAME)
         result = read_messages(directory / MESSAGES_FILENAME)
         if count_tokens:
-            from openclaw_cli.sessions.token_counts import fill_token_counts
+            from openclaw_cli.sessions.budget.token_counts import fill_token_counts
 
             fill_token_counts(directory, result.messages, write_cache=False)
             meta["historyTokens"] = sum(int(m.get("tokens") or 0) for m in result.messages)

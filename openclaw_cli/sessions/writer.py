@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import NotFound, StoreError
-from openclaw_cli.fsutil import FILE_MODE, atomic_write_json
+from openclaw_cli.core.errors import NotFound, StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, atomic_write_json
 from openclaw_cli.security.files import lines_sealer, new_lines_sealer, plain_view
 from openclaw_cli.security.records import Sealer
 from openclaw_cli.sessions.archive import archive_path, restore_transcript
@@ -204,7 +204,7 @@ class SessionWriter:
 
     def append(self, role: str, content: str, ts: str, extra: dict[str, Any]) -> dict[str, Any]:
         # No token count here: loading the tokenizer costs ~0.5 s per process and nothing needs the
-        # count at append time. It is computed (and cached) when a budget is (sessions/context.py).
+        # count at append time. It is computed (and cached) when a budget is (sessions/budget/context.py).
         with self.lock.hold():
             fd = self._catch_up()
             assert self._counters is not None

@@ -7,4 +7,6 @@ descriptions, within `skills.maxPromptChars`); the model reads a body with the `
 them, cached on file stats), resolve (precedence, gating, an agent's list), prompt (the block within its
 budget), usage (last uses, for what a full budget drops), service (what a turn asks), report (what
 the `openclaw skills` commands ask).
+
+May import (in openclaw_cli/): core, config, identity, memory.
 """

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.skills.service import AgentSkills, PluginDirs, SkillView, check_problems
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import Settings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.models import Settings
+    from openclaw_cli.core.paths import Home
 
 
 def agent_view(

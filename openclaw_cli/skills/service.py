@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import NotFound, OpenclawError
+from openclaw_cli.core.errors import NotFound, OpenclawError
 from openclaw_cli.skills.catalog import Root, SkillCatalog
 from openclaw_cli.skills.model import Entry, Skill, SkillProblem
 from openclaw_cli.skills.parse import NAME_RE, SkillFileError, read_body
@@ -23,8 +23,8 @@ from openclaw_cli.skills.resolve import resolve
 from openclaw_cli.skills.usage import USAGE_FILE, read_usage, record_use
 
 if TYPE_CHECKING:
-    from openclaw_cli.config_models import Settings, SkillsSettings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.models import Settings, SkillsSettings
+    from openclaw_cli.core.paths import Home
 
 SKILLS_DIR = "skills"
 # (plugin id, folder of skill folders): what plugins ship, after the workspace and the home.
@@ -49,7 +49,7 @@ def skill_roots(home: Home, agent_id: str, settings: Settings, plugin_dirs: Plug
 
 
 def allowed_skills(settings: Settings, agent_id: str) -> list[str] | None:
-    from openclaw_cli.agent_config import agent_entry
+    from openclaw_cli.identity.agent_config import agent_entry
 
     entry = agent_entry(settings, agent_id)
     return None if entry is None else entry.skills

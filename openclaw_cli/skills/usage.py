@@ -8,7 +8,7 @@ import json
 import threading
 from pathlib import Path
 
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.fsutil import atomic_write_json
 
 USAGE_FILE = "skill-usage.json"
 MAX_ENTRIES = 1000  # names of long-deleted skills do not pile up forever

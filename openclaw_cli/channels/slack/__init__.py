@@ -1,2 +1,5 @@
 """Slack: Events API pushed to the gateway's port, replies with slack-sdk's WebClient. Imported only by the
-gateway's channel host."""
+gateway's channel host.
+
+May import (in channels/): base, chunking, settings.
+"""

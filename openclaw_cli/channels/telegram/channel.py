@@ -42,7 +42,7 @@ from openclaw_cli.channels.telegram.convert import CHANNEL, event_id, to_html, t
 if TYPE_CHECKING:
     from openclaw_cli.channels.journal import ChannelJournal
     from openclaw_cli.channels.settings import TelegramSettings
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
 
 log = logging.getLogger("openclaw.channels")
 LIMIT = 4000  # below Telegram's 4,096, leaving room for the HTML markup the parts gain

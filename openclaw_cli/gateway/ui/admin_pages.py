@@ -1,7 +1,7 @@
 """The People, Sessions, Channels, Chat and Health pages: views of the gateway's own methods and services.
 
 People: counts per person (memory/store/persons.py), reassign (memory/writing/reassign.py, as `memory
-reassign --yes`) and purge (`memory.purge`, gateway/purge.py) behind a typed confirmation that lists what
+reassign --yes`) and purge (`memory.purge`, gateway/rpc/purge.py) behind a typed confirmation that lists what
 goes. Sessions: `sessions.list`, `sessions.get`, `session.search`. Channels: `channels.status` and the
 pairing store the `pairing` commands use. Health: `status`, `cron.list`, the backups `memory backup --list`
 lists, and the findings of `doctor` (read-only: never --fix from a page).
@@ -13,7 +13,7 @@ import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.gateway.ui.memory_pages import agent_of, persons_of, with_memory
 from openclaw_cli.gateway.ui.render import redirect
 
@@ -157,7 +157,7 @@ async def chat(ui: Ui, request: Request, session: UiSession) -> Response:
 
 
 async def health(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.doctor import run_doctor
+    from openclaw_cli.doctor.checks import run_doctor
     from openclaw_cli.memory.upkeep.recovery import list_all
 
     gw = ui.gateway

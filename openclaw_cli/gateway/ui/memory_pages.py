@@ -12,7 +12,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound
+from openclaw_cli.core.errors import InvalidInput, NotFound
 from openclaw_cli.gateway.ui.render import redirect
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def persons_of(service: MemoryService) -> list[dict[str, Any]]:
 
 
 async def memories(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.memory.search.explain_lines import result_lines, words_line
+    from openclaw_cli.memory.search.explain.lines import result_lines, words_line
     from openclaw_cli.memory.store.records import CATEGORIES
 
     args = request.query_params
@@ -114,7 +114,7 @@ async def memories(ui: Ui, request: Request, session: UiSession) -> Response:
 
 
 def _checked(service: MemoryService, record_id: str, session: UiSession) -> Any:
-    from openclaw_cli.agent.tools import may_touch
+    from openclaw_cli.agent.tools.builtin import may_touch
 
     record = service.get(record_id)
     if session.acting_as is not None and not may_touch(service, record_id, session.acting_as):
@@ -146,7 +146,7 @@ async def memory(ui: Ui, request: Request, session: UiSession) -> Response:
 
 
 async def edit(ui: Ui, request: Request, session: UiSession) -> Response:
-    from openclaw_cli.agent_config import for_agent
+    from openclaw_cli.identity.agent_config import for_agent
     from openclaw_cli.memory.edit import MemoryEdit, edit_memory
 
     record_id = request.path_params["record_id"]

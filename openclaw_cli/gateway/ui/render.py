@@ -58,7 +58,7 @@ class Ui:
         self, request: Request, template: str, context: dict[str, Any], *, status: int = 200
     ) -> Response:
         session: UiSession | None = context.get("session")
-        from openclaw_cli import identity
+        from openclaw_cli.identity import persons as identity
 
         owner = identity.owner_id(self.gateway.core.settings)
         body = self.templates.get_template(template).render(

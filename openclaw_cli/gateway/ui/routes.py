@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 from openclaw_cli.gateway.auth import authenticate
 from openclaw_cli.gateway.ui import admin_pages, memory_pages
 from openclaw_cli.gateway.ui.render import HERE, Ui, environment, redirect
@@ -96,7 +96,8 @@ def ui_routes(ui: Ui) -> list[BaseRoute]:
         return response
 
     async def act_as(ui: Ui, request: Request, session: UiSession) -> Response:
-        from openclaw_cli import claims, identity
+        from openclaw_cli.identity import claims
+        from openclaw_cli.identity import persons as identity
 
         person = str(request.state.form.get("person", "")).strip()
         owner = identity.owner_id(ui.gateway.core.settings)
@@ -137,8 +138,8 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 def _status(exc: OpenclawError) -> int:
-    from openclaw_cli.errors import Conflict, InvalidInput, NotFound, UsageError
-    from openclaw_cli.gateway import protocol as p
+    from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, UsageError
+    from openclaw_cli.gateway.rpc import protocol as p
 
     if isinstance(exc, NotFound) or getattr(exc, "code", None) == p.NOT_FOUND:
         return 404

@@ -7,7 +7,7 @@ Secure when the page came over TLS. Sessions live in this process only: a gatewa
 out, which is the safe failure. Each session has its own CSRF token, carried by every form of the UI and
 checked on every POST, with the Origin header when the browser sends one.
 
-The WebChat's WebSocket is authenticated by the same cookie (gateway/websocket.py asks `websocket_allowed`):
+The WebChat's WebSocket is authenticated by the same cookie (gateway/http/websocket.py asks `websocket_allowed`):
 the browser sends it with the upgrade, so the token never appears in a URL nor in a page, and the Origin
 of the upgrade must be this gateway's own (a cross-site page cannot open a socket with the cookie).
 """

@@ -1,6 +1,6 @@
 """An embedding model reached through litellm (OpenAI, Azure, Cohere, Ollama, an OpenAI-compatible server).
 
-litellm takes ~2.7 s to import, so it is imported only when a text is embedded (openclaw_cli.llm).
+litellm takes ~2.7 s to import, so it is imported only when a text is embedded (openclaw_cli.llm.calls).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import ConfigError
+from openclaw_cli.core.errors import ConfigError
 from openclaw_cli.memory.embedding.onnx_embedder import (
     EmbedderIdentity,
     EmbeddingUnavailable,
@@ -20,7 +20,7 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
 
 
 class LiteLLMEmbedder:
@@ -61,7 +61,7 @@ class LiteLLMEmbedder:
     def _embed_raw(self, texts: list[str]) -> np.ndarray:
         import numpy as np
 
-        from openclaw_cli import llm
+        from openclaw_cli.llm import calls as llm
 
         if self._redact:
             from openclaw_cli.memory.embedding.redact import redact_all

@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 is strong on English conversation but has almost no Chinese voc
 16 languages and matches Chinese to English, but is weaker on English paraphrase. Each memory stores
 both vectors, concatenated (each half unit-norm, so a half's dot product is that model's cosine), so one
 table, one cache entry and one rebuild cover both. Search scores each half separately and weighs them by
-the languages of the query and of the memory (search/semantic.py): a Chinese memory's English half would be
+the languages of the query and of the memory (search/legs/semantic.py): a Chinese memory's English half would be
 built from unknown tokens and is never trusted, so it is not computed at all (see `unread_half`).
 """
 
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.embedding.onnx_embedder import EmbedderIdentity, QueryEmbedding
 from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST
 from openclaw_cli.memory.store.layout import unread_half as unread_half
 from openclaw_cli.memory.text.analysis import detect_language
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,7 +52,7 @@ class CompositeEmbedder:
 
     def expect_passages(self, count: int) -> None:
         """`count` texts are about to be embedded: the multilingual model starts loading what bulk work
-        needs, if it has anything to load (embedding/use_m3_segmenter.py)."""
+        needs, if it has anything to load (embedding/use_m3/segmenter.py)."""
         expect = getattr(self.multilingual, "expect_passages", None)
         if expect is not None:
             expect(count)

@@ -15,7 +15,7 @@ from openclaw_cli.memory.store.embedder import Embedder, EmbedderIdentity, Query
 if TYPE_CHECKING:
     import numpy as np
 
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
 
 
 class DeferredEmbedder:
@@ -35,7 +35,7 @@ class DeferredEmbedder:
         return self._factory().embed_query(text)
 
     def resolve(self) -> Embedder:
-        """The embedder itself, for what reads more of it than the protocol (search/neighbours.py)."""
+        """The embedder itself, for what reads more of it than the protocol (search/legs/neighbours.py)."""
         return self._factory()
 
 
@@ -43,10 +43,10 @@ def model_needs_preparing(settings: EmbeddingSettings, cache: Path) -> bool:
     """True when the next embedding will first convert a packaged model (seconds, once per home)."""
     if settings.provider != "local":
         return False
-    from openclaw_cli.memory.embedding import use_m3
     from openclaw_cli.memory.embedding.loader import expected_identity
     from openclaw_cli.memory.embedding.onnx_embedder import local_model_files
     from openclaw_cli.memory.embedding.quantize import cached_name, is_cached
+    from openclaw_cli.memory.embedding.use_m3 import model as use_m3
     from openclaw_cli.memory.store.layout import MINILM, USE_M3
 
     model = str(expected_identity(settings).model)  # type: ignore[union-attr]

@@ -13,8 +13,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.background import start_load
-from openclaw_cli.errors import ConfigError, OpenclawError, StoreError
+from openclaw_cli.core.background import start_load
+from openclaw_cli.core.errors import ConfigError, OpenclawError, StoreError
+from openclaw_cli.core.thread_imports import settle_numpy
 from openclaw_cli.memory.embedding.onnx_embedder import (
     LOCAL_DIMENSIONS,
     LOCAL_MODEL_NAME,
@@ -24,10 +25,9 @@ from openclaw_cli.memory.embedding.onnx_embedder import (
     local_model_files,
     model_dir_files,
 )
-from openclaw_cli.thread_imports import settle_numpy
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import EmbeddingSettings
+    from openclaw_cli.config.loading import EmbeddingSettings
 
 # The packaged models `provider: local` offers, by name, with their vector widths. The first is the
 # default: the English and multilingual models side by side (embedding/composite.py).
@@ -76,10 +76,11 @@ def settle_imports(settings: EmbeddingSettings) -> None:
     run without holding the GIL while the calling thread goes on with its own imports."""
     settle_numpy()
     if settings.provider == "local":
-        from openclaw_cli.onnx_runtime import runtime
+        from openclaw_cli.core.onnx_runtime import runtime
 
         runtime()
-        from openclaw_cli.memory.embedding import composite, quantize, use_m3  # noqa: F401
+        from openclaw_cli.memory.embedding import composite, quantize  # noqa: F401
+        from openclaw_cli.memory.embedding.use_m3 import model as use_m3  # noqa: F401
 
 
 def model_cache_dir(settings: EmbeddingSettings, default: Path) -> Path:
@@ -104,9 +105,9 @@ def preload(settings: EmbeddingSettings, *, cache_dir: Path, one_shot: bool = Fa
 def load_bulk_ahead(expected: int | None) -> None:
     """For a process about to embed `expected` texts (None: not known yet), before its settings are
     read: start loading what the packaged models need for bulk work only (USE-m3's full segmentation,
-    embedding/use_m3_segmenter.py), on a core that is idle until the model sessions build. Not for a
+    embedding/use_m3/segmenter.py), on a core that is idle until the model sessions build. Not for a
     count below bulk work's; unused if the settings name other models."""
-    from openclaw_cli.memory.embedding.use_m3_segmenter import BULK_TEXTS, load_ahead
+    from openclaw_cli.memory.embedding.use_m3.segmenter import BULK_TEXTS, load_ahead
 
     if expected is None or expected >= BULK_TEXTS:
         load_ahead()
@@ -177,7 +178,7 @@ def _local_embedder(
 
 
 def _multilingual(settings: EmbeddingSettings, cache_dir: Path, fast_start: bool) -> Embedder:
-    from openclaw_cli.memory.embedding.use_m3 import MultilingualEmbedder
+    from openclaw_cli.memory.embedding.use_m3.model import MultilingualEmbedder
 
     return MultilingualEmbedder(cache_dir, threads=settings.threads, fast_start=fast_start)
 

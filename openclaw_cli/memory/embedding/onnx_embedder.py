@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import ConfigError, StoreError
+from openclaw_cli.core.errors import ConfigError, StoreError
 
 # What an embedder is lives with the store, which keeps its vectors; the embedders' modules import it here.
 from openclaw_cli.memory.store.embedder import Embedder as Embedder
@@ -91,7 +91,7 @@ def load_session(model_path: Path, threads: int, *, optimise: bool = True) -> In
     """An onnxruntime session. `optimise=False` skips graph optimisation: the packaged model then loads in
     ~0.03 s instead of ~0.35 s (constant-folding its int8 weights), but each run is ~5x slower, which only
     pays for a process that embeds one query and exits."""
-    from openclaw_cli.onnx_runtime import runtime
+    from openclaw_cli.core.onnx_runtime import runtime
 
     ort = runtime()
 
@@ -304,8 +304,8 @@ def vectors_key(model_path: Path, tokenizer_path: Path | None, how: str) -> str:
     """What an embedder's vectors depend on besides the text: its model files (the model and what sits
     beside it under its name: external weights, tables), its tokenizer, onnxruntime's version and `how`
     its sessions run (optimised or not changes the last bits). Vectors kept on disk under this key (the
-    word table of search/neighbours.py) hold while it does."""
-    from openclaw_cli.onnx_runtime import runtime
+    word table of search/legs/neighbours.py) hold while it does."""
+    from openclaw_cli.core.onnx_runtime import runtime
 
     files = sorted(model_path.parent.glob(model_path.name + "*"))
     if tokenizer_path is not None:

@@ -1,6 +1,6 @@
 """Running a list of texts one at a time on several threads at once, all on one model session.
 
-Both packaged models run each text alone (embedding/onnx_embedder.py `per_text`, embedding/use_m3.py):
+Both packaged models run each text alone (embedding/onnx_embedder.py `per_text`, embedding/use_m3/model.py):
 dynamic int8 quantisation takes its activation scale over the whole input, so in a batch a vector would
 depend on its neighbours. The session is single-threaded (intra-op threads 1), so each run executes on
 the thread that calls it, and onnxruntime allows concurrent runs of one session: the threads share it.

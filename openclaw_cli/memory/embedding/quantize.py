@@ -15,8 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import one_builder_at_a_time, temp_files_inside
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import one_builder_at_a_time, temp_files_inside
 
 FORMAT = "dq-int8-v3"  # bump when the conversion changes, so old cached files are not reused
 # v3: the weights (tensors of WEIGHTS_MIN_BYTES or more, 22 MB of the 23) live in their own file next to the
@@ -67,7 +67,7 @@ def int8_compute_model(source: Path, cache_dir: Path) -> Path:
 
 
 def _convert(source: Path, target: Path) -> None:
-    from openclaw_cli.onnx_runtime import move_weights_out, quiet_quantizer, runtime
+    from openclaw_cli.core.onnx_runtime import move_weights_out, quiet_quantizer, runtime
 
     ort = runtime()
     from onnxruntime.quantization import QuantType, quantize_dynamic

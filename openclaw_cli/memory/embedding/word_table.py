@@ -1,6 +1,6 @@
 """Single words' vectors kept on disk, so that a word a search met is not embedded again by the next one.
 
-The `neighbours` stage (search/neighbours.py) embeds each content word of the best candidates alone: 50
+The `neighbours` stage (search/legs/neighbours.py) embeds each content word of the best candidates alone: 50
 to 100 words for an English question at 20k memories, each a model run of its own (~2-3 ms each on the
 unoptimised session a one-search process loads: 120-190 ms of a cold search; 10-107 ms of a warm
 process's first search of a question). The words are kept here: one SQLite table per model and way of
@@ -16,10 +16,10 @@ a search that read a memory before the purge removed it cannot put its words bac
 
 Nothing here is trusted: a row whose digest (of its word and bytes) fails, a file SQLite cannot read, or a
 table written under another key or format is dropped and the table started again; the caller also embeds
-one word it read again once per process and table and compares the bytes (search/neighbours.py
+one word it read again once per process and table and compares the bytes (search/legs/neighbours.py
 WordVectors), since the key (the model files' sizes and times, onnxruntime's version, how the session
 runs) could miss a change. The table grows by the words searches meet: dictionary words only
-(search/vocabulary.py), at most the 21,746 whole words of MiniLM's vocabulary and their plurals for
+(search/legs/vocabulary.py), at most the 21,746 whole words of MiniLM's vocabulary and their plurals for
 English (~1.6 KB each); a table past MAX_BYTES is started again.
 """
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import atomic_write_bytes, ensure_private_dir
+from openclaw_cli.core.fsutil import atomic_write_bytes, ensure_private_dir
 from openclaw_cli.security.database import connect as encrypted_or_plain
 
 if TYPE_CHECKING:

@@ -14,14 +14,14 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import OpenclawError
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.errors import OpenclawError
+from openclaw_cli.core.fsutil import atomic_write_json
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.extraction.run import ExtractionService
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.paths import Home
     from openclaw_cli.sessions.store import SessionStore
 
 PENDING_FILENAME = "extract-pending.json"
@@ -94,7 +94,7 @@ class ArchiveExtractor:
 
     def _extraction(self) -> ExtractionService:
         if self._service is None:
-            from openclaw_cli.identity import owner_id
+            from openclaw_cli.identity.persons import owner_id
             from openclaw_cli.memory.extraction.run import ExtractionService
             from openclaw_cli.memory.service import MemoryService
 

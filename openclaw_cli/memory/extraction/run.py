@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli import llm
+from openclaw_cli.llm import calls as llm
 from openclaw_cli.memory.extraction import candidates as harvest
 from openclaw_cli.memory.extraction.prompt import ExtractionReply, chunks, extraction_messages
 from openclaw_cli.memory.extraction.schedule import CoalescingScheduler
@@ -30,9 +30,9 @@ from openclaw_cli.memory.writing.write_path import write_memories
 from openclaw_cli.sessions.locks import ProcessLock, lock_for
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import Settings
+    from openclaw_cli.config.loading import Settings
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.service import MemoryService
-    from openclaw_cli.paths import Home
     from openclaw_cli.sessions.store import SessionStore
 
 # Only what people said and what the assistant answered carries memories; tool output and system
@@ -356,7 +356,7 @@ class ExtractionService:
     def _worker_memory(self) -> MemoryService:
         """The worker's own MemoryService: SQLite connections are not shared between threads."""
         if self._background_memory is None:
-            from openclaw_cli.identity import owner_id
+            from openclaw_cli.identity.persons import owner_id
             from openclaw_cli.memory.service import MemoryService
 
             owner = owner_id(self.settings)
@@ -391,9 +391,9 @@ def extract_session(
     progress: Progress | None = None,
 ) -> ExtractionReport:
     """`openclaw memory extract`: one on-demand run over a session named by its key or id."""
-    from openclaw_cli.agent_config import for_agent
-    from openclaw_cli.auth_profiles import with_auth_profile
-    from openclaw_cli.identity import owner_id
+    from openclaw_cli.identity.agent_config import for_agent
+    from openclaw_cli.identity.auth_profiles import with_auth_profile
+    from openclaw_cli.identity.persons import owner_id
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.sessions.store import SessionStore
 

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import atomic_write_json
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import atomic_write_json
 from openclaw_cli.memory.store.records import iso, parse_iso
 
 STATE_FILENAME = "extraction.json"

@@ -26,11 +26,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
-from openclaw_cli.memory.store import centroid
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.memory.store.embedder import EmbedderIdentity
 from openclaw_cli.memory.store.memory_store import MemoryStore
-from openclaw_cli.paths import SHARED_AGENT, Home
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.protocol import MemoryStorage
@@ -54,7 +54,7 @@ class Side:
     dsn: str | None = None
 
     def describe(self) -> str:
-        from openclaw_cli.dsn import mask_dsn
+        from openclaw_cli.core.dsn import mask_dsn
 
         return "sqlite" if self.dsn is None else f"postgres ({mask_dsn(self.dsn)})"
 

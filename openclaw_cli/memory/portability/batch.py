@@ -11,11 +11,11 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.textcheck import HINT as TEXT_HINT
+from openclaw_cli.core.textcheck import find_bad_text
 from openclaw_cli.memory.agent_memory import NewMemory
 from openclaw_cli.memory.store.records import CATEGORIES, SCOPES, parse_created_at
-from openclaw_cli.textcheck import HINT as TEXT_HINT
-from openclaw_cli.textcheck import find_bad_text
 
 if TYPE_CHECKING:  # the search pipeline's imports (~50 ms) are not for `memory add --batch`
     from openclaw_cli.memory.search.pipeline import SearchRequest

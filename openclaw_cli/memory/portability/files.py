@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.input_lines import lines, record_line_cap
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.input_lines import lines, record_line_cap
 from openclaw_cli.memory.portability.format import FORMAT_VERSION
 from openclaw_cli.memory.portability.stream import (
     END_KEY,

@@ -38,7 +38,9 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.textcheck import HINT as TEXT_HINT
+from openclaw_cli.core.textcheck import find_bad_text
 from openclaw_cli.memory.store.records import (
     CLOCK_SKEW,
     DEFAULT_USER,
@@ -53,8 +55,6 @@ from openclaw_cli.memory.store.records import (
     validate_scope,
     validate_user,
 )
-from openclaw_cli.textcheck import HINT as TEXT_HINT
-from openclaw_cli.textcheck import find_bad_text
 
 FORMAT_VERSION = "1.0"
 CURRENT_MAJOR, CURRENT_MINOR = 1, 0

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.errors import Conflict, InvalidInput
+from openclaw_cli.core.errors import Conflict, InvalidInput
+from openclaw_cli.core.output_file import cannot_write, replaced_file
+from openclaw_cli.core.textcheck import HINT as TEXT_HINT
+from openclaw_cli.core.textcheck import find_bad_text
 from openclaw_cli.memory.portability.files import ExportSource, ExportWriter, open_export, unwrap
 from openclaw_cli.memory.portability.format import CURRENT_MAJOR, CURRENT_MINOR, FORMAT_VERSION, parse_version
 from openclaw_cli.memory.portability.format import RecordError as _RecordError
-from openclaw_cli.output_file import cannot_write, replaced_file
-from openclaw_cli.textcheck import HINT as TEXT_HINT
-from openclaw_cli.textcheck import find_bad_text
 
 DERIVED_BEFORE_1 = ("l0Hash", "vectorStatus", "deleted", "l0", "l1", "l2")
 _UNCHANGED = "the file was not changed; check the directory's permissions and free space"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.input_lines import lines
+from openclaw_cli.core.input_lines import lines
 from openclaw_cli.memory.portability.format import FORMAT_VERSION, RecordError
 
 END_KEY = "end"

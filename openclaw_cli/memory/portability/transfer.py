@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeAlias
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.portability.files import ExportSource, ExportWriter, Format, unwrap
 from openclaw_cli.memory.portability.format import (
     CURRENT_MAJOR,
@@ -45,9 +45,9 @@ from openclaw_cli.memory.portability.format import (
     record_to_export,
     to_record,
 )
-from openclaw_cli.memory.store.embedding_worker import EmbeddingWorker
+from openclaw_cli.memory.store.bulk.embedding_worker import EmbeddingWorker
 from openclaw_cli.memory.store.memory_store import MemoryStore
-from openclaw_cli.memory.store.vector_cache import embed_cached_later
+from openclaw_cli.memory.store.vectors.cache import embed_cached_later
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder

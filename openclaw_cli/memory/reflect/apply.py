@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import NotFound
+from openclaw_cli.core.errors import NotFound
 from openclaw_cli.memory.reflect.plan import INSIGHT_STABILITY_FACTOR
 from openclaw_cli.memory.store.forgetting import scale_stability
 from openclaw_cli.memory.store.records import FsrsState, iso

@@ -21,10 +21,10 @@ from openclaw_cli.memory.reflect.prompt import (
     topic_key,
 )
 from openclaw_cli.memory.writing.candidate import Candidate
-from openclaw_cli.sessions.tokens import count_tokens
+from openclaw_cli.sessions.budget.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import LlmSettings
+    from openclaw_cli.config.loading import LlmSettings
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store.records import MemoryRecord
 
@@ -127,7 +127,7 @@ def ask_group(
     group: Group, llm: LlmSettings, model: str, *, max_insights: int, max_text_chars: int, now: datetime
 ) -> GroupOutcome:
     """One model call for `group`, its reply checked and turned into insights to write."""
-    from openclaw_cli import llm as client
+    from openclaw_cli.llm import calls as client
 
     messages = build_messages(group.category, group.records, max_insights)
     try:

@@ -19,13 +19,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import Conflict, InvalidInput
+from openclaw_cli.core.errors import Conflict, InvalidInput
 from openclaw_cli.memory.reflect.apply import apply_outcomes
 from openclaw_cli.memory.reflect.plan import REFLECTABLE, Group, GroupOutcome, ask_group, collect_groups
 from openclaw_cli.memory.store.records import iso, parse_iso, utc_now
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import LlmSettings, ReflectionSettings, Settings
+    from openclaw_cli.config.loading import LlmSettings, ReflectionSettings, Settings
     from openclaw_cli.memory.service import MemoryService
     from openclaw_cli.memory.store.memory_store import MemoryStore
 
@@ -171,7 +171,7 @@ def reflectable_categories(category: str | None) -> tuple[str, ...]:
 
 
 def require_model(llm: LlmSettings) -> str:
-    from openclaw_cli.llm import ModelUnavailable
+    from openclaw_cli.llm.calls import ModelUnavailable
 
     if not llm.model:
         raise ModelUnavailable(
@@ -234,7 +234,7 @@ def run_lock(lock_dir: Path) -> Iterator[bool]:
     """The reflection lock, taken without waiting: yields False when another run holds it."""
     import filelock
 
-    from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir
+    from openclaw_cli.core.fsutil import FILE_MODE, ensure_private_dir
 
     ensure_private_dir(lock_dir)
     lock = filelock.FileLock(str(lock_dir / LOCK_NAME), timeout=0, mode=FILE_MODE, thread_local=False)

@@ -4,8 +4,8 @@ rerank, x retrievability.
 Rank fusion (RRF) throws the strength of the evidence away: a memory holding the one rare word of a query
 and a vaguely similar one can swap places depending on the embedder. Here each leg gives a relevance in
 [0, 1] that means the same for every query: the keyword leg the specificity-weighted share of the query's
-terms a memory holds (search/lexical.py), the vector leg a similarity calibrated per embedder (search/profiles.py,
-search/semantic.py). They combine as independent evidence, 1 - (1 - lexical)(1 - semantic), so strong evidence on
+terms a memory holds (search/legs/lexical.py), the vector leg a similarity calibrated per embedder (search/profiles.py,
+search/legs/semantic.py). They combine as independent evidence, 1 - (1 - lexical)(1 - semantic), so strong evidence on
 either side wins and agreement ranks highest. Results below the profile's relevance floor are left out.
 
 The search is an ordered list of named steps (PIPELINE): the core ones here, the hand-set stages in
@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from openclaw_cli.memory.search import lexical, semantic, stages
+from openclaw_cli.memory.search import stages
 from openclaw_cli.memory.search.candidate import Candidate, by_relevance
-from openclaw_cli.memory.search.context import ContextSteps
-from openclaw_cli.memory.search.neighbours import WordVectors, word_vectors
+from openclaw_cli.memory.search.context_stages.about import ContextSteps
+from openclaw_cli.memory.search.legs import lexical, semantic
+from openclaw_cli.memory.search.legs.neighbours import WordVectors, word_vectors
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import (
     MAX_K,
@@ -38,7 +39,7 @@ from openclaw_cli.memory.search.result import (
 )
 from openclaw_cli.memory.search.stages import STOPWORD_WEIGHT, Pass
 from openclaw_cli.memory.search.timing import StepClock
-from openclaw_cli.memory.store import vectors
+from openclaw_cli.memory.store.vectors import query as vectors
 from openclaw_cli.memory.text.analysis import is_stopword, query_terms
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.config.loading import SearchSettings
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder, QueryEmbedding
     from openclaw_cli.memory.embedding.word_table import WordTables
     from openclaw_cli.memory.search.rerank import Reranker
@@ -227,7 +228,7 @@ class HybridSearcher:
         return any(self._counts.get(term, 0) for term in terms)
 
     def word_vectors(self) -> WordVectors | None:
-        """The embedder's cache of single-word vectors (search/neighbours.py), if it has one."""
+        """The embedder's cache of single-word vectors (search/legs/neighbours.py), if it has one."""
         return None if self.embedder is None else word_vectors(self.embedder)
 
     def hub_correction(self) -> semantic.HubCorrection | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import SearchSettings
+    from openclaw_cli.config.loading import SearchSettings
 
 from openclaw_cli.memory.store.layout import COMPOSITE as COMPOSITE
 from openclaw_cli.memory.store.layout import MINILM as MINILM
@@ -59,7 +59,7 @@ class SearchProfile:
       `english_weight`); the zones were measured with it, so retuning search does not move them.
     - `unmatched_floor`: the floor for a query of fewer than SENTENCE_TERMS terms none of which any memory
       holds ("lorem ipsum dolor"), when it is higher than `relevance_floor`.
-    - `hub_weight`: how much of each memory's hubness (store/centroid.py: how much more it points along the
+    - `hub_weight`: how much of each memory's hubness (store/vectors/centroid.py: how much more it points along the
       mean of all stored vectors than the average memory) is taken off every leg's cosine. 0 for an
       embedder it was not measured on.
     - `dedup_english_only`: the embedder reads English only, so two other texts are never compared (their

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from openclaw_cli.errors import ConfigError, OpenclawError
+from openclaw_cli.core.errors import ConfigError, OpenclawError
 from openclaw_cli.memory.embedding.onnx_embedder import (
     feed_for,
     load_session,
@@ -24,7 +24,7 @@ from openclaw_cli.memory.text.analysis import detect_language
 if TYPE_CHECKING:
     import numpy as np
 
-    from openclaw_cli.config import RerankSettings
+    from openclaw_cli.config.loading import RerankSettings
     from openclaw_cli.memory.search.stages import Pass
     from openclaw_cli.memory.store.memory_store import MemoryStore
 
@@ -117,7 +117,7 @@ class LiteLLMReranker:
         self.name = f"litellm:{settings.model}"
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
-        from openclaw_cli import llm
+        from openclaw_cli.llm import calls as llm
 
         if not documents:
             return []

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 from openclaw_cli.memory.search.candidate import Candidate
-from openclaw_cli.memory.search.explain import details, query_words
+from openclaw_cli.memory.search.explain.data import details, query_words
 from openclaw_cli.memory.search.profiles import SearchProfile
 from openclaw_cli.memory.store.records import MemoryRecord, iso
 

@@ -1,7 +1,7 @@
 """One search across memories and session transcripts (seed 003 §4.2: memorySearch sources
 ["memory", "sessions"]): both legs' hits in ONE ranking on ONE relevance scale, each saying where it came from.
 
-The two scales are already close. The transcript search (search/transcripts.py) is the memory search's
+The two scales are already close. The transcript search (transcripts/search.py) is the memory search's
 evidence model over turns: the same query analysis, the same keyword relevance (the specificity-weighted share
 of the query's terms held), the same per-embedder calibration of similarity, the same fusion and floors. What
 differs: a memory's score is its relevance times its FSRS retrievability and its hand-set stages (who it is
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 SOURCES = ("memory", "sessions")
 DEFAULT_SOURCES: tuple[str, ...] = ("memory",)

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from openclaw_cli.memory.search import neighbours as word_neighbours
 from openclaw_cli.memory.search.candidate import Candidate
+from openclaw_cli.memory.search.legs import neighbours as word_neighbours
+from openclaw_cli.memory.search.legs.vocabulary import reads_as_words
 from openclaw_cli.memory.search.profiles import SENTENCE_TERMS
-from openclaw_cli.memory.search.vocabulary import reads_as_words
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword
 
 if TYPE_CHECKING:
@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 
     from openclaw_cli.memory.embedding.onnx_embedder import QueryEmbedding
     from openclaw_cli.memory.embedding.word_table import WordTables
-    from openclaw_cli.memory.search.context import ContextSteps
+    from openclaw_cli.memory.search.context_stages.about import ContextSteps
+    from openclaw_cli.memory.search.legs.semantic import HubCorrection, QueryPrefetch
     from openclaw_cli.memory.search.profiles import SearchProfile
     from openclaw_cli.memory.search.result import SearchRequest, SearchResult
-    from openclaw_cli.memory.search.semantic import HubCorrection, QueryPrefetch
     from openclaw_cli.memory.store.protocol import VectorFilter
     from openclaw_cli.memory.store.record_rows import RankingFacts
 
@@ -95,7 +95,7 @@ class Pass:
 
 def hubness(searcher: Searcher, p: Pass) -> None:
     """Take a share (the profile's hub_weight) of each memory's hubness off its cosines: generic sentences
-    close to every query ("Assistant: Quite a change of tone.") stop looking like answers (store/centroid.py).
+    close to every query ("Assistant: Quite a change of tone.") stop looking like answers (store/vectors/centroid.py).
     Runs before the vector leg, which applies the correction to every cosine it computes.
 
     Held-out ΔMRR +0.044 (tuning +0.027)."""
@@ -133,7 +133,7 @@ def other_person(searcher: Searcher, p: Pass) -> None:
 
 
 def dialogue(searcher: Searcher, p: Pass) -> None:
-    """The best hits lend a share of their relevance to the turns said next to them (search/dialogue.py), when
+    """The best hits lend a share of their relevance to the turns said next to them (search/context_stages/dialogue.py), when
     those are relevant enough to be kept by themselves or answer a hit that asks.
 
     Held-out ΔMRR +0.021 (tuning +0.049)."""
@@ -144,7 +144,7 @@ def dialogue(searcher: Searcher, p: Pass) -> None:
 
 def answer_kind(searcher: Searcher, p: Pass) -> None:
     """When the query asks when, how many, where or which, a memory holding no such expression counts
-    for less: ×answer_kind_factor (search/answer_type.py).
+    for less: ×answer_kind_factor (search/context_stages/answer_type.py).
 
     Held-out ΔMRR +0.024 (tuning +0.015)."""
     searcher.context.weigh_answer_kind(p.candidates, p.facts, p.request.query)
@@ -169,7 +169,7 @@ def assistant(searcher: Searcher, p: Pass) -> None:
 def neighbours(searcher: Searcher, p: Pass) -> None:
     """A question with weak keyword evidence may be a paraphrase: a candidate holding close neighbours
     of its words ("money" for "cash", 儿子 for 小孩) gets them as keyword evidence, fused as the keyword
-    leg's is (search/neighbours.py says when it runs and on which candidates). Before the floors, which
+    leg's is (search/legs/neighbours.py says when it runs and on which candidates). Before the floors, which
     read the evidence.
 
     Held-out ΔMRR +0.0044 (tuning +0.0028): under the 0.005 bar on the whole half, since it acts on
@@ -216,7 +216,7 @@ def unmatched_floor(searcher: Searcher, p: Pass) -> None:
     cross-language bonus lifts an unrelated memory as much as a related one, and "I'm allergic to
     peanuts" was shown at 0.47 under the editors at 0.87. Within the query's language there is no
     bonus, and a weaker answer stays (用户更喜欢用Vim键位 at 0.48 for 编辑器快捷键偏好). A query that reads
-    as words of a language (at least two content words a dictionary lists, search/vocabulary.py) is a real
+    as words of a language (at least two content words a dictionary lists, search/legs/vocabulary.py) is a real
     question put in other words than the store's ("do I eat meat?" against "User is vegetarian"): it keeps
     the relevance floor.
 

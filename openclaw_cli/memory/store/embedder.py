@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from openclaw_cli.errors import OpenclawError
+from openclaw_cli.core.errors import OpenclawError
 
 if TYPE_CHECKING:
     import numpy as np

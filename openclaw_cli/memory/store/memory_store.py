@@ -4,7 +4,7 @@ Records are written in one transaction together with their keyword row and (when
 and matches the one the database was built with) their vector; otherwise the vector is marked pending and
 `memory index` fills it later. Nothing is lost when the embedder fails.
 
-`MemoryStore` is what the use cases hold: it embeds new records, keeps the vectors' mean (store/centroid.py)
+`MemoryStore` is what the use cases hold: it embeds new records, keeps the vectors' mean (store/vectors/centroid.py)
 and the warm vector matrix current, and reads and writes through `storage` (the Protocol of
 store/protocol.py: the SQLite file, or a schema on PostgreSQL). `conn` is the SQLite file itself, for
 upkeep/'s file-level care; on postgres it says that such care is the server's.
@@ -20,17 +20,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import Conflict, InvalidInput, NotFound, StoreError
-from openclaw_cli.memory.store import centroid, people
-from openclaw_cli.memory.store.bulk import CHUNK, BulkWriter, WriteReport
+from openclaw_cli.core.errors import Conflict, InvalidInput, NotFound, StoreError
+from openclaw_cli.core.thread_imports import settle_numpy
+from openclaw_cli.memory.store import people
+from openclaw_cli.memory.store.bulk.load import CHUNK, BulkWriter, WriteReport
 from openclaw_cli.memory.store.history import VALUE_IN_RECORDS
 from openclaw_cli.memory.store.protocol_types import LiveFilter
 from openclaw_cli.memory.store.records import FsrsState, MemoryRecord, utc_now
 from openclaw_cli.memory.store.sqlite.connection import open_db
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
-from openclaw_cli.memory.store.vector_cache import cached_vectors, embed_cached
-from openclaw_cli.memory.store.vector_matrix import VectorMatrix, read_rows
-from openclaw_cli.thread_imports import settle_numpy
+from openclaw_cli.memory.store.vectors import centroid
+from openclaw_cli.memory.store.vectors.cache import cached_vectors, embed_cached
+from openclaw_cli.memory.store.vectors.matrix import VectorMatrix, read_rows
 
 if TYPE_CHECKING:
     import apsw
@@ -184,7 +185,7 @@ class MemoryStore:
         an exact duplicate of a live memory (storage.same_text) is not stored but counts as a review
         of that memory, so rerunning an import or a batch without ids changes nothing but FSRS state.
 
-        Embedding runs ahead in a worker thread (store/bulk.py), so the models compute the next chunks
+        Embedding runs ahead in a worker thread (store/bulk/load.py), so the models compute the next chunks
         while one is checked and written.
         """
         writer = self.bulk_writer(chunk=chunk)
@@ -195,7 +196,7 @@ class MemoryStore:
         return report
 
     def bulk_writer(self, *, chunk: int = CHUNK) -> BulkWriter:
-        """A pipeline that embeds records as they are fed and writes them on `write` (store/bulk.py)."""
+        """A pipeline that embeds records as they are fed and writes them on `write` (store/bulk/load.py)."""
         factory = self.embedder if self._embedder_factory is not None else None
         return BulkWriter(factory, self.storage, lambda: self, chunk=chunk)
 
@@ -261,7 +262,7 @@ class MemoryStore:
 
     def cached_vectors(self, key: str, hashes: Iterable[str]) -> dict[str, Any]:
         """Vectors already stored for texts with these `passage_hash`es, made by the embedder `key`
-        (store/vector_cache.py)."""
+        (store/vectors/cache.py)."""
         return cached_vectors(self.storage, key, hashes)
 
     def embed_cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
@@ -301,7 +302,7 @@ class MemoryStore:
         return rowid
 
     def vector_centroid(self, legs: Sequence[int]) -> centroid.Centroid | None:
-        """The vectors' mean direction for search (store/centroid.py)."""
+        """The vectors' mean direction for search (store/vectors/centroid.py)."""
         return self.centroids.current(legs)
 
     def log_change(

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openclaw_cli.memory.store.records import DEFAULT_USER
 
 if TYPE_CHECKING:
-    from openclaw_cli.findings import Finding
+    from openclaw_cli.core.findings import Finding
+    from openclaw_cli.core.paths import Home
     from openclaw_cli.memory.store.protocol import MemoryStorage
-    from openclaw_cli.paths import Home
 
 CHECK = "memory.persons"
 MEMORY_DB = Path("memory") / "memory.sqlite"  # an agent's memory database, inside its directory
 
 # What a conversation leaves in `source`: extraction and "remember that ..." the session's id
-# (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools.py) and the
-# chat's /remember {"kind": "chat-command"} (agent/chat_client.py). `memory add` from the CLI leaves no
+# (extraction/candidates.py), the model's memory_add tool {"kind": "agent-tool"} (agent/tools/builtin.py) and the
+# chat's /remember {"kind": "chat-command"} (agent/clients/chat.py). `memory add` from the CLI leaves no
 # source (or the batch line's own), reflection {"kind": "reflection"}, workspace notes a path.
 CONVERSATION_KINDS = ("agent-tool", "chat-command")
 EVERY_AGENT = "*"  # the entry of a source whose stores could not be listed at all
@@ -70,7 +70,7 @@ def main_session_ids(home: Home, agent: str) -> frozenset[str]:
     """The ids of an agent's main sessions (current and archived): the owner's when no owner is set."""
     import json
 
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     found = set()
     try:
@@ -152,7 +152,7 @@ def every_store(
     """The persons of every memory database `source` holds (each agent's and the shared one; the files
     under the home when not given). `owner_is_default`: no owner is configured, so `default` is the owner
     (see conversation_defaults). A source that cannot be listed (a server down) is one entry with its error."""
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     source = source or FileStores(home)
     try:
@@ -165,7 +165,7 @@ def every_store(
 
 
 def _store_persons(source: StoreSource, agent: str, owners: frozenset[str] | None) -> StorePersons:
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
 
     listing = StorePersons(agent, source.where(agent))
     try:
@@ -186,8 +186,8 @@ def _store_persons(source: StoreSource, agent: str, owners: frozenset[str] | Non
 def findings_for(stores: list[StorePersons], *, shared: bool) -> list[Finding]:
     """One `ok` finding per store naming its persons, and a warning for each store where conversations
     wrote memories under `default`, with the command that gives them to their person. Nothing is moved."""
-    from openclaw_cli.findings import Finding
-    from openclaw_cli.paths import SHARED_AGENT
+    from openclaw_cli.core.findings import Finding
+    from openclaw_cli.core.paths import SHARED_AGENT
 
     found: list[Finding] = []
     for store in stores:

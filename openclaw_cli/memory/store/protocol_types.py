@@ -56,7 +56,7 @@ class WorkspaceFile:
 @dataclass(frozen=True)
 class StoredRows:
     """Every row of the current vector table as stored (bytes in `fmt`), for the warm in-memory matrix
-    (store/vector_matrix.py): plain values, so a thread of its own can read them without numpy."""
+    (store/vectors/matrix.py): plain values, so a thread of its own can read them without numpy."""
 
     table: str | None
     generation: int

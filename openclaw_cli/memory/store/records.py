@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from openclaw_cli.errors import InvalidInput
+from openclaw_cli.core.errors import InvalidInput
 
 Category = Literal["profile", "preference", "event", "case", "lesson", "insight", "note"]
 CATEGORIES: tuple[str, ...] = ("profile", "preference", "event", "case", "lesson", "insight", "note")

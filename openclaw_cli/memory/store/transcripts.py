@@ -3,7 +3,7 @@
 One file per agent beside the memory database (`transcripts.sqlite`): a derived index of every session's
 messages and context.json summary, rebuilt from the JSON Lines whenever needed (the transcript stays the
 source of truth). Each row is one turn, addressed by (session id, kind, index) and by a `rowid` that the
-keyword and vector indexes share. The SQLite implementation is store/sqlite/transcripts.py.
+keyword and vector indexes share. The SQLite implementation is store/sqlite/transcripts/statements.py.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from openclaw_cli.background import start_load
-from openclaw_cli.fsutil import ensure_private_dir
+from openclaw_cli.core.background import start_load
+from openclaw_cli.core.fsutil import ensure_private_dir
 
 JIEBA_CACHE_NAME = "jieba.cache"
 # Han runs segmented through the table before a process that is not one-shot loads the whole dictionary.

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.fsutil import ensure_private_dir, one_builder_at_a_time
+from openclaw_cli.core.fsutil import ensure_private_dir, one_builder_at_a_time
 
 if TYPE_CHECKING:
     import apsw

@@ -29,8 +29,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, StoreError
-from openclaw_cli.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
+from openclaw_cli.core.errors import InvalidInput, StoreError
+from openclaw_cli.core.fsutil import FILE_MODE, ensure_private_dir, fsync_dir
 
 # The copying itself is the SQLite backend's (a migration copies the store before changing it); these names
 # are this module's public API too, used by restore and recovery.

@@ -11,12 +11,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.keyword import write_row as write_fts_row
 from openclaw_cli.memory.store.sqlite.meta import FTS_ANALYSIS_KEY, fts_analysis_version, set_meta, write_txn
 from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
+from openclaw_cli.memory.store.vectors import centroid
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION
 from openclaw_cli.memory.upkeep.index_check import camel_keys, count, stale_tables
 from openclaw_cli.memory.upkeep.integrity import RESTORE_HINT, Damage, drop_derived, find_damage

@@ -15,10 +15,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import Conflict, NotFound, StoreError
+from openclaw_cli.core.errors import Conflict, NotFound, StoreError
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.memory.upkeep import backup as copies
 from openclaw_cli.memory.upkeep.salvage import Salvage
-from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
     import apsw
@@ -33,7 +33,7 @@ MEMORY_DB = Path("memory") / "memory.sqlite"
 
 def refuse_while_gateway_runs(home: Home, what: str) -> None:
     """Refuse while this home's gateway process lives, whether or not it answers: a busy one still writes."""
-    from openclaw_cli.gateway.pidfile import gateway_process
+    from openclaw_cli.gateway.client.pidfile import gateway_process
 
     record = gateway_process(home)
     if record is not None:
@@ -303,7 +303,7 @@ def purge_copies(db_path: Path, user_ids: list[str], taint: Taint | None) -> tup
     """Forget a person in every copy of the database at `db_path` too (backups, and the files a restore
     or a salvage kept), as `memory purge` does in the database: (copies cleaned, copies that could not be,
     e.g. a damaged one)."""
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
     from openclaw_cli.memory.store.memory_store import MemoryStore
     from openclaw_cli.memory.writing.purge import purge_person
 

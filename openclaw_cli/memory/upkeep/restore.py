@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, StoreError
-from openclaw_cli.fsutil import ensure_private_dir, fsync_dir
+from openclaw_cli.core.errors import InvalidInput, StoreError
+from openclaw_cli.core.fsutil import ensure_private_dir, fsync_dir
 from openclaw_cli.memory.upkeep.backup import (
     busy_error,
     clear_failures,

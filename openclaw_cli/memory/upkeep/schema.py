@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     import apsw
 
-    from openclaw_cli.findings import Finding
+    from openclaw_cli.core.findings import Finding
 
 Column = tuple[str, int, str | None, int, int]  # declared type, not null, default, pk position, hidden
 IndexShape = tuple[str, int, int, tuple[str, ...]]  # table, unique, partial, key columns
@@ -314,7 +314,7 @@ def file_findings(path: Path, fix: bool) -> list[Finding]:
 def findings(conn: apsw.Connection, where: str, fix: bool) -> list[Finding]:
     """Doctor's view of one database's schema: nothing when it is whole; what --fix recreated (fixed);
     what only a backup can bring back (error)."""
-    from openclaw_cli.findings import Finding
+    from openclaw_cli.core.findings import Finding
 
     diff = difference(conn)
     if diff.ok:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.memory.store import people
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.embedding.onnx_embedder import Embedder
@@ -28,7 +29,7 @@ def _server(store: MemoryStore) -> PostgresStorage:
 def where(store: MemoryStore) -> str:
     """The server store as reports name it (the server without its password, and the schema): its
     `path` is only the SQLite file the same agent would have, which does not exist."""
-    from openclaw_cli.dsn import mask_dsn
+    from openclaw_cli.core.dsn import mask_dsn
 
     server = _server(store)
     return f"{mask_dsn(server.dsn)} schema {server.schema}"

@@ -19,13 +19,13 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import InvalidInput
-from openclaw_cli.fsutil import ensure_private_dir, fsync_dir
+from openclaw_cli.core.errors import InvalidInput
+from openclaw_cli.core.fsutil import ensure_private_dir, fsync_dir
 from openclaw_cli.memory.store.records import SHARED_NOTES_FILE
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import MemorySettings
-    from openclaw_cli.paths import Home
+    from openclaw_cli.config.loading import MemorySettings
+    from openclaw_cli.core.paths import Home
 
 STANDING_FILES = ("AGENTS.md", "SOUL.md", "USER.md")
 MEMORY_FILE = "MEMORY.md"

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.store.protocol import WorkspaceFile
 from openclaw_cli.memory.store.record_rows import new_record
 from openclaw_cli.memory.store.records import new_record_id, utc_now
-from openclaw_cli.memory.store.vector_cache import embedder_key, passage_hash
+from openclaw_cli.memory.store.vectors.cache import embedder_key, passage_hash
 from openclaw_cli.memory.workspace.files import LOG_DIR, MEMORY_FILE, SHARED_FILE, UnsafeFile, safe_path
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class SyncReport:
 
 
 def estimate_tokens(text: str) -> int:
-    """~4 characters per token, one per CJK character (as sessions/tokens.py estimates; no tokenizer
+    """~4 characters per token, one per CJK character (as sessions/budget/tokens.py estimates; no tokenizer
     is loaded for this: a chunk's size only has to be about right)."""
     wide = sum(1 for ch in text if "\u2e80" <= ch <= "\ua4cf" or "\uac00" <= ch <= "\ud7a3" or ch >= "\uf900")
     return wide + (len(text) - wide + 3) // 4

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
     from openclaw_cli.memory.store.records import MemoryRecord
 
 Action = Literal["added", "merged", "duplicate", "skipped"]

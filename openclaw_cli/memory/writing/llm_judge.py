@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, model_validator
 
-from openclaw_cli import llm
+from openclaw_cli.llm import calls as llm
 from openclaw_cli.memory.text.bounded import bounded
 
 if TYPE_CHECKING:
-    from openclaw_cli.config import LlmSettings
+    from openclaw_cli.config.loading import LlmSettings
     from openclaw_cli.memory.store.records import MemoryRecord
     from openclaw_cli.memory.writing.candidate import Candidate, Verdict
 

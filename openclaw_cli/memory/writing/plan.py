@@ -178,7 +178,7 @@ class StoreWriter:
 
     def _judged(self, candidate: Candidate, grey: Sequence[Neighbour]) -> Decision:
         """Ask the judge about each grey-zone neighbour, nearest first, until one is not different."""
-        from openclaw_cli.errors import OpenclawError
+        from openclaw_cli.core.errors import OpenclawError
 
         nearest = f"{grey[0].similarity:.2f} to {quoted(grey[0].record)}"
         if self.judge is None:
@@ -248,7 +248,7 @@ class StoreWriter:
         self.index.note_write(dedup.group_key(record), self.store.rowid(record.id), record.language, vector)
 
     def _apply_one(self, record: MemoryRecord, vector: np.ndarray | None, decision: Decision) -> Decision:
-        from openclaw_cli.errors import NotFound
+        from openclaw_cli.core.errors import NotFound
 
         store = self.store
         if decision.action == "added":

@@ -8,7 +8,7 @@ freed cells; the WAL is then checkpointed and truncated and the file VACUUMed, s
 found in any byte of the database, its -wal or its -shm afterwards. With `sessions`, the user's direct
 session transcripts go too.
 
-`purge_store` also takes the `Taint` of the messages being forgotten (sessions/redact.py): a memory of
+`purge_store` also takes the `Taint` of the messages being forgotten (sessions/upkeep/redact.py): a memory of
 anyone (another speaker of a group, the agent) whose source cites one of them holds those words in its
 L2 and is removed too, with its history.
 """
@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store import centroid, people
+from openclaw_cli.core.paths import SHARED_AGENT, Home
+from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.persons import agent_ids_on_disk as agent_ids_on_disk
 from openclaw_cli.memory.store.records import validate_user
-from openclaw_cli.paths import SHARED_AGENT, Home
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     from openclaw_cli.memory.store.memory_store import MemoryStore

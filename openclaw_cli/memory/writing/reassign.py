@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.errors import InvalidInput, NotFound, UsageError
+from openclaw_cli.core.errors import InvalidInput, NotFound, UsageError
+from openclaw_cli.core.paths import SHARED_AGENT, Home
 from openclaw_cli.memory.store import people
 from openclaw_cli.memory.store.persons import persons
 from openclaw_cli.memory.store.protocol import RecordMatch
@@ -32,7 +33,6 @@ from openclaw_cli.memory.store.records import (
     validate_user,
 )
 from openclaw_cli.memory.writing.purge import agent_ids_on_disk
-from openclaw_cli.paths import SHARED_AGENT, Home
 
 if TYPE_CHECKING:
     from pathlib import Path

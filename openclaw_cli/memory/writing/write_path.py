@@ -34,7 +34,7 @@ def write_memories(
     before the write transaction, so the database is never locked while a model thinks; the writes then
     go in one transaction per database. `dry_run` decides without writing.
     """
-    from openclaw_cli.errors import OpenclawError
+    from openclaw_cli.core.errors import OpenclawError
     from openclaw_cli.memory.store.records import utc_now
     from openclaw_cli.memory.writing.plan import StoreWriter
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from openclaw_cli.dsn import mask_dsn
-from openclaw_cli.errors import StoreError
+from openclaw_cli.core.dsn import mask_dsn
+from openclaw_cli.core.errors import StoreError
 
 if TYPE_CHECKING:
     import psycopg

@@ -1,6 +1,6 @@
 """The `records` and `history` statements only the postgres backend says this way: a record's insert and
 rewrite, matches on its JSON source, and forgetting history. What both backends say alike is in
-store/statements.py.
+store/shared/statements.py.
 
 The statements mirror store/sqlite/records.py; lists are bound as arrays (`= ANY(%s)`), so no statement's
 text depends on what it is given. Times are stored as the same ISO text the SQLite file holds, so rows read
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store import statements as st
 from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
 from openclaw_cli.memory.store.records import MemoryRecord, iso
+from openclaw_cli.memory.store.shared import statements as st
 from openclaw_cli.memory.store.sqlite.records import text_hash
 
 if TYPE_CHECKING:

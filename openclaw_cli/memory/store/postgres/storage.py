@@ -2,8 +2,8 @@
 
 The SQL is in the modules beside this one: records and history (postgres/records.py), the keyword index
 (postgres/keyword.py), the vector tables (postgres/vectors.py); what both backends say alike (the people
-and workspace-file tables, most record reads, every row as stored) is in store/statements.py, run by the
-base class store/shared_storage.py.
+and workspace-file tables, most record reads, every row as stored) is in store/shared/statements.py, run by the
+base class store/shared/storage.py.
 
 Writers of one store take turns: the outermost `transaction()` takes the store's advisory lock first, so
 dedup's read-then-write (is this text already stored?) and an FSRS review's read-modify-write see every
@@ -27,8 +27,8 @@ from openclaw_cli.memory.store.protocol import (
     VectorSource,
 )
 from openclaw_cli.memory.store.records import MemoryRecord, iso
-from openclaw_cli.memory.store.shared_storage import SharedStorage
-from openclaw_cli.memory.store.statements import POSTGRES
+from openclaw_cli.memory.store.shared.statements import POSTGRES
+from openclaw_cli.memory.store.shared.storage import SharedStorage
 from openclaw_cli.memory.store.vector_codec import FLOAT16_BE, VectorFormat
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 class PostgresStorage(SharedStorage, PostgresStoreRows):
     """One memory database in its own Postgres schema (see store/protocol.py for what each method promises);
-    what both backends run alike is in SharedStorage (store/shared_storage.py)."""
+    what both backends run alike is in SharedStorage (store/shared/storage.py)."""
 
     dialect = POSTGRES
 

@@ -130,7 +130,7 @@ def mark_ready(storage: PostgresStorage, rowids: list[int]) -> None:
 
 def server_status(storage: PostgresStorage) -> dict[str, Any]:
     """What `memory status` and doctor say of the server: versions, the schema, and its tables' rows."""
-    from openclaw_cli.dsn import mask_dsn
+    from openclaw_cli.core.dsn import mask_dsn
 
     counts = {
         table: scalar(storage.conn, sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table)))

@@ -191,7 +191,7 @@ def read(conn: psycopg.Connection, table: str, rowids: Sequence[int]) -> dict[in
 
 
 def stored_rows(conn: psycopg.Connection, table: str | None, generation_now: int) -> StoredRows:
-    """Every row of `table` for the warm in-memory matrix (store/vector_matrix.py), without numpy."""
+    """Every row of `table` for the warm in-memory matrix (store/vectors/matrix.py), without numpy."""
     if table is None:
         return StoredRows(None, generation_now, FLOAT16_BE, [])
     rows = conn.execute(

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openclaw_cli.errors import StoreError
-from openclaw_cli.fsutil import create_private_file, ensure_private_dir
+from openclaw_cli.core.errors import StoreError
+from openclaw_cli.core.fsutil import create_private_file, ensure_private_dir
 from openclaw_cli.memory.store.sqlite.meta import BUSY_TIMEOUT_MS
 from openclaw_cli.memory.store.sqlite.migrations import migrate
 from openclaw_cli.security.database import connect as encrypted_or_plain

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from openclaw_cli.memory.store.protocol import VectorFilter
+from openclaw_cli.memory.store.shared.statements import MAX_ROWID
 from openclaw_cli.memory.store.sqlite.records import chunks, marks
 from openclaw_cli.memory.store.sqlite.vec import filter_sql
-from openclaw_cli.memory.store.statements import MAX_ROWID
 from openclaw_cli.memory.text.analysis import fts_match, index_terms
 
 if TYPE_CHECKING:

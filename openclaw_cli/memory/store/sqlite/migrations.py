@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from openclaw_cli.memory.store import centroid
 from openclaw_cli.memory.store.layout import COMPOSITE, LANGUAGE_TRUST, MINILM_DIMS, unread_half
 from openclaw_cli.memory.store.sqlite import vec
 from openclaw_cli.memory.store.sqlite.file_copy import before_migration
 from openclaw_cli.memory.store.sqlite.meta import FTS_ANALYSIS_KEY, set_meta, write_txn
 from openclaw_cli.memory.store.sqlite.records import text_hash
+from openclaw_cli.memory.store.vectors import centroid
 
 if TYPE_CHECKING:
     import apsw
@@ -164,7 +164,7 @@ MIGRATIONS.append(
     )
 )
 
-# Memories written from one conversation share its session id (extraction's `source`): search/dialogue.py finds
+# Memories written from one conversation share its session id (extraction's `source`): search/context_stages/dialogue.py finds
 # the turns next to a good hit through this index.
 MIGRATIONS.append(
     (
@@ -193,9 +193,9 @@ MIGRATIONS.append(("0007_people", _people))
 
 
 def _centroid(conn: apsw.Connection) -> None:
-    """The mean direction of the stored vectors, which search corrects for (store/centroid.py)."""
-    from openclaw_cli.memory.store import centroid
+    """The mean direction of the stored vectors, which search corrects for (store/vectors/centroid.py)."""
     from openclaw_cli.memory.store.sqlite.storage import SqliteStorage
+    from openclaw_cli.memory.store.vectors import centroid
 
     centroid.refresh(SqliteStorage(conn))
 

@@ -1,6 +1,6 @@
 """The `records` and `history` statements only the SQLite backend says this way: a record's insert, its
 rewrite in place, matches on its JSON source, and forgetting history. What both backends say alike is in
-store/statements.py.
+store/shared/statements.py.
 
 A record's keyword-index row is written with it (sqlite/keyword.py); its vector separately (sqlite/vec.py).
 Lists of rowids are bound 500 at a time, well under SQLite's limit of bound parameters.
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openclaw_cli.memory.store import statements as st
 from openclaw_cli.memory.store.protocol import RecordMatch, VectorFilter
 from openclaw_cli.memory.store.record_rows import RECORD_COLUMNS, row_to_record, to_json
 from openclaw_cli.memory.store.records import MemoryRecord, iso
+from openclaw_cli.memory.store.shared import statements as st
 from openclaw_cli.memory.store.sqlite.vec import filter_sql
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 The SQL itself is in the modules beside this one: records and history (sqlite/records.py), the keyword
 index (sqlite/keyword.py), the vec0 tables (sqlite/vec.py), transactions and meta (sqlite/meta.py); what
 both backends say alike (the people and workspace-file tables, most record reads, every row as stored) is
-in store/statements.py, run by the base class store/shared_storage.py.
+in store/shared/statements.py, run by the base class store/shared/storage.py.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from openclaw_cli.memory.store.protocol import (
     VectorSource,
 )
 from openclaw_cli.memory.store.records import MemoryRecord, iso
-from openclaw_cli.memory.store.shared_storage import SharedStorage
+from openclaw_cli.memory.store.shared.statements import SQLITE
+from openclaw_cli.memory.store.shared.storage import SharedStorage
 from openclaw_cli.memory.store.sqlite import keyword, meta, records, vec, vec_chunks
 from openclaw_cli.memory.store.sqlite.keyword_memory import KeywordCache
 from openclaw_cli.memory.store.sqlite.keyword_state import index_state
 from openclaw_cli.memory.store.sqlite.store_rows import SqliteStoreRows
-from openclaw_cli.memory.store.statements import SQLITE
 from openclaw_cli.memory.store.vector_codec import VectorFormat
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ BULK_CACHE_KIB = 64 * 1024  # the page cache of a bulk load (pages are allocated
 
 class SqliteStorage(SharedStorage, SqliteStoreRows):
     """One SQLite memory database file (see store/protocol.py for what each method promises); what both
-    backends run alike is in SharedStorage (store/shared_storage.py)."""
+    backends run alike is in SharedStorage (store/shared/storage.py)."""
 
     dialect = SQLITE
 

@@ -1,5 +1,5 @@
 """The derived vector index: a sqlite-vec vec0 table (the in-memory copy for warm processes is
-store/vector_matrix.py; the backend-neutral query helpers store/vectors.py).
+store/vectors/matrix.py; the backend-neutral query helpers store/vectors/query.py).
 
 The vec0 table's name and the embedder that filled it live in `meta`, so a rebuild can fill a new table
 and swap it in with one committed write, and a change of embedder is detected instead of mixing vectors.
