@@ -16,12 +16,13 @@ embeds them all).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.search import lexical, semantic
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import SearchRequest, validate_request
+from openclaw_cli.memory.search.transcript_speakers import speaker_cue, weigh
 from openclaw_cli.memory.store.transcript_vectors import TurnVectors
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
@@ -154,6 +155,9 @@ class TranscriptSearcher:
     def search(self, request: TranscriptRequest) -> TranscriptResult:
         validate(request)
         started = time.perf_counter()
+        # A sender's name is searched as who said it, not as a word (search/transcript_speakers.py).
+        cue = speaker_cue(request.query, self.storage.sender_names())
+        request = replace(request, query=cue.query)
         result = TranscriptResult(hits=[], terms=query_terms(request.query))
         if not result.terms:
             result.warnings.append("the query has no words or numbers to search for")
@@ -179,6 +183,7 @@ class TranscriptSearcher:
         self._fuse(request, found, rows, terms, weights, english)
         self._lend(request, found, rows)
         kept = self._floor(request, list(found.values()), terms, any(counts.values()), result)
+        weigh(kept, rows, cue.names)
         kept.sort(key=lambda c: (-c.relevance, -(rows[c.rowid][0].index), c.rowid))
         result.hits = [self._hit(c, rows[c.rowid][0], request.explain) for c in kept[: request.k]]
         result.timings_ms["total"] = _ms(started)

@@ -1,0 +1,92 @@
+"""The speaker cue of transcript search (issue 54, transcript recall).
+
+In a chat between named people a question names the person it is about in the third person ("What did
+Jonas name his sourdough starter?"), while that person's own turns say "I" and never hold their name; the
+turns that do hold it are the others' small talk addressed to them ("how are things with you, Jonas?").
+Searched as typed, the name is the query's most specific word and finds exactly those. So a name of one of
+the index's senders (store/sqlite/turn_senders.py) is taken out of the words and the sentence that are
+searched, and used instead to prefer that person's own turns: a turn another person sent in a session
+where the named person speaks among the candidates keeps most of its relevance (a reply often carries the
+fact), a turn of a conversation the named person is not seen in keeps less.
+
+It only reorders what was found: the floors that turn a nonsense query away see the relevance before it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+from openclaw_cli.memory.store.transcripts import Turn
+from openclaw_cli.memory.text.analysis import is_stopword, query_terms
+
+OTHER_SPEAKER = 0.9  # another person's turn in a session where the named person speaks
+ELSEWHERE = 0.6  # a turn of a session where the named person is not seen
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass(frozen=True)
+class SpeakerCue:
+    query: str  # what is searched: the query without the names
+    names: frozenset[str]  # the named senders, casefolded
+
+
+class Weighed(Protocol):
+    rowid: int
+    relevance: float
+
+
+def speaker_cue(query: str, senders: Iterable[str]) -> SpeakerCue:
+    """The senders `query` names, and the query without them (as typed when nothing else would be left)."""
+    stripped, named = query, set()
+    for sender in senders:
+        pattern = _pattern(sender)
+        if pattern is not None and pattern.search(stripped):
+            stripped = pattern.sub(" ", stripped)
+            named.add(sender.casefold())
+    if not named:
+        return SpeakerCue(query, frozenset())
+    stripped = re.sub(r"\s+", " ", stripped).strip()
+    return SpeakerCue(stripped if query_terms(stripped) else query, frozenset(named))
+
+
+@lru_cache(maxsize=4096)
+def _pattern(sender: str) -> re.Pattern[str] | None:
+    """How a sender's name is written in a query: the whole name or its first word, with a possessive;
+    None for a name that is also a common word or too short to tell (it would steal a query's word)."""
+    name = " ".join(sender.split())
+    first = name.split(" ")[0]
+    forms = sorted({name, first}, key=len, reverse=True)
+    if any(_HAN.search(form) for form in forms):
+        forms = [form for form in forms if len(form) >= 2]
+        return re.compile("|".join(re.escape(form) for form in forms)) if forms else None
+    forms = [form for form in forms if len(form) >= 3 and not form.isdigit() and not is_stopword(form.casefold())]
+    if not forms:
+        return None
+    alternatives = "|".join(re.escape(form) for form in forms)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?:['’]s|s['’])?(?!\w)", re.IGNORECASE)
+
+
+def weigh(candidates: Iterable[Weighed], turns: dict[int, tuple[Turn, str]], names: frozenset[str]) -> None:
+    """Scale each candidate's relevance by who sent it (see the module's doc)."""
+    if not names:
+        return
+    chosen = list(candidates)
+    spoken = {
+        turns[c.rowid][0].session_id for c in chosen if c.rowid in turns and _named(turns[c.rowid][0], names)
+    }
+    for cand in chosen:
+        turn = turns[cand.rowid][0] if cand.rowid in turns else None
+        if turn is None or _named(turn, names):
+            continue
+        cand.relevance *= OTHER_SPEAKER if turn.session_id in spoken else ELSEWHERE
+
+
+def _named(turn: Turn, names: frozenset[str]) -> bool:
+    if not turn.sender:
+        return False
+    sender = " ".join(turn.sender.split()).casefold()
+    return sender in names
