@@ -24,7 +24,7 @@ from openclaw_cli.memory.store.transcripts import Turn
 from openclaw_cli.memory.text.analysis import is_stopword, query_terms
 
 OTHER_SPEAKER = 0.9  # another person's turn in a session where the named person speaks
-ELSEWHERE = 0.6  # a turn of a session where the named person is not seen
+ELSEWHERE = 0.3  # a turn of a session where the named person is not seen
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -63,7 +63,9 @@ def _pattern(sender: str) -> re.Pattern[str] | None:
     if any(_HAN.search(form) for form in forms):
         forms = [form for form in forms if len(form) >= 2]
         return re.compile("|".join(re.escape(form) for form in forms)) if forms else None
-    forms = [form for form in forms if len(form) >= 3 and not form.isdigit() and not is_stopword(form.casefold())]
+    forms = [
+        form for form in forms if len(form) >= 3 and not form.isdigit() and not is_stopword(form.casefold())
+    ]
     if not forms:
         return None
     alternatives = "|".join(re.escape(form) for form in forms)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from openclaw_cli.memory.search import lexical, semantic
 from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import SearchRequest, validate_request
+from openclaw_cli.memory.search.transcript_diversity import diversify
 from openclaw_cli.memory.search.transcript_speakers import speaker_cue, weigh
 from openclaw_cli.memory.store.transcript_vectors import TurnVectors
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
@@ -182,9 +183,12 @@ class TranscriptSearcher:
         rows = self.storage.turns(list(found))
         self._fuse(request, found, rows, terms, weights, english)
         self._lend(request, found, rows)
-        kept = self._floor(request, list(found.values()), terms, any(counts.values()), result)
+        # The names taken out still count as words of the question for its floor (a sentence's).
+        asked = terms + sorted(cue.names)
+        kept = self._floor(request, list(found.values()), asked, any(counts.values()), result)
         weigh(kept, rows, cue.names)
         kept.sort(key=lambda c: (-c.relevance, -(rows[c.rowid][0].index), c.rowid))
+        kept = diversify(kept, rows)
         result.hits = [self._hit(c, rows[c.rowid][0], request.explain) for c in kept[: request.k]]
         result.timings_ms["total"] = _ms(started)
         return result
