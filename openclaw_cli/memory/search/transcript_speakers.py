@@ -23,8 +23,8 @@ from typing import Protocol
 from openclaw_cli.memory.store.transcripts import Turn
 from openclaw_cli.memory.text.analysis import is_stopword, query_terms
 
-OTHER_SPEAKER = 0.9  # another person's turn in a session where the named person speaks
-ELSEWHERE = 0.3  # a turn of a session where the named person is not seen
+OTHER_SPEAKER = 0.8  # another person's turn in a session where the named person speaks
+ELSEWHERE = 0.2  # a turn of a session where the named person is not seen
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -92,3 +92,37 @@ def _named(turn: Turn, names: frozenset[str]) -> bool:
         return False
     sender = " ".join(turn.sender.split()).casefold()
     return sender in names
+
+
+def plain_terms(terms: list[str], cue: SpeakerCue) -> list[str]:
+    """The query's terms that are not (part of) a name it names: those a turn is credited for holding."""
+    if not cue.names:
+        return terms
+    kept = set(query_terms(cue.query))
+    return [t for t in terms if t in kept] or terms
+
+
+def name_free_share(terms: list[str], plain: list[str], weights: dict[str, float]) -> float:
+    """What a keyword relevance computed over `plain` is multiplied by to read as one over every term of
+    the query of which a turn held none of the names (search/lexical.py's share times the query's
+    strength): taking a name out never raises a turn's score, it only stops crediting the name."""
+    if plain == terms:
+        return 1.0
+    full = sum(weights.get(t, 0.0) for t in terms)
+    part = sum(weights.get(t, 0.0) for t in plain)
+    strongest = max((weights.get(t, 0.0) for t in plain), default=0.0)
+    if full <= 0 or strongest <= 0:
+        return 0.0
+    return (part / full) * (max(weights.get(t, 0.0) for t in terms) / strongest)
+
+
+def lower_cosines(
+    typed: dict[int, tuple[float, ...]], plain: dict[int, tuple[float, ...]]
+) -> dict[int, tuple[float, ...]]:
+    """Each turn's cosines with the query as typed and without the names, leg by leg, the lower: the turns
+    that held the name (small talk addressed to the person) lose what it gave them, and no turn scores
+    above what the query as typed gives it, so a turn's score still compares with a memory's."""
+    return {
+        rowid: tuple(min(a, b) for a, b in zip(legs, plain.get(rowid, legs), strict=True))
+        for rowid, legs in typed.items()
+    }

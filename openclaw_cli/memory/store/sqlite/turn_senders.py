@@ -22,7 +22,8 @@ class SenderNames:
         self._frozen: frozenset[str] = frozenset()
 
     def names(self, conn: apsw.Connection) -> frozenset[str]:
-        top = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM turns").fetchone()[0])
+        row = conn.execute("SELECT coalesce(max(rowid), 0) FROM turns").fetchone()
+        top = int(row[0]) if row is not None else 0
         if top < self._upto:  # emptied or rebuilt: read again from the start
             self._upto, self._names = 0, set()
         if top > self._upto:
