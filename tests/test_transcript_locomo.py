@@ -1,7 +1,7 @@
-"""The LoCoMo-like eval of transcript search (tests/locomo_eval.py) holds its floors, and the two steps it
-was tuned with behave as they say: a sender's name in a question is searched as who said it
-(search/transcript_speakers.py), and crowding turns of one session or repeated small talk give way
-(search/transcript_diversity.py). benchmarks/test_bench_locomo_like.py prints every figure per kind."""
+"""The LoCoMo-like eval of transcript search (tests/locomo_eval.py) holds its floor on the held-out half, and
+the speaker cue it was tuned with behaves as it says: a sender's name in a question is searched as who said
+it, and never raises a score (search/transcript_speakers.py). benchmarks/test_bench_locomo_like.py prints
+every figure per kind on both halves."""
 
 from __future__ import annotations
 
@@ -11,17 +11,23 @@ from typing import Any
 
 import pytest
 
-from openclaw_cli.memory.search.transcript_diversity import diversify
-from openclaw_cli.memory.search.transcript_speakers import speaker_cue, weigh
+from openclaw_cli.memory.search.transcript_speakers import (
+    lower_cosines,
+    name_free_share,
+    plain_terms,
+    speaker_cue,
+    weigh,
+)
 from openclaw_cli.memory.search.transcripts import TranscriptRequest
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
 from tests.locomo_eval import FIXTURE, load, write_home
 from tests.transcript_eval import evaluate
 from tests.transcript_helpers import open_index
 
-# Measured on the held-out half (machine of issue 54): recall@10 0.663 where it was 0.349 before the
-# speaker cue; the floor sits below it so that a small change of the embedder's numbers does not trip it.
-HELD_OUT_FLOOR = 0.6
+# Measured on the held-out half: recall@10 0.622 with the speaker cue, 0.349 without it (the tuning half:
+# 0.720 and 0.349). Below the issue's goal of 0.75, so this holds what was measured, with a margin for a
+# small change of the embedder's numbers, not the goal.
+HELD_OUT_FLOOR = 0.58
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +106,19 @@ def test_weigh_prefers_the_named_speaker_then_their_sessions() -> None:
     turns = {1: _turn("a", 0, "Jonas"), 2: _turn("a", 1, "Priya"), 3: _turn("b", 0, "Lin")}
     cands = [_Cand(1, 1.0), _Cand(2, 1.0), _Cand(3, 1.0)]
     weigh(cands, turns, frozenset({"jonas"}))
-    assert [c.relevance for c in cands] == [1.0, 0.9, 0.3]
+    assert [round(c.relevance, 3) for c in cands] == [1.0, 0.8, 0.2]
 
 
-def test_diversify_lets_other_sessions_and_new_words_through() -> None:
-    turns = {n: _turn("a", n, "x", f"t{n}") for n in range(1, 4)} | {
-        4: _turn("b", 0, "x", "t1"),
-        5: _turn("c", 0, "x", "new"),
-    }
-    ranked = diversify([_Cand(n, 1.0 - n / 100) for n in range(1, 6)], turns)
-    assert [c.rowid for c in ranked] == [1, 2, 5, 3, 4]
+def test_a_name_stops_being_credited_but_never_raises_a_score() -> None:
+    cue = speaker_cue("What race is Jonas preparing for?", ["Jonas"])
+    terms = ["race", "jona", "prepar"]
+    plain = plain_terms(terms, cue)
+    assert plain == ["race", "prepar"]
+    # Over the plain terms a turn holding both scores 1.0 x 0.5 (their share times the strongest's weight);
+    # over all three, holding no name, (1.0 / 2.0) x 1.0: the same 0.5.
+    weights = {"race": 0.5, "jona": 1.0, "prepar": 0.5}
+    assert name_free_share(terms, plain, weights) == 1.0
+    # With a name as common as the rest, the name's weight is missing from the share: 2/3 of it.
+    assert name_free_share(terms, plain, dict.fromkeys(terms, 0.5)) == 2 / 3
+    assert name_free_share(terms, terms, weights) == 1.0
+    assert lower_cosines({1: (0.4, 0.7)}, {1: (0.6, 0.5)}) == {1: (0.4, 0.5)}

@@ -3,13 +3,22 @@
 In a chat between named people a question names the person it is about in the third person ("What did
 Jonas name his sourdough starter?"), while that person's own turns say "I" and never hold their name; the
 turns that do hold it are the others' small talk addressed to them ("how are things with you, Jonas?").
-Searched as typed, the name is the query's most specific word and finds exactly those. So a name of one of
-the index's senders (store/sqlite/turn_senders.py) is taken out of the words and the sentence that are
-searched, and used instead to prefer that person's own turns: a turn another person sent in a session
-where the named person speaks among the candidates keeps most of its relevance (a reply often carries the
-fact), a turn of a conversation the named person is not seen in keeps less.
+Searched as typed, the name is the query's most specific word and finds exactly those. So when the query
+names one of the index's senders (store/sqlite/turn_senders.py):
 
-It only reorders what was found: the floors that turn a nonsense query away see the relevance before it.
+- the keyword share no longer credits a turn for holding the name (it still counts in the share's
+  denominator, so a score never rises for it), and the keyword candidates are found without it;
+- the nearest turns are found by the query's vector without the name, and a turn's cosines are the lower
+  of the query as typed and without the name: the small talk loses what the name gave it, and no score
+  rises above what the query as typed gives (a turn's score still compares with a memory's in
+  `memory search --source memory,sessions`);
+- the ranking then prefers the named person's own turns: another person's turn in a session where the
+  named person speaks among the candidates keeps OTHER_SPEAKER of its relevance (a reply often carries
+  the fact), a turn of a session where they are not seen keeps ELSEWHERE.
+
+The floor that turns a nonsense query away sees the relevance before the preference. Measured on
+fixtures/eval/locomo_like (tests/test_transcript_locomo.py): recall@10 0.349 -> 0.720 on the tuning half,
+0.349 -> 0.622 held out.
 """
 
 from __future__ import annotations

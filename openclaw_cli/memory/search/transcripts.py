@@ -16,7 +16,7 @@ embeds them all).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_cli.memory.search import lexical, semantic
