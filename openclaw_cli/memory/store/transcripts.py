@@ -121,6 +121,10 @@ class TranscriptStorage(Protocol):
 
     def allowed(self, rowids: Sequence[int], where: TurnFilter) -> set[int]: ...
 
+    def sender_names(self) -> frozenset[str]:
+        """The senders of the indexed turns (a name a query may ask about)."""
+        ...
+
     def vector_identity(self) -> dict[str, object] | None: ...
 
     def pending(self, limit: int, where: TurnFilter) -> list[tuple[int, str]]:

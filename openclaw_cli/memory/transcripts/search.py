@@ -24,6 +24,13 @@ from openclaw_cli.memory.search.profiles import profile_for
 from openclaw_cli.memory.search.result import SearchRequest, validate_request
 from openclaw_cli.memory.store.transcripts import Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import detect_language, is_stopword, query_terms
+from openclaw_cli.memory.transcripts.speakers import (
+    lower_cosines,
+    name_free_share,
+    plain_terms,
+    speaker_cue,
+    weigh,
+)
 from openclaw_cli.memory.transcripts.vectors import TurnVectors
 
 if TYPE_CHECKING:
@@ -154,6 +161,8 @@ class TranscriptSearcher:
     def search(self, request: TranscriptRequest) -> TranscriptResult:
         validate(request)
         started = time.perf_counter()
+        # A sender's name is searched as who said it, not as what a turn means (transcripts/speakers.py).
+        cue = speaker_cue(request.query, self.storage.sender_names())
         result = TranscriptResult(hits=[], terms=query_terms(request.query))
         if not result.terms:
             result.warnings.append("the query has no words or numbers to search for")
@@ -167,25 +176,32 @@ class TranscriptSearcher:
         }
         pool = max(self.settings.candidates, request.k)
         found: dict[int, _Candidate] = {}
-        searched = lexical.without_common_terms(terms, counts, size)
+        plain = plain_terms(terms, cue)  # a name is not a word a turn is credited for holding
+        searched = lexical.without_common_terms(plain, counts, size)
         for rank, (rowid, score) in enumerate(
             self.storage.keyword_candidates(searched, request.where, pool), 1
         ):
             found[rowid] = _Candidate(rowid, rank, score)
         result.timings_ms["bm25"] = _ms(started)
-        english = self._vector_leg(request, found, pool, result)
+        english = self._vector_leg(request, found, pool, result, cue.query)
         result.timings_ms["vector"] = _ms(started) - result.timings_ms["bm25"]
         rows = self.storage.turns(list(found))
-        self._fuse(request, found, rows, terms, weights, english)
+        self._fuse(request, found, rows, terms, weights, english, plain)
         self._lend(request, found, rows)
         kept = self._floor(request, list(found.values()), terms, any(counts.values()), result)
+        weigh(kept, rows, cue.names)
         kept.sort(key=lambda c: (-c.relevance, -(rows[c.rowid][0].index), c.rowid))
         result.hits = [self._hit(c, rows[c.rowid][0], request.explain) for c in kept[: request.k]]
         result.timings_ms["total"] = _ms(started)
         return result
 
     def _vector_leg(
-        self, request: TranscriptRequest, found: dict[int, _Candidate], pool: int, result: TranscriptResult
+        self,
+        request: TranscriptRequest,
+        found: dict[int, _Candidate],
+        pool: int,
+        result: TranscriptResult,
+        plain_query: str | None = None,
     ) -> float:
         """Embed what the search may need, then the nearest allowed turns and every keyword hit's cosines.
         Returns the English leg's weight for this query (0 without vectors)."""
@@ -196,6 +212,10 @@ class TranscriptSearcher:
         try:
             result.embedded = self.embed_pending(request.where, request.embed_limit)
             query = self.embedder.embed_query(request.query)
+            # Without the names it names (transcripts/speakers.py): finds, never raises a score.
+            plain = query
+            if plain_query is not None and plain_query != request.query:
+                plain = self.embedder.embed_query(plain_query)
         except EmbeddingUnavailable as exc:
             result.warnings.append(f"{exc.message}: keyword results only")
             return 0.0
@@ -208,12 +228,15 @@ class TranscriptSearcher:
         self.vectors.refresh(self.storage)
         # A filter applies before the ranking (a person's rows only), so every row returned may be used.
         allowed = None if request.where == TurnFilter() else self.storage.rowids_where(request.where)
-        for rowid, _ in self.vectors.knn(self.storage, query.vector, 2 * pool, allowed):
+        for rowid, _ in self.vectors.knn(self.storage, plain.vector, 2 * pool, allowed):
             if len(found) >= 2 * pool:
                 break
             found.setdefault(rowid, _Candidate(rowid))
         vectors = self.storage.read_vectors(list(found))
-        for rowid, legs in semantic.leg_cosines(query.vector, vectors, self.profile.legs).items():
+        cosines = semantic.leg_cosines(query.vector, vectors, self.profile.legs)
+        if plain is not query:
+            cosines = lower_cosines(cosines, semantic.leg_cosines(plain.vector, vectors, self.profile.legs))
+        for rowid, legs in cosines.items():
             found[rowid].legs = legs
         if len(self.profile.legs) > 1:
             return semantic.english_weight(self.profile, query.unknown_share)
@@ -244,9 +267,12 @@ class TranscriptSearcher:
         terms: list[str],
         weights: dict[str, float],
         english: float,
+        plain: list[str] | None = None,
     ) -> None:
         profile = self.profile
-        scores = lexical.relevance(self.storage, list(found), terms, weights)
+        plain = terms if plain is None else plain
+        scores = lexical.relevance(self.storage, list(found), plain, weights)
+        share = name_free_share(terms, plain, weights)
         query_language = detect_language(request.query)
         topic = STOPWORD_WEIGHT if all(is_stopword(t) for t in terms) else 1.0
         for rowid, cand in list(found.items()):
@@ -254,7 +280,7 @@ class TranscriptSearcher:
                 del found[rowid]
                 continue
             language = rows[rowid][1]
-            cand.lexical = scores.get(rowid, 0.0) ** profile.lexical_exponent
+            cand.lexical = (scores.get(rowid, 0.0) * share) ** profile.lexical_exponent
             if cand.legs is not None:
                 similarity = semantic.combine(cand.legs, english, language)
                 if len(profile.legs) == 1:

@@ -22,6 +22,7 @@ from openclaw_cli.memory.store.sqlite.records import chunks, marks
 from openclaw_cli.memory.store.sqlite.transcripts import vectors as turn_vectors
 from openclaw_cli.memory.store.sqlite.transcripts.filters import filter_sql
 from openclaw_cli.memory.store.sqlite.transcripts.schema import SCHEMA_VERSION, open_transcripts
+from openclaw_cli.memory.store.sqlite.transcripts.senders import SenderNames
 from openclaw_cli.memory.store.transcripts import SessionProgress, Turn, TurnFilter
 from openclaw_cli.memory.text.analysis import ANALYSIS_VERSION, fts_match, index_terms
 
@@ -54,6 +55,7 @@ class SqliteTranscripts:
         self.path = path
         self._writes = 0  # transactions of this connection (PRAGMA data_version counts the others')
         self._rowids_memo: tuple[tuple[TurnFilter, int, int], list[int]] | None = None
+        self._senders = SenderNames()
 
     @classmethod
     def open(cls, path: Path) -> SqliteTranscripts:
@@ -318,6 +320,10 @@ class SqliteTranscripts:
             "SELECT session_id FROM session_people WHERE person = ? ORDER BY 1", (person,)
         )
         return [str(r[0]) for r in rows]
+
+    def sender_names(self) -> frozenset[str]:
+        """Every sender of an indexed turn (read incrementally, store/sqlite/transcripts/senders.py)."""
+        return self._senders.names(self.conn)
 
     def has_key(self, key: str) -> bool:
         return (
