@@ -148,6 +148,31 @@ def _flush_sessions(before: list[Any]) -> None:
                 opened.close()
 
 
+def _key_state() -> tuple[Any, ...] | None:
+    """The keys this process holds (security/unlocked.py), to put back after a command: see _restore_keys."""
+    unlocked = sys.modules.get("openclaw_cli.security.unlocked")
+    if unlocked is None:
+        return None
+    return (dict(unlocked._keys), unlocked._provider, unlocked._agent, unlocked._default_home)
+
+
+def _restore_keys(before: tuple[Any, ...] | None) -> None:
+    """What a process's end does to the keys a command took: they go with it. The command's data keys,
+    passphrase provider, key agent lookup and the home it worked for are dropped, and the test's own (an
+    encrypted_homes provider) put back. Left set, the next in-process command or seeding in this worker
+    took an earlier encrypted home's key for a file outside it, and wrote a plain home's database
+    encrypted."""
+    unlocked = sys.modules.get("openclaw_cli.security.unlocked")
+    if unlocked is None:
+        return
+    keys, provider, agent, default_home = before if before is not None else ({}, None, None, None)
+    with unlocked._lock:
+        unlocked._keys.clear()
+        unlocked._keys.update(keys)
+    for name, value in (("_provider", provider), ("_agent", agent), ("_default_home", default_home)):
+        setattr(unlocked, name, value)
+
+
 def _held_job_locks() -> int:
     job_lock = sys.modules.get("openclaw_cli.cli.job_lock")
     return 0 if job_lock is None else len(job_lock._held)
@@ -176,6 +201,7 @@ def run_in_process(
         connections = apsw.connections()
         locks = _held_job_locks()
         sessions = _open_session_stores()
+        keys = _key_state()
         streams = (sys.argv, sys.stdin, sys.stdout, sys.stderr)
         sys.argv = ["openclaw", *args]
         sys.stdin = _Stdin(io.BytesIO(data), encoding="utf-8")
@@ -202,6 +228,7 @@ def run_in_process(
             _flush_sessions(sessions)
             _release_job_locks(locks)
             _close_home_databases(home, connections)
+            _restore_keys(keys)
     return Result(
         status, stdout.getvalue().decode("utf-8", "replace"), stderr.getvalue().decode("utf-8", "replace")
     )
