@@ -271,22 +271,23 @@ def test_a_failed_load_gives_the_switch_interval_back(tmp_path: Path) -> None:
     assert sys.getswitchinterval() == before
 
 
-class _SeesCacheSize(CompositeEmbedder):
-    """The synthetic embedder, noting the page cache the store's connection has while each chunk embeds
-    (the chunk before it is being written then)."""
+class _FailsFrom(CompositeEmbedder):
+    """The synthetic embedder, failing from its `fail_from`-th chunk (0: never)."""
 
     def __init__(self, fail_from: int) -> None:
         super().__init__()
-        self.conn: apsw.Connection | None = None
         self.fail_from = fail_from
-        self.seen: list[int] = []
+        self.calls = 0
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if self.conn is not None:
-            self.seen.append(self.conn.execute("PRAGMA cache_size").fetchone()[0])
-        if self.fail_from and len(self.seen) >= self.fail_from:
+        self.calls += 1
+        if self.fail_from and self.calls >= self.fail_from:
             raise RuntimeError("the model run failed")
         return super().embed_passages(texts)
+
+
+def _cache_size(conn: apsw.Connection) -> int:
+    return int(conn.execute("PRAGMA cache_size").get)
 
 
 @pytest.mark.parametrize("fails", [False, True])
@@ -295,12 +296,23 @@ def test_chunks_are_written_with_a_large_page_cache_and_the_connections_own_come
 ) -> None:
     # In a 100k store the default 2 MB cache cannot hold a vec0 chunk's blob beside the other pages a
     # record's writes touch: each vector insert then read ~220 overflow pages again.
-    seeing = _SeesCacheSize(fail_from=3 if fails else 0)  # the third chunk fails
-    service = _service(tmp_path, seeing)
+    # The page cache is read on the thread that writes each chunk, as it writes it: the connection is
+    # that thread's while the embedding thread runs the next chunk (reading it from the embedding thread
+    # raced the writer: apsw's ThreadingViolationError, in a loaded whole run).
+    embedder = _FailsFrom(fail_from=3 if fails else 0)  # the third chunk fails
+    service = _service(tmp_path, embedder)
     store = service.store(service.db_path("user"))
     store.add(_records(service, ["a first memory, which creates the store"]))
-    (own,) = store.conn.execute("PRAGMA cache_size").fetchone()
-    seeing.conn = store.conn
+    embedder.calls = 0  # the chunks are counted from here
+    own = _cache_size(store.conn)
+    seen: list[int] = []
+    write_chunk = store.write_chunk
+
+    def noting_cache_size(*args: Any, **kwargs: Any) -> None:
+        seen.append(_cache_size(store.conn))
+        write_chunk(*args, **kwargs)
+
+    store.write_chunk = noting_cache_size  # type: ignore[method-assign]
     writer = store.bulk_writer(chunk=3)
     for record in _records(service, TEXTS):
         writer.feed(record)
@@ -310,8 +322,8 @@ def test_chunks_are_written_with_a_large_page_cache_and_the_connections_own_come
             writer.write(report)
     else:
         writer.write(report)
-    assert -BULK_CACHE_KIB in seeing.seen  # while chunks were written
-    assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == own != -BULK_CACHE_KIB
+    assert seen and set(seen) == {-BULK_CACHE_KIB}  # while chunks were written
+    assert _cache_size(store.conn) == own != -BULK_CACHE_KIB
     assert len(report.ids) == (6 if fails else len(TEXTS))  # a failure keeps the chunks written before it
     service.close()
 
