@@ -16,7 +16,7 @@ import pytest
 
 from tests.locomo_eval import PARTS, load, write_home
 from tests.transcript_eval import evaluate
-from tests.transcript_helpers import open_index
+from tests.transcript_helpers import repaired_index
 
 GOAL = 0.75
 
@@ -29,13 +29,8 @@ def _load() -> str:
 def test_bench_locomo_like_recall_by_kind(benchmark: Any, tmp_path: Path, part: str) -> None:
     data = load(part)
     ids = write_home(tmp_path / "home", data)
-    index, service = open_index(tmp_path / "home")
-    try:
-        index.repair()
+    with repaired_index(tmp_path / "home") as index:
         figures = benchmark.pedantic(lambda: evaluate(index, data, ids), rounds=1, iterations=1)
-    finally:
-        index.close()
-        service.close()
     benchmark.extra_info.update({"part": part, "figures": figures, "load": _load(), "goal_recall@10": GOAL})
     print(part, json.dumps(figures, indent=1))
     assert figures["overall"]["questions"] == len(data["questions"])

@@ -28,7 +28,7 @@ from openclaw_cli.sessions.keys import parse_key
 from openclaw_cli.sessions.store import SessionStore
 from openclaw_cli.sessions.writer import Durability
 from tests.transcript_eval import evaluate, load, write_home
-from tests.transcript_helpers import open_index
+from tests.transcript_helpers import open_index, repaired_index
 
 TURNS = int(os.environ.get("OPENCLAW_BENCH_TURNS", "200000"))
 PER_SESSION = 100
@@ -169,13 +169,8 @@ def _load() -> str:
 def test_bench_transcript_eval_by_kind(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     data = load()
     ids = write_home(tmp_path / "home", data)
-    index, service = open_index(tmp_path / "home")
-    try:
-        index.repair()
+    with repaired_index(tmp_path / "home") as index:
         figures = benchmark.pedantic(lambda: evaluate(index, data, ids), rounds=1, iterations=1)
-    finally:
-        index.close()
-        service.close()
     benchmark.extra_info.update({"figures": figures, "load": _load(), "goal_recall@10": 0.75})
     print(json.dumps(figures, indent=1))
     assert figures["overall"]["recall@10"] >= 0.75

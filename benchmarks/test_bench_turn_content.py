@@ -54,7 +54,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from benchmarks.test_bench_gateway import _fake_model, _rss_kb
-from benchmarks.test_bench_turn import _launcher, _post
+from benchmarks.test_bench_turn import _launcher, _medians, _post
 from openclaw_cli.config.loading import Settings
 from openclaw_cli.identity.claims import claimed_person
 from tests.conftest import run_cli
@@ -154,11 +154,6 @@ def gateways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Gat
         gateway.stop()
     fake.terminate()
     fake.wait(10)
-
-
-def _medians(splits: list[dict[str, float]]) -> dict[str, float]:
-    names = list(dict.fromkeys(name for split in splits for name in split))
-    return {name: round(statistics.median(s.get(name, 0.0) for s in splits), 2) for name in names}
 
 
 def _report(figures: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ import pytest
 from openclaw_cli.memory.store.transcripts import TurnFilter
 from openclaw_cli.memory.transcripts.search import TranscriptRequest
 from tests.transcript_eval import evaluate, load, write_home
-from tests.transcript_helpers import open_index
+from tests.transcript_helpers import repaired_index
 
 
 @pytest.fixture(scope="module")
@@ -20,13 +20,8 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict
     home = tmp_path_factory.mktemp("transcript-eval") / "home"
     data = load()
     ids = write_home(home, data)
-    index, service = open_index(home)
-    try:
-        index.repair()
+    with repaired_index(home) as index:
         yield index, evaluate(index, data, ids)
-    finally:
-        index.close()
-        service.close()
 
 
 def test_every_question_names_evidence_that_exists() -> None:

@@ -3,6 +3,8 @@ store, and the transcript index of memory/transcripts/index.py with the real (sh
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,18 @@ def open_index(home: Path) -> tuple[TranscriptIndex, Any]:
     service = service_for(home)
     settings = with_shared_models(Settings()).memory
     return TranscriptIndex(Home(home), "main", settings, service.embedder), service
+
+
+@contextmanager
+def repaired_index(home: Path) -> Iterator[TranscriptIndex]:
+    """open_index with every session of `home` indexed and embedded (repair), closed after."""
+    index, service = open_index(home)
+    try:
+        index.repair()
+        yield index
+    finally:
+        index.close()
+        service.close()
 
 
 def search(index: TranscriptIndex, query: str, viewer: str | None = None, **where: Any) -> list[Any]:
